@@ -1,0 +1,104 @@
+// Catalog loading (all *.toml files of configs/models and configs/gpus) and look-ups.
+#include "catalog/catalog.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "catalog/gpu_loader.h"
+#include "catalog/model_loader.h"
+#include "common/build_info.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace fs = std::filesystem;
+namespace {
+
+std::vector<std::string> toml_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(fmt::format("catalog directory {} does not exist (set --config-dir or "
+                                 "GPUDAYS_CONFIG_DIR)", dir.string()));
+  }
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+template <typename Spec>
+void check_unique(const std::vector<Spec>& specs, const char* what) {
+  std::set<std::string> seen;
+  for (const Spec& s : specs) {
+    if (!seen.insert(s.name).second) {
+      throw InputError(fmt::format("{}: {} name '{}' is used twice", s.source_path, what, s.name));
+    }
+  }
+}
+
+}  // namespace
+
+std::string resolve_config_dir(const CatalogOptions& options) {
+  if (!options.config_dir.empty()) return options.config_dir;
+  if (const char* env = std::getenv("GPUDAYS_CONFIG_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return kDefaultConfigDir;
+}
+
+Catalog Catalog::load(const CatalogOptions& options) {
+  Catalog c;
+  c.config_dir_ = resolve_config_dir(options);
+  for (const auto& path : toml_files(fs::path(c.config_dir_) / "models")) {
+    c.models_.push_back(load_model_file(path));
+  }
+  for (const auto& path : toml_files(fs::path(c.config_dir_) / "gpus")) {
+    c.gpus_.push_back(load_gpu_file(path));
+  }
+  check_unique(c.models_, "model");
+  check_unique(c.gpus_, "gpu");
+  return c;
+}
+
+const ModelSpec& Catalog::model(const std::string& name) const {
+  for (const ModelSpec& m : models_) {
+    if (m.name == name) return m;
+  }
+  throw InputError(fmt::format("unknown model '{}'; valid: {} (or --model-file PATH)", name,
+                               join_choices(model_names())));
+}
+
+const GpuSpec& Catalog::gpu(const std::string& name_or_alias) const {
+  for (const GpuSpec& g : gpus_) {
+    if (g.name == name_or_alias) return g;
+  }
+  for (const GpuSpec& g : gpus_) {
+    if (std::find(g.aliases.begin(), g.aliases.end(), name_or_alias) != g.aliases.end()) return g;
+  }
+  throw InputError(
+      fmt::format("unknown GPU '{}'; valid: {}", name_or_alias, join_choices(gpu_names())));
+}
+
+std::vector<std::string> Catalog::model_names() const {
+  std::vector<std::string> names;
+  for (const ModelSpec& m : models_) names.push_back(m.name);
+  return names;
+}
+
+std::vector<std::string> Catalog::gpu_names() const {
+  std::vector<std::string> names;
+  for (const GpuSpec& g : gpus_) {
+    names.push_back(g.name);
+    for (const auto& alias : g.aliases) names.push_back(alias);
+  }
+  return names;
+}
+
+}  // namespace gpudays

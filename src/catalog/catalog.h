@@ -1,0 +1,38 @@
+// The catalog: every model and GPU file under a config directory (configs/ by default), with
+// look-ups by name or alias that name the valid choices when they fail.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_spec.h"
+#include "catalog/model_spec.h"
+
+namespace gpudays {
+
+struct CatalogOptions {
+  std::string config_dir;  // empty: $GPUDAYS_CONFIG_DIR, else the source tree's configs/
+};
+
+class Catalog {
+ public:
+  static Catalog load(const CatalogOptions& options);
+
+  const std::vector<ModelSpec>& models() const { return models_; }
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  const ModelSpec& model(const std::string& name) const;  // throws InputError listing names
+  const GpuSpec& gpu(const std::string& name_or_alias) const;
+  std::vector<std::string> model_names() const;
+  std::vector<std::string> gpu_names() const;  // names and aliases
+  const std::string& config_dir() const { return config_dir_; }
+
+ private:
+  std::string config_dir_;
+  std::vector<ModelSpec> models_;
+  std::vector<GpuSpec> gpus_;
+};
+
+// The directory a CatalogOptions resolves to.
+std::string resolve_config_dir(const CatalogOptions& options);
+
+}  // namespace gpudays

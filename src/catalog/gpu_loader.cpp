@@ -1,0 +1,85 @@
+// GPU catalog file parsing and validation. Every table carries a `source`; the loader keeps them.
+#include "catalog/gpu_loader.h"
+
+#include <fmt/format.h>
+
+#include "catalog/toml_fields.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+void read_peak(const TomlFields& t, GpuSpec& g) {
+  g.peak_fp32_tflops = t.get_double("fp32");
+  g.peak_tf32_tflops = t.get_double_or("tf32", 0.0);
+  g.peak_fp16_tflops = t.get_double("fp16");
+  g.peak_bf16_tflops = t.get_double_or("bf16", 0.0);
+  if (g.peak_fp32_tflops <= 0.0) t.fail("fp32", "must be positive");
+  if (g.peak_fp16_tflops <= 0.0) t.fail("fp16", "must be positive");
+}
+
+void read_ceiling(const TomlFields& t, GpuSpec& g) {
+  g.matmul_ceiling_fraction = t.get_double("fraction_of_peak");
+  g.matmul_ceiling_measured = t.get_bool_or("measured", false);
+  if (g.matmul_ceiling_fraction <= 0.0 || g.matmul_ceiling_fraction > 1.0) {
+    t.fail("fraction_of_peak", "must be in (0, 1]");
+  }
+}
+
+void read_memory(const TomlFields& t, GpuSpec& g) {
+  g.memory_bytes = t.get_int("bytes");
+  g.memory_bandwidth_gb_per_s = t.get_double("bandwidth_gb_per_s");
+  if (g.memory_bytes <= 0) t.fail("bytes", "must be positive");
+  if (g.memory_bandwidth_gb_per_s <= 0.0) t.fail("bandwidth_gb_per_s", "must be positive");
+}
+
+void read_links(const TomlFields& t, GpuSpec& g) {
+  g.gpu_link = t.get_string("gpu_link");
+  g.gpu_link_gb_per_s = t.get_double("gpu_link_gb_per_s");
+  g.pair_bridge_gb_per_s = t.get_double_or("pair_bridge_gb_per_s", 0.0);
+  g.host_link = t.get_string("host_link");
+  g.host_link_gb_per_s = t.get_double("host_link_gb_per_s");
+  if (g.gpu_link_gb_per_s <= 0.0) t.fail("gpu_link_gb_per_s", "must be positive");
+  if (g.host_link_gb_per_s <= 0.0) t.fail("host_link_gb_per_s", "must be positive");
+}
+
+void read_price(const TomlFields& t, GpuSpec& g) {
+  g.purchase_usd = t.get_double("purchase_usd");
+  g.purchase_date = t.get_string("purchase_date");
+  g.cloud_usd_per_gpu_hour = t.get_double_or("cloud_usd_per_gpu_hour", 0.0);
+  g.cloud_date = t.get_string_or("cloud_date", "");
+  if (t.has("cloud_source")) g.sources["cloud"] = t.get_string("cloud_source");
+}
+
+// Reads table `key` with `reader`, records its source and rejects unknown keys.
+template <typename Reader>
+void read_table(const TomlFields& root, const char* key, GpuSpec& g, Reader reader) {
+  TomlFields t = root.table(key);
+  reader(t, g);
+  g.sources[key] = t.get_string("source");
+  t.check_all_used();
+}
+
+}  // namespace
+
+GpuSpec load_gpu_file(const std::string& path) {
+  TomlFields root = TomlFields::parse_file(path);
+  GpuSpec g;
+  g.source_path = path;
+  g.name = root.get_string("name");
+  g.display_name = root.get_string("display_name");
+  g.aliases = root.get_string_array_or("aliases");
+  g.architecture = root.get_string("architecture");
+  g.compute_capability = root.get_double("compute_capability");
+  read_table(root, "peak_tflops", g, read_peak);
+  read_table(root, "matmul_ceiling", g, read_ceiling);
+  read_table(root, "memory", g, read_memory);
+  read_table(root, "links", g, read_links);
+  read_table(root, "power", g,
+             [](const TomlFields& t, GpuSpec& gpu) { gpu.tdp_w = t.get_double("tdp_w"); });
+  read_table(root, "price", g, read_price);
+  root.check_all_used();
+  return g;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,50 @@
+// GPU catalog entries: dense peak throughput per dtype, memory, links, power and prices, each
+// figure with its source (kept in `sources`, keyed by TOML table). Parsing lives in gpu_loader.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+struct GpuSpec {
+  std::string name;          // catalog key, e.g. "a100-80gb-sxm"
+  std::string display_name;  // e.g. "NVIDIA A100 80GB SXM"
+  std::vector<std::string> aliases;  // reference system's names, e.g. "a100"
+  std::string architecture;          // "ampere", "hopper", ...
+  double compute_capability = 0.0;   // 8.0 for A100
+
+  // Dense (no sparsity) peak tensor throughput, TFLOP/s; 0 where the dtype is unsupported.
+  double peak_fp32_tflops = 0.0;
+  double peak_tf32_tflops = 0.0;
+  double peak_fp16_tflops = 0.0;
+  double peak_bf16_tflops = 0.0;
+  // Best achievable matmul throughput as a fraction of peak (measured where published).
+  double matmul_ceiling_fraction = 0.0;
+  bool matmul_ceiling_measured = false;
+
+  int64_t memory_bytes = 0;
+  double memory_bandwidth_gb_per_s = 0.0;  // 1e9 bytes/s
+
+  std::string gpu_link;                 // "nvlink3", "pcie4", ...
+  double gpu_link_gb_per_s = 0.0;       // per GPU, per direction, among all GPUs of a node
+  double pair_bridge_gb_per_s = 0.0;    // NVLink bridge joining two cards; 0: none
+  std::string host_link;                // "pcie4"
+  double host_link_gb_per_s = 0.0;      // per direction, theoretical
+
+  double tdp_w = 0.0;
+  double purchase_usd = 0.0;
+  std::string purchase_date;
+  double cloud_usd_per_gpu_hour = 0.0;  // 0: unknown
+  std::string cloud_date;
+
+  std::map<std::string, std::string> sources;  // table name -> source text
+  std::string source_path;
+
+  bool supports_bf16() const { return peak_bf16_tflops > 0.0; }
+  bool supports_tf32() const { return peak_tf32_tflops > 0.0; }
+};
+
+}  // namespace gpudays

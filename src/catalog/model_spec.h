@@ -1,0 +1,98 @@
+// Model catalog entries: an architecture (the public HuggingFace configuration) and its original
+// training recipe. Pure data; parsing lives in model_loader.cpp, counting in param_count.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+enum class Family { kGptNeox, kRoberta, kVit, kConvnext, kMamba };
+enum class Precision { kFp32, kFp16, kBf16 };
+enum class OptimizerKind { kAdam, kAdamW };
+enum class ScheduleKind { kCosine, kLinear, kConstant };
+
+std::string to_string(Family family);
+std::string to_string(Precision precision);
+std::string to_string(OptimizerKind optimizer);
+std::string to_string(ScheduleKind schedule);
+Family parse_family(const std::string& text);  // throws InputError naming the valid choices
+Precision parse_precision(const std::string& text);
+bool is_vision(Family family);  // samples are images, not token sequences
+
+struct ArchSpec {
+  // Sequence families (gpt_neox, roberta, vit, mamba).
+  int64_t n_layers = 0;
+  int64_t d_model = 0;
+  int64_t n_heads = 0;     // transformers only
+  int64_t d_ffn = 0;       // transformers only
+  int64_t vocab_size = 0;  // text families only
+  int64_t seq_len = 0;     // tokens per sample; vit: patches + class token (derived)
+  double layer_norm_eps = 1e-5;
+  // gpt_neox
+  double rotary_pct = 0.0;
+  int64_t max_position_embeddings = 0;  // gpt_neox, roberta (roberta: includes padding offset)
+  bool tie_word_embeddings = false;
+  bool use_parallel_residual = true;
+  // roberta
+  int64_t type_vocab_size = 0;
+  int64_t pad_token_id = 0;
+  // vision (vit, convnext)
+  int64_t image_size = 0;
+  int64_t patch_size = 0;
+  int64_t num_channels = 0;
+  int64_t num_labels = 0;
+  // convnext: blocks per stage and channels per stage
+  std::vector<int64_t> depths;
+  std::vector<int64_t> hidden_sizes;
+  // mamba
+  int64_t d_state = 0;
+  int64_t d_conv = 0;
+  int64_t expand = 0;
+  int64_t dt_rank = 0;
+  bool conv_bias = true;
+  bool proj_bias = false;
+};
+
+struct RecipeSpec {
+  int64_t global_batch = 0;  // samples per optimizer step
+  int64_t train_steps = 0;
+  Precision precision = Precision::kFp32;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  double lr = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  ScheduleKind schedule = ScheduleKind::kConstant;
+  int64_t warmup_steps = 0;
+  double min_lr = 0.0;
+  double clip_grad_norm = 0.0;  // 0: no clipping
+  double dropout = 0.0;
+  double mlm_probability = 0.0;  // masked LM only
+};
+
+// The run the model's authors reported (GPUs x days), for the GPU-days comparison.
+struct ReportedRun {
+  int64_t gpus = 0;
+  double days = 0.0;
+  std::string gpu;  // catalog name of the GPU, when known
+  std::string source;
+};
+
+struct ModelSpec {
+  std::string name;
+  Family family = Family::kGptNeox;
+  std::string hf_name;      // public HuggingFace configuration it mirrors
+  std::string source_path;  // file it was read from
+  ArchSpec arch;
+  RecipeSpec recipe;
+  std::optional<ReportedRun> reported;
+
+  double reported_gpu_days() const { return reported ? reported->gpus * reported->days : 0.0; }
+  int64_t tokens_per_sample() const { return arch.seq_len; }
+};
+
+}  // namespace gpudays

@@ -1,0 +1,121 @@
+// Consistency checks of a ModelSpec: positive sizes, heads dividing the width, patches tiling the
+// image, a sane recipe. Each failure names the file and the field.
+#include <fmt/format.h>
+
+#include "catalog/model_loader.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+struct Checker {
+  const ModelSpec& m;
+  void require(bool ok, const char* table, const char* field, const std::string& why) const {
+    if (!ok) throw InputError(fmt::format("{} [{}]: {}: {}", m.source_path, table, field, why));
+  }
+  void positive(int64_t v, const char* table, const char* field) const {
+    require(v > 0, table, field, fmt::format("must be positive, is {}", v));
+  }
+};
+
+void check_transformer(const Checker& c, const ArchSpec& a) {
+  c.positive(a.n_layers, "arch", "n_layers");
+  c.positive(a.d_model, "arch", "d_model");
+  c.positive(a.n_heads, "arch", "n_heads");
+  c.positive(a.d_ffn, "arch", "d_ffn");
+  c.require(a.d_model % a.n_heads == 0, "arch", "n_heads",
+            fmt::format("{} heads do not divide d_model {}", a.n_heads, a.d_model));
+}
+
+void check_arch(const Checker& c, Family family, const ArchSpec& a) {
+  switch (family) {
+    case Family::kGptNeox: {
+      check_transformer(c, a);
+      c.positive(a.vocab_size, "arch", "vocab_size");
+      c.positive(a.seq_len, "arch", "seq_len");
+      c.require(a.rotary_pct > 0.0 && a.rotary_pct <= 1.0, "arch", "rotary_pct",
+                "must be in (0, 1]");
+      const int64_t rotary_dims = static_cast<int64_t>((a.d_model / a.n_heads) * a.rotary_pct);
+      c.require(rotary_dims % 2 == 0 && rotary_dims > 0, "arch", "rotary_pct",
+                fmt::format("gives {} rotary dimensions per head; must be even", rotary_dims));
+      c.require(a.seq_len <= a.max_position_embeddings, "arch", "seq_len",
+                fmt::format("{} exceeds max_position_embeddings {}", a.seq_len,
+                            a.max_position_embeddings));
+      break;
+    }
+    case Family::kRoberta:
+      check_transformer(c, a);
+      c.positive(a.vocab_size, "arch", "vocab_size");
+      c.positive(a.seq_len, "arch", "seq_len");
+      c.require(a.seq_len + a.pad_token_id + 1 <= a.max_position_embeddings, "arch", "seq_len",
+                fmt::format("{} + padding offset {} exceeds max_position_embeddings {}", a.seq_len,
+                            a.pad_token_id + 1, a.max_position_embeddings));
+      break;
+    case Family::kVit:
+      check_transformer(c, a);
+      c.positive(a.patch_size, "arch", "patch_size");
+      c.positive(a.num_labels, "arch", "num_labels");
+      c.require(a.image_size > 0 && a.image_size % a.patch_size == 0, "arch", "image_size",
+                fmt::format("{} is not a positive multiple of patch_size {}", a.image_size,
+                            a.patch_size));
+      break;
+    case Family::kConvnext:
+      c.require(!a.depths.empty() && a.depths.size() == a.hidden_sizes.size(), "arch",
+                "hidden_sizes",
+                fmt::format("needs one entry per stage ({} depths, {} hidden_sizes)",
+                            a.depths.size(), a.hidden_sizes.size()));
+      for (size_t i = 0; i < a.depths.size(); ++i) {
+        c.positive(a.depths[i], "arch", "depths");
+        c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");
+      }
+      c.positive(a.num_labels, "arch", "num_labels");
+      {
+        const int64_t total_stride = int64_t{4} << (a.depths.size() - 1);  // stem 4, then 2 per stage
+        c.require(a.image_size > 0 && a.image_size % total_stride == 0, "arch", "image_size",
+                  fmt::format("must be a positive multiple of the total stride {}", total_stride));
+      }
+      break;
+    case Family::kMamba:
+      c.positive(a.n_layers, "arch", "n_layers");
+      c.positive(a.d_model, "arch", "d_model");
+      c.positive(a.vocab_size, "arch", "vocab_size");
+      c.positive(a.seq_len, "arch", "seq_len");
+      c.positive(a.d_state, "arch", "d_state");
+      c.positive(a.d_conv, "arch", "d_conv");
+      c.positive(a.expand, "arch", "expand");
+      c.positive(a.dt_rank, "arch", "dt_rank");
+      break;
+  }
+}
+
+void check_recipe(const Checker& c, const RecipeSpec& r) {
+  c.positive(r.global_batch, "recipe", "global_batch");
+  c.positive(r.train_steps, "recipe", "train_steps");
+  c.require(r.lr > 0.0, "recipe", "lr", "must be positive");
+  c.require(r.min_lr >= 0.0 && r.min_lr <= r.lr, "recipe", "min_lr", "must be in [0, lr]");
+  c.require(r.warmup_steps >= 0 && r.warmup_steps < r.train_steps, "recipe", "warmup_steps",
+            "must be in [0, train_steps)");
+  c.require(r.beta1 >= 0.0 && r.beta1 < 1.0, "recipe", "beta1", "must be in [0, 1)");
+  c.require(r.beta2 >= 0.0 && r.beta2 < 1.0, "recipe", "beta2", "must be in [0, 1)");
+  c.require(r.clip_grad_norm >= 0.0, "recipe", "clip_grad_norm", "must be >= 0 (0: none)");
+  c.require(r.dropout >= 0.0 && r.dropout < 1.0, "recipe", "dropout", "must be in [0, 1)");
+}
+
+}  // namespace
+
+void validate_model(const ModelSpec& model) {
+  const Checker c{model};
+  c.require(!model.name.empty(), "model", "name", "must not be empty");
+  check_arch(c, model.family, model.arch);
+  check_recipe(c, model.recipe);
+  if (model.family == Family::kRoberta) {
+    c.require(model.recipe.mlm_probability > 0.0 && model.recipe.mlm_probability < 1.0, "recipe",
+              "mlm_probability", "masked LM needs a value in (0, 1)");
+  }
+  if (model.reported) {
+    c.positive(model.reported->gpus, "reported", "gpus");
+    c.require(model.reported->days > 0.0, "reported", "days", "must be positive");
+  }
+}
+
+}  // namespace gpudays

@@ -1,0 +1,107 @@
+// Parameter counts per family, layer by layer, following the HuggingFace module structure:
+// GPTNeoXForCausalLM, RobertaForMaskedLM, ViTForImageClassification, ConvNextForImageClassification,
+// MambaForCausalLM. Weight matrices and their biases are counted exactly as those classes hold them.
+#include "catalog/param_count.h"
+
+#include <algorithm>
+
+namespace gpudays {
+namespace {
+
+int64_t linear(int64_t in, int64_t out, bool bias = true) { return in * out + (bias ? out : 0); }
+int64_t layer_norm(int64_t d) { return 2 * d; }
+
+// Attention (q, k, v, o with biases) + MLP (d -> d_ffn -> d with biases) + two LayerNorms.
+int64_t transformer_layer(const ArchSpec& a) {
+  return 4 * linear(a.d_model, a.d_model) + linear(a.d_model, a.d_ffn) +
+         linear(a.d_ffn, a.d_model) + 2 * layer_norm(a.d_model);
+}
+
+ParamCounts gpt_neox(const ArchSpec& a) {
+  ParamCounts c;
+  c.embedding = a.vocab_size * a.d_model;                      // embed_in
+  c.unembedding = a.tie_word_embeddings ? 0 : a.vocab_size * a.d_model;  // embed_out, no bias
+  c.largest_block = transformer_layer(a);
+  c.total = c.embedding + a.n_layers * c.largest_block + layer_norm(a.d_model) + c.unembedding;
+  if (a.tie_word_embeddings) c.unembedding = c.embedding;
+  return c;
+}
+
+ParamCounts roberta(const ArchSpec& a) {
+  ParamCounts c;
+  c.embedding = (a.vocab_size + a.max_position_embeddings + a.type_vocab_size) * a.d_model;
+  const int64_t embeddings = c.embedding + layer_norm(a.d_model);
+  // lm_head: dense + LayerNorm + decoder (weight tied to word embeddings; bias of its own).
+  const int64_t lm_head = linear(a.d_model, a.d_model) + layer_norm(a.d_model) + a.vocab_size;
+  c.unembedding = a.vocab_size * a.d_model;  // shared with the word embeddings
+  c.largest_block = transformer_layer(a);
+  c.total = embeddings + a.n_layers * c.largest_block + lm_head;
+  return c;
+}
+
+ParamCounts vit(const ArchSpec& a) {
+  ParamCounts c;
+  const int64_t patches = (a.image_size / a.patch_size) * (a.image_size / a.patch_size);
+  const int64_t patch_projection = linear(a.num_channels * a.patch_size * a.patch_size, a.d_model);
+  c.embedding = a.d_model /*cls token*/ + (patches + 1) * a.d_model /*positions*/;
+  c.unembedding = linear(a.d_model, a.num_labels);
+  c.largest_block = transformer_layer(a);
+  c.total = c.embedding + patch_projection + a.n_layers * c.largest_block +
+            layer_norm(a.d_model) + c.unembedding;
+  return c;
+}
+
+// One ConvNeXt block: 7x7 depthwise conv, LayerNorm, pointwise 4x MLP, layer scale.
+int64_t convnext_block(int64_t d) {
+  return (49 * d + d) + layer_norm(d) + linear(d, 4 * d) + linear(4 * d, d) + d;
+}
+
+ParamCounts convnext(const ArchSpec& a) {
+  ParamCounts c;
+  const int64_t d0 = a.hidden_sizes.front();
+  int64_t total = linear(a.num_channels * 16, d0) + layer_norm(d0);  // 4x4 stride-4 stem + LN
+  for (size_t s = 0; s < a.depths.size(); ++s) {
+    const int64_t d = a.hidden_sizes[s];
+    if (s > 0) total += layer_norm(a.hidden_sizes[s - 1]) + linear(4 * a.hidden_sizes[s - 1], d);
+    total += a.depths[s] * convnext_block(d);
+    c.largest_block = std::max(c.largest_block, convnext_block(d));
+  }
+  const int64_t d_last = a.hidden_sizes.back();
+  c.unembedding = linear(d_last, a.num_labels);
+  c.total = total + layer_norm(d_last) + c.unembedding;
+  return c;
+}
+
+// One Mamba block: RMSNorm, in_proj (d -> 2*d_inner), depthwise conv1d, x_proj
+// (d_inner -> dt_rank + 2*d_state), dt_proj (dt_rank -> d_inner, bias), A_log, D, out_proj.
+int64_t mamba_block(const ArchSpec& a) {
+  const int64_t d_inner = a.expand * a.d_model;
+  return a.d_model /*RMSNorm*/ + linear(a.d_model, 2 * d_inner, a.proj_bias) +
+         (d_inner * a.d_conv + (a.conv_bias ? d_inner : 0)) +
+         linear(d_inner, a.dt_rank + 2 * a.d_state, /*bias=*/false) + linear(a.dt_rank, d_inner) +
+         d_inner * a.d_state /*A_log*/ + d_inner /*D*/ + linear(d_inner, a.d_model, a.proj_bias);
+}
+
+ParamCounts mamba(const ArchSpec& a) {
+  ParamCounts c;
+  c.embedding = a.vocab_size * a.d_model;
+  c.unembedding = c.embedding;  // lm_head tied to the embeddings
+  c.largest_block = mamba_block(a);
+  c.total = c.embedding + a.n_layers * c.largest_block + a.d_model /*norm_f*/;
+  return c;
+}
+
+}  // namespace
+
+ParamCounts count_params(const ModelSpec& model) {
+  switch (model.family) {
+    case Family::kGptNeox: return gpt_neox(model.arch);
+    case Family::kRoberta: return roberta(model.arch);
+    case Family::kVit: return vit(model.arch);
+    case Family::kConvnext: return convnext(model.arch);
+    case Family::kMamba: return mamba(model.arch);
+  }
+  return {};
+}
+
+}  // namespace gpudays

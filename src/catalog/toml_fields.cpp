@@ -1,0 +1,135 @@
+// TomlFields: checked getters over toml++ tables.
+#include "catalog/toml_fields.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+const toml::node* as_node(const void* p) { return static_cast<const toml::node*>(p); }
+
+}  // namespace
+
+TomlFields TomlFields::parse_file(const std::string& path) {
+  try {
+    auto document = std::make_shared<toml::table>(toml::parse_file(path));
+    const toml::table& root = *document;
+    return TomlFields(root, path, std::static_pointer_cast<const void>(document));
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
+    throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
+  }
+}
+
+TomlFields::TomlFields(const toml::table& table, std::string context,
+                       std::shared_ptr<const void> owner)
+    : table_(&table), context_(std::move(context)), owner_(std::move(owner)) {}
+
+void TomlFields::fail(std::string_view key, const std::string& problem) const {
+  throw InputError(fmt::format("{}: {}: {}", context_, key, problem));
+}
+
+const void* TomlFields::node(std::string_view key) const {
+  used_.insert(std::string(key));
+  return table_->get(key);
+}
+
+bool TomlFields::has(std::string_view key) const { return table_->get(key) != nullptr; }
+
+int64_t TomlFields::get_int(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) fail(key, "missing (an integer)");
+  if (auto v = n->value_exact<int64_t>()) return *v;
+  fail(key, "must be an integer");
+}
+
+int64_t TomlFields::get_int_or(std::string_view key, int64_t fallback) const {
+  return has(key) ? get_int(key) : (used_.insert(std::string(key)), fallback);
+}
+
+double TomlFields::get_double(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) fail(key, "missing (a number)");
+  if (auto v = n->value_exact<double>()) return *v;
+  if (auto v = n->value_exact<int64_t>()) return static_cast<double>(*v);
+  fail(key, "must be a number");
+}
+
+double TomlFields::get_double_or(std::string_view key, double fallback) const {
+  return has(key) ? get_double(key) : (used_.insert(std::string(key)), fallback);
+}
+
+std::string TomlFields::get_string(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) fail(key, "missing (a string)");
+  if (auto v = n->value_exact<std::string>()) return *v;
+  fail(key, "must be a string");
+}
+
+std::string TomlFields::get_string_or(std::string_view key, std::string fallback) const {
+  return has(key) ? get_string(key) : (used_.insert(std::string(key)), fallback);
+}
+
+bool TomlFields::get_bool_or(std::string_view key, bool fallback) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) return fallback;
+  if (auto v = n->value_exact<bool>()) return *v;
+  fail(key, "must be true or false");
+}
+
+std::vector<int64_t> TomlFields::get_int_array(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) fail(key, "missing (an array of integers)");
+  const toml::array* array = n->as_array();
+  if (array == nullptr) fail(key, "must be an array of integers");
+  std::vector<int64_t> out;
+  for (const toml::node& item : *array) {
+    auto v = item.value_exact<int64_t>();
+    if (!v) fail(key, "must be an array of integers");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::vector<std::string> TomlFields::get_string_array_or(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) return {};
+  const toml::array* array = n->as_array();
+  if (array == nullptr) fail(key, "must be an array of strings");
+  std::vector<std::string> out;
+  for (const toml::node& item : *array) {
+    auto v = item.value_exact<std::string>();
+    if (!v) fail(key, "must be an array of strings");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+TomlFields TomlFields::table(std::string_view key) const {
+  auto sub = table_or_none(key);
+  if (!sub) fail(key, "missing table");
+  return *sub;
+}
+
+std::optional<TomlFields> TomlFields::table_or_none(std::string_view key) const {
+  const toml::node* n = as_node(node(key));
+  if (n == nullptr) return std::nullopt;
+  const toml::table* sub = n->as_table();
+  if (sub == nullptr) fail(key, "must be a table");
+  std::string path = context_.find(" [") == std::string::npos
+                         ? fmt::format("{} [{}]", context_, key)
+                         : fmt::format("{}.{}]", context_.substr(0, context_.size() - 1), key);
+  return TomlFields(*sub, path, owner_);
+}
+
+void TomlFields::check_all_used() const {
+  for (auto&& [key, value] : *table_) {
+    if (!used_.contains(key.str())) fail(key.str(), "unknown key (see docs/catalog.md)");
+  }
+}
+
+}  // namespace gpudays

@@ -1,0 +1,54 @@
+// Typed, checked access to one TOML table: every failure names the file, the table and the key,
+// and check_all_used() rejects keys nobody read (typos in user-written files).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace gpudays {
+
+class TomlFields {
+ public:
+  // Parses `path`; throws InputError with the line of a syntax error.
+  static TomlFields parse_file(const std::string& path);
+
+  TomlFields(const toml::table& table, std::string context, std::shared_ptr<const void> owner);
+
+  bool has(std::string_view key) const;
+  int64_t get_int(std::string_view key) const;
+  int64_t get_int_or(std::string_view key, int64_t fallback) const;
+  double get_double(std::string_view key) const;  // integers are accepted
+  double get_double_or(std::string_view key, double fallback) const;
+  std::string get_string(std::string_view key) const;
+  std::string get_string_or(std::string_view key, std::string fallback) const;
+  bool get_bool_or(std::string_view key, bool fallback) const;
+  std::vector<int64_t> get_int_array(std::string_view key) const;
+  std::vector<std::string> get_string_array_or(std::string_view key) const;
+  TomlFields table(std::string_view key) const;
+  std::optional<TomlFields> table_or_none(std::string_view key) const;
+
+  // Throws InputError naming any key of this table that no getter asked for.
+  void check_all_used() const;
+  const std::string& context() const { return context_; }
+  [[noreturn]] void fail(std::string_view key, const std::string& problem) const;
+
+ private:
+  const void* node(std::string_view key) const;  // toml::node*, or nullptr
+  const toml::table* table_;
+  std::string context_;                   // "configs/models/x.toml [arch]"
+  std::shared_ptr<const void> owner_;     // keeps the parsed document alive
+  mutable std::set<std::string, std::less<>> used_;
+};
+
+}  // namespace gpudays

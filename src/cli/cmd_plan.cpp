@@ -1,0 +1,118 @@
+// `gpudays plan`: the analytic planner from the command line.
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
+#include "cli/commands.h"
+#include "cli/plan_output.h"
+#include "common/error.h"
+#include "plan/planner.h"
+#include "plan/suggest.h"
+
+namespace gpudays {
+namespace {
+
+struct PlanRequest {
+  std::string model;
+  std::string model_file;
+  std::string gpu;
+  int64_t gpus_per_node = 1;
+  int64_t nodes = 1;
+  std::string methods = "all";
+  bool all_rows = false;
+  std::string format = "table";
+  double inter_node_gb_per_s = 12.5;
+  double cpu_adam_params_per_s = 1.0e9;
+};
+
+ModelSpec resolve_model(const Catalog& catalog, const PlanRequest& r) {
+  if (!r.model.empty() && !r.model_file.empty()) {
+    throw InputError("give either --model or --model-file, not both");
+  }
+  if (!r.model_file.empty()) return load_model_file(r.model_file);
+  if (r.model.empty()) {
+    throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
+                                 join_choices(catalog.model_names())));
+  }
+  return catalog.model(r.model);
+}
+
+void run_plan(const GlobalOptions& global, const PlanRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const ModelSpec model = resolve_model(catalog, r);
+  const GpuSpec& gpu = catalog.gpu(r.gpu);
+  if (r.gpu != gpu.name && r.format == "table") {
+    std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
+  }
+  if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
+    throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
+  }
+  PlanOptions options;
+  options.preset = parse_preset(r.methods);
+  options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
+  options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
+  const Cluster cluster{&gpu, r.nodes, r.gpus_per_node};
+  const PlanResult result = plan(model, cluster, options);
+  std::vector<Suggestion> suggestions;
+  if (!result.best) suggestions = suggest_alternatives(model, cluster, catalog.gpus(), options);
+
+  if (r.format == "json") {
+    nlohmann::json out;
+    out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+    out["rows"] = nlohmann::json::array();
+    if (r.all_rows) {
+      for (const PlanRow& row : result.rows) out["rows"].push_back(plan_row_json(row));
+    }
+    out["suggestions"] = nlohmann::json::array();
+    for (const Suggestion& s : suggestions) {
+      out["suggestions"].push_back({{"change", s.change}, {"best", plan_row_json(s.best)}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  if (r.format == "csv") {
+    print_plan_rows_table(std::cout, r.all_rows || !result.best ? result.rows
+                                                                : std::vector{*result.best},
+                          /*csv=*/true);
+    return;
+  }
+  print_plan_summary(std::cout, model, gpu, result, suggestions);
+  if (r.all_rows) {
+    std::cout << "\n";
+    print_plan_rows_table(std::cout, result.rows, /*csv=*/false);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<PlanRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Predict memory, fit, the fastest settings and training days for a model on GPUs, without "
+      "the hardware.\nSharding names fsdp_shard_grad_op and fsdp_full_shard run the same "
+      "mechanisms as zero_2 and zero_3.");
+  cmd->add_option("--model", r->model, "Catalog model name (see `gpudays models`)");
+  cmd->add_option("--model-file", r->model_file, "A model TOML file (schema: docs/catalog.md)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)")->required();
+  cmd->add_option("--gpus-per-node", r->gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd->add_option("--nodes", r->nodes, "Nodes")->capture_default_str();
+  cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
+      ->capture_default_str();
+  cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
+  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
+                  "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
+      ->capture_default_str();
+  cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
+                  "CPU optimizer throughput per node when offloading, parameters/s")
+      ->capture_default_str();
+  cmd->callback([&global, r] { run_plan(global, *r); });
+}
+
+}  // namespace gpudays

@@ -1,0 +1,20 @@
+// Subcommands of the gpudays binary. Each adds itself to the CLI11 app with its own options and
+// a callback; only this layer sees the whole request.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gpudays {
+
+struct GlobalOptions {
+  std::string config_dir;  // --config-dir
+};
+
+void add_catalog_commands(CLI::App& app, const GlobalOptions& global);  // models, gpus
+void add_plan_command(CLI::App& app, const GlobalOptions& global);
+
+// --format validator shared by the commands.
+CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
+                               const std::vector<std::string>& choices);
+
+}  // namespace gpudays

@@ -1,0 +1,20 @@
+// Error types shared by every component. InputError means the user's request or data is wrong
+// (the command line turns it into a one-line message and exit code 2); anything else is a bug
+// or an environment failure (exit code 1).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "a, b or c" — used by look-ups that fail, to name the valid choices.
+std::string join_choices(const std::vector<std::string>& choices);
+
+}  // namespace gpudays

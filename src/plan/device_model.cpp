@@ -1,0 +1,71 @@
+// DeviceModel: per-operation roofline.
+#include "plan/device_model.h"
+
+#include <algorithm>
+
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+double shape_factor(double dim, double half) { return dim / (dim + half); }
+
+}  // namespace
+
+DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunch,
+                         DeviceModelConstants constants)
+    : gpu_(&gpu), c_(constants) {
+  switch (precision) {
+    case Precision::kFp16:
+      peak_flops_ = gpu.peak_fp16_tflops * kTera;
+      matmul_dtype_ = "fp16";
+      break;
+    case Precision::kBf16:
+      peak_flops_ = gpu.peak_bf16_tflops * kTera;
+      matmul_dtype_ = "bf16";
+      break;
+    case Precision::kFp32:
+      if (free_lunch && gpu.supports_tf32()) {
+        peak_flops_ = gpu.peak_tf32_tflops * kTera;
+        matmul_dtype_ = "tf32";
+      } else {
+        peak_flops_ = gpu.peak_fp32_tflops * kTera;
+        matmul_dtype_ = "fp32";
+      }
+      break;
+  }
+  dispatch_s_ = free_lunch ? c_.graph_dispatch_s : c_.eager_dispatch_s;
+}
+
+double DeviceModel::bandwidth_bytes_per_s() const {
+  return gpu_->memory_bandwidth_gb_per_s * kGB * c_.memory_efficiency;
+}
+
+double DeviceModel::matmul_efficiency(const Op& op) const {
+  const double h = c_.matmul_half_dim;
+  return gpu_->matmul_ceiling_fraction * shape_factor(op.m, h) * shape_factor(op.n, h) *
+         shape_factor(op.k, h);
+}
+
+double DeviceModel::op_time_s(const Op& op, bool backward) const {
+  const double factor = backward ? op.backward_factor : 1.0;
+  const double flops = op.exec_flops * factor;
+  double compute_s = 0.0;
+  switch (op.cls) {
+    case OpClass::kMatmul: compute_s = flops / (peak_flops_ * matmul_efficiency(op)); break;
+    case OpClass::kFusedAttention: {
+      const double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
+      compute_s = flops / (peak_flops_ * matmul_efficiency(op) * fraction);
+      break;
+    }
+    case OpClass::kVector:
+      compute_s = flops / (gpu_->peak_fp32_tflops * kTera * c_.vector_efficiency);
+      break;
+    case OpClass::kMemory: break;  // arithmetic hidden under memory traffic
+  }
+  const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
+  const double dispatch_s = op.kernels * factor * dispatch_s_;
+  return std::max({compute_s, memory_s, dispatch_s});
+}
+
+}  // namespace gpudays

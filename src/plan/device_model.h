@@ -1,0 +1,44 @@
+// Roofline timing of one workload operation on one GPU: matmuls at a shape-dependent efficiency
+// bounded by the GPU's measured matmul ceiling, memory-bound operations at achievable bandwidth,
+// and a per-kernel dispatch floor (eager launches, or CUDA-graph replay under free-lunch).
+#pragma once
+
+#include "catalog/gpu_spec.h"
+#include "catalog/model_spec.h"
+#include "plan/workload.h"
+
+namespace gpudays {
+
+// Modelling constants; docs/planner.md gives the reasoning and sources for each.
+struct DeviceModelConstants {
+  double memory_efficiency = 0.85;        // achievable fraction of memory bandwidth
+  double matmul_half_dim = 128.0;         // a GEMM dimension of this size halves efficiency
+  double fused_attention_forward = 0.80;  // fraction of the matmul ceiling
+  double fused_attention_backward = 0.65;
+  double vector_efficiency = 0.5;         // fraction of FP32 CUDA-core peak (selective scan)
+  double eager_dispatch_s = 5e-6;         // per kernel, C++ eager dispatch
+  double graph_dispatch_s = 1e-6;         // per kernel, CUDA-graph replay
+};
+
+class DeviceModel {
+ public:
+  DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunch,
+              DeviceModelConstants constants = {});
+
+  double op_time_s(const Op& op, bool backward) const;
+  double peak_flops() const { return peak_flops_; }  // dense peak of the matmul dtype, FLOP/s
+  double ceiling_flops() const { return peak_flops_ * gpu_->matmul_ceiling_fraction; }
+  double bandwidth_bytes_per_s() const;
+  const char* matmul_dtype() const { return matmul_dtype_; }
+  double dispatch_s() const { return dispatch_s_; }  // per kernel launch
+
+ private:
+  double matmul_efficiency(const Op& op) const;
+  const GpuSpec* gpu_;
+  DeviceModelConstants c_;
+  double peak_flops_ = 0.0;
+  double dispatch_s_ = 0.0;
+  const char* matmul_dtype_ = "";
+};
+
+}  // namespace gpudays

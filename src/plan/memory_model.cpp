@@ -1,0 +1,65 @@
+// Memory model. Model states per GPU with N data-parallel GPUs and P parameters (ZeRO paper,
+// Figure 1: K = 12 bytes of optimizer state per parameter for mixed-precision Adam):
+//   none: (2 + 2 + K) P;  stage 1: (2 + 2) P + K P / N;  stage 2: 2 P + (2 + K) P / N;
+//   stage 3: (2 + 2 + K) P / N.   fp32 training: 4-byte weights and gradients, K = 8.
+#include "plan/memory_model.h"
+
+#include <algorithm>
+
+namespace gpudays {
+
+StateBytesPerParam state_bytes_per_param(Precision precision) {
+  if (precision == Precision::kFp32) return {4.0, 4.0, 8.0};
+  return {2.0, 2.0, 12.0};
+}
+
+MemoryBreakdown model_state_memory(double params, Precision precision, Sharding sharding,
+                                   bool offloading, int64_t world_size) {
+  const StateBytesPerParam per = state_bytes_per_param(precision);
+  const double n = static_cast<double>(world_size);
+  const int stage = sharding_stage(sharding);
+  MemoryBreakdown m;
+  m.weights_bytes = per.weights * params / (stage >= 3 ? n : 1.0);
+  m.gradients_bytes = per.gradients * params / (stage >= 2 ? n : 1.0);
+  m.optimizer_bytes = per.optimizer * params / (stage >= 1 ? n : 1.0);
+  if (offloading) {
+    // Optimizer state (and, at stage 3, the parameter shards) live in pinned host memory; the
+    // gradient shards stream to the host as they are reduced.
+    m.host_bytes = m.optimizer_bytes + m.gradients_bytes + (stage >= 3 ? m.weights_bytes : 0.0);
+    m.optimizer_bytes = 0.0;
+    m.gradients_bytes = 0.0;
+    if (stage >= 3) m.weights_bytes = 0.0;
+  }
+  return m;
+}
+
+MemoryBreakdown predict_memory(double params, Precision precision, const MethodSet& methods,
+                               const Cluster& cluster, const WorkloadSummary& w,
+                               const MemoryModelConstants& c) {
+  MemoryBreakdown m = model_state_memory(params, precision, methods.sharding, methods.offloading,
+                                         cluster.world_size());
+  m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
+  m.activations_bytes = w.stem_saved_bytes + (methods.activation_checkpointing
+                                                  ? w.block_input_bytes + w.max_block_saved_bytes
+                                                  : w.block_saved_bytes);
+  m.logits_loss_bytes = w.head_saved_bytes + w.head_transient_bytes;
+
+  // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
+  // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.
+  const StateBytesPerParam per = state_bytes_per_param(precision);
+  const int stage = sharding_stage(methods.sharding);
+  const double block = static_cast<double>(w.largest_block_params);
+  double comm_buffers = 0.0;
+  if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
+  if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
+  m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + c.cublas_workspace_bytes +
+                      comm_buffers;
+
+  const double dynamic = m.total_bytes();
+  m.framework_bytes = c.cuda_context_bytes +
+                      (cluster.world_size() > 1 ? c.communicator_bytes : 0.0) +
+                      c.fragmentation * dynamic;
+  return m;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,52 @@
+// Per-GPU peak memory of one training configuration, by part: model states under each sharding
+// stage and offloading (Rajbhandari et al. 2020, "ZeRO", Section 5), activations with and without
+// checkpointing, logits and loss, temporary buffers, framework overhead.
+#pragma once
+
+#include "catalog/model_spec.h"
+#include "plan/cluster.h"
+#include "plan/methods.h"
+#include "plan/workload_summary.h"
+
+namespace gpudays {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0.0;
+  double gradients_bytes = 0.0;
+  double optimizer_bytes = 0.0;
+  double activations_bytes = 0.0;
+  double logits_loss_bytes = 0.0;
+  double temporary_bytes = 0.0;
+  double framework_bytes = 0.0;
+  double host_bytes = 0.0;  // per node, pinned CPU memory when offloading
+  double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
+  double total_bytes() const {
+    return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
+           framework_bytes;
+  }
+};
+
+struct MemoryModelConstants {
+  double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;      // CUDA context + library handles
+  double communicator_bytes = 0.25 * 1024 * 1024 * 1024;     // NCCL buffers when world > 1
+  double fragmentation = 0.05;                               // caching-allocator slack
+  double cublas_workspace_bytes = 32.0 * 1024 * 1024;
+};
+
+// Bytes per parameter of mixed-precision (or fp32) Adam, as the ZeRO paper counts them.
+struct StateBytesPerParam {
+  double weights;    // working copy: 2 (fp16/bf16) or 4 (fp32)
+  double gradients;  // same dtype as the working copy
+  double optimizer;  // fp32 master (mixed precision only) + Adam first and second moments
+};
+StateBytesPerParam state_bytes_per_param(Precision precision);
+
+// Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage.
+MemoryBreakdown model_state_memory(double params, Precision precision, Sharding sharding,
+                                   bool offloading, int64_t world_size);
+
+MemoryBreakdown predict_memory(double params, Precision precision, const MethodSet& methods,
+                               const Cluster& cluster, const WorkloadSummary& workload,
+                               const MemoryModelConstants& constants = {});
+
+}  // namespace gpudays

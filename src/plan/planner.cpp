@@ -1,0 +1,96 @@
+// Planner: evaluates each configuration from cached per-micro-batch workload summaries.
+#include "plan/planner.h"
+
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "catalog/param_count.h"
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+double activation_bytes(Precision precision) { return precision == Precision::kFp32 ? 4.0 : 2.0; }
+
+std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
+  return fmt::format("needs {} per GPU, has {}", format_gib(memory.total_bytes()),
+                     format_gib(static_cast<double>(gpu.memory_bytes)));
+}
+
+PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const TrainConfig& config,
+                 double params, const WorkloadSummary& w, const DeviceModel& device,
+                 const PlanOptions& options) {
+  const Precision precision = model.recipe.precision;
+  PlanRow row;
+  row.model = model.name;
+  row.gpu = cluster.gpu->name;
+  row.num_nodes = cluster.num_nodes;
+  row.gpus_per_node = cluster.gpus_per_node;
+  row.config = config;
+  row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
+  row.time = predict_step_time(params, precision, config.methods, cluster, config.grad_acc_steps,
+                               w, device, options.time);
+  row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
+  if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
+  row.step_time_s = row.time.step_s();
+  const double global_batch = static_cast<double>(model.recipe.global_batch);
+  const double world = static_cast<double>(cluster.world_size());
+  row.samples_per_s = global_batch / row.step_time_s;
+  row.tokens_per_s = row.samples_per_s * static_cast<double>(w.tokens_per_sample);
+  row.training_days = model.recipe.train_steps * row.step_time_s / kSecondsPerDay;
+  row.gpu_days = row.training_days * world;
+  if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
+  row.model_flops_per_sample = w.model_flops / static_cast<double>(w.samples);
+  const double step_flops = row.model_flops_per_sample * global_batch;
+  const double capacity = row.step_time_s * world * device.peak_flops();
+  row.mfu = step_flops / capacity;
+  const double recompute = config.methods.activation_checkpointing
+                               ? w.recompute_flops / w.samples * global_batch
+                               : 0.0;
+  row.hfu = (step_flops + recompute) / capacity;
+  if (row.mfu > cluster.gpu->matmul_ceiling_fraction) {
+    throw std::logic_error(fmt::format("planner bug: {} on {} predicts MFU {:.3f} above the matmul "
+                                       "ceiling {:.3f}", model.name, cluster.gpu->name, row.mfu,
+                                       cluster.gpu->matmul_ceiling_fraction));
+  }
+  return row;
+}
+
+bool faster(const PlanRow& a, const PlanRow& b) {
+  if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
+  return a.peak_memory_bytes() < b.peak_memory_bytes();
+}
+
+}  // namespace
+
+PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options) {
+  const std::vector<TrainConfig> configs = enumerate_configs(model, cluster, options.preset);
+  const double params = static_cast<double>(count_params(model).total);
+  const Precision precision = model.recipe.precision;
+  const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device);
+  const DeviceModel free_lunch(*cluster.gpu, precision, /*free_lunch=*/true, options.device);
+
+  std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
+  PlanResult result;
+  result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
+  for (const TrainConfig& config : configs) {
+    const bool fl = config.methods.free_lunch;
+    const DeviceModel& device = fl ? free_lunch : plain;
+    result.matmul_dtype = device.matmul_dtype();
+    auto key = std::make_pair(fl, config.micro_batch_size);
+    auto it = summaries.find(key);
+    if (it == summaries.end()) {
+      const WorkloadOptions wo{config.micro_batch_size, activation_bytes(precision),
+                               /*fused_attention=*/fl, /*fast_scan=*/fl};
+      it = summaries.emplace(key, summarize(build_workload(model, wo), device)).first;
+    }
+    PlanRow row = evaluate(model, cluster, config, params, it->second, device, options);
+    if (row.fits && (!result.best || faster(row, *result.best))) result.best = row;
+    result.rows.push_back(std::move(row));
+  }
+  return result;
+}
+
+}  // namespace gpudays

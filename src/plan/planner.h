@@ -1,0 +1,57 @@
+// The planner: for a model on a cluster, predicts memory, fit, step time, training days, MFU and
+// HFU of every configuration of the search space, and picks the fastest that fits. Analytic; no
+// LibTorch; milliseconds per request.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/model_spec.h"
+#include "plan/cluster.h"
+#include "plan/device_model.h"
+#include "plan/memory_model.h"
+#include "plan/search_space.h"
+#include "plan/time_model.h"
+
+namespace gpudays {
+
+struct PlanOptions {
+  MethodPreset preset = MethodPreset::kAll;
+  TimeModelOptions time;
+  DeviceModelConstants device;
+  MemoryModelConstants memory;
+};
+
+struct PlanRow {
+  std::string model;
+  std::string gpu;
+  int64_t num_nodes = 1;
+  int64_t gpus_per_node = 1;
+  TrainConfig config;
+  bool fits = false;
+  std::string reason;  // why it does not fit (empty when it fits)
+  MemoryBreakdown memory;
+  TimeBreakdown time;
+  double step_time_s = 0.0;      // one optimizer step of the global batch
+  double samples_per_s = 0.0;    // all GPUs together
+  double tokens_per_s = 0.0;     // vision: images/s (convnext) or patches+cls tokens/s (vit)
+  double training_days = 0.0;
+  double gpu_days = 0.0;
+  double gpu_days_ratio = 0.0;   // to the originally reported run; 0 when none is reported
+  double mfu = 0.0;
+  double hfu = 0.0;
+  double model_flops_per_sample = 0.0;  // forward + backward
+  double peak_memory_bytes() const { return memory.total_bytes(); }
+};
+
+struct PlanResult {
+  std::vector<PlanRow> rows;  // every configuration, in search-space order
+  std::optional<PlanRow> best;
+  const char* matmul_dtype = "";
+  double matmul_ceiling_fraction = 0.0;
+};
+
+PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);
+
+}  // namespace gpudays

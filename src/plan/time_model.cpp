@@ -1,0 +1,96 @@
+// Time model. Ring collectives move (N-1)/N of the buffer per GPU for reduce-scatter and
+// all-gather, twice that for all-reduce (Thakur et al. 2005; NCCL's "bus bandwidth"). Per
+// optimizer step, with A accumulation micro-steps and gradient bytes G = g * P:
+//   none:    all-reduce G once, overlapped with the last backward;
+//   stage 1: reduce-scatter G once (overlapped), all-gather of updated weights (exposed);
+//   stage 2: reduce-scatter G every micro-step (overlapped), all-gather of weights (exposed);
+//   stage 3: every micro-step all-gathers weights for forward and backward and reduce-scatters G
+//            (all overlapped with compute through prefetch).
+#include "plan/time_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/units.h"
+#include "plan/memory_model.h"
+
+namespace gpudays {
+namespace {
+
+bool is_pcie(const std::string& link) { return link.rfind("pcie", 0) == 0; }
+
+double exposed_s(double comm_s, double compute_s, const TimeModelOptions& o) {
+  if (comm_s <= 0.0) return 0.0;
+  return std::max(comm_s - o.overlap_fraction * compute_s, o.min_exposed_fraction * comm_s);
+}
+
+// Optimizer kernels: the plain path launches about 10 kernels per parameter tensor; the fused
+// multi-tensor path about 5 per chunk of 100 tensors.
+double optimizer_kernels(int64_t param_tensors, bool fused) {
+  const double tensors = static_cast<double>(param_tensors);
+  return fused ? 5.0 * std::ceil(tensors / 100.0) : 10.0 * tensors;
+}
+
+}  // namespace
+
+double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& o) {
+  const GpuSpec& gpu = *cluster.gpu;
+  const double eff = is_pcie(gpu.gpu_link) ? o.pcie_efficiency : o.nvlink_efficiency;
+  double bw = gpu.gpu_link_gb_per_s * kGB * eff;
+  if (cluster.num_nodes == 1 && cluster.gpus_per_node == 2 && gpu.pair_bridge_gb_per_s > 0.0) {
+    bw = gpu.pair_bridge_gb_per_s * kGB * o.nvlink_efficiency;
+  }
+  if (cluster.num_nodes > 1) bw = std::min(bw, o.inter_node_gb_per_s * kGB * o.network_efficiency);
+  return bw;
+}
+
+TimeBreakdown predict_step_time(double params, Precision precision, const MethodSet& methods,
+                                const Cluster& cluster, int64_t grad_acc_steps,
+                                const WorkloadSummary& w, const DeviceModel& device,
+                                const TimeModelOptions& o) {
+  TimeBreakdown t;
+  const double acc = static_cast<double>(grad_acc_steps);
+  const double n = static_cast<double>(cluster.world_size());
+  t.compute_s = acc * (w.forward_s + w.backward_s);
+  if (methods.activation_checkpointing) t.recompute_s = acc * w.block_forward_s;
+
+  const StateBytesPerParam per = state_bytes_per_param(precision);
+  const int stage = sharding_stage(methods.sharding);
+  const double local_params = stage >= 1 ? params / n : params;
+  if (n > 1) {
+    const double bw = collective_bandwidth_bytes_per_s(cluster, o);
+    const double shard_s = (n - 1) / n * params * per.gradients / bw;  // one RS or AG
+    const double backward_s = w.backward_s + (methods.activation_checkpointing ? w.block_forward_s
+                                                                               : 0.0);
+    switch (stage) {
+      case 0: t.communication_s = exposed_s(2 * shard_s, backward_s, o); break;
+      case 1: t.communication_s = exposed_s(shard_s, backward_s, o) + shard_s; break;
+      case 2: t.communication_s = acc * exposed_s(shard_s, backward_s, o) + shard_s; break;
+      default:
+        t.communication_s = acc * (exposed_s(shard_s, w.forward_s, o) +
+                                   exposed_s(2 * shard_s, backward_s, o));
+    }
+  }
+
+  const double host_bw = cluster.gpu->host_link_gb_per_s * kGB * o.host_link_efficiency;
+  if (methods.offloading) {
+    const double shard_bytes = local_params * per.weights;
+    const double cpu_rate = o.cpu_adam_params_per_s / static_cast<double>(cluster.gpus_per_node);
+    t.offload_s = exposed_s(shard_bytes / host_bw, w.backward_s, o) /*gradients to host*/ +
+                  local_params / cpu_rate /*CPU Adam*/ + shard_bytes / host_bw /*weights back*/;
+    if (stage >= 3) t.offload_s += acc * exposed_s(2 * shard_bytes / host_bw, w.forward_s, o);
+  } else {
+    // Adam reads the gradient, reads and writes both moments and the fp32 weights (the master
+    // copy under mixed precision, which then also writes the working copy); clipping reads the
+    // gradients once more and zeroing writes them.
+    const bool mixed = precision != Precision::kFp32;
+    const double bytes_per_param = 16.0 + 8.0 + 3.0 * per.gradients + (mixed ? per.weights : 0.0);
+    const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
+    const double dispatch_s =
+        optimizer_kernels(w.param_tensors, methods.free_lunch) * device.dispatch_s();
+    t.optimizer_s = std::max(memory_s, dispatch_s);
+  }
+  return t;
+}
+
+}  // namespace gpudays

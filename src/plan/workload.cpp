@@ -1,0 +1,63 @@
+// Workload dispatch, op builders and FLOP totals.
+#include "plan/workload.h"
+
+namespace gpudays {
+
+Op make_matmul(const char* name, double m, double n, double k, double elt, double batch) {
+  Op op;
+  op.name = name;
+  op.cls = OpClass::kMatmul;
+  op.model_flops = 2.0 * m * n * k * batch;
+  op.exec_flops = op.model_flops;
+  op.bytes = (m * k + k * n + m * n) * elt * batch;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  return op;
+}
+
+Op make_memory(const char* name, double elements_moved, double elt, double saved_bytes,
+               double kernels) {
+  Op op;
+  op.name = name;
+  op.cls = OpClass::kMemory;
+  op.bytes = elements_moved * elt;
+  op.saved_bytes = saved_bytes;
+  op.kernels = kernels;
+  return op;
+}
+
+Op make_cross_entropy(double rows, double classes, double elt) {
+  constexpr double kFp32 = 4.0;
+  const double logits = rows * classes;
+  Op op = make_memory("cross_entropy", 0.0, elt, logits * (elt + kFp32), /*kernels=*/3);
+  op.bytes = logits * (elt + 3.0 * kFp32);
+  op.transient_bytes = logits * (kFp32 + elt);  // gradients of the log-probabilities and logits
+  return op;
+}
+
+double sum_model_flops(const std::vector<Op>& ops) {
+  double total = 0.0;
+  for (const Op& op : ops) total += op.model_flops;
+  return total;
+}
+
+Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
+  switch (model.family) {
+    case Family::kGptNeox:
+    case Family::kRoberta:
+    case Family::kVit: return build_transformer_workload(model, options);
+    case Family::kConvnext: return build_convnext_workload(model, options);
+    case Family::kMamba: return build_mamba_workload(model, options);
+  }
+  return {};
+}
+
+double forward_flops_per_sample(const ModelSpec& model) {
+  const Workload w = build_workload(model, WorkloadOptions{});
+  double total = sum_model_flops(w.stem_ops) + sum_model_flops(w.head_ops);
+  for (const Block& b : w.blocks) total += b.count * sum_model_flops(b.ops);
+  return total / static_cast<double>(w.samples);
+}
+
+}  // namespace gpudays

@@ -1,0 +1,79 @@
+// The work of one forward pass over a micro-batch, as a list of operations per family: matmuls
+// with their shapes, fused attention, memory-bound operations and vector compute, each with the
+// bytes it moves and the activations it saves for backward. The planner's memory, FLOPs and time
+// all derive from this one description (workload_<family>.cpp builds it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/model_spec.h"
+
+namespace gpudays {
+
+enum class OpClass {
+  kMatmul,          // tensor-core GEMM: time bounded by the matmul ceiling and shape efficiency
+  kFusedAttention,  // one fused (flash) attention kernel
+  kMemory,          // bandwidth-bound elementwise / normalisation / reduction
+  kVector,          // FP32 CUDA-core arithmetic (selective scan)
+};
+
+struct Op {
+  const char* name = "";
+  OpClass cls = OpClass::kMemory;
+  double model_flops = 0.0;  // forward FLOPs counted in model FLOPs (MFU)
+  double exec_flops = 0.0;   // forward FLOPs executed (causal fused attention skips half)
+  double bytes = 0.0;        // forward memory traffic
+  double saved_bytes = 0.0;  // activations kept for backward
+  double transient_bytes = 0.0;  // short-lived buffers while the op (or its backward) runs
+  double kernels = 1.0;          // kernel launches in forward
+  double backward_factor = 2.0;  // backward cost relative to forward
+  double m = 0, n = 0, k = 0;    // matmul shape of one GEMM in the batch
+};
+
+// A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.
+struct Block {
+  std::string name;
+  int64_t count = 0;
+  double input_bytes = 0.0;  // what a checkpointed block keeps: its input
+  int64_t params = 0;        // parameters of one block
+  int64_t param_tensors = 0;
+  std::vector<Op> ops;
+};
+
+struct Workload {
+  std::vector<Op> stem_ops;  // embeddings, patchify
+  std::vector<Block> blocks;
+  std::vector<Op> head_ops;  // final norm, classifier / unembedding, loss
+  int64_t samples = 0;
+  int64_t tokens_per_sample = 0;  // 1 for convnext (images)
+  int64_t param_tensors = 0;      // all parameter tensors (optimizer kernel count)
+};
+
+struct WorkloadOptions {
+  int64_t micro_batch_size = 1;
+  double activation_bytes = 2.0;  // bytes per activation element: 2 mixed, 4 fp32
+  bool fused_attention = false;
+  bool fast_scan = false;
+};
+
+Workload build_workload(const ModelSpec& model, const WorkloadOptions& options);
+
+// Forward model FLOPs of one sample (matmuls, attention, convolutions, scan).
+double forward_flops_per_sample(const ModelSpec& model);
+
+// Builders shared by the family files.
+Op make_matmul(const char* name, double m, double n, double k, double elt, double batch = 1.0);
+Op make_memory(const char* name, double elements_moved, double elt, double saved_bytes,
+               double kernels = 1.0);
+// Cross-entropy over rows x classes logits: upcast to fp32, log-softmax, NLL; keeps the logits
+// and the fp32 log-probabilities for backward.
+Op make_cross_entropy(double rows, double classes, double elt);
+double sum_model_flops(const std::vector<Op>& ops);
+
+Workload build_transformer_workload(const ModelSpec& model, const WorkloadOptions& options);
+Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& options);
+Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& options);
+
+}  // namespace gpudays

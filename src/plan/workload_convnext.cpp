@@ -1,0 +1,97 @@
+// Forward workload of ConvNeXt (Liu et al. 2022, "A ConvNet for the 2020s"), as HuggingFace's
+// ConvNextForImageClassification runs it: 4x4 stride-4 stem, stages of blocks (7x7 depthwise
+// conv, LayerNorm, pointwise 4x MLP with GELU, layer scale, residual) with 2x2 stride-2
+// downsampling between stages, global average pool, LayerNorm, classifier.
+#include <algorithm>
+
+#include "catalog/param_count.h"
+#include "plan/workload.h"
+
+namespace gpudays {
+namespace {
+
+// Depthwise 7x7 convolutions reach a small fraction of bandwidth (poor reuse, halo reads):
+// modelled as three passes over input and output.
+constexpr double kDepthwisePasses = 3.0;
+
+Block convnext_stage(double b, double side, double c, int64_t depth, double elt) {
+  const double positions = b * side * side;
+  const double act = positions * c;
+  Block block;
+  block.name = "block";
+  block.count = depth;
+  block.input_bytes = act * elt;
+  block.param_tensors = 9;
+  std::vector<Op>& ops = block.ops;
+  Op dw = make_memory("depthwise_conv7x7", 2 * act * kDepthwisePasses, elt, act * elt);
+  dw.model_flops = 2.0 * 49.0 * act;
+  dw.exec_flops = dw.model_flops;
+  ops.push_back(dw);
+  ops.push_back(make_memory("permute_in", 2 * act, elt, 0.0));
+  ops.push_back(make_memory("layer_norm", 2 * act, elt, act * elt));
+  Op pw1 = make_matmul("pointwise_in", positions, 4 * c, c, elt);
+  pw1.saved_bytes = act * elt;
+  ops.push_back(pw1);
+  ops.push_back(make_memory("gelu", 2 * 4 * act, elt, 4 * act * elt));
+  Op pw2 = make_matmul("pointwise_out", positions, c, 4 * c, elt);
+  pw2.saved_bytes = 4 * act * elt;
+  ops.push_back(pw2);
+  ops.push_back(make_memory("layer_scale", 2 * act, elt, act * elt));
+  ops.push_back(make_memory("permute_out", 2 * act, elt, 0.0));
+  ops.push_back(make_memory("residual", 3 * act, elt, 0.0));
+  return block;
+}
+
+}  // namespace
+
+Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& options) {
+  const auto& a = model.arch;
+  const double b = static_cast<double>(options.micro_batch_size);
+  const double elt = options.activation_bytes;
+  Workload w;
+  w.samples = options.micro_batch_size;
+  w.tokens_per_sample = 1;
+  double side = static_cast<double>(a.image_size) / 4.0;
+  const double c0 = static_cast<double>(a.hidden_sizes.front());
+  Op stem = make_matmul("stem_conv4x4", b * side * side, c0, a.num_channels * 16.0, elt);
+  stem.saved_bytes = b * a.image_size * a.image_size * a.num_channels * elt;
+  w.stem_ops.push_back(stem);
+  w.stem_ops.push_back(make_memory("stem_ln", 2 * b * side * side * c0, elt,
+                                   b * side * side * c0 * elt));
+  int64_t param_tensors = 4;
+  for (size_t s = 0; s < a.depths.size(); ++s) {
+    const double c = static_cast<double>(a.hidden_sizes[s]);
+    if (s > 0) {
+      const double c_in = static_cast<double>(a.hidden_sizes[s - 1]);
+      const double in_act = b * side * side * c_in;
+      side /= 2.0;
+      Block down;
+      down.name = "downsample";
+      down.count = 1;
+      down.input_bytes = in_act * elt;
+      down.param_tensors = 4;
+      down.ops.push_back(make_memory("downsample_ln", 2 * in_act, elt, in_act * elt));
+      Op conv = make_matmul("downsample_conv2x2", b * side * side, c, 4 * c_in, elt);
+      conv.saved_bytes = in_act * elt;
+      down.ops.push_back(conv);
+      down.params = static_cast<int64_t>(2 * c_in + 4 * c_in * c + c);
+      w.blocks.push_back(down);
+      param_tensors += 4;
+    }
+    Block stage = convnext_stage(b, side, c, a.depths[s], elt);
+    stage.params = static_cast<int64_t>(8 * c * c + 58 * c);
+    param_tensors += stage.count * stage.param_tensors;
+    w.blocks.push_back(stage);
+  }
+  const double c_last = static_cast<double>(a.hidden_sizes.back());
+  const double last_act = b * side * side * c_last;
+  w.head_ops.push_back(make_memory("avg_pool_ln", last_act + 4 * b * c_last, elt, b * c_last * elt));
+  Op classifier = make_matmul("classifier", b, a.num_labels, c_last, elt);
+  classifier.saved_bytes = b * c_last * elt;
+  w.head_ops.push_back(classifier);
+  w.head_ops.push_back(make_cross_entropy(b, a.num_labels, elt));
+  w.param_tensors = param_tensors + 4;
+  return w;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,61 @@
+// Summation of a workload's operations under a device model.
+#include "plan/workload_summary.h"
+
+#include <algorithm>
+
+namespace gpudays {
+namespace {
+
+struct OpTotals {
+  double forward_s = 0.0, backward_s = 0.0, saved = 0.0, transient = 0.0, tensor = 0.0, flops = 0.0;
+};
+
+OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
+  OpTotals t;
+  for (const Op& op : ops) {
+    t.forward_s += device.op_time_s(op, /*backward=*/false);
+    t.backward_s += device.op_time_s(op, /*backward=*/true);
+    t.saved += op.saved_bytes;
+    t.transient = std::max(t.transient, op.transient_bytes);
+    t.tensor = std::max(t.tensor, op.saved_bytes);
+    t.flops += op.model_flops;
+  }
+  return t;
+}
+
+}  // namespace
+
+WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
+  WorkloadSummary s;
+  const OpTotals stem = total(w.stem_ops, device);
+  const OpTotals head = total(w.head_ops, device);
+  s.forward_s = stem.forward_s + head.forward_s;
+  s.backward_s = stem.backward_s + head.backward_s;
+  s.stem_saved_bytes = stem.saved;
+  s.head_saved_bytes = head.saved;
+  s.head_transient_bytes = head.transient;
+  s.max_transient_bytes = stem.transient;
+  s.max_tensor_bytes = stem.tensor;  // the head's gradient buffers are in head_transient_bytes
+  double forward_flops = stem.flops + head.flops;
+  for (const Block& b : w.blocks) {
+    const OpTotals t = total(b.ops, device);
+    s.forward_s += b.count * t.forward_s;
+    s.backward_s += b.count * t.backward_s;
+    s.block_forward_s += b.count * t.forward_s;
+    s.block_saved_bytes += b.count * t.saved;
+    s.block_input_bytes += b.count * b.input_bytes;
+    s.max_block_saved_bytes = std::max(s.max_block_saved_bytes, t.saved);
+    s.max_transient_bytes = std::max(s.max_transient_bytes, t.transient);
+    s.max_tensor_bytes = std::max(s.max_tensor_bytes, t.tensor);
+    forward_flops += b.count * t.flops;
+    s.recompute_flops += b.count * t.flops;
+    s.largest_block_params = std::max(s.largest_block_params, b.params);
+  }
+  s.model_flops = 3.0 * forward_flops;
+  s.param_tensors = w.param_tensors;
+  s.samples = w.samples;
+  s.tokens_per_sample = w.tokens_per_sample;
+  return s;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,32 @@
+// Totals of one micro-batch's workload on one device model: compute times, saved activations,
+// transient buffers and FLOPs — what the memory and time models consume.
+#pragma once
+
+#include "plan/device_model.h"
+#include "plan/workload.h"
+
+namespace gpudays {
+
+struct WorkloadSummary {
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+  double block_forward_s = 0.0;       // forward of all repeated blocks (recomputation cost)
+  double stem_saved_bytes = 0.0;
+  double block_saved_bytes = 0.0;     // all blocks, no checkpointing
+  double block_input_bytes = 0.0;     // all blocks' inputs (what checkpointing keeps)
+  double max_block_saved_bytes = 0.0; // one block's activations, alive while it is recomputed
+  double head_saved_bytes = 0.0;      // logits and loss
+  double head_transient_bytes = 0.0;
+  double max_transient_bytes = 0.0;   // largest short-lived buffer in the blocks and stem
+  double max_tensor_bytes = 0.0;      // largest saved tensor group (its gradient is a buffer too)
+  double model_flops = 0.0;           // forward + backward = 3x forward
+  double recompute_flops = 0.0;       // forward FLOPs of the blocks
+  int64_t largest_block_params = 0;
+  int64_t param_tensors = 0;
+  int64_t samples = 0;
+  int64_t tokens_per_sample = 0;
+};
+
+WorkloadSummary summarize(const Workload& workload, const DeviceModel& device);
+
+}  // namespace gpudays

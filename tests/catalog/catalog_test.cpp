@@ -1,0 +1,94 @@
+// Catalog tests: every file loads, parameter counts equal HuggingFace's, look-ups and bad files
+// fail with messages that name the problem.
+#include <gtest/gtest.h>
+
+#include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
+#include "catalog/model_loader.h"
+#include "catalog/param_count.h"
+#include "common/error.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+// num_parameters() of the HuggingFace classes (GPTNeoXForCausalLM, RobertaForMaskedLM,
+// ViTForImageClassification, ConvNextForImageClassification, MambaForCausalLM) built on the meta
+// device from the catalog's configurations with transformers 5.24.0 / torch 2.11.0.
+TEST(ParamCount, EqualsHuggingFaceForEveryReferenceModel) {
+  const std::vector<std::pair<std::string, int64_t>> expected = {
+      {"pythia-14m", 14067712},         {"pythia-31m", 30494720},
+      {"pythia-70m", 70426624},         {"pythia-160m", 162322944},
+      {"pythia-410m", 405334016},       {"pythia-1b", 1011781632},
+      {"pythia-1.4b", 1414647808},      {"pythia-2.8b", 2775208960},
+      {"pythia-6.9b", 6857302016},      {"pythia-12b", 11846072320},
+      {"roberta", 355412057},           {"vit", 325688657},
+      {"convnext-large-1k", 197767336}, {"convnext-large-22k", 229799953},
+      {"convnext-xlarge-22k", 392900177}, {"mamba", 2768345600},
+  };
+  ASSERT_EQ(catalog().models().size(), expected.size());
+  for (const auto& [name, count] : expected) {
+    EXPECT_EQ(count_params(catalog().model(name)).total, count) << name;
+  }
+}
+
+TEST(ParamCount, EmbeddingSplitForGptNeox) {
+  const ParamCounts p = count_params(catalog().model("pythia-1b"));
+  EXPECT_EQ(p.embedding, 50304 * 2048);
+  EXPECT_EQ(p.unembedding, 50304 * 2048);
+  EXPECT_EQ(p.non_embedding(), 1011781632 - 50304 * 2048);
+}
+
+TEST(Catalog, HasEveryRequiredGpu) {
+  for (const char* name :
+       {"rtx-3090", "rtx-4090", "rtx-a6000", "a40", "l40", "l40s", "v100-16gb", "v100-32gb",
+        "a100-40gb-pcie", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "h100-pcie",
+        "h100-sxm", "h200", "b200"}) {
+    const GpuSpec& g = catalog().gpu(name);
+    EXPECT_GT(g.peak_fp16_tflops, 0) << name;
+    EXPECT_GT(g.memory_bytes, 0) << name;
+    EXPECT_FALSE(g.sources.at("peak_tflops").empty()) << name;
+    EXPECT_FALSE(g.sources.at("price").empty()) << name;
+  }
+}
+
+TEST(Catalog, ReferenceNamesAreAliases) {
+  EXPECT_EQ(catalog().gpu("geforce3090").name, "rtx-3090");
+  EXPECT_EQ(catalog().gpu("a100").name, "a100-80gb-sxm");
+  EXPECT_EQ(catalog().gpu("h100").name, "h100-sxm");
+  EXPECT_EQ(catalog().gpu("a6000").name, "rtx-a6000");
+  EXPECT_EQ(catalog().gpu("v100").name, "v100-32gb");
+  EXPECT_EQ(catalog().gpu("l40").name, "l40");
+  EXPECT_EQ(catalog().gpu("a40").name, "a40");
+}
+
+TEST(Catalog, ReferencePricesFromThePaper) {
+  EXPECT_EQ(catalog().gpu("rtx-3090").purchase_usd, 1300);
+  EXPECT_EQ(catalog().gpu("rtx-a6000").purchase_usd, 4800);
+  EXPECT_EQ(catalog().gpu("a100").purchase_usd, 19000);
+  EXPECT_EQ(catalog().gpu("h100").purchase_usd, 30000);
+}
+
+TEST(Catalog, UnknownNamesListTheValidChoices) {
+  try {
+    catalog().model("pythia-7b");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pythia-6.9b"), std::string::npos) << e.what();
+  }
+  try {
+    catalog().gpu("a200");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a100-80gb-sxm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Catalog, ViTSequenceIsPatchesPlusClassToken) {
+  EXPECT_EQ(catalog().model("vit").arch.seq_len, 14 * 14 + 1);
+}
+
+}  // namespace
+}  // namespace gpudays

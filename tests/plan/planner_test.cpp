@@ -1,0 +1,60 @@
+// Planner tests against published figures: the ZeRO paper's model-state example, PaLM's FLOPs
+// formula, the ConvNeXt and ViT papers' FLOPs.
+#include <gtest/gtest.h>
+
+#include "catalog/param_count.h"
+#include "plan/memory_model.h"
+#include "plan/workload.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+// ZeRO (Rajbhandari et al. 2020), Figure 1: 7.5B parameters, 64 GPUs, mixed-precision Adam:
+// 120 / 31.4 / 16.6 / 1.9 GB per GPU for baseline / stage 1 / 2 / 3.
+TEST(MemoryModel, ZeroPaperModelStateExample) {
+  const double params = 7.5e9;
+  const auto gb = [&](Sharding s) {
+    return model_state_memory(params, Precision::kFp16, s, /*offloading=*/false, 64)
+               .model_state_bytes() / 1e9;
+  };
+  EXPECT_NEAR(gb(Sharding::kNone), 120.0, 0.05);
+  EXPECT_NEAR(gb(Sharding::kZero1), 31.4, 0.05);
+  EXPECT_NEAR(gb(Sharding::kZero2), 16.6, 0.05);
+  EXPECT_NEAR(gb(Sharding::kZero3), 1.9, 0.05);
+  EXPECT_EQ(gb(Sharding::kFsdpShardGradOp), gb(Sharding::kZero2));
+  EXPECT_EQ(gb(Sharding::kFsdpFullShard), gb(Sharding::kZero3));
+}
+
+// PaLM (Chowdhery et al. 2022), Appendix B: training FLOPs per token = 6N + 12 L H Q T, with N
+// the non-embedding parameters plus the unembedding matrix.
+TEST(Flops, GptNeoxMatchesPalmFormula) {
+  for (const ModelSpec& m : catalog().models()) {
+    if (m.family != Family::kGptNeox) continue;
+    const ParamCounts p = count_params(m);
+    const double n = static_cast<double>(p.non_embedding());
+    const double l = m.arch.n_layers, d = m.arch.d_model, t = m.arch.seq_len;
+    const double palm = 6.0 * n + 12.0 * l * d * t;
+    const double ours = 3.0 * forward_flops_per_sample(m) / t;
+    EXPECT_NEAR(ours / palm, 1.0, 0.01) << m.name;
+  }
+}
+
+// ConvNeXt paper (Liu et al. 2022), Table 1 / Table 12: ConvNeXt-L 34.4G and ConvNeXt-XL 60.9G
+// FLOPs at 224x224 (fvcore counts multiply-adds).
+TEST(Flops, ConvnextMatchesPaper) {
+  EXPECT_NEAR(forward_flops_per_sample(catalog().model("convnext-large-1k")) / 2 / 34.4e9, 1.0,
+              0.01);
+  EXPECT_NEAR(forward_flops_per_sample(catalog().model("convnext-xlarge-22k")) / 2 / 60.9e9, 1.0,
+              0.01);
+}
+
+// ViT-L/16 at 224x224: 61.6G multiply-adds (as tabulated in the DeiT/Swin comparisons).
+TEST(Flops, VitLargeMatchesPublished) {
+  EXPECT_NEAR(forward_flops_per_sample(catalog().model("vit")) / 2 / 61.6e9, 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace gpudays
