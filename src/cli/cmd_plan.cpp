@@ -45,9 +45,6 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = resolve_model(catalog, r);
   const GpuSpec& gpu = catalog.gpu(r.gpu);
-  if (r.gpu != gpu.name && r.format == "table") {
-    std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
-  }
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
@@ -57,6 +54,9 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const Cluster cluster{&gpu, r.nodes, r.gpus_per_node};
   const PlanResult result = plan(model, cluster, options);
+  if (r.gpu != gpu.name && r.format == "table") {
+    std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
+  }
   std::vector<Suggestion> suggestions;
   if (!result.best) suggestions = suggest_alternatives(model, cluster, catalog.gpus(), options);
 
@@ -112,6 +112,13 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
       ->capture_default_str();
+  cmd->footer(
+      "Method presets: naive = the plain path; free-lunch = TF32 (fp32 recipes, Ampere+), fused "
+      "attention, the fast Mamba scan, fused AdamW and CUDA graphs; all = every valid combination "
+      "of free-lunch, activation checkpointing, sharding (none, zero_1, zero_2, zero_3, "
+      "fsdp_shard_grad_op, fsdp_full_shard) and offloading, each with every power-of-two "
+      "micro-batch.\nExamples:\n  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4\n"
+      "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

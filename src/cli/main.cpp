@@ -18,6 +18,23 @@ CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
       ->capture_default_str();
 }
 
+// CLI11 reports an unknown command as "a subcommand is required"; name it and the choices.
+void check_subcommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.empty() || arg[0] == '-') {
+      if (arg == "--config-dir") ++i;  // skip its value
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == arg) return;
+      names.push_back(sub->get_name());
+    }
+    throw InputError(fmt::format("unknown command '{}'; valid: {}", arg, join_choices(names)));
+  }
+}
+
 }  // namespace gpudays
 
 int main(int argc, char** argv) {
@@ -25,6 +42,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpudays: can you pre-train model M on N GPUs of type G, with which settings, in how many "
       "days, at what cost?"};
+  app.name("gpudays");
   app.set_version_flag("--version", fmt::format("gpudays {} ({})", kVersion, kGitCommit));
   app.require_subcommand(1);
   app.fallthrough();
@@ -34,7 +52,12 @@ int main(int argc, char** argv) {
                  "source tree's configs/)");
   add_catalog_commands(app, global);
   add_plan_command(app, global);
+  if (argc == 1) {
+    std::cout << app.help();
+    return 0;
+  }
   try {
+    check_subcommand(app, argc, argv);
     app.parse(argc, argv);
     return 0;
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,107 @@
+// The command line as a user meets it: outputs, formats, and bad input answered with one line and
+// exit code 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::run_gpudays;
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void expect_input_error(const std::string& args, const std::string& needle) {
+  const auto r = run_gpudays(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_EQ(count_lines(r.err), 1) << args << ": " << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos);
+}
+
+TEST(Cli, PlanPrintsTheBestConfiguration) {
+  const auto r = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Best: "), std::string::npos);
+  EXPECT_NE(r.out.find("MFU"), std::string::npos);
+  EXPECT_NE(r.err.find("'a100' means a100-80gb-sxm"), std::string::npos);
+}
+
+TEST(Cli, PlanJsonHasTheRowSchema) {
+  const auto r = run_gpudays("plan --model pythia-160m --gpu h100 --gpus-per-node 2 --all "
+                             "--format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["best"].is_object());
+  EXPECT_GT(j["rows"].size(), 10u);
+  for (const char* key : {"model", "gpu", "num_nodes", "gpus_per_node", "free_lunch",
+                          "activation_checkpointing", "sharding", "offloading", "micro_batch_size",
+                          "grad_acc_steps", "fits", "peak_memory_bytes", "step_time_s",
+                          "tokens_per_s", "training_days", "gpu_days", "mfu", "reason"}) {
+    EXPECT_TRUE(j["best"].contains(key)) << key;
+    EXPECT_TRUE(j["rows"][0].contains(key)) << key;
+  }
+  EXPECT_EQ(j["best"]["fits"], true);
+}
+
+TEST(Cli, PlanJsonWithoutAllHasEmptyRows) {
+  const auto r = run_gpudays("plan --model pythia-70m --gpu rtx-3090 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["rows"].empty());
+}
+
+TEST(Cli, NothingFitsSaysWhatWould) {
+  const auto r = run_gpudays("plan --model pythia-12b --gpu rtx-3090 --methods naive");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("would fit: --methods all"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CsvHasHeaderAndRows) {
+  const auto r = run_gpudays("plan --model pythia-70m --gpu a100 --all --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("methods,micro_batch,", 0), 0u);
+  EXPECT_GT(count_lines(r.out), 20);
+}
+
+TEST(Cli, ModelsAndGpusList) {
+  const auto models = run_gpudays("models --format json");
+  ASSERT_EQ(models.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(models.out).size(), 16u);
+  const auto gpus = run_gpudays("gpus");
+  ASSERT_EQ(gpus.exit_code, 0);
+  EXPECT_NE(gpus.out.find("geforce3090"), std::string::npos);
+}
+
+TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
+  expect_input_error("plan --model pythia-7b --gpu a100", "pythia-6.9b");
+  expect_input_error("plan --model pythia-1b --gpu a200", "a100-80gb-sxm");
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node 3", "power-of-two");
+  expect_input_error("plan --model pythia-1b --gpu v100", "bf16");
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node 0", "--gpus-per-node");
+  expect_input_error("plan --model pythia-1b --gpu a100 --methods fast", "naive, free-lunch");
+  expect_input_error("plan --model pythia-1b --gpu a100 --format xml", "--format");
+  expect_input_error("plan --gpu a100", "--model is required");
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node two", "two");
+  expect_input_error("plan --model-file /nonexistent.toml --gpu a100", "nonexistent");
+  expect_input_error("frobnicate", "frobnicate");
+  const std::string bad = test::write_temp_file("bad.toml", "name = \"x\"\nfamily = \"gpt_neox\"\n");
+  expect_input_error("plan --model-file " + bad + " --gpu a100", "arch");
+}
+
+TEST(Cli, HelpAndVersion) {
+  const auto help = run_gpudays("plan --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--gpus-per-node"), std::string::npos);
+  EXPECT_NE(help.out.find("fsdp_full_shard"), std::string::npos);
+  EXPECT_EQ(run_gpudays("--version").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace gpudays

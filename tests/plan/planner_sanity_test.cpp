@@ -1,0 +1,114 @@
+// Planner sanity: properties that must hold for every model and GPU — checkpointing never needs
+// more memory, a higher sharding stage never more model-state memory, more GPUs never more
+// compute per GPU, MFU never above the matmul ceiling, the best row is the fastest that fits.
+#include <gtest/gtest.h>
+
+#include "plan/planner.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+Cluster cluster_of(const char* gpu, int64_t gpus_per_node, int64_t nodes = 1) {
+  return Cluster{&catalog().gpu(gpu), nodes, gpus_per_node};
+}
+
+bool same_except(const TrainConfig& a, const TrainConfig& b, bool ckpt, bool sharding) {
+  return a.micro_batch_size == b.micro_batch_size && a.methods.free_lunch == b.methods.free_lunch &&
+         a.methods.offloading == b.methods.offloading &&
+         (ckpt || a.methods.activation_checkpointing == b.methods.activation_checkpointing) &&
+         (sharding || a.methods.sharding == b.methods.sharding);
+}
+
+TEST(PlannerSanity, CheckpointingNeverNeedsMoreMemory) {
+  for (const ModelSpec& m : catalog().models()) {
+    const PlanResult r = plan(m, cluster_of("a100", 4), {});
+    int compared = 0;
+    for (const PlanRow& with : r.rows) {
+      if (!with.config.methods.activation_checkpointing) continue;
+      for (const PlanRow& without : r.rows) {
+        if (without.config.methods.activation_checkpointing ||
+            without.config.methods.sharding != with.config.methods.sharding ||
+            !same_except(with.config, without.config, /*ckpt=*/true, /*sharding=*/false)) {
+          continue;
+        }
+        EXPECT_LE(with.peak_memory_bytes(), without.peak_memory_bytes()) << m.name;
+        EXPECT_LT(with.memory.activations_bytes, without.memory.activations_bytes) << m.name;
+        EXPECT_GE(with.step_time_s, without.step_time_s) << m.name;
+        ++compared;
+      }
+    }
+    EXPECT_GT(compared, 0) << m.name;
+  }
+}
+
+TEST(PlannerSanity, HigherStageNeverMoreModelStateMemory) {
+  for (const ModelSpec& m : catalog().models()) {
+    const PlanResult r = plan(m, cluster_of("h100", 8), {});
+    for (const PlanRow& a : r.rows) {
+      for (const PlanRow& b : r.rows) {
+        if (!same_except(a.config, b.config, /*ckpt=*/false, /*sharding=*/true)) continue;
+        if (sharding_stage(a.config.methods.sharding) > sharding_stage(b.config.methods.sharding)) {
+          EXPECT_LE(a.memory.model_state_bytes(), b.memory.model_state_bytes()) << m.name;
+        }
+      }
+    }
+  }
+}
+
+TEST(PlannerSanity, MoreGpusNeverMoreComputePerGpu) {
+  for (const ModelSpec& m : catalog().models()) {
+    double previous_compute_s = 1e300;
+    for (int64_t gpus : {1, 2, 4, 8}) {
+      PlanOptions options;
+      options.preset = MethodPreset::kFreeLunch;
+      const PlanResult r = plan(m, cluster_of("a100", gpus), options);
+      const PlanRow& micro1 = r.rows.front();  // micro-batch 1, the most accumulation
+      ASSERT_EQ(micro1.config.micro_batch_size, 1);
+      EXPECT_LT(micro1.time.compute_s, previous_compute_s) << m.name << " on " << gpus;
+      previous_compute_s = micro1.time.compute_s;
+    }
+  }
+}
+
+TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
+  for (const char* gpu : {"rtx-3090", "rtx-a6000", "a100", "h100", "v100-16gb", "b200"}) {
+    for (const ModelSpec& m : catalog().models()) {
+      for (int64_t gpus : {1, 8}) {
+        const Cluster c = cluster_of(gpu, gpus);
+        if (m.recipe.precision == Precision::kBf16 && !c.gpu->supports_bf16()) continue;
+        const PlanResult r = plan(m, c, {});
+        for (const PlanRow& row : r.rows) {
+          EXPECT_LE(row.mfu, c.gpu->matmul_ceiling_fraction) << m.name << " " << gpu;
+          EXPECT_GE(row.hfu, row.mfu);
+          EXPECT_GT(row.step_time_s, 0.0);
+          if (r.best && row.fits) EXPECT_GE(row.step_time_s, r.best->step_time_s);
+        }
+        if (r.best) EXPECT_TRUE(r.best->fits);
+      }
+    }
+  }
+}
+
+TEST(PlannerSanity, InfeasibleRowsSayWhy) {
+  const PlanResult r = plan(catalog().model("pythia-12b"), cluster_of("rtx-3090", 1), {});
+  for (const PlanRow& row : r.rows) {
+    if (row.fits) continue;
+    EXPECT_NE(row.reason.find("GiB per GPU, has 24.0 GiB"), std::string::npos) << row.reason;
+  }
+}
+
+TEST(PlannerSanity, DaysFollowFromStepTime) {
+  const ModelSpec& m = catalog().model("pythia-1b");
+  const PlanResult r = plan(m, cluster_of("a100", 4), {});
+  ASSERT_TRUE(r.best);
+  EXPECT_NEAR(r.best->training_days, 143000 * r.best->step_time_s / 86400.0, 1e-9);
+  EXPECT_NEAR(r.best->gpu_days, 4 * r.best->training_days, 1e-9);
+  EXPECT_NEAR(r.best->gpu_days_ratio, r.best->gpu_days / (64 * 3.0), 1e-12);
+  EXPECT_NEAR(r.best->tokens_per_s, 1024 * 2048 / r.best->step_time_s, 1e-6);
+}
+
+}  // namespace
+}  // namespace gpudays
