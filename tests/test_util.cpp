@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +27,9 @@ const Catalog& catalog() {
 }
 
 std::string write_temp_file(const std::string& name, const std::string& contents) {
-  const auto dir = std::filesystem::temp_directory_path() / "gpudays_tests";
+  // One directory per process: ctest runs test processes in parallel.
+  const auto dir = std::filesystem::temp_directory_path() / "gpudays_tests" /
+                   std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const auto path = dir / name;
   std::ofstream(path) << contents;
@@ -34,8 +37,11 @@ std::string write_temp_file(const std::string& name, const std::string& contents
 }
 
 CommandResult run_gpudays(const std::string& args) {
-  const std::string out_path = write_temp_file("cmd.out", "");
-  const std::string err_path = write_temp_file("cmd.err", "");
+  // Unique per process and call: ctest runs test processes in parallel.
+  static int calls = 0;
+  const std::string stem = "cmd." + std::to_string(getpid()) + "." + std::to_string(calls++);
+  const std::string out_path = write_temp_file(stem + ".out", "");
+  const std::string err_path = write_temp_file(stem + ".err", "");
   const std::string command =
       std::string(GPUDAYS_BINARY) + " " + args + " >" + out_path + " 2>" + err_path;
   const int status = std::system(command.c_str());
@@ -43,6 +49,8 @@ CommandResult run_gpudays(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_all(out_path);
   r.err = read_all(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
   return r;
 }
 
