@@ -1,0 +1,106 @@
+// Shared cost options: CLI11 wiring and the conversion to CostOptions.
+#include "cli/cost_options.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "cost/hardware_cost.h"
+
+namespace gpudays {
+namespace {
+
+void override_positive(double value, const char* flag, double& into) {
+  if (value < 0) return;  // not given
+  if (value == 0 && std::string(flag) == "--amortisation-years") {
+    throw InputError("--amortisation-years must be positive");
+  }
+  into = value;
+}
+
+}  // namespace
+
+void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
+  cmd.add_option("--gpus", r.gpus, "GPU types, comma-separated names or aliases (see `gpudays gpus`)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd.add_option("--counts", r.counts,
+                 "GPU counts, comma-separated: 1, 2, 4, 8 (one machine) or multiples of 8 (nodes "
+                 "of 8)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd.add_option("--price", r.purchase_prices,
+                 "Override a purchase price per GPU, NAME=USD (repeatable), e.g. a100=17000");
+  cmd.add_option("--cloud-price", r.cloud_prices,
+                 "Override a cloud rental price, NAME=USD_PER_GPU_HOUR (repeatable)");
+  cmd.add_option("--prices", r.price_file,
+                 "TOML price file: [purchase_usd] and [cloud_usd_per_gpu_hour] tables of NAME = "
+                 "number (--price and --cloud-price win over it)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--cost-config", r.cost_config,
+                 "Cost assumptions file (default: configs/cost/cost.toml: base machine prices, "
+                 "amortisation, energy, each with its source)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--usd-per-kwh", r.usd_per_kwh, "Electricity price (default 0.13, cost config)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--grid-gco2-per-kwh", r.grid_gco2_per_kwh,
+                 "Grid carbon intensity (default 436, world 2022, cost config)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--power-fraction", r.power_fraction_of_tdp,
+                 "Average GPU power draw while training as a fraction of TDP (default 0.8)")
+      ->check(CLI::Range(0.01, 1.5));
+  cmd.add_option("--amortisation-years", r.amortisation_years,
+                 "Years the hardware is written off over (default 5)")
+      ->check(CLI::PositiveNumber);
+}
+
+std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
+                                         const std::vector<std::string>& names) {
+  if (names.empty()) throw InputError("--gpus needs at least one GPU");
+  std::vector<const GpuSpec*> gpus;
+  for (const std::string& name : names) {
+    const GpuSpec* gpu = &catalog.gpu(name);
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,
+                                             std::vector<int64_t> counts,
+                                             const CostAssumptions& assumptions) {
+  if (counts.empty()) throw InputError("--counts needs at least one count");
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  for (int64_t n : counts) {
+    if (n <= 0) throw InputError(fmt::format("--counts: {} is not a positive count", n));
+    machine_layout(n, assumptions.base_machines);  // throws naming the valid counts
+  }
+  std::vector<HardwareOption> options;
+  for (const GpuSpec* gpu : gpus) {
+    for (int64_t n : counts) options.push_back({gpu, n});
+  }
+  return options;
+}
+
+CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
+  CostOptions cost;
+  cost.assumptions = load_cost_assumptions(
+      r.cost_config.empty() ? cost_assumptions_path(catalog.config_dir()) : r.cost_config);
+  EnergyOptions& energy = cost.assumptions.energy;
+  override_positive(r.usd_per_kwh, "--usd-per-kwh", energy.usd_per_kwh);
+  override_positive(r.grid_gco2_per_kwh, "--grid-gco2-per-kwh", energy.grid_gco2_per_kwh);
+  override_positive(r.power_fraction_of_tdp, "--power-fraction", energy.power_fraction_of_tdp);
+  override_positive(r.amortisation_years, "--amortisation-years", cost.assumptions.amortisation.years);
+  PriceOverrides flags;
+  for (const std::string& p : r.purchase_prices) add_price_assignment(p, "--price", flags.purchase_usd);
+  for (const std::string& p : r.cloud_prices) {
+    add_price_assignment(p, "--cloud-price", flags.cloud_usd_per_gpu_hour);
+  }
+  PriceOverrides all = r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
+  all = merge_price_overrides(std::move(all), flags);
+  cost.price_overrides = canonical_price_overrides(all, catalog);
+  return cost;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,44 @@
+// Command-line options shared by `gpudays cost` and `gpudays report`: which GPUs and counts, the
+// price overrides, the energy and amortisation assumptions. Turns them into the cost component's
+// CostOptions; only the command line sees them as a whole.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "catalog/catalog.h"
+#include "cost/cost_analysis.h"
+
+namespace gpudays {
+
+struct CostRequest {
+  std::vector<std::string> gpus = {"rtx-3090", "a6000", "a100", "h100"};
+  std::vector<int64_t> counts = {1, 2, 4, 8};
+  std::vector<std::string> purchase_prices;  // --price NAME=USD
+  std::vector<std::string> cloud_prices;     // --cloud-price NAME=USD_PER_GPU_HOUR
+  std::string price_file;                    // --prices FILE
+  std::string cost_config;                   // --cost-config FILE (default configs/cost/cost.toml)
+  double usd_per_kwh = -1.0;                 // < 0: the cost config's value
+  double grid_gco2_per_kwh = -1.0;
+  double power_fraction_of_tdp = -1.0;
+  double amortisation_years = -1.0;
+};
+
+void add_cost_request_options(CLI::App& cmd, CostRequest& request);
+
+// Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
+std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
+                                         const std::vector<std::string>& names);
+
+// Every GPU x count, GPU-major, counts ascending; counts checked against the machine layouts.
+std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,
+                                             std::vector<int64_t> counts,
+                                             const CostAssumptions& assumptions);
+
+// Cost config + overrides from the command line, price file and flags (flags win).
+CostOptions build_cost_options(const CostRequest& request, const Catalog& catalog);
+
+}  // namespace gpudays

@@ -1,0 +1,82 @@
+// The planner-backed time source, and the placeholder for benchmark results.
+#include "cost/time_source.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+class PlanTimeSource final : public TrainingTimeSource {
+ public:
+  explicit PlanTimeSource(PlanOptions options) : options_(std::move(options)) {}
+
+  std::string name() const override {
+    return fmt::format("planner best row (preset {})", to_string(options_.preset));
+  }
+
+  TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
+                             const MachineLayout& layout) const override {
+    TrainingTime t;
+    t.provenance = name();
+    const Cluster cluster{&gpu, layout.num_nodes, layout.gpus_per_node};
+    PlanResult result;
+    try {
+      result = plan(model, cluster, options_);
+    } catch (const InputError& e) {
+      t.reason = e.what();
+      return t;
+    }
+    if (!result.best) {
+      t.reason = fits_nowhere_reason(result, gpu);
+      return t;
+    }
+    const PlanRow& b = *result.best;
+    t.fits = true;
+    t.training_days = b.training_days;
+    t.gpu_days = b.gpu_days;
+    t.mfu = b.mfu;
+    t.settings = fmt::format("{}, micro-batch {}, accumulation {}", describe(b.config.methods),
+                             b.config.micro_batch_size, b.config.grad_acc_steps);
+    return t;
+  }
+
+ private:
+  static std::string fits_nowhere_reason(const PlanResult& result, const GpuSpec& gpu) {
+    double least_bytes = 0.0;
+    for (const PlanRow& r : result.rows) {
+      if (least_bytes == 0.0 || r.peak_memory_bytes() < least_bytes) {
+        least_bytes = r.peak_memory_bytes();
+      }
+    }
+    return fmt::format("does not fit: the leanest configuration needs {} per GPU, the {} has {}",
+                       format_gib(least_bytes), gpu.name,
+                       format_gib(static_cast<double>(gpu.memory_bytes)));
+  }
+
+  PlanOptions options_;
+};
+
+}  // namespace
+
+std::string to_string(TimeSourceKind kind) {
+  return kind == TimeSourceKind::kPlan ? "plan" : "bench";
+}
+
+TimeSourceKind parse_time_source(const std::string& text) {
+  if (text == "plan") return TimeSourceKind::kPlan;
+  if (text == "bench") return TimeSourceKind::kBench;
+  throw InputError(fmt::format("unknown --source '{}'; valid: plan or bench", text));
+}
+
+std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options) {
+  if (options.kind == TimeSourceKind::kPlan) return std::make_unique<PlanTimeSource>(options.plan);
+  // A later issue reads measured step times from the results database here.
+  throw InputError(
+      "--source bench: no benchmark results exist yet (they arrive with the bench component's "
+      "results database); use --source plan");
+}
+
+}  // namespace gpudays

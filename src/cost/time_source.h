@@ -1,0 +1,48 @@
+// Where a hardware option's training days come from: the analytic planner (`--source plan`) or
+// benchmark measurements (`--source bench`, read from the SQLite results database once the bench
+// component exists; for now it fails with a one-line message). The cost model sees only this.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "catalog/gpu_spec.h"
+#include "catalog/model_spec.h"
+#include "cost/hardware_cost.h"
+#include "plan/planner.h"
+
+namespace gpudays {
+
+enum class TimeSourceKind { kPlan, kBench };
+std::string to_string(TimeSourceKind kind);
+TimeSourceKind parse_time_source(const std::string& text);  // throws InputError naming choices
+
+struct TrainingTime {
+  bool fits = false;
+  double training_days = 0.0;
+  double gpu_days = 0.0;
+  double mfu = 0.0;
+  std::string settings;    // "free-lunch + zero_1, micro-batch 16, accumulation 16"
+  std::string reason;      // why it cannot run, when !fits
+  std::string provenance;  // what produced the numbers: "planner best row (preset all)"
+};
+
+class TrainingTimeSource {
+ public:
+  virtual ~TrainingTimeSource() = default;
+  virtual std::string name() const = 0;
+  // An option that cannot run (nothing fits, a batch that does not split) comes back with
+  // fits = false and the reason; it is never dropped or thrown.
+  virtual TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
+                                     const MachineLayout& layout) const = 0;
+};
+
+struct TimeSourceOptions {
+  TimeSourceKind kind = TimeSourceKind::kPlan;
+  PlanOptions plan;          // kPlan: preset and model constants
+  std::string results_path;  // kBench: the SQLite results database (empty: the default one)
+};
+
+std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options);
+
+}  // namespace gpudays
