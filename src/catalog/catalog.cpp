@@ -10,6 +10,7 @@
 
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
+#include "catalog/param_count.h"
 #include "common/build_info.h"
 #include "common/error.h"
 
@@ -62,6 +63,11 @@ Catalog Catalog::load(const CatalogOptions& options) {
   for (const auto& path : toml_files(fs::path(c.config_dir_) / "gpus")) {
     c.gpus_.push_back(load_gpu_file(path));
   }
+  // Families in catalog order, then by size: pythia-14m before pythia-160m before pythia-1b.
+  std::stable_sort(c.models_.begin(), c.models_.end(), [](const ModelSpec& a, const ModelSpec& b) {
+    if (a.family != b.family) return a.family < b.family;
+    return count_params(a).total < count_params(b).total;
+  });
   check_unique(c.models_, "model");
   check_unique(c.gpus_, "gpu");
   return c;

@@ -50,7 +50,9 @@ void list_models(const Catalog& catalog, const std::string& format) {
   Table table({"name", "family", "params", "batch", "steps", "precision", "reported"});
   for (const ModelSpec& m : catalog.models()) {
     const std::string reported =
-        m.reported ? fmt::format("{} GPUs x {:g} days", m.reported->gpus, m.reported->days) : "";
+        m.reported ? fmt::format("{} GPUs x {:g} day{}", m.reported->gpus, m.reported->days,
+                                 m.reported->days == 1.0 ? "" : "s")
+                   : "";
     table.add_row({m.name, to_string(m.family), format_count(count_params(m).total),
                    std::to_string(m.recipe.global_batch), format_count(m.recipe.train_steps),
                    to_string(m.recipe.precision), reported});
