@@ -1,0 +1,180 @@
+// ResultsDb: SQLite storage of trials. Rollback journal (the default) keeps each committed trial
+// durable across kill -9; nothing is written to a file that failed validation.
+#include "results/results_db.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "results/trial_columns.h"
+
+namespace gpudays {
+namespace {
+
+constexpr int kApplicationId = 0x47505544;  // "GPUD"
+constexpr int kSchemaVersion = 1;
+
+struct StmtDeleter {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+
+Stmt prepare(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", sqlite3_errmsg(db), sql));
+  }
+  return Stmt(s);
+}
+
+void exec(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", message, sql));
+  }
+}
+
+int64_t pragma_int(sqlite3* db, const char* pragma) {
+  Stmt s = prepare(db, fmt::format("PRAGMA {}", pragma));
+  return sqlite3_step(s.get()) == SQLITE_ROW ? sqlite3_column_int64(s.get(), 0) : 0;
+}
+
+bool looks_like_sqlite(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof(header));
+  return in.gcount() == 16 && std::string(header, 16) == std::string("SQLite format 3\0", 16);
+}
+
+std::string column_list() {
+  std::string out;
+  for (const TrialColumn& c : trial_columns()) out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
+}
+
+void create_schema(sqlite3* db) {
+  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
+  for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
+  exec(db, "BEGIN");
+  exec(db, fmt::format("CREATE TABLE trials ({})", columns));
+  exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId));
+  exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  exec(db, "COMMIT");
+}
+
+// An existing file must be an intact gpudays database of our schema version.
+void validate(sqlite3* db, const std::string& path) {
+  if (pragma_int(db, "application_id") != kApplicationId) {
+    throw InputError(fmt::format("{} is a SQLite database of another application; left untouched "
+                                 "(choose another file with --db)", path));
+  }
+  Stmt check = prepare(db, "PRAGMA quick_check");
+  if (sqlite3_step(check.get()) != SQLITE_ROW ||
+      std::string(reinterpret_cast<const char*>(sqlite3_column_text(check.get(), 0))) != "ok") {
+    throw InputError(fmt::format("{} is corrupted (SQLite integrity check failed); left untouched",
+                                 path));
+  }
+  const int64_t version = pragma_int(db, "user_version");
+  if (version != kSchemaVersion) {
+    throw InputError(fmt::format("{} has results schema {}, this gpudays reads {}; left untouched",
+                                 path, version, kSchemaVersion));
+  }
+}
+
+}  // namespace
+
+void ResultsDb::Closer::operator()(sqlite3* db) const { sqlite3_close(db); }
+
+ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {}
+
+ResultsDb::~ResultsDb() = default;
+
+ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
+  const std::string& path = options.path;
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  const bool fresh = !exists || std::filesystem::file_size(path, ec) == 0;
+  if (!exists && options.read_only) {
+    throw InputError(fmt::format("no results database at {} (run `gpudays bench` first, or give "
+                                 "--db)", path));
+  }
+  if (!fresh && !looks_like_sqlite(path)) {
+    throw InputError(fmt::format("{} is not a gpudays results database (not SQLite); left "
+                                 "untouched (choose another file with --db)", path));
+  }
+  sqlite3* raw = nullptr;
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY
+                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (rc != SQLITE_OK) {
+    throw InputError(fmt::format("cannot open results database {}: {}", path,
+                                 raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(db.get(), 5000);
+  try {
+    if (fresh) {
+      create_schema(db.get());
+    } else {
+      validate(db.get(), path);
+    }
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const InputError*>(&e)) throw;
+    throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
+  }
+  return ResultsDb(std::move(db), path);
+}
+
+std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
+  Stmt s = prepare(db_.get(),
+                   fmt::format("SELECT {} FROM trials WHERE trial_key = ?1", column_list()));
+  sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
+  TrialRecord r;
+  int i = 0;
+  for (const TrialColumn& c : trial_columns()) c.read(s.get(), i++, r);
+  return r;
+}
+
+bool ResultsDb::insert(const TrialRecord& trial) {
+  std::string placeholders = "?1";
+  for (size_t i = 0; i < trial_columns().size(); ++i) placeholders += fmt::format(", ?{}", i + 2);
+  Stmt s = prepare(db_.get(), fmt::format("INSERT OR IGNORE INTO trials (trial_key, {}) VALUES ({})",
+                                          column_list(), placeholders));
+  sqlite3_bind_text(s.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
+  int i = 2;
+  for (const TrialColumn& c : trial_columns()) c.bind(s.get(), i++, trial);
+  if (sqlite3_step(s.get()) != SQLITE_DONE) {
+    throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+  }
+  return sqlite3_changes(db_.get()) == 1;
+}
+
+std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
+  Stmt s = prepare(db_.get(),
+                   fmt::format("SELECT {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
+                               "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
+                               "(?4 = 0 OR gpus_per_node = ?4) ORDER BY id",
+                               column_list()));
+  sqlite3_bind_text(s.get(), 1, f.model.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.get(), 2, f.gpu.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s.get(), 3, f.num_nodes);
+  sqlite3_bind_int64(s.get(), 4, f.gpus_per_node);
+  std::vector<TrialRecord> out;
+  while (sqlite3_step(s.get()) == SQLITE_ROW) {
+    TrialRecord r;
+    int i = 0;
+    for (const TrialColumn& c : trial_columns()) c.read(s.get(), i++, r);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,52 @@
+// The results database (SQLite, one file): every benchmark trial with full provenance. Opening an
+// existing file first checks that it is a gpudays database and intact, and leaves anything else
+// untouched. Each trial is written in its own transaction, keyed by its identity, so a sweep
+// killed at any moment resumes without losing or duplicating a finished trial.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/trial_record.h"
+
+struct sqlite3;
+
+namespace gpudays {
+
+struct ResultsDbOptions {
+  std::string path = "gpudays.db";
+  bool read_only = false;  // for queries (`best`, `report`): never creates the file
+};
+
+struct TrialFilter {
+  std::string model;  // empty: any
+  std::string gpu;
+  int64_t num_nodes = 0;  // 0: any
+  int64_t gpus_per_node = 0;
+};
+
+class ResultsDb {
+ public:
+  static ResultsDb open(const ResultsDbOptions& options);  // throws InputError
+  ResultsDb(ResultsDb&&) noexcept = default;
+  ResultsDb& operator=(ResultsDb&&) noexcept = default;
+  ~ResultsDb();
+
+  std::optional<TrialRecord> find(const std::string& key) const;
+  // Stores `trial` unless a trial with the same key exists; returns whether it was stored.
+  bool insert(const TrialRecord& trial);
+  std::vector<TrialRecord> query(const TrialFilter& filter) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const;
+  };
+  ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path);
+  std::unique_ptr<sqlite3, Closer> db_;
+  std::string path_;
+};
+
+}  // namespace gpudays

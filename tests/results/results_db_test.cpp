@@ -1,0 +1,125 @@
+// Results database: round trip, no duplicates, persistence, and foreign or corrupted files
+// rejected with a clear error and left byte-for-byte untouched.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "results/results_db.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+std::string fresh_path(const std::string& name) {
+  const std::string path = test::write_temp_file(name, "");
+  std::filesystem::remove(path);
+  return path;
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TrialRecord sample_trial(int64_t micro_batch) {
+  TrialRecord t;
+  t.model = "pythia-14m";
+  t.gpu = "cpu";
+  t.device_name = "test cpu";
+  t.micro_batch_size = micro_batch;
+  t.grad_acc_steps = 64 / micro_batch;
+  t.status = TrialStatus::kOk;
+  t.steps_timed = 3;
+  t.step_time_median_s = 1.25;
+  t.peak_memory_bytes = 123456789;
+  t.mfu = 0.42;
+  t.git_commit = "abc123";
+  t.created_at = "2026-11-30T06:00:00Z";
+  return t;
+}
+
+std::string open_error(const std::string& path) {
+  try {
+    ResultsDb::open({path});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ResultsDb, RoundTripAndNoDuplicates) {
+  const std::string path = fresh_path("round.db");
+  {
+    ResultsDb db = ResultsDb::open({path});
+    EXPECT_TRUE(db.insert(sample_trial(4)));
+    EXPECT_FALSE(db.insert(sample_trial(4)));  // same identity
+    EXPECT_TRUE(db.insert(sample_trial(8)));
+  }
+  ResultsDb db = ResultsDb::open({path});
+  const auto found = db.find(sample_trial(4).key());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->micro_batch_size, 4);
+  EXPECT_EQ(found->peak_memory_bytes, 123456789);
+  EXPECT_DOUBLE_EQ(found->mfu, 0.42);
+  EXPECT_EQ(found->status, TrialStatus::kOk);
+  EXPECT_EQ(found->git_commit, "abc123");
+  EXPECT_EQ(db.query({.model = "pythia-14m"}).size(), 2u);
+  EXPECT_TRUE(db.query({.model = "pythia-70m"}).empty());
+  EXPECT_FALSE(db.find(sample_trial(16).key()));
+}
+
+TEST(ResultsDb, NotSqliteIsLeftUntouched) {
+  const std::string path = test::write_temp_file("notes.db", "my thesis notes, do not lose\n");
+  const std::string before = bytes_of(path);
+  EXPECT_NE(open_error(path).find("not a gpudays results database"), std::string::npos);
+  EXPECT_EQ(bytes_of(path), before);
+}
+
+TEST(ResultsDb, ForeignSqliteIsLeftUntouched) {
+  const std::string path = fresh_path("foreign.db");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "CREATE TABLE photos (id INTEGER); INSERT INTO photos VALUES (7);", nullptr,
+               nullptr, nullptr);
+  sqlite3_close(raw);
+  const std::string before = bytes_of(path);
+  EXPECT_NE(open_error(path).find("another application"), std::string::npos);
+  EXPECT_EQ(bytes_of(path), before);
+}
+
+TEST(ResultsDb, CorruptedIsLeftUntouched) {
+  const std::string path = fresh_path("corrupt.db");
+  {
+    ResultsDb db = ResultsDb::open({path});
+    for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
+  }
+  std::string bytes = bytes_of(path);
+  ASSERT_GT(bytes.size(), 4096u);
+  for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);  // trash pages
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string error = open_error(path);
+  EXPECT_FALSE(error.empty());
+  EXPECT_NE(error.find("left untouched"), std::string::npos) << error;
+  EXPECT_EQ(bytes_of(path), bytes);
+}
+
+TEST(ResultsDb, ReadOnlyNeverCreates) {
+  const std::string path = fresh_path("absent.db");
+  try {
+    ResultsDb::open({path, /*read_only=*/true});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no results database"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace gpudays
