@@ -1,0 +1,152 @@
+// Exhaustive and planner-guided searches over method sets and micro-batches.
+#include "bench/search.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace gpudays {
+namespace {
+
+// Planner rows of one method set, by increasing micro-batch.
+struct MethodGroup {
+  MethodSet methods;
+  std::vector<const PlanRow*> rows;
+  size_t start = 0;                // where the micro-batch search starts
+  double optimistic_step_s = 0.0;  // the planner's best step time among plausible micro-batches
+};
+
+bool same_methods(const MethodSet& a, const MethodSet& b) {
+  return a.free_lunch == b.free_lunch && a.activation_checkpointing == b.activation_checkpointing &&
+         a.sharding == b.sharding && a.offloading == b.offloading;
+}
+
+std::vector<MethodGroup> group_rows(const PlanResult& prediction) {
+  std::vector<MethodGroup> groups;
+  for (const PlanRow& row : prediction.rows) {
+    if (groups.empty() || !same_methods(groups.back().methods, row.config.methods)) {
+      groups.push_back(MethodGroup{row.config.methods, {}, 0, 0.0});
+    }
+    groups.back().rows.push_back(&row);
+  }
+  for (MethodGroup& g : groups) {
+    std::sort(g.rows.begin(), g.rows.end(), [](const PlanRow* a, const PlanRow* b) {
+      return a->config.micro_batch_size < b->config.micro_batch_size;
+    });
+  }
+  return groups;
+}
+
+class Searcher {
+ public:
+  Searcher(const TrialExecutor& execute, const SearchOptions& options)
+      : execute_(execute), options_(options) {}
+
+  // Runs one trial and records it; returns whether it succeeded.
+  bool run(const PlanRow& row) {
+    SearchTrial t;
+    t.request = TrialRequest{row.config.methods, row.config.micro_batch_size,
+                             row.config.grad_acc_steps};
+    t.predicted_step_time_s = row.step_time_s;
+    t.predicted_memory_bytes = static_cast<int64_t>(row.peak_memory_bytes());
+    t.outcome = execute_(t.request);
+    const bool ok = t.outcome.status == TrialStatus::kOk;
+    if (ok) {
+      lowest_ratio_ = std::min(lowest_ratio_, t.outcome.step_time_s / t.predicted_step_time_s);
+      if (!result_.best || t.outcome.step_time_s < result_.best->outcome.step_time_s) {
+        result_.best = t;
+      }
+    }
+    result_.trials.push_back(std::move(t));
+    return ok;
+  }
+
+  // Doubles from `start` while the measured memory says the next micro-batch may fit; halves from
+  // `start` on out-of-memory. A crash or a time-out ends the group.
+  void search_micro_batches(const MethodGroup& g) {
+    size_t i = g.start;
+    if (!run(*g.rows[i])) {
+      while (i > 0 && result_.trials.back().outcome.status == TrialStatus::kOutOfMemory) {
+        if (run(*g.rows[--i])) return;
+      }
+      return;
+    }
+    while (i + 1 < g.rows.size() && next_may_fit(*g.rows[i], *g.rows[i + 1])) {
+      if (!run(*g.rows[++i])) return;
+    }
+  }
+
+  bool beaten(const MethodGroup& g) const {
+    if (!result_.best) return false;
+    const double bound = g.optimistic_step_s * lowest_ratio_ * options_.bound_safety;
+    return bound >= result_.best->outcome.step_time_s;
+  }
+
+  SearchResult& result() { return result_; }
+
+ private:
+  // Scales the planner's memory for the next micro-batch by how far its prediction for this one
+  // was off; probes when that estimate is within 10% of the capacity.
+  bool next_may_fit(const PlanRow& done, const PlanRow& next) const {
+    const double measured = static_cast<double>(result_.trials.back().outcome.peak_memory_bytes);
+    const double scale = measured > 0 ? measured / done.peak_memory_bytes() : 1.0;
+    return next.peak_memory_bytes() * scale <= 1.1 * options_.memory_capacity_bytes;
+  }
+
+  const TrialExecutor& execute_;
+  const SearchOptions& options_;
+  SearchResult result_;
+  double lowest_ratio_ = std::numeric_limits<double>::infinity();
+};
+
+void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, int& skipped) {
+  const double capacity = static_cast<double>(o.memory_capacity_bytes);
+  std::vector<MethodGroup> kept;
+  for (MethodGroup& g : groups) {
+    if (g.rows.front()->peak_memory_bytes() > o.skip_memory_factor * capacity) {
+      ++skipped;
+      continue;
+    }
+    g.optimistic_step_s = g.rows.front()->step_time_s;
+    for (size_t i = 0; i < g.rows.size(); ++i) {
+      if (g.rows[i]->peak_memory_bytes() <= capacity) g.start = i;
+      if (g.rows[i]->peak_memory_bytes() <= o.skip_memory_factor * capacity) {
+        g.optimistic_step_s = std::min(g.optimistic_step_s, g.rows[i]->step_time_s);
+      }
+    }
+    kept.push_back(g);
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const MethodGroup& a, const MethodGroup& b) {
+    return a.optimistic_step_s < b.optimistic_step_s;
+  });
+  groups = std::move(kept);
+}
+
+}  // namespace
+
+SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execute,
+                        const SearchOptions& options) {
+  std::vector<MethodGroup> groups = group_rows(prediction);
+  Searcher searcher(execute, options);
+  SearchResult& result = searcher.result();
+  result.method_sets_total = static_cast<int>(groups.size());
+  if (options.strategy == SearchStrategy::kExhaustive) {
+    for (const MethodGroup& g : groups) {
+      for (const PlanRow* row : g.rows) {
+        if (!searcher.run(*row)) break;
+      }
+    }
+    return std::move(result);
+  }
+  prepare_guided(groups, options, result.method_sets_skipped);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (searcher.beaten(groups[i])) {
+      result.method_sets_pruned = static_cast<int>(groups.size() - i);
+      break;
+    }
+    searcher.search_micro_batches(groups[i]);
+  }
+  return std::move(result);
+}
+
+}  // namespace gpudays

@@ -1,0 +1,64 @@
+// The benchmark's search over the settings space: which trials to run, in which order, and when to
+// stop. Two strategies: `exhaustive` (the reference's: every method set, micro-batch doubled from 1
+// until out-of-memory) and `guided` (the planner skips method sets that cannot fit by a safe margin,
+// starts each micro-batch search at the planner's largest fitting micro-batch, tries the most
+// promising method sets first, and stops once the planner's bound, calibrated on the trials so
+// far, says no remaining method set can beat the best measured one). Trials run through a
+// TrialExecutor (a child process in production; a function in tests).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "plan/planner.h"
+#include "results/trial_record.h"
+
+namespace gpudays {
+
+struct TrialRequest {
+  MethodSet methods;
+  int64_t micro_batch_size = 1;
+  int64_t grad_acc_steps = 1;
+};
+
+struct TrialOutcome {
+  TrialStatus status = TrialStatus::kOk;
+  double step_time_s = 0.0;        // median of the timed steps
+  int64_t peak_memory_bytes = 0;   // measured
+  std::string message;
+};
+
+using TrialExecutor = std::function<TrialOutcome(const TrialRequest&)>;
+
+enum class SearchStrategy { kExhaustive, kGuided };
+
+struct SearchOptions {
+  SearchStrategy strategy = SearchStrategy::kGuided;
+  int64_t memory_capacity_bytes = 0;  // per device
+  // Skip a method set when even micro-batch 1 is predicted to need this multiple of the capacity.
+  double skip_memory_factor = 1.5;
+  // The bound: measured / predicted may be this much below the lowest ratio seen so far.
+  double bound_safety = 0.8;
+};
+
+struct SearchTrial {
+  TrialRequest request;
+  TrialOutcome outcome;
+  double predicted_step_time_s = 0.0;
+  int64_t predicted_memory_bytes = 0;
+};
+
+struct SearchResult {
+  std::vector<SearchTrial> trials;  // in the order they ran
+  std::optional<SearchTrial> best;  // fastest trial with status ok
+  int method_sets_total = 0;
+  int method_sets_skipped = 0;      // ruled out by the planner's memory prediction
+  int method_sets_pruned = 0;       // never tried: the bound said they cannot win
+};
+
+// `prediction` holds the planner's rows for every method set and micro-batch of the request.
+SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execute,
+                        const SearchOptions& options);
+
+}  // namespace gpudays

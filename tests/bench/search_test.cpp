@@ -1,0 +1,127 @@
+// The planner-guided search finds the exhaustive search's optimum with far fewer trials, on a
+// simulated machine whose true step times and memory differ from the planner's predictions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bench/search.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+// A machine the planner does not know exactly: each method set runs 0.88-1.12x the predicted
+// time (a fixed pseudo-random factor per method set), memory is 0.9x the prediction plus 2%
+// per micro-batch doubling, and out-of-memory happens above the capacity.
+struct SimulatedMachine {
+  const PlanResult* prediction;
+  int64_t capacity_bytes;
+
+  static double method_factor(const MethodSet& m) {
+    const int code = (m.free_lunch ? 1 : 0) + (m.activation_checkpointing ? 2 : 0) +
+                     4 * static_cast<int>(m.sharding) + (m.offloading ? 32 : 0);
+    return 0.88 + 0.24 * std::fmod(std::sin(code * 12.9898) * 43758.5453 + 1e6, 1.0);
+  }
+
+  TrialOutcome operator()(const TrialRequest& r) const {
+    for (const PlanRow& row : prediction->rows) {
+      const MethodSet& m = row.config.methods;
+      if (row.config.micro_batch_size != r.micro_batch_size || m.free_lunch != r.methods.free_lunch ||
+          m.activation_checkpointing != r.methods.activation_checkpointing ||
+          m.sharding != r.methods.sharding || m.offloading != r.methods.offloading) {
+        continue;
+      }
+      const double memory = row.peak_memory_bytes() * 0.9 *
+                            (1.0 + 0.02 * std::log2(static_cast<double>(r.micro_batch_size)));
+      if (memory > capacity_bytes) return {TrialStatus::kOutOfMemory, 0.0, 0, "simulated OOM"};
+      return {TrialStatus::kOk, row.step_time_s * method_factor(m),
+              static_cast<int64_t>(memory), ""};
+    }
+    ADD_FAILURE() << "trial outside the search space";
+    return {TrialStatus::kCrash, 0.0, 0, "unknown configuration"};
+  }
+};
+
+struct Case {
+  const char* model;
+  const char* gpu;
+  int64_t gpus;
+};
+
+TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
+  int exhaustive_total = 0, guided_total = 0;
+  for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1}, Case{"pythia-1b", "a100", 4},
+                        Case{"pythia-1b", "rtx-3090", 8}, Case{"pythia-410m", "rtx-a6000", 2},
+                        Case{"roberta", "h100", 8}, Case{"vit", "a100", 8},
+                        Case{"convnext-large-1k", "rtx-3090", 4}, Case{"mamba", "h100", 8}}) {
+    const Cluster cluster{&catalog().gpu(c.gpu), 1, c.gpus};
+    const PlanResult prediction = plan(catalog().model(c.model), cluster, PlanOptions{});
+    const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
+    SearchOptions options;
+    options.memory_capacity_bytes = cluster.gpu->memory_bytes;
+    options.strategy = SearchStrategy::kExhaustive;
+    const SearchResult exhaustive = run_search(prediction, machine, options);
+    options.strategy = SearchStrategy::kGuided;
+    const SearchResult guided = run_search(prediction, machine, options);
+    ASSERT_TRUE(exhaustive.best) << c.model;
+    ASSERT_TRUE(guided.best) << c.model;
+    EXPECT_EQ(guided.best->outcome.step_time_s, exhaustive.best->outcome.step_time_s)
+        << c.model << " on " << c.gpus << " x " << c.gpu;
+    exhaustive_total += static_cast<int>(exhaustive.trials.size());
+    guided_total += static_cast<int>(guided.trials.size());
+    std::printf("%-18s %d x %-9s exhaustive %3zu trials, guided %2zu (skipped %d, pruned %d of %d "
+                "method sets)\n",
+                c.model, static_cast<int>(c.gpus), c.gpu, exhaustive.trials.size(),
+                guided.trials.size(), guided.method_sets_skipped, guided.method_sets_pruned,
+                guided.method_sets_total);
+  }
+  std::printf("total: exhaustive %d trials, guided %d (%.1fx fewer)\n", exhaustive_total,
+              guided_total, static_cast<double>(exhaustive_total) / guided_total);
+  EXPECT_GE(exhaustive_total, 5 * guided_total);
+}
+
+TEST(Search, CrashesAndTimeoutsAreRecordedAndTheSearchGoesOn) {
+  const Cluster cluster{&catalog().gpu("a100"), 1, 4};
+  const PlanResult prediction = plan(catalog().model("pythia-160m"), cluster, PlanOptions{});
+  const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
+  auto flaky = [&](const TrialRequest& r) -> TrialOutcome {
+    if (r.methods.sharding == Sharding::kZero2) return {TrialStatus::kCrash, 0, 0, "segfault"};
+    if (r.methods.sharding == Sharding::kZero3) return {TrialStatus::kTimeout, 0, 0, "hung"};
+    return machine(r);
+  };
+  SearchOptions options;
+  options.memory_capacity_bytes = cluster.gpu->memory_bytes;
+  options.strategy = SearchStrategy::kExhaustive;
+  const SearchResult r = run_search(prediction, flaky, options);
+  int crashes = 0, timeouts = 0;
+  for (const SearchTrial& t : r.trials) {
+    crashes += t.outcome.status == TrialStatus::kCrash;
+    timeouts += t.outcome.status == TrialStatus::kTimeout;
+  }
+  EXPECT_GT(crashes, 0);
+  EXPECT_GT(timeouts, 0);
+  ASSERT_TRUE(r.best);
+  EXPECT_NE(r.best->request.methods.sharding, Sharding::kZero2);
+  EXPECT_NE(r.best->request.methods.sharding, Sharding::kZero3);
+}
+
+TEST(Search, OutOfMemoryHalvesUntilItFits) {
+  const Cluster cluster{&catalog().gpu("rtx-3090"), 1, 1};
+  PlanOptions po;
+  po.preset = MethodPreset::kFreeLunch;
+  const PlanResult prediction = plan(catalog().model("pythia-410m"), cluster, po);
+  // The true machine has half the memory the planner thinks: the first probe runs out of memory.
+  const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes / 2};
+  SearchOptions options;
+  options.memory_capacity_bytes = cluster.gpu->memory_bytes;
+  const SearchResult r = run_search(prediction, machine, options);
+  ASSERT_GE(r.trials.size(), 2u);
+  EXPECT_EQ(r.trials.front().outcome.status, TrialStatus::kOutOfMemory);
+  ASSERT_TRUE(r.best);
+  EXPECT_LT(r.best->request.micro_batch_size, r.trials.front().request.micro_batch_size);
+}
+
+}  // namespace
+}  // namespace gpudays
