@@ -1,0 +1,119 @@
+// ChildProcess: fork/exec with a process group, output files and a polling wait.
+#include "bench/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace gpudays {
+namespace {
+
+constexpr size_t kMaxErrBytes = 64 * 1024;
+
+std::string read_file(const std::string& path, size_t keep_last = 0) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  if (keep_last > 0 && s.size() > keep_last) s = s.substr(s.size() - keep_last);
+  return s;
+}
+
+std::string unique_stem(const std::string& dir) {
+  static std::atomic<int> counter{0};
+  return (std::filesystem::path(dir) /
+          fmt::format("child.{}.{}", getpid(), counter.fetch_add(1)))
+      .string();
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options)
+    : options_(options) {
+  if (argv.empty()) throw std::invalid_argument("ChildProcess: empty command");
+  const std::string dir = options.work_dir.empty()
+                              ? std::filesystem::temp_directory_path().string()
+                              : options.work_dir;
+  const std::string stem = unique_stem(dir);
+  out_path_ = stem + ".out";
+  err_path_ = stem + ".err";
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    setpgid(0, 0);  // own group: the time limit kills the child and all it started
+    const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (out < 0 || err < 0 || in < 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  setpgid(pid_, pid_);  // also from the parent, to avoid the race with the child's own call
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) {
+    kill_group();
+    waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove(out_path_, ec);
+  std::filesystem::remove(err_path_, ec);
+}
+
+void ChildProcess::kill_group() { ::kill(-pid_, SIGKILL); }
+
+ChildResult ChildProcess::wait() {
+  ChildResult r;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration<double>(options_.time_limit_s);
+  int status = 0;
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      r.timed_out = true;
+      kill_group();
+      waitpid(pid_, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  kill_group();  // anything the child left running in its group
+  pid_ = -1;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (!r.timed_out && WIFSIGNALED(status)) {
+    r.signaled = true;
+    r.signal = WTERMSIG(status);
+  }
+  r.out = read_file(out_path_);
+  r.err = read_file(err_path_, kMaxErrBytes);
+  return r;
+}
+
+ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
+  ChildProcess child(argv, options);
+  return child.wait();
+}
+
+}  // namespace gpudays

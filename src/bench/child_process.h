@@ -1,0 +1,48 @@
+// Runs one command as a child process in its own process group with a time limit, capturing its
+// standard output and error to files. A child (and everything it started) that outlives the limit
+// is killed. RAII: a ChildProcess that is destroyed while running kills its group.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+struct ChildResult {
+  bool timed_out = false;
+  bool signaled = false;
+  int exit_code = -1;  // when it exited normally
+  int signal = 0;      // when it was killed by a signal
+  double wall_s = 0.0;
+  std::string out;     // standard output
+  std::string err;     // standard error (last 64 KiB)
+};
+
+struct ChildOptions {
+  double time_limit_s = 600.0;
+  std::string work_dir;  // where the output files go (default: a temporary directory)
+};
+
+class ChildProcess {
+ public:
+  ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options);
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  ChildResult wait();  // blocks until it exits or the time limit passes
+
+ private:
+  void kill_group();
+  pid_t pid_ = -1;
+  ChildOptions options_;
+  std::string out_path_;
+  std::string err_path_;
+};
+
+// Convenience: run and wait.
+ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options);
+
+}  // namespace gpudays

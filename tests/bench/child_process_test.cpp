@@ -1,0 +1,45 @@
+// Child processes: output captured, exit codes and signals reported, hangs killed at the limit
+// together with the processes they started.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include "bench/child_process.h"
+
+namespace gpudays {
+namespace {
+
+ChildResult sh(const std::string& script, double limit_s = 10.0) {
+  return run_child({"/bin/sh", "-c", script}, ChildOptions{limit_s, ""});
+}
+
+TEST(ChildProcess, CapturesOutputAndExitCode) {
+  const ChildResult r = sh("echo '{\"ok\": true}'; echo oops >&2; exit 3");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "{\"ok\": true}\n");
+  EXPECT_EQ(r.err, "oops\n");
+}
+
+TEST(ChildProcess, ReportsACrash) {
+  const ChildResult r = sh("kill -SEGV $$");
+  EXPECT_TRUE(r.signaled);
+  EXPECT_EQ(r.signal, SIGSEGV);
+}
+
+TEST(ChildProcess, KillsAHangAndWhatItStartedAtTheLimit) {
+  const ChildResult r = sh("sleep 31.7 & sleep 31.7", /*limit_s=*/0.3);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.wall_s, 5.0);
+  // The background sleep was in the child's group and was killed with it: nothing survives.
+  const ChildResult check = sh("pgrep -f 'slee[p] 31.7' || true");
+  EXPECT_EQ(check.out, "");
+}
+
+TEST(ChildProcess, MissingProgramExits127) {
+  const ChildResult r = run_child({"/nonexistent/program"}, ChildOptions{});
+  EXPECT_EQ(r.exit_code, 127);
+}
+
+}  // namespace
+}  // namespace gpudays
