@@ -27,8 +27,8 @@ TrialStatus parse_trial_status(const std::string& text) {
 }
 
 std::string TrialRecord::key() const {
-  return fmt::format("{}|{}|{}|{}x{}|fl={}|ckpt={}|{}|offload={}|mb={}|acc={}|mem={}", model, gpu,
-                     device_name, num_nodes, gpus_per_node, free_lunch ? 1 : 0,
+  return fmt::format("{}|{}|{}x{}|fl={}|ckpt={}|{}|offload={}|mb={}|acc={}|mem={}", model, gpu,
+                     num_nodes, gpus_per_node, free_lunch ? 1 : 0,
                      activation_checkpointing ? 1 : 0, sharding, offloading ? 1 : 0,
                      micro_batch_size, grad_acc_steps, memory_limit_bytes);
 }

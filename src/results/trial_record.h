@@ -52,7 +52,8 @@ struct TrialRecord {
   std::string hostname;
   std::string created_at;  // ISO 8601 UTC
 
-  // The identity as one string: two trials with equal keys measure the same thing.
+  // The identity as one string: two trials with equal keys measure the same thing (the catalog
+  // GPU, not the device's own name, identifies the hardware, so a rerun finds it before running).
   std::string key() const;
 };
 

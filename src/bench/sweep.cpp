@@ -1,0 +1,229 @@
+// Sweep: trial identity, child-process execution, recording, progress.
+#include "bench/sweep.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "bench/child_process.h"
+#include "bench/trial_spec.h"
+#include "common/build_info.h"
+#include "common/error.h"
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buffer;
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  gethostname(buffer, sizeof(buffer) - 1);
+  return buffer;
+}
+
+std::string last_line(const std::string& text) {
+  const size_t end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+class Sweep {
+ public:
+  Sweep(const ModelSpec& model, const Cluster& cluster, const SweepOptions& options,
+        ResultsDb& db, std::ostream& progress)
+      : model_(model), cluster_(cluster), options_(options), db_(db), progress_(progress),
+        start_(std::chrono::steady_clock::now()) {}
+
+  TrialOutcome execute(const TrialRequest& request, const PlanRow& predicted) {
+    TrialRecord record = identity(request);
+    ++index_;
+    if (auto done = db_.find(record.key())) {
+      ++summary_.trials_reused;
+      report(request, *done, "reused");
+      return outcome_of(*done);
+    }
+    fill_outcome(record, run_trial(request), predicted);
+    db_.insert(record);
+    ++summary_.trials_run;
+    report(request, record, "");
+    return outcome_of(record);
+  }
+
+  SweepSummary& summary() { return summary_; }
+
+ private:
+  TrialRecord identity(const TrialRequest& r) const {
+    TrialRecord t;
+    t.model = model_.name;
+    t.gpu = options_.device == "cpu" ? "cpu" : cluster_.gpu->name;
+    t.num_nodes = cluster_.num_nodes;
+    t.gpus_per_node = cluster_.gpus_per_node;
+    t.free_lunch = r.methods.free_lunch;
+    t.activation_checkpointing = r.methods.activation_checkpointing;
+    t.sharding = to_string(r.methods.sharding);
+    t.offloading = r.methods.offloading;
+    t.micro_batch_size = r.micro_batch_size;
+    t.grad_acc_steps = r.grad_acc_steps;
+    t.memory_limit_bytes = options_.memory_limit_bytes;
+    return t;
+  }
+
+  TrialResult run_trial(const TrialRequest& r) const {
+    TrialSpec spec;
+    spec.model = model_.name;
+    spec.model_file = options_.model_file;
+    spec.device = options_.device;
+    spec.gpu = cluster_.gpu->name;
+    spec.num_nodes = cluster_.num_nodes;
+    spec.gpus_per_node = cluster_.gpus_per_node;
+    spec.methods = r.methods;
+    spec.micro_batch_size = r.micro_batch_size;
+    spec.grad_acc_steps = r.grad_acc_steps;
+    spec.warmup_steps = options_.warmup_steps;
+    spec.timed_steps = options_.timed_steps;
+    spec.memory_limit_bytes = options_.memory_limit_bytes;
+    const std::string dir = options_.work_dir.empty()
+                                ? std::filesystem::temp_directory_path().string()
+                                : options_.work_dir;
+    const std::string spec_path =
+        (std::filesystem::path(dir) / fmt::format("trial.{}.{}.json", getpid(), index_)).string();
+    std::ofstream(spec_path) << to_json(spec).dump();
+    std::vector<std::string> argv = options_.trial_command;
+    argv.insert(argv.end(), {"--spec", spec_path});
+    const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir});
+    std::filesystem::remove(spec_path);
+    return interpret(child);
+  }
+
+  static TrialResult interpret(const ChildResult& child) {
+    TrialResult r;
+    if (child.timed_out) {
+      r.status = TrialStatus::kTimeout;
+      r.message = fmt::format("no result after {:.0f} s; killed", child.wall_s);
+      return r;
+    }
+    if (child.signaled) {
+      r.status = TrialStatus::kCrash;
+      r.message = fmt::format("killed by signal {}: {}", child.signal, last_line(child.err));
+      return r;
+    }
+    try {
+      r = parse_trial_output(child.out);
+      if (child.exit_code != 0 && r.status == TrialStatus::kOk) r.status = TrialStatus::kCrash;
+    } catch (const InputError&) {
+      r.status = TrialStatus::kCrash;
+      r.message = fmt::format("exit code {}: {}", child.exit_code, last_line(child.err));
+    }
+    return r;
+  }
+
+  // Measured figures, extrapolated days, and utilisation from the planner's FLOPs and peak.
+  void fill_outcome(TrialRecord& t, const TrialResult& r, const PlanRow& predicted) const {
+    t.status = r.status;
+    t.message = r.message;
+    t.device_name = r.device_name;
+    t.driver = r.driver;
+    t.torch_version = r.torch_version;
+    t.gpudays_version = kVersion;
+    t.git_commit = kGitCommit;
+    t.hostname = host_name();
+    t.created_at = utc_now();
+    t.predicted_step_time_s = predicted.step_time_s;
+    t.predicted_memory_bytes = static_cast<int64_t>(predicted.peak_memory_bytes());
+    if (r.status != TrialStatus::kOk) return;
+    t.steps_timed = r.steps_timed;
+    t.step_time_median_s = r.step_time_median_s;
+    t.step_time_min_s = r.step_time_min_s;
+    t.step_time_max_s = r.step_time_max_s;
+    t.peak_memory_bytes = r.peak_memory_bytes;
+    const double step = r.step_time_median_s;
+    t.samples_per_s = model_.recipe.global_batch / step;
+    t.tokens_per_s = predicted.tokens_per_s * predicted.step_time_s / step;
+    t.training_days = model_.recipe.train_steps * step / kSecondsPerDay;
+    t.gpu_days = t.training_days * cluster_.world_size();
+    t.mfu = predicted.mfu * predicted.step_time_s / step;
+    t.hfu = predicted.hfu * predicted.step_time_s / step;
+    if (options_.device != "cpu" && t.mfu > cluster_.gpu->matmul_ceiling_fraction) {
+      t.status = TrialStatus::kRejected;
+      t.message = fmt::format("MFU {:.1f}% exceeds the {} matmul ceiling {:.1f}%: a timing bug, not "
+                              "a result", 100 * t.mfu, cluster_.gpu->name,
+                              100 * cluster_.gpu->matmul_ceiling_fraction);
+    }
+  }
+
+  static TrialOutcome outcome_of(const TrialRecord& t) {
+    return TrialOutcome{t.status, t.step_time_median_s, t.peak_memory_bytes, t.message};
+  }
+
+  void report(const TrialRequest& r, const TrialRecord& t, const char* note) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const std::string what = t.status == TrialStatus::kOk
+                                 ? fmt::format("{:.3f} s/step, {}", t.step_time_median_s,
+                                               format_gib(static_cast<double>(t.peak_memory_bytes)))
+                                 : fmt::format("{}: {}", to_string(t.status), t.message);
+    progress_ << fmt::format("[trial {}] {}, micro-batch {}: {}{} | elapsed {}\n", index_,
+                             describe(r.methods), r.micro_batch_size, what,
+                             *note ? fmt::format(" ({})", note) : "",
+                             format_duration_s(elapsed))
+              << std::flush;
+    if (t.status == TrialStatus::kRejected) progress_ << "REJECTED: " << t.message << "\n";
+  }
+
+  const ModelSpec& model_;
+  const Cluster& cluster_;
+  const SweepOptions& options_;
+  ResultsDb& db_;
+  std::ostream& progress_;
+  std::chrono::steady_clock::time_point start_;
+  SweepSummary summary_;
+  int index_ = 0;
+};
+
+const PlanRow& predicted_row(const PlanResult& prediction, const TrialRequest& r) {
+  for (const PlanRow& row : prediction.rows) {
+    const MethodSet& m = row.config.methods;
+    if (row.config.micro_batch_size == r.micro_batch_size && m.free_lunch == r.methods.free_lunch &&
+        m.activation_checkpointing == r.methods.activation_checkpointing &&
+        m.sharding == r.methods.sharding && m.offloading == r.methods.offloading) {
+      return row;
+    }
+  }
+  throw std::logic_error("trial outside the planned search space");
+}
+
+}  // namespace
+
+SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
+                       const PlanOptions& plan_options, const SweepOptions& options, ResultsDb& db,
+                       std::ostream& progress) {
+  const PlanResult prediction = plan(model, cluster, plan_options);
+  Sweep sweep(model, cluster, options, db, progress);
+  SearchOptions search;
+  search.strategy = options.strategy;
+  search.memory_capacity_bytes =
+      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
+  auto execute = [&](const TrialRequest& r) {
+    return sweep.execute(r, predicted_row(prediction, r));
+  };
+  SweepSummary summary = sweep.summary();
+  summary.search = run_search(prediction, execute, search);
+  summary.trials_reused = sweep.summary().trials_reused;
+  summary.trials_run = sweep.summary().trials_run;
+  return summary;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,38 @@
+// A benchmark sweep: runs the search (bench/search.h) with each trial in its own child process
+// under a time limit, reuses trials already in the results database, records every new trial
+// (with provenance) the moment it ends, rejects impossible timings, and prints a progress line.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench/search.h"
+#include "catalog/model_spec.h"
+#include "plan/planner.h"
+#include "results/results_db.h"
+
+namespace gpudays {
+
+struct SweepOptions {
+  std::vector<std::string> trial_command;  // argv prefix; "--spec FILE" is appended
+  std::string device = "cuda";             // what the trials run on: "cuda" or "cpu"
+  std::string model_file;                  // when the model is not from the catalog
+  double trial_timeout_s = 600.0;
+  int64_t warmup_steps = 1;
+  int64_t timed_steps = 3;
+  int64_t memory_limit_bytes = 0;  // 0: the device's memory
+  SearchStrategy strategy = SearchStrategy::kGuided;
+  std::string work_dir;  // trial specs and outputs (default: the temporary directory)
+};
+
+struct SweepSummary {
+  SearchResult search;
+  int trials_reused = 0;  // found in the database
+  int trials_run = 0;     // run now
+};
+
+SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster, const PlanOptions& plan_options,
+                       const SweepOptions& options, ResultsDb& db, std::ostream& progress);
+
+}  // namespace gpudays

@@ -1,0 +1,90 @@
+// JSON forms of TrialSpec and TrialResult.
+#include "bench/trial_spec.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace gpudays {
+
+nlohmann::json to_json(const TrialSpec& s) {
+  return {{"model", s.model},
+          {"model_file", s.model_file},
+          {"device", s.device},
+          {"gpu", s.gpu},
+          {"num_nodes", s.num_nodes},
+          {"gpus_per_node", s.gpus_per_node},
+          {"free_lunch", s.methods.free_lunch},
+          {"activation_checkpointing", s.methods.activation_checkpointing},
+          {"sharding", to_string(s.methods.sharding)},
+          {"offloading", s.methods.offloading},
+          {"micro_batch_size", s.micro_batch_size},
+          {"grad_acc_steps", s.grad_acc_steps},
+          {"warmup_steps", s.warmup_steps},
+          {"timed_steps", s.timed_steps},
+          {"memory_limit_bytes", s.memory_limit_bytes}};
+}
+
+TrialSpec trial_spec_from_json(const nlohmann::json& j) {
+  try {
+    TrialSpec s;
+    s.model = j.at("model").get<std::string>();
+    s.model_file = j.value("model_file", "");
+    s.device = j.at("device").get<std::string>();
+    s.gpu = j.at("gpu").get<std::string>();
+    s.num_nodes = j.at("num_nodes").get<int64_t>();
+    s.gpus_per_node = j.at("gpus_per_node").get<int64_t>();
+    s.methods.free_lunch = j.at("free_lunch").get<bool>();
+    s.methods.activation_checkpointing = j.at("activation_checkpointing").get<bool>();
+    s.methods.sharding = parse_sharding(j.at("sharding").get<std::string>());
+    s.methods.offloading = j.at("offloading").get<bool>();
+    s.micro_batch_size = j.at("micro_batch_size").get<int64_t>();
+    s.grad_acc_steps = j.at("grad_acc_steps").get<int64_t>();
+    s.warmup_steps = j.value("warmup_steps", int64_t{1});
+    s.timed_steps = j.value("timed_steps", int64_t{3});
+    s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("bad trial specification: {}", e.what()));
+  }
+}
+
+nlohmann::json to_json(const TrialResult& r) {
+  return {{"status", to_string(r.status)},
+          {"message", r.message},
+          {"steps_timed", r.steps_timed},
+          {"step_time_median_s", r.step_time_median_s},
+          {"step_time_min_s", r.step_time_min_s},
+          {"step_time_max_s", r.step_time_max_s},
+          {"peak_memory_bytes", r.peak_memory_bytes},
+          {"device_name", r.device_name},
+          {"driver", r.driver},
+          {"torch_version", r.torch_version}};
+}
+
+TrialResult parse_trial_output(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) throw InputError("the trial printed no result");
+  const size_t begin = text.rfind('\n', end);
+  const std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1,
+                                       end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    TrialResult r;
+    r.status = parse_trial_status(j.at("status").get<std::string>());
+    r.message = j.value("message", "");
+    r.steps_timed = j.value("steps_timed", int64_t{0});
+    r.step_time_median_s = j.value("step_time_median_s", 0.0);
+    r.step_time_min_s = j.value("step_time_min_s", 0.0);
+    r.step_time_max_s = j.value("step_time_max_s", 0.0);
+    r.peak_memory_bytes = j.value("peak_memory_bytes", int64_t{0});
+    r.device_name = j.value("device_name", "");
+    r.driver = j.value("driver", "");
+    r.torch_version = j.value("torch_version", "");
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("the trial's result is not valid JSON: {}", e.what()));
+  }
+}
+
+}  // namespace gpudays

@@ -1,0 +1,46 @@
+// A stand-in for `gpudays trial` in sweep tests: reads the trial specification and answers with a
+// deterministic result (time falls with the micro-batch, free-lunch is faster, checkpointing slower
+// and leaner; out-of-memory above the memory limit), or crashes or hangs when the environment asks
+// it to for a given sharding. Not a model of anything; it exercises the sweep's machinery.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "bench/trial_spec.h"
+
+int main(int argc, char** argv) {
+  using namespace gpudays;
+  if (argc != 3 || std::string(argv[1]) != "--spec") return 64;
+  std::ifstream in(argv[2]);
+  const TrialSpec spec = trial_spec_from_json(nlohmann::json::parse(in));
+  const std::string sharding = to_string(spec.methods.sharding);
+  if (const char* crash = std::getenv("FAKE_CRASH_SHARDING"); crash && sharding == crash) {
+    std::abort();
+  }
+  if (const char* hang = std::getenv("FAKE_HANG_SHARDING"); hang && sharding == hang) sleep(3600);
+  if (const char* pause = std::getenv("FAKE_SLEEP_S")) usleep(std::atof(pause) * 1e6);
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double memory = spec.micro_batch_size * gib * (spec.methods.activation_checkpointing ? 0.5 : 1.0);
+  TrialResult r;
+  r.device_name = "fake device";
+  r.torch_version = "none";
+  if (spec.memory_limit_bytes > 0 && memory > spec.memory_limit_bytes) {
+    r.status = TrialStatus::kOutOfMemory;
+    r.message = "fake out of memory";
+  } else {
+    r.status = TrialStatus::kOk;
+    const double step = (1.0 + 8.0 / spec.micro_batch_size) * (spec.methods.free_lunch ? 0.7 : 1.0) *
+                        (spec.methods.activation_checkpointing ? 1.3 : 1.0);
+    r.steps_timed = spec.timed_steps;
+    r.step_time_median_s = step;
+    r.step_time_min_s = step * 0.99;
+    r.step_time_max_s = step * 1.01;
+    r.peak_memory_bytes = static_cast<int64_t>(memory);
+  }
+  std::cout << "some log line\n" << to_json(r).dump() << "\n";
+  return 0;
+}

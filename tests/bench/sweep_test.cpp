@@ -1,0 +1,126 @@
+// Sweeps through child processes: every trial recorded with provenance, reruns reuse them, crashes
+// and hangs cost one trial, and a sweep killed with SIGKILL resumes without losing or duplicating.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench/sweep.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+constexpr int64_t kGiB = 1024LL * 1024 * 1024;
+
+struct SweepFixture {
+  std::string db_path;
+  Cluster cluster{&catalog().gpu("rtx-3090"), 1, 2};
+  SweepOptions options;
+  PlanOptions plan_options;
+
+  explicit SweepFixture(const std::string& name) {
+    db_path = test::write_temp_file(name, "");
+    std::filesystem::remove(db_path);
+    options.trial_command = {FAKE_TRIAL_BINARY};
+    options.device = "cpu";
+    options.memory_limit_bytes = 8 * kGiB;
+    options.trial_timeout_s = 2.0;
+    options.strategy = SearchStrategy::kExhaustive;
+  }
+
+  SweepSummary run(std::ostream& progress) {
+    ResultsDb db = ResultsDb::open({db_path});
+    return run_sweep(catalog().model("pythia-70m"), cluster, plan_options, options, db, progress);
+  }
+};
+
+TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
+  SweepFixture f("sweep_rerun.db");
+  f.plan_options.preset = MethodPreset::kFreeLunch;
+  std::ostringstream progress;
+  const SweepSummary first = f.run(progress);
+  EXPECT_GT(first.trials_run, 3);
+  EXPECT_EQ(first.trials_reused, 0);
+  ASSERT_TRUE(first.search.best);
+  EXPECT_EQ(first.search.best->request.micro_batch_size, 8);  // the largest under 8 GiB
+  EXPECT_NE(progress.str().find("[trial 1]"), std::string::npos);
+  const auto rows = ResultsDb::open({f.db_path}).query({});
+  EXPECT_EQ(static_cast<int>(rows.size()), first.trials_run);
+  EXPECT_EQ(rows.front().device_name, "fake device");
+  EXPECT_FALSE(rows.front().created_at.empty());
+  EXPECT_FALSE(rows.front().git_commit.empty());
+
+  std::ostringstream again;
+  const SweepSummary second = f.run(again);
+  EXPECT_EQ(second.trials_run, 0);
+  EXPECT_EQ(second.trials_reused, first.trials_run);
+  EXPECT_EQ(ResultsDb::open({f.db_path}).query({}).size(), rows.size());
+}
+
+TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
+  SweepFixture f("sweep_faults.db");
+  f.options.trial_timeout_s = 0.5;
+  setenv("FAKE_CRASH_SHARDING", "zero_2", 1);
+  setenv("FAKE_HANG_SHARDING", "zero_3", 1);
+  f.plan_options.preset = MethodPreset::kAll;
+  std::ostringstream progress;
+  const SweepSummary s = f.run(progress);
+  unsetenv("FAKE_CRASH_SHARDING");
+  unsetenv("FAKE_HANG_SHARDING");
+  int crashes = 0, timeouts = 0, ok = 0;
+  for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) {
+    crashes += t.status == TrialStatus::kCrash;
+    timeouts += t.status == TrialStatus::kTimeout;
+    ok += t.status == TrialStatus::kOk;
+  }
+  // zero_2 x {free-lunch, checkpointing, offloading off and on}: the first micro-batch of each.
+  EXPECT_EQ(crashes, 8);
+  EXPECT_EQ(timeouts, 8);  // zero_3 likewise
+  EXPECT_GT(ok, 10);
+  ASSERT_TRUE(s.search.best);
+  EXPECT_NE(progress.str().find("crash: "), std::string::npos);
+}
+
+TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
+  SweepFixture f("sweep_kill.db");
+  f.plan_options.preset = MethodPreset::kAll;
+  setenv("FAKE_SLEEP_S", "0.005", 1);
+  const pid_t child = fork();
+  if (child == 0) {
+    std::ostringstream sink;
+    f.run(sink);
+    _exit(0);
+  }
+  // Kill it once a few trials are in the database.
+  for (int i = 0; i < 500; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (std::filesystem::exists(f.db_path) &&
+        ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).size() >= 5) {
+      break;
+    }
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  const size_t before = ResultsDb::open({f.db_path}).query({}).size();
+  ASSERT_GE(before, 5u);
+  std::ostringstream progress;
+  const SweepSummary resumed = f.run(progress);
+  unsetenv("FAKE_SLEEP_S");
+  EXPECT_GE(resumed.trials_reused, static_cast<int>(before));
+  const auto rows = ResultsDb::open({f.db_path}).query({});
+  std::set<std::string> keys;
+  for (const TrialRecord& t : rows) keys.insert(t.key());
+  EXPECT_EQ(keys.size(), rows.size()) << "duplicated trials";
+  EXPECT_EQ(static_cast<int>(rows.size()), resumed.trials_run + resumed.trials_reused);
+}
+
+}  // namespace
+}  // namespace gpudays
