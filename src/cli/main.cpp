@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
                  "source tree's configs/)");
   add_catalog_commands(app, global);
   add_plan_command(app, global);
+  add_results_commands(app, global);
   if (argc == 1) {
     std::cout << app.help();
     return 0;
