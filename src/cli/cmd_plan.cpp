@@ -1,10 +1,12 @@
 // `gpudays plan`: the analytic planner from the command line.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/calibrate.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
@@ -12,6 +14,7 @@
 #include "common/error.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
+#include "results/results_db.h"
 
 namespace gpudays {
 namespace {
@@ -27,7 +30,17 @@ struct PlanRequest {
   std::string format = "table";
   double inter_node_gb_per_s = 12.5;
   double cpu_adam_params_per_s = 1.0e9;
+  std::string db = "gpudays.db";
+  bool db_given = false;
+  bool no_calibration = false;
 };
+
+// Benchmark trials for calibration: from --db, or from ./gpudays.db when it exists.
+std::vector<TrialRecord> load_trials(const PlanRequest& r) {
+  if (r.no_calibration) return {};
+  if (!r.db_given && !std::filesystem::exists(r.db)) return {};
+  return ResultsDb::open({r.db, /*read_only=*/true}).query({});
+}
 
 ModelSpec resolve_model(const Catalog& catalog, const PlanRequest& r) {
   if (!r.model.empty() && !r.model_file.empty()) {
@@ -52,8 +65,12 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   options.preset = parse_preset(r.methods);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
+  const std::vector<TrialRecord> trials = load_trials(r);
+  options.calibration = calibrate(trials, catalog, model, gpu.name);
   const Cluster cluster{&gpu, r.nodes, r.gpus_per_node};
   const PlanResult result = plan(model, cluster, options);
+  PlanEvidence evidence{options.calibration, std::nullopt};
+  if (result.best) evidence.measured_best = measured_trial(trials, *result.best);
   if (r.gpu != gpu.name && r.format == "table") {
     std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
   }
@@ -63,6 +80,14 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.format == "json") {
     nlohmann::json out;
     out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+    out["calibration"] = {{"step_time_factor", options.calibration.step_time_factor},
+                          {"trials", options.calibration.trials}};
+    out["measured_best"] = nullptr;
+    if (evidence.measured_best) {
+      out["measured_best"] = {{"step_time_s", evidence.measured_best->step_time_median_s},
+                              {"peak_memory_bytes", evidence.measured_best->peak_memory_bytes},
+                              {"created_at", evidence.measured_best->created_at}};
+    }
     out["rows"] = nlohmann::json::array();
     if (r.all_rows) {
       for (const PlanRow& row : result.rows) out["rows"].push_back(plan_row_json(row));
@@ -80,7 +105,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
                           /*csv=*/true);
     return;
   }
-  print_plan_summary(std::cout, model, gpu, result, suggestions);
+  print_plan_summary(std::cout, model, gpu, result, suggestions, evidence);
   if (r.all_rows) {
     std::cout << "\n";
     print_plan_rows_table(std::cout, result.rows, /*csv=*/false);
@@ -112,6 +137,11 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
       ->capture_default_str();
+  cmd->add_option("--db", r->db,
+                  "Benchmark results used to calibrate step times (default: ./gpudays.db if it "
+                  "exists)")
+      ->each([r](const std::string&) { r->db_given = true; });
+  cmd->add_flag("--no-calibration", r->no_calibration, "Ignore benchmark results");
   cmd->footer(
       "Method presets: naive = the plain path; free-lunch = TF32 (fp32 recipes, Ampere+), fused "
       "attention, the fast Mamba scan, fused AdamW and CUDA graphs; all = every valid combination "

@@ -84,8 +84,30 @@ void print_plan_rows_table(std::ostream& out, const std::vector<PlanRow>& rows, 
   else table.print(out);
 }
 
+namespace {
+
+void print_evidence(std::ostream& out, const PlanRow& best, const PlanEvidence& evidence) {
+  if (evidence.calibration.trials > 0) {
+    out << fmt::format("  calibrated     step times x{:.3f} (median measured/predicted of {} "
+                       "trial{} on this GPU and model family; uncalibrated {})\n",
+                       evidence.calibration.step_time_factor, evidence.calibration.trials,
+                       evidence.calibration.trials == 1 ? "" : "s",
+                       format_duration_s(best.uncalibrated_step_time_s));
+  }
+  if (const auto& t = evidence.measured_best) {
+    out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}); {} on {}\n",
+                       format_duration_s(t->step_time_median_s),
+                       format_gib(static_cast<double>(t->peak_memory_bytes)),
+                       format_duration_s(best.step_time_s), format_gib(best.peak_memory_bytes()),
+                       t->created_at, t->device_name);
+  }
+}
+
+}  // namespace
+
 void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec& gpu,
-                        const PlanResult& result, const std::vector<Suggestion>& suggestions) {
+                        const PlanResult& result, const std::vector<Suggestion>& suggestions,
+                        const PlanEvidence& evidence) {
   size_t fitting = 0;
   for (const PlanRow& r : result.rows) fitting += r.fits ? 1 : 0;
   const PlanRow& any = result.rows.front();
@@ -128,6 +150,7 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
                      100 * result.matmul_ceiling_fraction);
   out << fmt::format("  memory/GPU     {} of {}: {}\n", format_gib(b.peak_memory_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)), memory_line(b.memory));
+  print_evidence(out, b, evidence);
   if (b.memory.host_bytes > 0) {
     out << fmt::format("  host memory    {} pinned per node\n", format_gib(b.memory.host_bytes));
   }

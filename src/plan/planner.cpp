@@ -1,6 +1,7 @@
 // Planner: evaluates each configuration from cached per-micro-batch workload summaries.
 #include "plan/planner.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -34,16 +35,20 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const TrainConf
                                w, device, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
-  row.step_time_s = row.time.step_s();
+  row.uncalibrated_step_time_s = row.time.step_s();
   const double global_batch = static_cast<double>(model.recipe.global_batch);
   const double world = static_cast<double>(cluster.world_size());
+  row.model_flops_per_sample = w.model_flops / static_cast<double>(w.samples);
+  const double step_flops = row.model_flops_per_sample * global_batch;
+  // Calibration may not make a configuration faster than the matmul ceiling allows.
+  const double ceiling_step_s = step_flops / (world * device.ceiling_flops());
+  row.step_time_s = std::max(row.uncalibrated_step_time_s * options.calibration.step_time_factor,
+                             std::min(row.uncalibrated_step_time_s, ceiling_step_s));
   row.samples_per_s = global_batch / row.step_time_s;
   row.tokens_per_s = row.samples_per_s * static_cast<double>(w.tokens_per_sample);
   row.training_days = model.recipe.train_steps * row.step_time_s / kSecondsPerDay;
   row.gpu_days = row.training_days * world;
   if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
-  row.model_flops_per_sample = w.model_flops / static_cast<double>(w.samples);
-  const double step_flops = row.model_flops_per_sample * global_batch;
   const double capacity = row.step_time_s * world * device.peak_flops();
   row.mfu = step_flops / capacity;
   const double recompute = config.methods.activation_checkpointing

@@ -16,11 +16,19 @@
 
 namespace gpudays {
 
+// Measured step time / predicted step time for this GPU and model family, from benchmark trials.
+// Scales every predicted step time; memory predictions are not calibrated.
+struct Calibration {
+  double step_time_factor = 1.0;
+  int trials = 0;  // 0: uncalibrated
+};
+
 struct PlanOptions {
   MethodPreset preset = MethodPreset::kAll;
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;
+  Calibration calibration;
 };
 
 struct PlanRow {
@@ -33,7 +41,8 @@ struct PlanRow {
   std::string reason;  // why it does not fit (empty when it fits)
   MemoryBreakdown memory;
   TimeBreakdown time;
-  double step_time_s = 0.0;      // one optimizer step of the global batch
+  double step_time_s = 0.0;      // one optimizer step of the global batch (calibrated)
+  double uncalibrated_step_time_s = 0.0;
   double samples_per_s = 0.0;    // all GPUs together
   double tokens_per_s = 0.0;     // vision: images/s (convnext) or patches+cls tokens/s (vit)
   double training_days = 0.0;
