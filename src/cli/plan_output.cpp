@@ -95,11 +95,13 @@ void print_evidence(std::ostream& out, const PlanRow& best, const PlanEvidence& 
                        format_duration_s(best.uncalibrated_step_time_s));
   }
   if (const auto& t = evidence.measured_best) {
-    out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}); {} on {}\n",
+    const std::string when = t->created_at.empty() ? "" : fmt::format("; {}", t->created_at);
+    const std::string where = t->device_name.empty() ? "" : fmt::format(" on {}", t->device_name);
+    out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}){}{}\n",
                        format_duration_s(t->step_time_median_s),
                        format_gib(static_cast<double>(t->peak_memory_bytes)),
                        format_duration_s(best.step_time_s), format_gib(best.peak_memory_bytes()),
-                       t->created_at, t->device_name);
+                       when, where);
   }
 }
 
