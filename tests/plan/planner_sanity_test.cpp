@@ -74,9 +74,10 @@ TEST(PlannerSanity, MoreGpusNeverMoreComputePerGpu) {
 }
 
 TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
-  for (const char* gpu : {"rtx-3090", "rtx-a6000", "a100", "h100", "v100-16gb", "b200"}) {
+  for (const GpuSpec& g : catalog().gpus()) {
+    const char* gpu = g.name.c_str();
     for (const ModelSpec& m : catalog().models()) {
-      for (int64_t gpus : {1, 8}) {
+      for (int64_t gpus : {1, 2, 4, 8}) {
         const Cluster c = cluster_of(gpu, gpus);
         if (m.recipe.precision == Precision::kBf16 && !c.gpu->supports_bf16()) continue;
         const PlanResult r = plan(m, c, {});
