@@ -1,0 +1,25 @@
+// Detects a multi-rank launch (mpirun, srun) from the launcher's environment, and provides the
+// MPI engine's stand-ins when gpudays is built without MPI.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "dist/communicator.h"
+
+namespace gpudays {
+
+bool launched_with_several_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    if (const char* value = std::getenv(name); value != nullptr && std::atoi(value) > 1) return true;
+  }
+  return false;
+}
+
+#ifndef GPUDAYS_WITH_MPI
+std::unique_ptr<Communicator> make_mpi_communicator() {
+  throw std::runtime_error("this gpudays was built without MPI (install libopenmpi-dev and rebuild)");
+}
+bool mpi_available() { return false; }
+#endif
+
+}  // namespace gpudays
