@@ -2,6 +2,7 @@
 #include "cli/cost_options.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -11,48 +12,78 @@
 namespace gpudays {
 namespace {
 
-void override_positive(double value, const char* flag, double& into) {
-  if (value < 0) return;  // not given
-  if (value == 0 && std::string(flag) == "--amortisation-years") {
-    throw InputError("--amortisation-years must be positive");
-  }
-  into = value;
+// The flags default to -1 (not given); CLI11 has already checked the ranges of given values.
+void apply_if_given(double flag_value, double& into) {
+  if (flag_value >= 0) into = flag_value;
 }
 
 }  // namespace
 
+CLI::Validator number_check(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double value = 0.0;
+        try {
+          size_t used = 0;
+          value = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (value < 0 || (value == 0 && !allow_zero) || !std::isfinite(value)) {
+          return allow_zero ? "must be a non-negative number" : "must be a positive number";
+        }
+        return "";
+      },
+      allow_zero ? "NUMBER>=0" : "NUMBER>0");
+}
+
 void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
-  cmd.add_option("--gpus", r.gpus, "GPU types, comma-separated names or aliases (see `gpudays gpus`)")
+  cmd.add_option(
+         "--gpus", r.gpus, "GPU types, comma-separated names or aliases (see `gpudays gpus`)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd.add_option("--counts", r.counts,
+  cmd.add_option("--counts",
+                 r.counts,
                  "GPU counts, comma-separated: 1, 2, 4, 8 (one machine) or multiples of 8 (nodes "
                  "of 8)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd.add_option("--price", r.purchase_prices,
+  cmd.add_option("--price",
+                 r.purchase_prices,
                  "Override a purchase price per GPU, NAME=USD (repeatable), e.g. a100=17000");
-  cmd.add_option("--cloud-price", r.cloud_prices,
+  cmd.add_option("--cloud-price",
+                 r.cloud_prices,
                  "Override a cloud rental price, NAME=USD_PER_GPU_HOUR (repeatable)");
-  cmd.add_option("--prices", r.price_file,
+  cmd.add_option("--prices",
+                 r.price_file,
                  "TOML price file: [purchase_usd] and [cloud_usd_per_gpu_hour] tables of NAME = "
                  "number (--price and --cloud-price win over it)")
       ->check(CLI::ExistingFile);
-  cmd.add_option("--cost-config", r.cost_config,
+  cmd.add_option("--cost-config",
+                 r.cost_config,
                  "Cost assumptions file (default: configs/cost/cost.toml: base machine prices, "
                  "amortisation, energy, each with its source)")
       ->check(CLI::ExistingFile);
-  cmd.add_option("--usd-per-kwh", r.usd_per_kwh, "Electricity price (default 0.13, cost config)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--grid-gco2-per-kwh", r.grid_gco2_per_kwh,
-                 "Grid carbon intensity (default 436, world 2022, cost config)")
-      ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--power-fraction", r.power_fraction_of_tdp,
-                 "Average GPU power draw while training as a fraction of TDP (default 0.8)")
-      ->check(CLI::Range(0.01, 1.5));
-  cmd.add_option("--amortisation-years", r.amortisation_years,
-                 "Years the hardware is written off over (default 5)")
-      ->check(CLI::PositiveNumber);
+  cmd.add_option("--usd-per-kwh",
+                 r.usd_per_kwh,
+                 "Electricity price, USD (default: the cost config's; 0.13 as shipped)")
+      ->check(number_check(/*allow_zero=*/true));
+  cmd.add_option("--grid-gco2-per-kwh",
+                 r.grid_gco2_per_kwh,
+                 "Grid carbon intensity (default: the cost config's; 436, the 2022 world average, "
+                 "as shipped)")
+      ->check(number_check(/*allow_zero=*/true));
+  cmd.add_option("--power-fraction",
+                 r.power_fraction_of_tdp,
+                 "Average GPU power draw while training, as a fraction of TDP (default: the cost "
+                 "config's; 0.8 as shipped)")
+      ->check(number_check(/*allow_zero=*/false));
+  cmd.add_option(
+         "--amortisation-years",
+         r.amortisation_years,
+         "Years the hardware is written off over (default: the cost config's; 5 as shipped)")
+      ->check(number_check(/*allow_zero=*/false));
 }
 
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
@@ -88,12 +119,13 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   cost.assumptions = load_cost_assumptions(
       r.cost_config.empty() ? cost_assumptions_path(catalog.config_dir()) : r.cost_config);
   EnergyOptions& energy = cost.assumptions.energy;
-  override_positive(r.usd_per_kwh, "--usd-per-kwh", energy.usd_per_kwh);
-  override_positive(r.grid_gco2_per_kwh, "--grid-gco2-per-kwh", energy.grid_gco2_per_kwh);
-  override_positive(r.power_fraction_of_tdp, "--power-fraction", energy.power_fraction_of_tdp);
-  override_positive(r.amortisation_years, "--amortisation-years", cost.assumptions.amortisation.years);
+  apply_if_given(r.usd_per_kwh, energy.usd_per_kwh);
+  apply_if_given(r.grid_gco2_per_kwh, energy.grid_gco2_per_kwh);
+  apply_if_given(r.power_fraction_of_tdp, energy.power_fraction_of_tdp);
+  apply_if_given(r.amortisation_years, cost.assumptions.amortisation.years);
   PriceOverrides flags;
-  for (const std::string& p : r.purchase_prices) add_price_assignment(p, "--price", flags.purchase_usd);
+  for (const std::string& p : r.purchase_prices)
+    add_price_assignment(p, "--price", flags.purchase_usd);
   for (const std::string& p : r.cloud_prices) {
     add_price_assignment(p, "--cloud-price", flags.cloud_usd_per_gpu_hour);
   }

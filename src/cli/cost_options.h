@@ -29,6 +29,9 @@ struct CostRequest {
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);
 
+// A CLI11 check with a short message: "must be a positive number" (or non-negative).
+CLI::Validator number_check(bool allow_zero);
+
 // Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
                                          const std::vector<std::string>& names);

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   add_catalog_commands(app, global);
   add_plan_command(app, global);
   add_results_commands(app, global);
+  add_cost_command(app, global);
+  add_report_command(app, global);
   if (argc == 1) {
     std::cout << app.help();
     return 0;

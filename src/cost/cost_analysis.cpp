@@ -10,8 +10,10 @@ namespace {
 
 inline constexpr double kHoursPerDay = 24.0;
 
-CostRow cost_row(const ModelSpec& model, const HardwareOption& option,
-                 const TrainingTimeSource& source, const CostOptions& cost) {
+CostRow cost_row(const ModelSpec& model,
+                 const HardwareOption& option,
+                 const TrainingTimeSource& source,
+                 const CostOptions& cost) {
   const CostAssumptions& a = cost.assumptions;
   CostRow row;
   row.model = model.name;
@@ -23,9 +25,10 @@ CostRow cost_row(const ModelSpec& model, const HardwareOption& option,
   if (!row.time.fits) return row;
   row.amortised_usd =
       amortised_cost_usd(row.purchase.total_usd(), row.time.training_days, a.amortisation);
-  row.cloud_usd = cloud_cost_usd(row.time.gpu_days * kHoursPerDay, row.price.cloud_usd_per_gpu_hour);
-  row.energy = energy_use(option.gpu->tdp_w, row.layout.gpu_count(),
-                          row.time.training_days * kHoursPerDay, a.energy);
+  row.cloud_usd =
+      cloud_cost_usd(row.time.gpu_days * kHoursPerDay, row.price.cloud_usd_per_gpu_hour);
+  row.energy = energy_use(
+      option.gpu->tdp_w, row.layout.gpu_count(), row.time.training_days * kHoursPerDay, a.energy);
   return row;
 }
 
@@ -33,9 +36,12 @@ CostRow cost_row(const ModelSpec& model, const HardwareOption& option,
 
 std::string to_string(CostBasis basis) {
   switch (basis) {
-    case CostBasis::kPurchase: return "purchase";
-    case CostBasis::kAmortised: return "amortised";
-    case CostBasis::kCloud: return "cloud";
+    case CostBasis::kPurchase:
+      return "purchase";
+    case CostBasis::kAmortised:
+      return "amortised";
+    case CostBasis::kCloud:
+      return "cloud";
   }
   return "?";
 }
@@ -51,15 +57,20 @@ CostBasis parse_cost_basis(const std::string& text) {
 std::optional<double> basis_cost_usd(const CostRow& row, CostBasis basis) {
   if (!row.time.fits) return std::nullopt;
   switch (basis) {
-    case CostBasis::kPurchase: return row.purchase.total_usd();
-    case CostBasis::kAmortised: return row.amortised_usd;
-    case CostBasis::kCloud: return row.cloud_usd;
+    case CostBasis::kPurchase:
+      return row.purchase.total_usd();
+    case CostBasis::kAmortised:
+      return row.amortised_usd;
+    case CostBasis::kCloud:
+      return row.cloud_usd;
   }
   return std::nullopt;
 }
 
-CostAnalysis analyse_costs(const ModelSpec& model, const std::vector<HardwareOption>& options,
-                           const TrainingTimeSource& source, const CostOptions& cost) {
+CostAnalysis analyse_costs(const ModelSpec& model,
+                           const std::vector<HardwareOption>& options,
+                           const TrainingTimeSource& source,
+                           const CostOptions& cost) {
   CostAnalysis analysis;
   std::vector<TradeoffPoint> points;
   for (const HardwareOption& option : options) {

@@ -50,7 +50,7 @@ struct CostOptions {
 };
 
 struct CostAnalysis {
-  std::vector<CostRow> rows;  // in the order of the options
+  std::vector<CostRow> rows;                       // in the order of the options
   std::optional<size_t> cheapest_within_max_days;  // index into rows
   std::optional<size_t> fastest_within_budget;
 };
@@ -59,7 +59,9 @@ struct CostAnalysis {
 std::optional<double> basis_cost_usd(const CostRow& row, CostBasis basis);
 
 // Throws InputError for a GPU count no machine layout holds; options that cannot run are kept.
-CostAnalysis analyse_costs(const ModelSpec& model, const std::vector<HardwareOption>& options,
-                           const TrainingTimeSource& source, const CostOptions& cost);
+CostAnalysis analyse_costs(const ModelSpec& model,
+                           const std::vector<HardwareOption>& options,
+                           const TrainingTimeSource& source,
+                           const CostOptions& cost);
 
 }  // namespace gpudays

@@ -35,11 +35,13 @@ MachineLayout machine_layout(int64_t gpu_count, const std::vector<BaseMachinePri
   for (const BaseMachinePrice& m : machines) {
     if (m.gpus_per_node == gpu_count) return {1, gpu_count};
   }
-  throw InputError(fmt::format("no machine holds {} GPUs; valid counts: {}", gpu_count,
+  throw InputError(fmt::format("no machine holds {} GPUs; valid counts: {}",
+                               gpu_count,
                                join_choices(machine_sizes(machines))));
 }
 
-PurchaseCost purchase_cost(double gpu_usd, const MachineLayout& layout,
+PurchaseCost purchase_cost(double gpu_usd,
+                           const MachineLayout& layout,
                            const std::vector<BaseMachinePrice>& machines) {
   PurchaseCost c;
   c.gpus_usd = gpu_usd * static_cast<double>(layout.gpu_count());
@@ -48,22 +50,24 @@ PurchaseCost purchase_cost(double gpu_usd, const MachineLayout& layout,
   return c;
 }
 
-double amortised_cost_usd(double purchase_usd, double training_days,
+double amortised_cost_usd(double purchase_usd,
+                          double training_days,
                           const AmortisationOptions& options) {
   return purchase_usd * training_days / (options.years * kDaysPerYear);
 }
 
-std::optional<double> cloud_cost_usd(double gpu_hours,
-                                     std::optional<double> usd_per_gpu_hour) {
+std::optional<double> cloud_cost_usd(double gpu_hours, std::optional<double> usd_per_gpu_hour) {
   if (!usd_per_gpu_hour) return std::nullopt;
   return gpu_hours * *usd_per_gpu_hour;
 }
 
-EnergyUse energy_use(double tdp_w, int64_t gpu_count, double training_hours,
+EnergyUse energy_use(double tdp_w,
+                     int64_t gpu_count,
+                     double training_hours,
                      const EnergyOptions& options) {
   EnergyUse e;
-  e.kwh = tdp_w * options.power_fraction_of_tdp * static_cast<double>(gpu_count) *
-          training_hours / kWattsPerKilowatt;
+  e.kwh = tdp_w * options.power_fraction_of_tdp * static_cast<double>(gpu_count) * training_hours /
+          kWattsPerKilowatt;
   e.usd = e.kwh * options.usd_per_kwh;
   e.co2_kg = e.kwh * options.grid_gco2_per_kwh / kGramsPerKilogram;
   return e;

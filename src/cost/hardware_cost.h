@@ -28,16 +28,17 @@ struct PurchaseCost {
 };
 
 // GPUs x price per GPU + one base machine per node.
-PurchaseCost purchase_cost(double gpu_usd, const MachineLayout& layout,
+PurchaseCost purchase_cost(double gpu_usd,
+                           const MachineLayout& layout,
                            const std::vector<BaseMachinePrice>& machines);
 
 // The run's share of the purchase: purchase x training days / (years x 365).
-double amortised_cost_usd(double purchase_usd, double training_days,
+double amortised_cost_usd(double purchase_usd,
+                          double training_days,
                           const AmortisationOptions& options);
 
 // GPU-hours x $/GPU-hour; nullopt when no rental price is known.
-std::optional<double> cloud_cost_usd(double gpu_hours,
-                                     std::optional<double> usd_per_gpu_hour);
+std::optional<double> cloud_cost_usd(double gpu_hours, std::optional<double> usd_per_gpu_hour);
 
 struct EnergyUse {
   double kwh = 0.0;
@@ -46,7 +47,9 @@ struct EnergyUse {
 };
 
 // TDP x GPUs x hours x power fraction of TDP; the GPUs only (no host, cooling or PUE).
-EnergyUse energy_use(double tdp_w, int64_t gpu_count, double training_hours,
+EnergyUse energy_use(double tdp_w,
+                     int64_t gpu_count,
+                     double training_hours,
                      const EnergyOptions& options);
 
 }  // namespace gpudays

@@ -10,7 +10,9 @@ bool dominates(const TradeoffPoint& a, const TradeoffPoint& b) {
 }
 
 // True when `a` is preferred to `b` by (primary, then secondary), both smaller-is-better.
-bool lexicographically_less(double a_primary, double a_secondary, double b_primary,
+bool lexicographically_less(double a_primary,
+                            double a_secondary,
+                            double b_primary,
                             double b_secondary) {
   return a_primary < b_primary || (a_primary == b_primary && a_secondary < b_secondary);
 }
@@ -36,8 +38,9 @@ std::optional<size_t> cheapest_within_days(const std::vector<TradeoffPoint>& poi
   for (size_t i = 0; i < points.size(); ++i) {
     const TradeoffPoint& p = points[i];
     if (!p.feasible || p.training_days > max_days) continue;
-    if (!best || lexicographically_less(p.cost_usd, p.training_days, points[*best].cost_usd,
-                                        points[*best].training_days)) {
+    if (!best ||
+        lexicographically_less(
+            p.cost_usd, p.training_days, points[*best].cost_usd, points[*best].training_days)) {
       best = i;
     }
   }
@@ -50,8 +53,9 @@ std::optional<size_t> fastest_within_budget(const std::vector<TradeoffPoint>& po
   for (size_t i = 0; i < points.size(); ++i) {
     const TradeoffPoint& p = points[i];
     if (!p.feasible || p.cost_usd > budget_usd) continue;
-    if (!best || lexicographically_less(p.training_days, p.cost_usd,
-                                        points[*best].training_days, points[*best].cost_usd)) {
+    if (!best ||
+        lexicographically_less(
+            p.training_days, p.cost_usd, points[*best].training_days, points[*best].cost_usd)) {
       best = i;
     }
   }

@@ -24,7 +24,9 @@ double parse_price(const std::string& text, const std::string& context) {
   return value;
 }
 
-void read_price_table(const toml::table& root, const char* key, const std::string& path,
+void read_price_table(const toml::table& root,
+                      const char* key,
+                      const std::string& path,
                       std::map<std::string, PriceOverride>& into) {
   const toml::node* node = root.get(key);
   if (node == nullptr) return;
@@ -60,12 +62,13 @@ std::string table_source(const GpuSpec& gpu, const char* key) {
 
 }  // namespace
 
-void add_price_assignment(const std::string& text, const std::string& flag,
+void add_price_assignment(const std::string& text,
+                          const std::string& flag,
                           std::map<std::string, PriceOverride>& into) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw InputError(fmt::format("{} {}: expected NAME=NUMBER, e.g. {} a100=17000", flag, text,
-                                 flag));
+    throw InputError(
+        fmt::format("{} {}: expected NAME=NUMBER, e.g. {} a100=17000", flag, text, flag));
   }
   const std::string name = text.substr(0, eq);
   into[name] = {parse_price(text.substr(eq + 1), flag + " " + text), flag + " " + text};
@@ -82,8 +85,11 @@ PriceOverrides load_price_file(const std::string& path) {
   }
   for (const auto& [key, value] : root) {
     if (key != "purchase_usd" && key != "cloud_usd_per_gpu_hour") {
-      throw InputError(fmt::format("{}: unknown table [{}]; valid: [purchase_usd], "
-                                   "[cloud_usd_per_gpu_hour]", path, key.str()));
+      throw InputError(
+          fmt::format("{}: unknown table [{}]; valid: [purchase_usd], "
+                      "[cloud_usd_per_gpu_hour]",
+                      path,
+                      key.str()));
     }
   }
   PriceOverrides out;
@@ -106,12 +112,16 @@ PriceOverrides canonical_price_overrides(const PriceOverrides& overrides, const 
 GpuPrice gpu_price(const GpuSpec& gpu, const PriceOverrides& canonical_overrides) {
   GpuPrice p;
   p.purchase_usd = gpu.purchase_usd;
-  p.purchase_source = fmt::format("catalog {} [price], {}: {}", catalog_ref(gpu.source_path),
-                                  gpu.purchase_date, table_source(gpu, "price"));
+  p.purchase_source = fmt::format("catalog {} [price], {}: {}",
+                                  catalog_ref(gpu.source_path),
+                                  gpu.purchase_date,
+                                  table_source(gpu, "price"));
   if (gpu.cloud_usd_per_gpu_hour > 0) {
     p.cloud_usd_per_gpu_hour = gpu.cloud_usd_per_gpu_hour;
-    p.cloud_source = fmt::format("catalog {} [price], {}: {}", catalog_ref(gpu.source_path),
-                                 gpu.cloud_date, table_source(gpu, "cloud"));
+    p.cloud_source = fmt::format("catalog {} [price], {}: {}",
+                                 catalog_ref(gpu.source_path),
+                                 gpu.cloud_date,
+                                 table_source(gpu, "cloud"));
   }
   if (auto it = canonical_overrides.purchase_usd.find(gpu.name);
       it != canonical_overrides.purchase_usd.end()) {

@@ -31,7 +31,8 @@ struct GpuPrice {
 
 // Parses "NAME=NUMBER" (from `flag`, e.g. "--price") into `into`; throws InputError when malformed
 // or negative.
-void add_price_assignment(const std::string& text, const std::string& flag,
+void add_price_assignment(const std::string& text,
+                          const std::string& flag,
                           std::map<std::string, PriceOverride>& into);
 
 // A TOML file with tables [purchase_usd] and/or [cloud_usd_per_gpu_hour] of NAME = NUMBER.

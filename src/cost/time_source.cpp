@@ -17,7 +17,8 @@ class PlanTimeSource final : public TrainingTimeSource {
     return fmt::format("planner best row (preset {})", to_string(options_.preset));
   }
 
-  TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
+  TrainingTime training_time(const ModelSpec& model,
+                             const GpuSpec& gpu,
                              const MachineLayout& layout) const override {
     TrainingTime t;
     t.provenance = name();
@@ -38,8 +39,10 @@ class PlanTimeSource final : public TrainingTimeSource {
     t.training_days = b.training_days;
     t.gpu_days = b.gpu_days;
     t.mfu = b.mfu;
-    t.settings = fmt::format("{}, micro-batch {}, accumulation {}", describe(b.config.methods),
-                             b.config.micro_batch_size, b.config.grad_acc_steps);
+    t.settings = fmt::format("{}, micro-batch {}, accumulation {}",
+                             describe(b.config.methods),
+                             b.config.micro_batch_size,
+                             b.config.grad_acc_steps);
     return t;
   }
 
@@ -52,7 +55,8 @@ class PlanTimeSource final : public TrainingTimeSource {
       }
     }
     return fmt::format("does not fit: the leanest configuration needs {} per GPU, the {} has {}",
-                       format_gib(least_bytes), gpu.name,
+                       format_gib(least_bytes),
+                       gpu.name,
                        format_gib(static_cast<double>(gpu.memory_bytes)));
   }
 

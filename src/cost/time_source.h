@@ -33,7 +33,8 @@ class TrainingTimeSource {
   virtual std::string name() const = 0;
   // An option that cannot run (nothing fits, a batch that does not split) comes back with
   // fits = false and the reason; it is never dropped or thrown.
-  virtual TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
+  virtual TrainingTime training_time(const ModelSpec& model,
+                                     const GpuSpec& gpu,
                                      const MachineLayout& layout) const = 0;
 };
 

@@ -1,0 +1,114 @@
+// `gpudays cost`: what each hardware option costs to buy, to rent and in energy for pre-training
+// one model, which options are on the days-vs-cost frontier, and the --max-days / --budget answers.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
+#include "cli/commands.h"
+#include "cli/cost_options.h"
+#include "cli/cost_output.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+struct CostCommandRequest {
+  std::string model;
+  std::string model_file;
+  std::string source = "plan";
+  std::string methods = "all";
+  std::string basis = "purchase";
+  std::string format = "table";
+  double max_days = 0.0;
+  double budget_usd = 0.0;
+  CLI::Option* max_days_option = nullptr;
+  CLI::Option* budget_option = nullptr;
+  CostRequest cost;
+};
+
+ModelSpec resolve_cost_model(const Catalog& catalog, const CostCommandRequest& r) {
+  if (!r.model.empty() && !r.model_file.empty()) {
+    throw InputError("give either --model or --model-file, not both");
+  }
+  if (!r.model_file.empty()) return load_model_file(r.model_file);
+  if (r.model.empty()) {
+    throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
+                                 join_choices(catalog.model_names())));
+  }
+  return catalog.model(r.model);
+}
+
+void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const ModelSpec model = resolve_cost_model(catalog, r);
+  CostOptions cost = build_cost_options(r.cost, catalog);
+  cost.basis = parse_cost_basis(r.basis);
+  if (r.max_days_option->count() > 0) cost.max_days = r.max_days;
+  if (r.budget_option->count() > 0) cost.budget_usd = r.budget_usd;
+  const std::vector<HardwareOption> options =
+      hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, cost.assumptions);
+  TimeSourceOptions source_options;
+  source_options.kind = parse_time_source(r.source);
+  source_options.plan.preset = parse_preset(r.methods);
+  const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);
+
+  const CostAnalysis analysis = analyse_costs(model, options, *source, cost);
+  const CostReportContext context{model.name, source->name(), &cost};
+  if (r.format == "json") {
+    std::cout << cost_analysis_json(analysis, context).dump(2) << "\n";
+  } else if (r.format == "csv") {
+    print_cost_csv(std::cout, analysis);
+  } else {
+    print_cost_table(std::cout, analysis, context);
+  }
+}
+
+}  // namespace
+
+void add_cost_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<CostCommandRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "cost",
+      "What each hardware option (GPU type x count) costs for pre-training a model: training "
+      "days, purchase (GPUs + base machine), the run's 5-year amortised share, cloud rental, "
+      "energy and CO2, and the days-vs-cost Pareto frontier.");
+  cmd->add_option("--model", r->model, "Catalog model name (see `gpudays models`)");
+  cmd->add_option("--model-file", r->model_file, "A model TOML file (schema: docs/catalog.md)")
+      ->check(CLI::ExistingFile);
+  add_cost_request_options(*cmd, r->cost);
+  cmd->add_option("--source",
+                  r->source,
+                  "Where training days come from: plan (the analytic planner) or bench "
+                  "(benchmark results; none exist yet)")
+      ->check(CLI::IsMember({"plan", "bench"}))
+      ->capture_default_str();
+  cmd->add_option("--methods", r->methods, "Planner method preset: naive, free-lunch or all")
+      ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--cost-basis",
+                  r->basis,
+                  "Cost on the frontier and in --max-days/--budget: purchase, amortised or cloud")
+      ->check(CLI::IsMember({"purchase", "amortised", "cloud"}))
+      ->capture_default_str();
+  r->max_days_option =
+      cmd->add_option(
+             "--max-days", r->max_days, "Show the cheapest option that finishes within D days")
+          ->check(number_check(/*allow_zero=*/false));
+  r->budget_option =
+      cmd->add_option("--budget", r->budget_usd, "Show the fastest option that costs at most USD")
+          ->check(number_check(/*allow_zero=*/false));
+  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  cmd->footer(
+      "Formulas (docs/cost.md): purchase = GPUs x GPU price + one base machine per node ($1,000 / "
+      "$1,500 / $7,500 / $10,500 for 1 / 2 / 4 / 8 GPUs); amortised = purchase x days / (5 x "
+      "365); cloud = GPU-hours x $/GPU-hour (n/a without a price); energy = TDP x GPUs x hours x "
+      "0.8. Options that cannot run are listed with the reason.\nExamples:\n"
+      "  gpudays cost --model pythia-1b\n"
+      "  gpudays cost --model pythia-1b --gpus a100,h100 --counts 4,8,16 --max-days 30\n"
+      "  gpudays cost --model pythia-2.8b --price a100=15000 --budget 100000 --format json");
+  cmd->callback([&global, r] { run_cost(global, *r); });
+}
+
+}  // namespace gpudays

@@ -1,0 +1,112 @@
+// `gpudays report --out DIR`: the cost and feasibility report (HTML + Markdown + PNG/SVG plots)
+// for a set of models over a set of GPU types and counts, from the planner and the catalog.
+#include <chrono>
+#include <iostream>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "cli/cost_options.h"
+#include "common/build_info.h"
+#include "common/error.h"
+#include "report/report.h"
+
+namespace gpudays {
+namespace {
+
+struct ReportRequest {
+  std::string out_dir;
+  std::vector<std::string> models;  // empty: every catalog model
+  int64_t detail_gpu_count = 0;     // 0: the largest of --counts
+  std::string gnuplot = "gnuplot";
+  CostRequest cost;
+};
+
+std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
+                                             const std::vector<std::string>& names) {
+  std::vector<const ModelSpec*> models;
+  if (names.empty()) {
+    for (const ModelSpec& m : catalog.models()) models.push_back(&m);
+    return models;
+  }
+  for (const std::string& name : names) {
+    const ModelSpec* m = &catalog.model(name);
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  return models;
+}
+
+std::string today() {
+  return fmt::format(
+      "{:%Y-%m-%d}",
+      fmt::localtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+void run_report(const GlobalOptions& global, const ReportRequest& r) {
+  ReportOutputOptions output;
+  output.out_dir = r.out_dir;
+  output.gnuplot.executable = r.gnuplot;
+  require_gnuplot(output.gnuplot);  // before any work
+  const Catalog catalog = Catalog::load({global.config_dir});
+  ReportDataOptions options;
+  options.models = resolve_models(catalog, r.models);
+  options.cost = build_cost_options(r.cost, catalog);
+  options.cost.basis = CostBasis::kPurchase;  // the plots' y axis
+  options.hardware =
+      hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, options.cost.assumptions);
+  options.detail_gpu_count = r.detail_gpu_count > 0
+                                 ? r.detail_gpu_count
+                                 : *std::max_element(r.cost.counts.begin(), r.cost.counts.end());
+  machine_layout(options.detail_gpu_count, options.cost.assumptions.base_machines);
+  const ReportData data = collect_report_data(options);
+
+  output.generated_by = fmt::format("gpudays {} ({})", kVersion, kGitCommit);
+  output.generated_at = today();
+  output.config_dir = catalog.config_dir();
+  const std::vector<std::string> files = generate_report(data, output);
+  size_t images = 0;
+  for (const std::string& f : files) images += f.ends_with(".png") ? 1 : 0;
+  std::cout << fmt::format(
+      "wrote {0}/index.html and {0}/report.md with {1} plots (PNG + SVG) for "
+      "{2} models x {3} GPU types\n",
+      r.out_dir,
+      images,
+      data.models.size(),
+      data.gpus.size());
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<ReportRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Write a report (index.html, report.md, PNG and SVG plots drawn by gnuplot, CSV data) on "
+      "what pre-training each model costs and takes on each GPU type and count.");
+  cmd->add_option("--out", r->out_dir, "Output directory (created if missing)")->required();
+  cmd->add_option("--models",
+                  r->models,
+                  "Models, comma-separated (default: every catalog model; see `gpudays models`)")
+      ->delimiter(',');
+  add_cost_request_options(*cmd, r->cost);
+  cmd->add_option("--detail-gpus",
+                  r->detail_gpu_count,
+                  "GPU count of the speed-up and GPU-days plots, one of --counts (default: the "
+                  "largest of --counts)")
+      ->check(number_check(/*allow_zero=*/false));
+  cmd->add_option("--gnuplot", r->gnuplot, "gnuplot executable (name on PATH or path)")
+      ->capture_default_str();
+  cmd->footer(
+      "Plots: purchase cost vs training days per model (log scales, Pareto frontier); the "
+      "feasibility grid (model x GPU: lightest of naive / free-lunch / all that fits); GPU-days "
+      "vs the originally reported run; speed-up of each tier over naive; predicted vs measured "
+      "(none yet). Every number comes from a planner row or a catalog entry, named in the "
+      "captions.\nExamples:\n  gpudays report --out out/report\n"
+      "  gpudays report --out out/pythia --models pythia-410m,pythia-1b --gpus a100,h100 "
+      "--counts 4,8,16");
+  cmd->callback([&global, r] { run_report(global, *r); });
+}
+
+}  // namespace gpudays

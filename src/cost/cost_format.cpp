@@ -1,0 +1,32 @@
+// Formatting of money, energy and CO2 amounts.
+#include "cost/cost_format.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace gpudays {
+
+std::string format_usd(double usd) {
+  if (std::fabs(usd) < 10.0) return fmt::format("${:.2f}", usd);
+  return fmt::format("${}", format_count(std::llround(usd)));
+}
+
+std::string format_usd_or_na(std::optional<double> usd) {
+  return usd ? format_usd(*usd) : "n/a";
+}
+
+std::string format_kwh(double kwh) {
+  if (kwh >= 1e6) return fmt::format("{:.1f} GWh", kwh / 1e6);
+  if (kwh >= 1e4) return fmt::format("{:.1f} MWh", kwh / 1e3);
+  return fmt::format("{:.0f} kWh", kwh);
+}
+
+std::string format_co2_kg(double kg) {
+  if (kg >= 1e4) return fmt::format("{:.1f} t", kg / 1e3);
+  return fmt::format("{:.0f} kg", kg);
+}
+
+}  // namespace gpudays

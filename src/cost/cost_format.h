@@ -1,0 +1,15 @@
+// Human-readable money, energy and mass for cost tables and the report: "$4,100", "$0.42",
+// "1.2 MWh", "3.4 t". Machine formats (CSV, JSON) keep raw numbers.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace gpudays {
+
+std::string format_usd(double usd);                       // "$127,500"; cents below $10
+std::string format_usd_or_na(std::optional<double> usd);  // "n/a" when absent
+std::string format_kwh(double kwh);                       // "830 kWh", "12.3 MWh"
+std::string format_co2_kg(double kg);                     // "52 kg", "3.4 t"
+
+}  // namespace gpudays

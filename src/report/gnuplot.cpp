@@ -1,0 +1,157 @@
+// gnuplot child process: posix_spawn with the working directory and log redirection, a wait with
+// a time limit, and an RAII guard that kills and reaps the child if anything throws.
+#include "report/gnuplot.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+extern char** environ;
+
+namespace gpudays {
+namespace fs = std::filesystem;
+namespace {
+
+// Owns a running child: kills and reaps it unless wait() has collected it.
+class ChildProcess {
+ public:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // The exit status, or nullopt when the time limit passed first (the child is then killed).
+  std::optional<int> wait(double timeout_s) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (done < 0) throw std::runtime_error("waitpid on gnuplot failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// Owns posix_spawn file actions.
+class SpawnActions {
+ public:
+  SpawnActions() { posix_spawn_file_actions_init(&actions_); }
+  ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
+  SpawnActions(const SpawnActions&) = delete;
+  SpawnActions& operator=(const SpawnActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+};
+
+std::string first_error_line(const fs::path& log_path) {
+  std::ifstream in(log_path);
+  std::string line, first_nonempty;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t^") == std::string::npos) continue;
+    if (line.find("error") != std::string::npos) return line;
+    if (first_nonempty.empty()) first_nonempty = line;
+  }
+  return first_nonempty.empty() ? "no output" : first_nonempty;
+}
+
+}  // namespace
+
+std::string find_executable(const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos) {
+    return ::access(name_or_path.c_str(), X_OK) == 0 ? name_or_path : "";
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string paths = path_env != nullptr ? path_env : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= paths.size()) {
+    const size_t end = std::min(paths.find(':', start), paths.size());
+    const fs::path candidate = fs::path(paths.substr(start, end - start)) / name_or_path;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string require_gnuplot(const GnuplotOptions& options) {
+  const std::string path = find_executable(options.executable);
+  if (path.empty()) {
+    throw InputError(fmt::format(
+        "gnuplot ('{}') not found: the report draws its plots with it; install it (Debian: "
+        "apt-get install gnuplot-nox, which `make` does) or pass --gnuplot PATH",
+        options.executable));
+  }
+  return path;
+}
+
+void run_gnuplot(const std::string& script_name,
+                 const std::string& log_name,
+                 const std::string& work_dir,
+                 const GnuplotOptions& options) {
+  const std::string executable = require_gnuplot(options);
+  const fs::path log_path = fs::path(work_dir) / log_name;
+  SpawnActions actions;
+  posix_spawn_file_actions_addchdir_np(actions.get(), work_dir.c_str());
+  posix_spawn_file_actions_addopen(
+      actions.get(), STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(actions.get(), STDOUT_FILENO, STDERR_FILENO);
+  std::vector<std::string> args = {executable, script_name};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int rc =
+          posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
+      rc != 0) {
+    throw std::runtime_error(fmt::format("cannot start {}: error {}", executable, rc));
+  }
+  ChildProcess child(pid);
+  const std::optional<int> status = child.wait(options.timeout_s);
+  if (!status) {
+    throw std::runtime_error(fmt::format("gnuplot ran past {:g} s on {}/{}; see {}",
+                                         options.timeout_s,
+                                         work_dir,
+                                         script_name,
+                                         log_path.string()));
+  }
+  if (*status != 0) {
+    throw std::runtime_error(fmt::format("gnuplot failed on {}/{} (exit {}): {} (log: {})",
+                                         work_dir,
+                                         script_name,
+                                         *status,
+                                         first_error_line(log_path),
+                                         log_path.string()));
+  }
+}
+
+}  // namespace gpudays

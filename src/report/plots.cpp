@@ -1,0 +1,142 @@
+// Plot plumbing: file writing, series styles, the predicted-vs-measured scatter, and the single
+// gnuplot run that draws every plot to PNG and SVG.
+#include "report/plots.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace gpudays {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kColours[] = {
+    "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"};
+constexpr int kPointTypes[] = {7, 5, 9, 13, 11, 15, 4, 6};
+
+std::string terminal_lines(const GnuplotPlot& p, const char* terminal, const char* ext) {
+  return fmt::format(
+      "set terminal {} size {},{} font 'DejaVu Sans,11' noenhanced background '#ffffff'\n"
+      "set output '{}.{}'\nload 'plots/{}.gp'\nunset output\n",
+      terminal,
+      p.width_px,
+      p.height_px,
+      p.name,
+      ext,
+      p.name);
+}
+
+}  // namespace
+
+std::string write_report_file(const std::string& dir,
+                              const std::string& relative,
+                              const std::string& contents) {
+  const fs::path path = fs::path(dir) / relative;
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  return relative;
+}
+
+std::string file_stem(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+std::string gnuplot_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string log_tics(double lo, double hi, std::string (*label)(double)) {
+  std::vector<std::string> tics;
+  for (double decade = std::pow(10.0, std::floor(std::log10(lo))); decade <= hi; decade *= 10) {
+    for (double step : {1.0, 2.0, 5.0}) {
+      const double v = decade * step;
+      if (v >= lo && v <= hi) tics.push_back(fmt::format("{} {:.6g}", gnuplot_quote(label(v)), v));
+    }
+  }
+  return fmt::format("({})", fmt::join(tics, ", "));
+}
+
+std::string series_colour(size_t index) {
+  return kColours[index % std::size(kColours)];
+}
+int series_point_type(size_t index) {
+  return kPointTypes[index % std::size(kPointTypes)];
+}
+
+std::optional<GnuplotPlot> measured_plot(const ReportData& data, const std::string& dir) {
+  if (data.measurements.empty()) return std::nullopt;
+  std::string rows;
+  double lo = 0.0, hi = 0.0;
+  for (const MeasuredRun& m : data.measurements) {
+    for (double v : {m.predicted_step_time_s, m.measured_step_time_s}) {
+      lo = lo == 0.0 ? v : std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    rows += fmt::format("{:.6g} {:.6g} \"{} {}x{}\"\n",
+                        m.predicted_step_time_s,
+                        m.measured_step_time_s,
+                        file_stem(m.model),
+                        m.gpu_count,
+                        file_stem(m.gpu));
+  }
+  write_report_file(dir, "data/measured.dat", "# predicted_s measured_s label\n" + rows);
+  const std::string range = fmt::format("[{:.4g}:{:.4g}]", lo / 2, hi * 2);
+  const std::string tics =
+      log_tics(lo / 2, hi * 2, [](double v) { return fmt::format("{:g}", v); });
+  GnuplotPlot p{"predicted_vs_measured", 850, 750, ""};
+  p.body = fmt::format(
+      "reset\nset title 'Step time: planner prediction vs benchmark measurement'\n"
+      "set logscale xy\nset xrange {0}\nset yrange {0}\nset xtics {1}\nset ytics {1}\n"
+      "set size square\nset grid lc rgb '#dddddd'\nset key top left box opaque\n"
+      "set xlabel 'predicted step time, s (planner, log scale)'\n"
+      "set ylabel 'measured step time, s (benchmark, log scale)'\n"
+      "plot x with lines dt 2 lc rgb '#888888' title 'measured = predicted', \\\n"
+      "  'data/measured.dat' using 1:2 with points pt 7 ps 1.4 lc rgb '#d95f02' "
+      "title 'measurements', \\\n"
+      "  '' using 1:2:3 with labels offset char 0,1 font ',9' notitle\n",
+      range,
+      tics);
+  return p;
+}
+
+std::vector<std::string> draw_plots(const std::vector<GnuplotPlot>& plots,
+                                    const std::string& dir,
+                                    const GnuplotOptions& options) {
+  std::vector<std::string> files;
+  std::string master = "# Draws every plot of the report to PNG and SVG: gnuplot plots.gp\n";
+  for (const GnuplotPlot& p : plots) {
+    files.push_back(write_report_file(dir, "plots/" + p.name + ".gp", p.body));
+    master += terminal_lines(p, "pngcairo", "png") + terminal_lines(p, "svg", "svg");
+  }
+  files.push_back(write_report_file(dir, "plots.gp", master));
+  run_gnuplot("plots.gp", "gnuplot.log", dir, options);
+  for (const GnuplotPlot& p : plots) {
+    for (const char* ext : {".png", ".svg"}) {
+      const fs::path image = fs::path(dir) / (p.name + ext);
+      if (!fs::is_regular_file(image) || fs::file_size(image) == 0) {
+        throw std::runtime_error(
+            fmt::format("gnuplot wrote no {} (see {}/gnuplot.log)", image.string(), dir));
+      }
+      files.push_back(p.name + ext);
+    }
+  }
+  files.push_back("gnuplot.log");
+  return files;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,103 @@
+// Collecting the report's numbers from the planner and the cost model.
+#include "report/report_data.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "cost/hardware_cost.h"
+
+namespace gpudays {
+namespace {
+
+std::vector<const GpuSpec*> distinct_gpus(const std::vector<HardwareOption>& hardware) {
+  std::vector<const GpuSpec*> gpus;
+  for (const HardwareOption& h : hardware) {
+    if (std::find(gpus.begin(), gpus.end(), h.gpu) == gpus.end()) gpus.push_back(h.gpu);
+  }
+  return gpus;
+}
+
+std::vector<int64_t> distinct_counts(const std::vector<HardwareOption>& hardware) {
+  std::vector<int64_t> counts;
+  for (const HardwareOption& h : hardware) counts.push_back(h.gpu_count);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
+
+std::unique_ptr<TrainingTimeSource> plan_source(const PlanOptions& base, MethodPreset preset) {
+  TimeSourceOptions options;
+  options.kind = TimeSourceKind::kPlan;
+  options.plan = base;
+  options.plan.preset = preset;
+  return make_time_source(options);
+}
+
+}  // namespace
+
+ReportData collect_report_data(const ReportDataOptions& options) {
+  ReportData data;
+  data.models = options.models;
+  data.gpus = distinct_gpus(options.hardware);
+  data.counts = distinct_counts(options.hardware);
+  data.detail_gpu_count = options.detail_gpu_count;
+  if (std::find(data.counts.begin(), data.counts.end(), data.detail_gpu_count) ==
+      data.counts.end()) {
+    throw InputError(
+        fmt::format("--detail-gpus {} must be one of --counts", data.detail_gpu_count));
+  }
+  data.cost = options.cost;
+  std::vector<std::unique_ptr<TrainingTimeSource>> tier_sources;
+  for (MethodPreset preset : kReportTiers)
+    tier_sources.push_back(plan_source(options.plan, preset));
+  const TrainingTimeSource& all_source = *tier_sources.back();
+  data.cost_time_source = all_source.name();
+  for (const ModelSpec* model : options.models) {
+    data.costs.push_back(analyse_costs(*model, options.hardware, all_source, options.cost));
+    for (const GpuSpec* gpu : data.gpus) {
+      for (int64_t count : data.counts) {
+        const MachineLayout layout = machine_layout(count, options.cost.assumptions.base_machines);
+        TierDetail detail{model->name, gpu->name, layout, {}};
+        for (size_t t = 0; t < kReportTierCount; ++t) {
+          detail.tiers[t] = tier_sources[t]->training_time(*model, *gpu, layout);
+        }
+        data.details.push_back(std::move(detail));
+      }
+    }
+  }
+  return data;
+}
+
+const TierDetail& tier_detail(const ReportData& data,
+                              size_t model_index,
+                              size_t gpu_index,
+                              int64_t gpu_count) {
+  const auto it = std::find(data.counts.begin(), data.counts.end(), gpu_count);
+  if (it == data.counts.end()) throw std::out_of_range("tier_detail: count not in the report");
+  const size_t k = static_cast<size_t>(it - data.counts.begin());
+  return data.details.at((model_index * data.gpus.size() + gpu_index) * data.counts.size() + k);
+}
+
+int lightest_fitting_tier(const TierDetail& detail) {
+  for (size_t t = 0; t < kReportTierCount; ++t) {
+    if (detail.tiers[t].fits) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+std::string tier_label(MethodPreset preset) {
+  switch (preset) {
+    case MethodPreset::kNaive:
+      return "naive";
+    case MethodPreset::kFreeLunch:
+      return "free-lunch";
+    case MethodPreset::kAll:
+      return "memory-saving (all)";
+  }
+  return "?";
+}
+
+}  // namespace gpudays

@@ -1,0 +1,140 @@
+// HTML and Markdown rendering of a Document.
+#include "report/report_doc.h"
+
+#include <fmt/format.h>
+
+namespace gpudays {
+namespace {
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+constexpr const char* kStyle =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:2em "
+    "auto;padding:0 1em;color:#222;line-height:1.45}"
+    "h1{border-bottom:2px solid #ddd}h2{margin-top:2em;border-bottom:1px solid #eee}"
+    "figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}"
+    "figcaption{font-size:.9em;color:#555}"
+    "table{border-collapse:collapse;font-size:.85em;margin:1em 0}"
+    "th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}"
+    "th{background:#f4f4f4}tr:nth-child(even){background:#fafafa}"
+    "caption{caption-side:bottom;font-size:.9em;color:#555;text-align:left;padding-top:.3em}";
+
+struct HtmlBlock {
+  std::string& out;
+  void operator()(const DocHeading& h) const {
+    const std::string id = h.anchor.empty() ? "" : fmt::format(" id=\"{}\"", h.anchor);
+    out += fmt::format("<h{0}{1}>{2}</h{0}>\n", h.level, id, html_escape(h.text));
+  }
+  void operator()(const DocParagraph& p) const {
+    out += fmt::format("<p>{}</p>\n", html_escape(p.text));
+  }
+  void operator()(const DocFigure& f) const {
+    out += fmt::format(
+        "<figure><a href=\"{0}\"><img src=\"{1}\" alt=\"{2}\"></a><figcaption>{3} "
+        "(<a href=\"{0}\">SVG</a>)</figcaption></figure>\n",
+        html_escape(f.svg),
+        html_escape(f.png),
+        html_escape(f.alt),
+        html_escape(f.caption));
+  }
+  void operator()(const DocTable& t) const {
+    out += "<table>\n<tr>";
+    for (const auto& h : t.headers) out += fmt::format("<th>{}</th>", html_escape(h));
+    out += "</tr>\n";
+    for (const auto& row : t.rows) {
+      out += "<tr>";
+      for (const auto& cell : row) out += fmt::format("<td>{}</td>", html_escape(cell));
+      out += "</tr>\n";
+    }
+    if (!t.caption.empty()) out += fmt::format("<caption>{}</caption>\n", html_escape(t.caption));
+    out += "</table>\n";
+  }
+  void operator()(const DocList& l) const {
+    out += "<ul>\n";
+    for (const auto& item : l.items) out += fmt::format("<li>{}</li>\n", html_escape(item));
+    out += "</ul>\n";
+  }
+};
+
+struct MarkdownBlock {
+  std::string& out;
+  void operator()(const DocHeading& h) const {
+    out +=
+        fmt::format("{} {}\n\n", std::string(static_cast<size_t>(h.level), '#'), md_escape(h.text));
+  }
+  void operator()(const DocParagraph& p) const { out += md_escape(p.text) + "\n\n"; }
+  void operator()(const DocFigure& f) const {
+    out += fmt::format(
+        "![{}]({})\n\n*{}* ([SVG]({}))\n\n", md_escape(f.alt), f.png, md_escape(f.caption), f.svg);
+  }
+  void operator()(const DocTable& t) const {
+    std::string line = "|", rule = "|";
+    for (const auto& h : t.headers) {
+      line += fmt::format(" {} |", md_escape(h));
+      rule += " --- |";
+    }
+    out += line + "\n" + rule + "\n";
+    for (const auto& row : t.rows) {
+      out += "|";
+      for (const auto& cell : row) out += fmt::format(" {} |", md_escape(cell));
+      out += "\n";
+    }
+    out += "\n";
+    if (!t.caption.empty()) out += fmt::format("*{}*\n\n", md_escape(t.caption));
+  }
+  void operator()(const DocList& l) const {
+    for (const auto& item : l.items) out += fmt::format("- {}\n", md_escape(item));
+    out += "\n";
+  }
+};
+
+}  // namespace
+
+std::string render_html(const Document& doc) {
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
+      "<style>{1}</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
+      html_escape(doc.title),
+      kStyle);
+  for (const DocBlock& block : doc.blocks) std::visit(HtmlBlock{out}, block);
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+std::string render_markdown(const Document& doc) {
+  std::string out = fmt::format("# {}\n\n", md_escape(doc.title));
+  for (const DocBlock& block : doc.blocks) std::visit(MarkdownBlock{out}, block);
+  return out;
+}
+
+}  // namespace gpudays

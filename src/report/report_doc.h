@@ -1,0 +1,53 @@
+// A tiny document model for the report (headings, paragraphs, figures, tables) and its two
+// renderings: a self-contained HTML page (inline CSS, images next to it, no network) and a
+// Markdown twin with the same content.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gpudays {
+
+struct DocHeading {
+  int level = 2;
+  std::string text;
+  std::string anchor;  // empty: none
+};
+
+struct DocParagraph {
+  std::string text;  // plain text; renderers escape it
+};
+
+struct DocFigure {
+  std::string png;  // file name next to the page
+  std::string svg;
+  std::string alt;
+  std::string caption;
+};
+
+struct DocTable {
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+  std::string caption;
+};
+
+struct DocList {
+  std::vector<std::string> items;
+};
+
+using DocBlock = std::variant<DocHeading, DocParagraph, DocFigure, DocTable, DocList>;
+
+struct Document {
+  std::string title;
+  std::vector<DocBlock> blocks;
+  template <typename Block>
+  void add(Block block) {
+    blocks.emplace_back(std::move(block));
+  }
+};
+
+std::string render_html(const Document& doc);
+std::string render_markdown(const Document& doc);
+
+}  // namespace gpudays

@@ -1,0 +1,151 @@
+// Cost model tests: the reference's cost arithmetic (2 x RTX 3090 = $4,100, 4 x H100 = $127,500),
+// machine layouts, amortisation, rental, energy, the Pareto frontier and the max-days / budget
+// queries on constructed cases, and the cost assumptions file.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "cost/cost_analysis.h"
+#include "cost/cost_assumptions.h"
+#include "cost/hardware_cost.h"
+#include "cost/pareto.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+const CostAssumptions& shipped() {
+  static const CostAssumptions kAssumptions =
+      load_cost_assumptions(cost_assumptions_path(catalog().config_dir()));
+  return kAssumptions;
+}
+
+double machine_usd(const std::string& gpu, int64_t count) {
+  const GpuPrice price = gpu_price(catalog().gpu(gpu), /*canonical_overrides=*/{});
+  const MachineLayout layout = machine_layout(count, shipped().base_machines);
+  return purchase_cost(price.purchase_usd, layout, shipped().base_machines).total_usd();
+}
+
+// Khandelwal et al. 2024, cost analysis: GPU prices and base machines by GPU count.
+TEST(CostArithmetic, ReferenceMachinePrices) {
+  EXPECT_DOUBLE_EQ(machine_usd("rtx-3090", 2), 4100.0);  // 2 x 1,300 + 1,500
+  EXPECT_DOUBLE_EQ(machine_usd("h100", 4), 127500.0);    // 4 x 30,000 + 7,500
+  EXPECT_DOUBLE_EQ(machine_usd("a6000", 1), 5800.0);     // 4,800 + 1,000
+  EXPECT_DOUBLE_EQ(machine_usd("a100", 8), 162500.0);    // 8 x 19,000 + 10,500
+}
+
+TEST(CostArithmetic, MultiNodeBuysOneBaseMachinePerNode) {
+  const MachineLayout layout = machine_layout(16, shipped().base_machines);
+  EXPECT_EQ(layout.num_nodes, 2);
+  EXPECT_EQ(layout.gpus_per_node, 8);
+  const PurchaseCost c = purchase_cost(30000.0, layout, shipped().base_machines);
+  EXPECT_DOUBLE_EQ(c.gpus_usd, 480000.0);
+  EXPECT_DOUBLE_EQ(c.base_machines_usd, 21000.0);
+}
+
+TEST(CostArithmetic, CountsWithoutAMachineAreInputErrors) {
+  EXPECT_THROW(machine_layout(3, shipped().base_machines), InputError);
+  EXPECT_THROW(machine_layout(12, shipped().base_machines), InputError);
+  EXPECT_THROW(machine_layout(0, shipped().base_machines), InputError);
+}
+
+TEST(CostArithmetic, AmortisedCostIsTheRunsShareOfFiveYears) {
+  const AmortisationOptions five_years;
+  EXPECT_DOUBLE_EQ(amortised_cost_usd(127500.0, 365.0, five_years), 25500.0);
+  EXPECT_DOUBLE_EQ(amortised_cost_usd(127500.0, 5 * 365.0, five_years), 127500.0);
+  EXPECT_NEAR(amortised_cost_usd(4100.0, 30.0, five_years), 4100.0 * 30.0 / 1825.0, 1e-9);
+}
+
+TEST(CostArithmetic, CloudCostIsAbsentWithoutAPrice) {
+  EXPECT_FALSE(cloud_cost_usd(100.0, std::nullopt).has_value());
+  EXPECT_DOUBLE_EQ(*cloud_cost_usd(100.0, 2.99), 299.0);
+  EXPECT_FALSE(gpu_price(catalog().gpu("rtx-3090"), {}).cloud_usd_per_gpu_hour.has_value());
+}
+
+TEST(CostArithmetic, EnergyIsTdpTimesGpusTimesHoursTimesUtilisation) {
+  const EnergyOptions options{/*usd_per_kwh=*/0.13,
+                              /*grid_gco2_per_kwh=*/436.0,
+                              /*power_fraction_of_tdp=*/0.8};
+  const EnergyUse e =
+      energy_use(/*tdp_w=*/400.0, /*gpu_count=*/4, /*training_hours=*/24.0, options);
+  EXPECT_NEAR(e.kwh, 30.72, 1e-9);
+  EXPECT_NEAR(e.usd, 30.72 * 0.13, 1e-9);
+  EXPECT_NEAR(e.co2_kg, 30.72 * 0.436, 1e-9);
+}
+
+TEST(CostAssumptions, ShippedFileHasTheReferenceValuesAndSources) {
+  const CostAssumptions& a = shipped();
+  ASSERT_EQ(a.base_machines.size(), 4u);
+  const double expected[] = {1000.0, 1500.0, 7500.0, 10500.0};
+  const int64_t counts[] = {1, 2, 4, 8};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(a.base_machines[i].gpus_per_node, counts[i]);
+    EXPECT_DOUBLE_EQ(a.base_machines[i].usd, expected[i]);
+  }
+  EXPECT_DOUBLE_EQ(a.amortisation.years, 5.0);
+  for (const std::string* s : {&a.base_machine_source,
+                               &a.amortisation_source,
+                               &a.energy_price_source,
+                               &a.grid_source,
+                               &a.power_source}) {
+    EXPECT_FALSE(s->empty());
+  }
+}
+
+TEST(CostAssumptions, UnknownKeysAndMissingSourcesAreRejected) {
+  const std::string good =
+      "[base_machine]\ngpus_per_node = [1, 2]\nusd = [10, 20]\ndate = \"x\"\nsource = \"s\"\n"
+      "[amortisation]\nyears = 3.0\nsource = \"s\"\n"
+      "[energy]\nusd_per_kwh = 0.1\nsource = \"s\"\ngrid_gco2_per_kwh = 100.0\n"
+      "grid_source = \"s\"\npower_fraction_of_tdp = 0.5\npower_source = \"s\"\n";
+  EXPECT_DOUBLE_EQ(
+      load_cost_assumptions(test::write_temp_file("cost_ok.toml", good)).amortisation.years, 3.0);
+  EXPECT_THROW(load_cost_assumptions(test::write_temp_file("cost_typo.toml", good + "typo = 1\n")),
+               InputError);
+  std::string no_source = good;
+  no_source.erase(no_source.find("source = \"s\"\n[amortisation]"), 13);
+  EXPECT_THROW(load_cost_assumptions(test::write_temp_file("cost_nosrc.toml", no_source)),
+               InputError);
+  EXPECT_THROW(load_cost_assumptions("/nonexistent/cost.toml"), InputError);
+}
+
+// Constructed points: A and F identical, B faster and dearer, C and D dominated by A, E
+// infeasible (never on the frontier, never an answer, even though it looks best).
+std::vector<TradeoffPoint> constructed_points() {
+  return {{true, 10.0, 100.0},   // A
+          {true, 5.0, 200.0},    // B
+          {true, 10.0, 150.0},   // C: as slow as A, dearer
+          {true, 20.0, 100.0},   // D: as cheap as A, slower
+          {false, 1.0, 1.0},     // E: cannot run
+          {true, 10.0, 100.0}};  // F: same as A
+}
+
+TEST(Pareto, FrontierOfConstructedPoints) {
+  const std::vector<bool> f = pareto_frontier(constructed_points());
+  EXPECT_EQ(f, (std::vector<bool>{true, true, false, false, false, true}));
+}
+
+TEST(Pareto, StrictTradeoffChainIsAllFrontier) {
+  const std::vector<TradeoffPoint> chain = {{true, 1, 8}, {true, 2, 4}, {true, 4, 2}, {true, 8, 1}};
+  for (bool on : pareto_frontier(chain)) EXPECT_TRUE(on);
+  EXPECT_TRUE(pareto_frontier({}).empty());
+}
+
+TEST(Pareto, MaxDaysGivesTheCheapestThatFinishesInTime) {
+  const auto points = constructed_points();
+  EXPECT_EQ(cheapest_within_days(points, 10.0), 0u);  // A ($100), not C, not E
+  EXPECT_EQ(cheapest_within_days(points, 30.0), 0u);  // A and D cost the same; A is faster
+  EXPECT_EQ(cheapest_within_days(points, 5.0), 1u);   // only B
+  EXPECT_FALSE(cheapest_within_days(points, 4.0).has_value());
+}
+
+TEST(Pareto, BudgetGivesTheFastestWithinBudget) {
+  const auto points = constructed_points();
+  EXPECT_EQ(fastest_within_budget(points, 250.0), 1u);  // B
+  EXPECT_EQ(fastest_within_budget(points, 150.0), 0u);  // A and C tie on days; A is cheaper
+  EXPECT_FALSE(fastest_within_budget(points, 50.0).has_value());
+}
+
+}  // namespace
+}  // namespace gpudays

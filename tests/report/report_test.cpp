@@ -1,0 +1,163 @@
+// Report tests: generation writes every file, the plots are real images (PNG signature, a
+// non-trivial size, SVG markup), captions name their sources, measurements get their own plot,
+// a missing gnuplot is a clear error, and the HTML / Markdown renderers escape text.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "report/gnuplot.h"
+#include "report/report.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+namespace fs = std::filesystem;
+using test::catalog;
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpudays_report_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ReportData small_report_data() {
+  ReportDataOptions options;
+  options.models = {&catalog().model("pythia-160m"), &catalog().model("pythia-2.8b")};
+  options.cost.assumptions = load_cost_assumptions(cost_assumptions_path(catalog().config_dir()));
+  for (const char* gpu : {"rtx-3090", "a100"}) {
+    for (int64_t n : {1, 8}) options.hardware.push_back({&catalog().gpu(gpu), n});
+  }
+  options.detail_gpu_count = 8;
+  return collect_report_data(options);
+}
+
+ReportOutputOptions output_to(const std::string& dir) {
+  ReportOutputOptions o;
+  o.out_dir = dir;
+  o.generated_by = "gpudays test";
+  o.generated_at = "today";
+  o.config_dir = catalog().config_dir();
+  return o;
+}
+
+void expect_real_png(const fs::path& path) {
+  const std::string bytes = read_file(path);
+  ASSERT_GE(bytes.size(), 8u) << path;
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
+  EXPECT_GT(bytes.size(), 10000u) << path << ": suspiciously small for a plot";
+}
+
+#define SKIP_WITHOUT_GNUPLOT() \
+  if (find_executable("gnuplot").empty()) GTEST_SKIP() << "gnuplot not installed"
+
+TEST(Report, WritesEveryFileWithNonEmptyPlots) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string dir = fresh_dir("full");
+  const ReportData data = small_report_data();
+  generate_report(data, output_to(dir));
+  const std::vector<std::string> plots = {"cost_vs_days_pythia-160m",
+                                          "cost_vs_days_pythia-2.8b",
+                                          "feasibility",
+                                          "gpu_days_vs_reported",
+                                          "speedup_over_naive"};
+  for (const std::string& p : plots) {
+    expect_real_png(fs::path(dir) / (p + ".png"));
+    const std::string svg = read_file(fs::path(dir) / (p + ".svg"));
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << p;
+    EXPECT_GT(svg.size(), 5000u) << p;
+    EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / "plots" / (p + ".gp"))) << p;
+  }
+  const std::string html = read_file(fs::path(dir) / "index.html");
+  const std::string md = read_file(fs::path(dir) / "report.md");
+  for (const std::string& p : plots) {
+    EXPECT_NE(html.find("src=\"" + p + ".png\""), std::string::npos) << p;
+    EXPECT_NE(md.find("](" + p + ".png)"), std::string::npos) << p;
+  }
+  for (const std::string* doc : {&html, &md}) {
+    EXPECT_NE(doc->find("No measurements yet"), std::string::npos);
+    EXPECT_NE(doc->find("planner best row (preset all)"), std::string::npos);
+    EXPECT_NE(doc->find("$2,300"), std::string::npos);    // 1 x RTX 3090 + base machine
+    EXPECT_NE(doc->find("$162,500"), std::string::npos);  // 8 x A100 + base machine
+  }
+  EXPECT_EQ(html.find("http://"), std::string::npos);  // self-contained: no network
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  for (const char* f : {"costs.csv", "tiers.csv", "plots.gp", "gnuplot.log"}) {
+    EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / f)) << f;
+  }
+}
+
+TEST(Report, MeasurementsGetAPredictedVsMeasuredPlot) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string dir = fresh_dir("measured");
+  ReportData data = small_report_data();
+  data.measurements = {{"pythia-160m", "a100-80gb-sxm", 8, 1.0, 1.3, "constructed"},
+                       {"pythia-2.8b", "a100-80gb-sxm", 8, 10.0, 11.0, "constructed"}};
+  generate_report(data, output_to(dir));
+  expect_real_png(fs::path(dir) / "predicted_vs_measured.png");
+  EXPECT_EQ(read_file(fs::path(dir) / "index.html").find("No measurements yet"), std::string::npos);
+}
+
+TEST(Report, MissingGnuplotIsAClearInputError) {
+  const std::string dir = fresh_dir("no_gnuplot");
+  ReportOutputOptions o = output_to(dir);
+  o.gnuplot.executable = "/nonexistent/gnuplot";
+  try {
+    generate_report(small_report_data(), o);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gnuplot-nox"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Report, DetailCountMustBeOneOfTheCounts) {
+  ReportDataOptions options;
+  options.models = {&catalog().model("pythia-160m")};
+  options.cost.assumptions = load_cost_assumptions(cost_assumptions_path(catalog().config_dir()));
+  options.hardware = {{&catalog().gpu("a100"), 4}};
+  options.detail_gpu_count = 8;
+  EXPECT_THROW(collect_report_data(options), InputError);
+}
+
+TEST(ReportDoc, HtmlAndMarkdownEscapeText) {
+  Document doc;
+  doc.title = "a <b> & c";
+  doc.add(DocTable{{"x|y"}, {{"1 < 2"}}, "zero_1"});
+  const std::string html = render_html(doc);
+  EXPECT_NE(html.find("a &lt;b&gt; &amp; c"), std::string::npos);
+  EXPECT_NE(html.find("<td>1 &lt; 2</td>"), std::string::npos);
+  const std::string md = render_markdown(doc);
+  EXPECT_NE(md.find("x\\|y"), std::string::npos);
+  EXPECT_NE(md.find("zero\\_1"), std::string::npos);
+}
+
+TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string dir = fresh_dir("cli");
+  const auto r =
+      test::run_gpudays("report --out " + dir + " --models pythia-160m --gpus a100 --counts 1,8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("index.html"), std::string::npos);
+  expect_real_png(fs::path(dir) / "feasibility.png");
+  const auto bad = test::run_gpudays("report --out " + dir + " --models nope");
+  EXPECT_EQ(bad.exit_code, 2);
+  const auto no_gnuplot =
+      test::run_gpudays("report --out " + dir + " --gnuplot /nonexistent/gnuplot");
+  EXPECT_EQ(no_gnuplot.exit_code, 2);
+  EXPECT_NE(no_gnuplot.err.find("gnuplot"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudays
