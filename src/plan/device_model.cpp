@@ -54,8 +54,11 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   switch (op.cls) {
     case OpClass::kMatmul: compute_s = flops / (peak_flops_ * matmul_efficiency(op)); break;
     case OpClass::kFusedAttention: {
+      // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
+      // short sequences lose efficiency.
       const double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
-      compute_s = flops / (peak_flops_ * matmul_efficiency(op) * fraction);
+      const double sequence = shape_factor(op.m, c_.matmul_half_dim);
+      compute_s = flops / (peak_flops_ * gpu_->matmul_ceiling_fraction * sequence * fraction);
       break;
     }
     case OpClass::kVector:

@@ -93,6 +93,25 @@ TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
   }
 }
 
+TEST(PlannerSanity, FreeLunchIsNeverSlower) {
+  for (const GpuSpec& g : catalog().gpus()) {
+    for (const ModelSpec& m : catalog().models()) {
+      const Cluster c{&g, 1, 8};
+      if (m.recipe.precision == Precision::kBf16 && !g.supports_bf16()) continue;
+      PlanOptions naive, free_lunch;
+      naive.preset = MethodPreset::kNaive;
+      free_lunch.preset = MethodPreset::kFreeLunch;
+      const PlanResult a = plan(m, c, naive);
+      const PlanResult b = plan(m, c, free_lunch);
+      ASSERT_EQ(a.rows.size(), b.rows.size());
+      for (size_t i = 0; i < a.rows.size(); ++i) {
+        EXPECT_LE(b.rows[i].step_time_s, a.rows[i].step_time_s * (1 + 1e-9))
+            << m.name << " on " << g.name << " micro-batch " << a.rows[i].config.micro_batch_size;
+      }
+    }
+  }
+}
+
 TEST(PlannerSanity, InfeasibleRowsSayWhy) {
   const PlanResult r = plan(catalog().model("pythia-12b"), cluster_of("rtx-3090", 1), {});
   for (const PlanRow& row : r.rows) {
