@@ -1,31 +1,60 @@
 # gpudays — top-level entry points. `make run` and `make test` install what they need, build and run.
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
+# LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 JOBS ?= $(shell nproc)
+WITH_TORCH ?= ON
+TORCH_PYTHON ?= python3
 
-.PHONY: all deps configure build test run clean format
+.PHONY: all deps torch torch-ref fixtures configure build test run cuda clean format
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
-configure: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+# LibTorch for the C++ build: the torch wheel without its Python dependencies (stamped, quick).
+torch:
+ifeq ($(WITH_TORCH),ON)
+	@bash scripts/install-torch.sh cpp .venv
+endif
+
+# The reference for the parity tests: full torch, transformers, safetensors (same venv).
+torch-ref: torch
+ifeq ($(WITH_TORCH),ON)
+	@bash scripts/install-torch.sh ref .venv
+endif
+
+configure: deps torch
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-test: build
+# Parity fixtures from transformers (tests/models/make_fixtures.py), remade when their inputs change.
+fixtures: build torch-ref
+ifeq ($(WITH_TORCH),ON)
+	@cmake --build $(BUILD_DIR) --target gpudays_fixtures
+endif
+
+test: build fixtures
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The main job: plan pythia-1b on 4 x A100 and on 8 x RTX 3090.
 run: build
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu a100-80gb-sxm --gpus-per-node 4
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu rtx-3090 --gpus-per-node 8
+
+# CUDA variant against an installed CUDA torch (TORCH_PYTHON's `import torch`; downloads nothing),
+# e.g. on the GPU machine: make cuda TORCH_PYTHON=/opt/torch/.venv/bin/python3
+cuda:
+	@cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUDAYS_WITH_TORCH=ON \
+	  -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-cuda -j $(JOBS)
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

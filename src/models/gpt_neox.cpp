@@ -1,0 +1,166 @@
+// GPT-NeoX forward pass, following HuggingFace's modeling_gpt_neox: fused QKV projection laid out
+// per head ([q | k | v] for each head), rotate-half rotary embeddings on the first rotary_dims of
+// each head, parallel (or sequential) residual, exact-erf GELU MLP.
+#include "models/gpt_neox.h"
+
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/outer.h>
+#include <ATen/ops/pow.h>
+#include <fmt/format.h>
+
+#include "catalog/model_loader.h"
+#include "common/error.h"
+
+namespace gpudays::models {
+namespace {
+
+// x: [..., n] -> [..., n]: (x1, x2) -> (-x2, x1) on the two halves of the last dimension.
+at::Tensor rotate_half(const at::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, /*dim=*/-1);
+}
+
+// x: [B, H, T, head_dim]: rotates the first rotary_dims channels, passes the rest through.
+at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& rotary) {
+  const int64_t dims = rotary.cos.size(-1);
+  const at::Tensor x_rot = x.narrow(-1, 0, dims);
+  const at::Tensor x_pass = x.narrow(-1, dims, x.size(-1) - dims);
+  const at::Tensor rotated = x_rot * rotary.cos + rotate_half(x_rot) * rotary.sin;
+  return at::cat({rotated, x_pass}, /*dim=*/-1);
+}
+
+}  // namespace
+
+GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& param_options) {
+  if (spec.family != Family::kGptNeox) {
+    throw InputError(fmt::format("model '{}' is a {} model, not gpt_neox", spec.name,
+                                 to_string(spec.family)));
+  }
+  validate_model(spec);  // heads divide d_model, rotary dimensions even, ...
+  const ArchSpec& a = spec.arch;
+  GptNeoxOptions o;
+  o.n_layers = a.n_layers;
+  o.d_model = a.d_model;
+  o.n_heads = a.n_heads;
+  o.d_ffn = a.d_ffn;
+  o.vocab_size = a.vocab_size;
+  o.max_position_embeddings = a.max_position_embeddings;
+  o.rotary_pct = a.rotary_pct;
+  o.layer_norm_eps = a.layer_norm_eps;
+  o.use_parallel_residual = a.use_parallel_residual;
+  o.tie_word_embeddings = a.tie_word_embeddings;
+  o.hidden_dropout = spec.recipe.dropout;
+  o.param_options = param_options;
+  return o;
+}
+
+RotaryTables rotary_tables(const GptNeoxOptions& options, int64_t seq_len, const at::Tensor& like) {
+  const int64_t dims = options.rotary_dims();
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
+  // inv_freq[i] = 1 / base^(2i / dims), in fp32 as HF computes it.
+  const at::Tensor exponents = at::arange(0, dims, 2, f32) / static_cast<double>(dims);
+  const at::Tensor inv_freq = at::pow(options.rotary_base, exponents).reciprocal();
+  const at::Tensor freqs = at::outer(at::arange(seq_len, f32), inv_freq);  // [T, dims / 2]
+  const at::Tensor angles = at::cat({freqs, freqs}, /*dim=*/-1);            // [T, dims]
+  return {angles.cos().to(like.scalar_type()), angles.sin().to(like.scalar_type())};
+}
+
+GptNeoxAttentionImpl::GptNeoxAttentionImpl(const GptNeoxOptions& options)
+    : n_heads_(options.n_heads), head_dim_(options.head_dim()), attention_(options.attention) {
+  const int64_t d = options.d_model;
+  query_key_value_ = register_module(
+      "query_key_value", Linear(d, 3 * d, /*bias=*/true, options.param_options));
+  dense_ = register_module("dense", Linear(d, d, /*bias=*/true, options.param_options));
+}
+
+at::Tensor GptNeoxAttentionImpl::forward(const at::Tensor& x, const RotaryTables& rotary) {
+  const int64_t batch = x.size(0);
+  const int64_t seq = x.size(1);
+  // [B, T, 3D] -> [B, H, T, 3 * head_dim]: each head holds its own q, k and v in turn.
+  const at::Tensor qkv =
+      query_key_value_(x).view({batch, seq, n_heads_, 3 * head_dim_}).transpose(1, 2);
+  const std::vector<at::Tensor> parts = qkv.chunk(3, /*dim=*/-1);
+  const at::Tensor q = apply_rotary(parts[0], rotary);
+  const at::Tensor k = apply_rotary(parts[1], rotary);
+  const at::Tensor out = attend(q, k, parts[2], AttentionMask{.causal = true, .key_keep = {}}, attention_);
+  return dense_(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
+}
+
+GptNeoxMlpImpl::GptNeoxMlpImpl(const GptNeoxOptions& options) {
+  dense_h_to_4h_ = register_module(
+      "dense_h_to_4h", Linear(options.d_model, options.d_ffn, /*bias=*/true, options.param_options));
+  dense_4h_to_h_ = register_module(
+      "dense_4h_to_h", Linear(options.d_ffn, options.d_model, /*bias=*/true, options.param_options));
+}
+
+at::Tensor GptNeoxMlpImpl::forward(const at::Tensor& x) {
+  return dense_4h_to_h_(at::gelu(dense_h_to_4h_(x), /*approximate=*/"none"));
+}
+
+GptNeoxLayerImpl::GptNeoxLayerImpl(const GptNeoxOptions& options)
+    : parallel_residual_(options.use_parallel_residual), dropout_(options.hidden_dropout) {
+  const auto& p = options.param_options;
+  input_layernorm_ =
+      register_module("input_layernorm", LayerNorm(options.d_model, options.layer_norm_eps, p));
+  post_attention_layernorm_ = register_module(
+      "post_attention_layernorm", LayerNorm(options.d_model, options.layer_norm_eps, p));
+  attention_ = register_module("attention", GptNeoxAttention(options));
+  mlp_ = register_module("mlp", GptNeoxMlp(options));
+}
+
+at::Tensor GptNeoxLayerImpl::forward(const at::Tensor& x, const RotaryTables& rotary) {
+  const bool train = is_training();
+  at::Tensor attn = at::dropout(attention_(input_layernorm_(x), rotary), dropout_, train);
+  if (parallel_residual_) {
+    // x + attn(ln1(x)) + mlp(ln2(x)): both branches read the same input.
+    const at::Tensor mlp = at::dropout(mlp_(post_attention_layernorm_(x)), dropout_, train);
+    return mlp + attn + x;
+  }
+  attn = attn + x;
+  const at::Tensor mlp = at::dropout(mlp_(post_attention_layernorm_(attn)), dropout_, train);
+  return mlp + attn;
+}
+
+GptNeoxModelImpl::GptNeoxModelImpl(const GptNeoxOptions& options) : options_(options) {
+  const auto& p = options.param_options;
+  embed_in_ = register_module("embed_in", Embedding(options.vocab_size, options.d_model, p));
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < options.n_layers; ++i) layers_->push_back(GptNeoxLayer(options));
+  final_layer_norm_ =
+      register_module("final_layer_norm", LayerNorm(options.d_model, options.layer_norm_eps, p));
+}
+
+at::Tensor GptNeoxModelImpl::forward(const at::Tensor& tokens) {
+  TORCH_CHECK(tokens.dim() == 2, "gpt_neox: tokens must be [B, T], got ", tokens.sizes());
+  TORCH_CHECK(tokens.size(1) <= options_.max_position_embeddings, "gpt_neox: ", tokens.size(1),
+              " tokens exceed max_position_embeddings ", options_.max_position_embeddings);
+  at::Tensor h = at::dropout(embed_in_(tokens), options_.hidden_dropout, is_training());
+  const RotaryTables rotary = rotary_tables(options_, tokens.size(1), h);
+  for (const auto& layer : *layers_) h = layer->as<GptNeoxLayerImpl>()->forward(h, rotary);
+  return final_layer_norm_(h);
+}
+
+void GptNeoxModelImpl::set_attention(AttentionKind kind) {
+  for (const auto& layer : *layers_) layer->as<GptNeoxLayerImpl>()->attention()->set_attention(kind);
+}
+
+GptNeoxForCausalLMImpl::GptNeoxForCausalLMImpl(const GptNeoxOptions& options) : options_(options) {
+  gpt_neox_ = register_module("gpt_neox", GptNeoxModel(options));
+  if (!options.tie_word_embeddings) {
+    embed_out_ = register_module(
+        "embed_out",
+        Linear(options.d_model, options.vocab_size, /*bias=*/false, options.param_options));
+  }
+}
+
+at::Tensor GptNeoxForCausalLMImpl::forward(const at::Tensor& tokens) {
+  const at::Tensor hidden = gpt_neox_(tokens);
+  if (options_.tie_word_embeddings) return at::linear(hidden, gpt_neox_->embed_in()->weight());
+  return embed_out_(hidden);
+}
+
+}  // namespace gpudays::models

@@ -1,0 +1,79 @@
+// config.json writers per family, from the catalog's ArchSpec; field names and defaults as in
+// transformers' configuration_<family>.py (5.x), with the legacy names 4.x reads where they differ.
+#include "models/hf_export.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "models/gpt_neox.h"
+#include "models/layers.h"
+
+namespace gpudays::models {
+namespace {
+
+nlohmann::json gpt_neox_config(const ModelSpec& spec) {
+  const ArchSpec& a = spec.arch;
+  return {
+      {"architectures", {"GPTNeoXForCausalLM"}},
+      {"model_type", "gpt_neox"},
+      {"vocab_size", a.vocab_size},
+      {"hidden_size", a.d_model},
+      {"num_hidden_layers", a.n_layers},
+      {"num_attention_heads", a.n_heads},
+      {"intermediate_size", a.d_ffn},
+      {"hidden_act", "gelu"},
+      {"max_position_embeddings", a.max_position_embeddings},
+      {"rotary_pct", a.rotary_pct},  // transformers 4.x
+      {"rotary_emb_base", kGptNeoxRotaryBase},
+      {"rope_parameters",  // transformers 5.x
+       {{"rope_type", "default"},
+        {"rope_theta", kGptNeoxRotaryBase},
+        {"partial_rotary_factor", a.rotary_pct}}},
+      {"layer_norm_eps", a.layer_norm_eps},
+      {"use_parallel_residual", a.use_parallel_residual},
+      {"tie_word_embeddings", a.tie_word_embeddings},
+      {"attention_bias", true},
+      {"hidden_dropout", spec.recipe.dropout},
+      {"attention_dropout", 0.0},
+      {"initializer_range", kInitStd},
+      {"bos_token_id", 0},  // Pythia's tokenizer: <|endoftext|> = 0 for both
+      {"eos_token_id", 0},
+      {"use_cache", true},
+      {"dtype", "float32"},
+  };
+}
+
+}  // namespace
+
+nlohmann::json hf_config_json(const ModelSpec& spec) {
+  switch (spec.family) {
+    case Family::kGptNeox:
+      return gpt_neox_config(spec);
+    default:
+      throw InputError(fmt::format("model '{}': no HuggingFace export for family {} yet",
+                                   spec.name, to_string(spec.family)));
+  }
+}
+
+LoadOptions hf_load_options(Family family) {
+  LoadOptions options;
+  if (family == Family::kGptNeox) options.aliases["lm_head.weight"] = "embed_out.weight";
+  return options;
+}
+
+void save_pretrained(const torch::nn::Module& module, const ModelSpec& spec, const std::string& dir) {
+  const nlohmann::json config = hf_config_json(spec);
+  std::filesystem::create_directories(dir);
+  save_safetensors(module, (std::filesystem::path(dir) / "model.safetensors").string());
+  const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
+  std::ofstream out(config_path);
+  out << config.dump(2) << "\n";
+  out.close();
+  if (!out) throw InputError(fmt::format("{}: cannot write", config_path));
+}
+
+}  // namespace gpudays::models

@@ -1,0 +1,25 @@
+// HuggingFace interop: the config.json transformers needs to rebuild a catalog model, and
+// save_pretrained(), which writes it beside model.safetensors so that `from_pretrained(dir)` loads
+// a model trained here. Tensor names are the modules' own (see checkpoint.h).
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "catalog/model_spec.h"
+#include "models/checkpoint.h"
+
+namespace gpudays::models {
+
+// config.json contents for `spec` (throws InputError for a family without an export yet).
+nlohmann::json hf_config_json(const ModelSpec& spec);
+
+// Loading options (name aliases) for HF checkpoints of the family.
+LoadOptions hf_load_options(Family family);
+
+// Writes dir/model.safetensors and dir/config.json (creating dir).
+void save_pretrained(const torch::nn::Module& module, const ModelSpec& spec, const std::string& dir);
+
+}  // namespace gpudays::models

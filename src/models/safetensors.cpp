@@ -1,0 +1,183 @@
+// Safetensors reading and writing with nlohmann-json for the header and plain streams for the data.
+#include "models/safetensors.h"
+
+#include <ATen/ops/empty.h>
+#include <fmt/format.h>
+
+#include <bit>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace gpudays::models {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
+constexpr uint64_t kHeaderAlignment = 8;            // the reference pads headers to 8 bytes
+constexpr const char* kMetadataKey = "__metadata__";
+
+const std::vector<std::pair<std::string, at::ScalarType>>& dtype_table() {
+  static const std::vector<std::pair<std::string, at::ScalarType>> table = {
+      {"F64", at::kDouble}, {"F32", at::kFloat},  {"F16", at::kHalf},  {"BF16", at::kBFloat16},
+      {"I64", at::kLong},   {"I32", at::kInt},    {"I16", at::kShort}, {"I8", at::kChar},
+      {"U8", at::kByte},    {"BOOL", at::kBool},  {"F8_E4M3", at::kFloat8_e4m3fn},
+      {"F8_E5M2", at::kFloat8_e5m2}};
+  return table;
+}
+
+uint64_t byte_size(const SafetensorsEntry& e) {
+  uint64_t n = c10::elementSize(e.dtype);
+  for (int64_t d : e.shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+SafetensorsEntry parse_entry(const std::string& path,
+                             const std::string& name,
+                             const nlohmann::json& j,
+                             uint64_t data_bytes) {
+  auto fail = [&](const std::string& why) {
+    return InputError(fmt::format("{}: tensor '{}': {}", path, name, why));
+  };
+  if (!j.is_object() || !j.contains("dtype") || !j.contains("shape") ||
+      !j.contains("data_offsets")) {
+    throw fail("needs dtype, shape and data_offsets");
+  }
+  SafetensorsEntry e;
+  try {
+    e.dtype = parse_safetensors_dtype(j.at("dtype").get<std::string>());
+    e.shape = j.at("shape").get<std::vector<int64_t>>();
+    const auto offsets = j.at("data_offsets").get<std::vector<uint64_t>>();
+    if (offsets.size() != 2) throw fail("data_offsets must be [begin, end]");
+    e.begin = offsets[0];
+    e.end = offsets[1];
+  } catch (const nlohmann::json::exception& ex) {
+    throw fail(ex.what());
+  } catch (const InputError& ex) {
+    throw fail(ex.what());
+  }
+  for (int64_t d : e.shape) {
+    if (d < 0) throw fail("negative dimension");
+  }
+  if (e.end < e.begin || e.end > data_bytes) {
+    throw fail(fmt::format("data_offsets [{}, {}] outside the {}-byte data section", e.begin,
+                           e.end, data_bytes));
+  }
+  if (e.end - e.begin != byte_size(e)) {
+    throw fail(fmt::format("{} bytes for a tensor of {} bytes", e.end - e.begin, byte_size(e)));
+  }
+  return e;
+}
+
+void check_no_overlap(const std::string& path, const std::map<std::string, SafetensorsEntry>& m) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& [name, e] : m) ranges.emplace_back(e.begin, e.end);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first < ranges[i - 1].second) {
+      throw InputError(fmt::format("{}: tensors overlap at byte {}", path, ranges[i].first));
+    }
+  }
+}
+
+}  // namespace
+
+at::ScalarType parse_safetensors_dtype(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& [n, t] : dtype_table()) {
+    if (n == name) return t;
+    names.push_back(n);
+  }
+  throw InputError(fmt::format("unknown dtype '{}' (valid: {})", name, join_choices(names)));
+}
+
+std::string safetensors_dtype_name(at::ScalarType dtype) {
+  for (const auto& [n, t] : dtype_table()) {
+    if (t == dtype) return n;
+  }
+  throw InputError(fmt::format("dtype {} cannot be stored in safetensors", c10::toString(dtype)));
+}
+
+SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open", path_));
+  const uint64_t file_bytes = std::filesystem::file_size(path_);
+  uint64_t header_bytes = 0;
+  if (file_bytes < 8 || !in.read(reinterpret_cast<char*>(&header_bytes), 8)) {
+    throw InputError(fmt::format("{}: too short for a safetensors file", path_));
+  }
+  if (header_bytes > kMaxHeaderBytes || 8 + header_bytes > file_bytes) {
+    throw InputError(fmt::format("{}: header length {} does not fit the {}-byte file", path_,
+                                 header_bytes, file_bytes));
+  }
+  std::string header(header_bytes, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_bytes));
+  data_start_ = 8 + header_bytes;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception& ex) {
+    throw InputError(fmt::format("{}: header is not JSON: {}", path_, ex.what()));
+  }
+  if (!j.is_object()) throw InputError(fmt::format("{}: header is not a JSON object", path_));
+  for (const auto& [name, value] : j.items()) {
+    if (name == kMetadataKey) {
+      for (const auto& [k, v] : value.items()) metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      continue;
+    }
+    entries_[name] = parse_entry(path_, name, value, file_bytes - data_start_);
+  }
+  check_no_overlap(path_, entries_);
+}
+
+at::Tensor SafetensorsReader::read(const std::string& name) const {
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) throw InputError(fmt::format("{}: no tensor '{}'", path_, name));
+  const SafetensorsEntry& e = it->second;
+  at::Tensor t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));
+  std::ifstream in(path_, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(data_start_ + e.begin));
+  in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin));
+  if (!in) throw InputError(fmt::format("{}: cannot read tensor '{}'", path_, name));
+  return t;
+}
+
+void write_safetensors(const std::string& path,
+                       const NamedTensors& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  nlohmann::json meta = {{"format", "pt"}};
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  header[kMetadataKey] = meta;
+  std::vector<at::Tensor> data;
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (name == kMetadataKey || header.contains(name)) {
+      throw InputError(fmt::format("{}: duplicate or reserved tensor name '{}'", path, name));
+    }
+    at::Tensor t = tensor.detach().to(at::kCPU).contiguous();
+    const uint64_t bytes = t.numel() * t.element_size();
+    header[name] = {{"dtype", safetensors_dtype_name(t.scalar_type())},
+                    {"shape", t.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    data.push_back(std::move(t));
+  }
+  std::string text = header.dump();
+  text.append((kHeaderAlignment - (8 + text.size()) % kHeaderAlignment) % kHeaderAlignment, ' ');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const uint64_t header_bytes = text.size();
+  out.write(reinterpret_cast<const char*>(&header_bytes), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const at::Tensor& t : data) {
+    out.write(static_cast<const char*>(t.const_data_ptr()),
+              static_cast<std::streamsize>(t.numel() * t.element_size()));
+  }
+  out.close();
+  if (!out) throw InputError(fmt::format("{}: cannot write", path));
+}
+
+}  // namespace gpudays::models

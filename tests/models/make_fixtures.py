@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Parity fixtures from HuggingFace transformers, the reference implementation.
+
+For each tiny catalog file (tests/models/data/*.toml) it builds the transformers model from a
+locally constructed config (no hub download), randomises every parameter, saves it with
+save_pretrained (model.safetensors + config.json) and writes expected.safetensors: the input
+batch, the logits, the loss and the gradient of the loss with respect to every parameter, under
+the checkpoint's names ("grad/<name>"). tests/models/parity_test.cpp loads both and compares.
+Run by the build (`make test` -> target gpudays_fixtures) in the project venv.
+"""
+import argparse
+import pathlib
+import sys
+import tomllib
+
+import torch
+import transformers
+from safetensors.torch import save_file
+
+SEED = 1234
+BATCH = 2
+
+
+def gpt_neox_config(arch):
+    return transformers.GPTNeoXConfig(
+        vocab_size=arch["vocab_size"],
+        hidden_size=arch["d_model"],
+        num_hidden_layers=arch["n_layers"],
+        num_attention_heads=arch["n_heads"],
+        intermediate_size=arch["d_ffn"],
+        max_position_embeddings=arch["max_position_embeddings"],
+        rotary_pct=arch["rotary_pct"],
+        rotary_emb_base=10000,
+        layer_norm_eps=arch["layer_norm_eps"],
+        use_parallel_residual=arch["use_parallel_residual"],
+        tie_word_embeddings=arch["tie_word_embeddings"],
+        hidden_act="gelu",
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )
+
+
+def gpt_neox_case(arch, generator):
+    config = gpt_neox_config(arch)
+    config._attn_implementation = "eager"  # the plain reference path
+    model = transformers.GPTNeoXForCausalLM(config)
+    tokens = torch.randint(0, arch["vocab_size"], (BATCH, arch["seq_len"]), generator=generator)
+    inputs = {"input_ids": tokens, "labels": tokens}
+    # In memory transformers 5 names the output embedding lm_head; checkpoints say embed_out.
+    renames = {"lm_head.weight": "embed_out.weight"}
+    return model, inputs, renames
+
+
+CASES = {"gpt_neox": gpt_neox_case}
+
+
+def randomise(model, generator):
+    """Every parameter random, so that swapped or skipped tensors cannot go unnoticed:
+    norm weights around 1, biases and norm shifts around 0, matrices with std 0.1."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=generator)
+            if name.endswith("bias"):
+                p.copy_(0.1 * noise)
+            elif p.dim() == 1:
+                p.copy_(1.0 + 0.1 * noise)
+            else:
+                p.copy_(0.1 * noise)
+
+
+def write_case(spec_path, out_root):
+    spec = tomllib.loads(spec_path.read_text())
+    generator = torch.Generator().manual_seed(SEED)
+    model, inputs, renames = CASES[spec["family"]](spec["arch"], generator)
+    randomise(model, generator)
+    model.float().eval()
+    out = model(**inputs)
+    out.loss.backward()
+    case_dir = out_root / spec["name"]
+    model.save_pretrained(case_dir)
+    expected = {k: v.clone().contiguous() for k, v in inputs.items()}
+    expected["logits"] = out.logits.detach().contiguous()
+    expected["loss"] = out.loss.detach().reshape(1)
+    for name, p in model.named_parameters():
+        expected["grad/" + renames.get(name, name)] = p.grad.contiguous()
+    save_file(expected, case_dir / "expected.safetensors", metadata={
+        "torch": torch.__version__, "transformers": transformers.__version__})
+    print(f"make_fixtures: {spec['name']}: loss {out.loss.item():.6f}, "
+          f"{sum(p.numel() for p in model.parameters())} parameters")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=pathlib.Path)
+    parser.add_argument("specs", nargs="+", type=pathlib.Path)
+    args = parser.parse_args()
+    torch.use_deterministic_algorithms(True)
+    for spec_path in args.specs:
+        write_case(spec_path, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
