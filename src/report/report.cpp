@@ -169,9 +169,10 @@ std::vector<std::string> generate_report(const ReportData& data,
   const PlannedPlots plots = plan_plots(data, dir);
   for (std::string& f : draw_plots(plots.plots, dir, options.gnuplot))
     files.push_back(std::move(f));
-  const Document doc = build_document(data, plots, options);
-  files.push_back(write_report_file(dir, "index.html", render_html(doc)));
+  Document doc = build_document(data, plots, options);
   files.push_back(write_report_file(dir, "report.md", render_markdown(doc)));
+  embed_figures(doc, dir);
+  files.push_back(write_report_file(dir, "index.html", render_html(doc)));
   return files;
 }
 

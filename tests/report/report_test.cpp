@@ -82,8 +82,16 @@ TEST(Report, WritesEveryFileWithNonEmptyPlots) {
   }
   const std::string html = read_file(fs::path(dir) / "index.html");
   const std::string md = read_file(fs::path(dir) / "report.md");
+  // The HTML page stands alone: every PNG is embedded (a PNG's base64 starts "iVBORw0KGgo"),
+  // each figure links its SVG; the Markdown twin links the files next to it.
+  size_t embedded = 0;
+  for (size_t at = html.find("data:image/png;base64,iVBORw0KGgo"); at != std::string::npos;
+       at = html.find("data:image/png;base64,iVBORw0KGgo", at + 1)) {
+    ++embedded;
+  }
+  EXPECT_EQ(embedded, plots.size());
   for (const std::string& p : plots) {
-    EXPECT_NE(html.find("src=\"" + p + ".png\""), std::string::npos) << p;
+    EXPECT_NE(html.find("href=\"" + p + ".svg\""), std::string::npos) << p;
     EXPECT_NE(md.find("](" + p + ".png)"), std::string::npos) << p;
   }
   for (const std::string* doc : {&html, &md}) {
