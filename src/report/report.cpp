@@ -121,6 +121,17 @@ void add_measured_section(Document& doc, const ReportData& data, const PlannedPl
                  "predicted vs measured step time",
                  "Each point: a benchmark result row (measured step time) against the planner's "
                  "prediction for the same model, hardware and settings."));
+  DocTable table;
+  table.headers = {"model", "GPUs", "predicted step (s)", "measured step (s)", "ratio", "source"};
+  for (const MeasuredRun& m : data.measurements) {
+    table.rows.push_back({m.model, fmt::format("{} x {}", m.gpu_count, m.gpu),
+                          fmt::format("{:.3f}", m.predicted_step_time_s),
+                          fmt::format("{:.3f}", m.measured_step_time_s),
+                          fmt::format("{:.2f}", m.measured_step_time_s / m.predicted_step_time_s),
+                          m.source});
+  }
+  table.caption = "Measured / predicted step time of each benchmark row, with the row it came from.";
+  doc.add(std::move(table));
 }
 
 Document build_document(const ReportData& data,
