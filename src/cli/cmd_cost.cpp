@@ -18,6 +18,7 @@ struct CostCommandRequest {
   std::string model;
   std::string model_file;
   std::string source = "plan";
+  std::string db = "gpudays.db";
   std::string methods = "all";
   std::string basis = "purchase";
   std::string format = "table";
@@ -52,6 +53,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   TimeSourceOptions source_options;
   source_options.kind = parse_time_source(r.source);
   source_options.plan.preset = parse_preset(r.methods);
+  source_options.results_path = r.db;
   const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);
 
   const CostAnalysis analysis = analyse_costs(model, options, *source, cost);
@@ -81,9 +83,10 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--source",
                   r->source,
                   "Where training days come from: plan (the analytic planner) or bench "
-                  "(benchmark results; none exist yet)")
+                  "(the fastest measured trial in --db)")
       ->check(CLI::IsMember({"plan", "bench"}))
       ->capture_default_str();
+  cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
   cmd->add_option("--methods", r->methods, "Planner method preset: naive, free-lunch or all")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();

@@ -1,6 +1,8 @@
 // `gpudays report --out DIR`: the cost and feasibility report (HTML + Markdown + PNG/SVG plots)
 // for a set of models over a set of GPU types and counts, from the planner and the catalog.
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/chrono.h>
@@ -12,12 +14,15 @@
 #include "common/build_info.h"
 #include "common/error.h"
 #include "report/report.h"
+#include "results/results_db.h"
 
 namespace gpudays {
 namespace {
 
 struct ReportRequest {
   std::string out_dir;
+  std::string db = "gpudays.db";
+  bool db_given = false;
   std::vector<std::string> models;  // empty: every catalog model
   int64_t detail_gpu_count = 0;     // 0: the largest of --counts
   std::string gnuplot = "gnuplot";
@@ -36,6 +41,23 @@ std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
   }
   return models;
+}
+
+// Successful benchmark trials of the report's models, next to the planner's prediction recorded
+// with each: from --db, or from ./gpudays.db when it exists.
+std::vector<MeasuredRun> load_measurements(const ReportRequest& r,
+                                           const std::vector<const ModelSpec*>& models) {
+  if (!r.db_given && !std::filesystem::exists(r.db)) return {};
+  std::vector<MeasuredRun> out;
+  for (const TrialRecord& t : ResultsDb::open({r.db, /*read_only=*/true}).query({})) {
+    const bool wanted = std::any_of(models.begin(), models.end(),
+                                    [&](const ModelSpec* m) { return m->name == t.model; });
+    if (!wanted || t.status != TrialStatus::kOk || t.predicted_step_time_s <= 0.0) continue;
+    out.push_back(MeasuredRun{t.model, t.gpu, t.num_nodes * t.gpus_per_node,
+                              t.predicted_step_time_s, t.step_time_median_s,
+                              fmt::format("{} row '{}' ({})", r.db, t.key(), t.created_at)});
+  }
+  return out;
 }
 
 std::string today() {
@@ -60,7 +82,8 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
                                  ? r.detail_gpu_count
                                  : *std::max_element(r.cost.counts.begin(), r.cost.counts.end());
   machine_layout(options.detail_gpu_count, options.cost.assumptions.base_machines);
-  const ReportData data = collect_report_data(options);
+  ReportData data = collect_report_data(options);
+  data.measurements = load_measurements(r, options.models);
 
   output.generated_by = fmt::format("gpudays {} ({})", kVersion, kGitCommit);
   output.generated_at = today();
@@ -86,6 +109,9 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
       "Write a report (index.html, report.md, PNG and SVG plots drawn by gnuplot, CSV data) on "
       "what pre-training each model costs and takes on each GPU type and count.");
   cmd->add_option("--out", r->out_dir, "Output directory (created if missing)")->required();
+  cmd->add_option("--db", r->db,
+                  "Benchmark results for predicted vs measured (default: ./gpudays.db if it exists)")
+      ->each([r](const std::string&) { r->db_given = true; });
   cmd->add_option("--models",
                   r->models,
                   "Models, comma-separated (default: every catalog model; see `gpudays models`)")

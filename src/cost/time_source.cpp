@@ -1,4 +1,4 @@
-// The planner-backed time source, and the placeholder for benchmark results.
+// The planner-backed time source, and the choice between it and the benchmark-backed one.
 #include "cost/time_source.h"
 
 #include <fmt/format.h>
@@ -77,10 +77,7 @@ TimeSourceKind parse_time_source(const std::string& text) {
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options) {
   if (options.kind == TimeSourceKind::kPlan) return std::make_unique<PlanTimeSource>(options.plan);
-  // A later issue reads measured step times from the results database here.
-  throw InputError(
-      "--source bench: no benchmark results exist yet (they arrive with the bench component's "
-      "results database); use --source plan");
+  return make_bench_time_source(options.results_path);
 }
 
 }  // namespace gpudays

@@ -1,6 +1,6 @@
 // Where a hardware option's training days come from: the analytic planner (`--source plan`) or
-// benchmark measurements (`--source bench`, read from the SQLite results database once the bench
-// component exists; for now it fails with a one-line message). The cost model sees only this.
+// benchmark measurements (`--source bench`: the fastest successful trial in the SQLite results
+// database). The cost model sees only this.
 #pragma once
 
 #include <memory>
@@ -45,5 +45,7 @@ struct TimeSourceOptions {
 };
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options);
+// Throws InputError when the database is missing, foreign or corrupted.
+std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path);
 
 }  // namespace gpudays

@@ -121,6 +121,17 @@ void add_measured_section(Document& doc, const ReportData& data, const PlannedPl
                  "predicted vs measured step time",
                  "Each point: a benchmark result row (measured step time) against the planner's "
                  "prediction for the same model, hardware and settings."));
+  DocTable table;
+  table.headers = {"model", "GPUs", "predicted step (s)", "measured step (s)", "ratio", "source"};
+  for (const MeasuredRun& m : data.measurements) {
+    table.rows.push_back({m.model, fmt::format("{} x {}", m.gpu_count, m.gpu),
+                          fmt::format("{:.3f}", m.predicted_step_time_s),
+                          fmt::format("{:.3f}", m.measured_step_time_s),
+                          fmt::format("{:.2f}", m.measured_step_time_s / m.predicted_step_time_s),
+                          m.source});
+  }
+  table.caption = "Measured / predicted step time of each benchmark row, with the row it came from.";
+  doc.add(std::move(table));
 }
 
 Document build_document(const ReportData& data,
@@ -169,9 +180,10 @@ std::vector<std::string> generate_report(const ReportData& data,
   const PlannedPlots plots = plan_plots(data, dir);
   for (std::string& f : draw_plots(plots.plots, dir, options.gnuplot))
     files.push_back(std::move(f));
-  const Document doc = build_document(data, plots, options);
-  files.push_back(write_report_file(dir, "index.html", render_html(doc)));
+  Document doc = build_document(data, plots, options);
   files.push_back(write_report_file(dir, "report.md", render_markdown(doc)));
+  embed_figures(doc, dir);
+  files.push_back(write_report_file(dir, "index.html", render_html(doc)));
   return files;
 }
 

@@ -1,6 +1,10 @@
 // HTML and Markdown rendering of a Document.
 #include "report/report_doc.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 namespace gpudays {
@@ -25,6 +29,26 @@ std::string html_escape(const std::string& s) {
       default:
         out += c;
     }
+  }
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(v >> shift) & 63];
+  }
+  if (i < bytes.size()) {
+    uint32_t v = uint8_t(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
   }
   return out;
 }
@@ -63,7 +87,7 @@ struct HtmlBlock {
         "<figure><a href=\"{0}\"><img src=\"{1}\" alt=\"{2}\"></a><figcaption>{3} "
         "(<a href=\"{0}\">SVG</a>)</figcaption></figure>\n",
         html_escape(f.svg),
-        html_escape(f.png),
+        f.png_data_uri.empty() ? html_escape(f.png) : f.png_data_uri,
         html_escape(f.alt),
         html_escape(f.caption));
   }
@@ -119,6 +143,17 @@ struct MarkdownBlock {
 };
 
 }  // namespace
+
+void embed_figures(Document& doc, const std::string& dir) {
+  for (DocBlock& block : doc.blocks) {
+    auto* figure = std::get_if<DocFigure>(&block);
+    if (figure == nullptr) continue;
+    std::ifstream in(std::filesystem::path(dir) / figure->png, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    if (!bytes.str().empty()) figure->png_data_uri = "data:image/png;base64," + base64(bytes.str());
+  }
+}
 
 std::string render_html(const Document& doc) {
   std::string out = fmt::format(

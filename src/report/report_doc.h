@@ -24,6 +24,7 @@ struct DocFigure {
   std::string svg;
   std::string alt;
   std::string caption;
+  std::string png_data_uri = {};  // the PNG itself, for a page that stands alone (embed_figures)
 };
 
 struct DocTable {
@@ -47,6 +48,8 @@ struct Document {
   }
 };
 
+// Reads every figure's PNG from `dir` into its data URI, so the HTML page needs no other file.
+void embed_figures(Document& doc, const std::string& dir);
 std::string render_html(const Document& doc);
 std::string render_markdown(const Document& doc);
 

@@ -1,6 +1,6 @@
 // Cost analysis tests: rows for every option (infeasible ones kept, with the reason), the frontier
 // and the queries over a constructed time source and over the planner; price overrides; the
-// bench time source's placeholder error.
+// bench time source's error without a results database.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -108,14 +108,15 @@ TEST(CostAnalysis, PlannerSourceKeepsOptionsThatCannotRun) {
   EXPECT_FALSE(a.rows[3].time.settings.empty());
 }
 
-TEST(TimeSource, BenchIsNotAvailableYet) {
+TEST(TimeSource, BenchNeedsAResultsDatabase) {
   TimeSourceOptions options;
   options.kind = parse_time_source("bench");
+  options.results_path = "/nonexistent/gpudays.db";
   try {
     make_time_source(options);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("no benchmark results"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("no results database"), std::string::npos);
   }
   EXPECT_THROW(parse_time_source("guess"), InputError);
 }

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
+#include "results/results_db.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -92,7 +95,7 @@ TEST(CostCli, PriceOverridesChangeThePurchaseCost) {
 
 TEST(CostCli, BadInputIsOneLineAndExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
-      {"cost --model pythia-1b --source bench", "no benchmark results"},
+      {"cost --model pythia-1b --source bench --db /nonexistent/gpudays.db", "no results database"},
       {"cost --model pythia-1b --counts 3", "valid counts: 1, 2, 4, 8 or a multiple of 8"},
       {"cost --model pythia-1b --gpus tpu", "unknown GPU 'tpu'"},
       {"cost --model pythia-1b --price a100", "expected NAME=NUMBER"},
@@ -117,6 +120,46 @@ TEST(CostCli, HelpNamesTheFormulas) {
   for (const char* needle : {"--max-days", "--budget", "--price", "--source", "(5 x 365)"}) {
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle;
   }
+}
+
+}  // namespace
+}  // namespace gpudays
+
+namespace gpudays {
+namespace {
+
+TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
+  const std::string db_path = test::write_temp_file("cost_bench.db", "");
+  std::filesystem::remove(db_path);
+  {
+    ResultsDb db = ResultsDb::open({db_path});
+    for (int64_t micro : {4, 8}) {
+      TrialRecord t;
+      t.model = "pythia-1b";
+      t.gpu = "a100-80gb-sxm";
+      t.device_name = "NVIDIA A100-SXM4-80GB";
+      t.gpus_per_node = 4;
+      t.free_lunch = true;
+      t.micro_batch_size = micro;
+      t.grad_acc_steps = 256 / micro;
+      t.status = TrialStatus::kOk;
+      t.step_time_median_s = micro == 8 ? 20.0 : 25.0;
+      t.training_days = 143000 * t.step_time_median_s / 86400;
+      t.gpu_days = 4 * t.training_days;
+      t.mfu = 0.5;
+      db.insert(t);
+    }
+  }
+  const auto r = test::run_gpudays("cost --model pythia-1b --gpus a100 --counts 4,8 --source bench "
+                                   "--format json --db " + db_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["fits"], true);
+  EXPECT_NEAR(j["rows"][0]["training_days"].get<double>(), 143000 * 20.0 / 86400, 1e-9);
+  EXPECT_EQ(j["rows"][1]["fits"], false);
+  EXPECT_NE(j["rows"][1]["reason"].get<std::string>().find("no successful benchmark trial"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
+#include "results/results_db.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -82,8 +83,16 @@ TEST(Report, WritesEveryFileWithNonEmptyPlots) {
   }
   const std::string html = read_file(fs::path(dir) / "index.html");
   const std::string md = read_file(fs::path(dir) / "report.md");
+  // The HTML page stands alone: every PNG is embedded (a PNG's base64 starts "iVBORw0KGgo"),
+  // each figure links its SVG; the Markdown twin links the files next to it.
+  size_t embedded = 0;
+  for (size_t at = html.find("data:image/png;base64,iVBORw0KGgo"); at != std::string::npos;
+       at = html.find("data:image/png;base64,iVBORw0KGgo", at + 1)) {
+    ++embedded;
+  }
+  EXPECT_EQ(embedded, plots.size());
   for (const std::string& p : plots) {
-    EXPECT_NE(html.find("src=\"" + p + ".png\""), std::string::npos) << p;
+    EXPECT_NE(html.find("href=\"" + p + ".svg\""), std::string::npos) << p;
     EXPECT_NE(md.find("](" + p + ".png)"), std::string::npos) << p;
   }
   for (const std::string* doc : {&html, &md}) {
@@ -157,6 +166,32 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
       test::run_gpudays("report --out " + dir + " --gnuplot /nonexistent/gnuplot");
   EXPECT_EQ(no_gnuplot.exit_code, 2);
   EXPECT_NE(no_gnuplot.err.find("gnuplot"), std::string::npos);
+}
+
+TEST(ReportCli, MeasurementsFromTheResultsDatabaseArePlotted) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string db_path = test::write_temp_file("report_measured.db", "");
+  fs::remove(db_path);
+  {
+    ResultsDb db = ResultsDb::open({db_path});
+    TrialRecord t;
+    t.model = "pythia-160m";
+    t.gpu = "a100-80gb-sxm";
+    t.status = TrialStatus::kOk;
+    t.step_time_median_s = 12.0;
+    t.predicted_step_time_s = 10.0;
+    t.created_at = "2026-11-30T07:00:00Z";
+    db.insert(t);
+  }
+  const std::string dir = fresh_dir("measured_cli");
+  const auto r = test::run_gpudays("report --out " + dir + " --models pythia-160m --db " + db_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_real_png((fs::path(dir) / "predicted_vs_measured.png").string());
+  const std::string md = read_file(fs::path(dir) / "report.md");
+  EXPECT_EQ(md.find("No measurements yet"), std::string::npos);
+  const std::string html = read_file(fs::path(dir) / "index.html");
+  EXPECT_NE(html.find("report_measured.db row"), std::string::npos);  // the row it came from
+  EXPECT_NE(html.find("<td>1.20</td>"), std::string::npos);           // measured / predicted
 }
 
 }  // namespace
