@@ -1,5 +1,5 @@
-// The tracking CPU allocator. Blocks remember their size and their allocator's state, so a tensor
-// freed after the scope ends is still accounted correctly (the state outlives it: shared_ptr).
+// The tracking CPU allocator. Blocks remember their size and their counters, so a tensor freed
+// after the scope ends is still accounted correctly.
 #include "train/cpu_memory.h"
 
 #include <c10/core/Allocator.h>
@@ -22,22 +22,25 @@ struct Counters {
   int64_t limit = 0;
 };
 
-struct Block {
-  void* data;
+// Each block carries a header in front of its data, so the data pointer is also the deleter's
+// context (PyTorch's raw_allocate requires it) and freeing finds its size and counters in O(1).
+// Counters live as long as the process: a tensor may outlive the scope that allocated it.
+struct alignas(64) Header {
   int64_t bytes;
-  std::shared_ptr<Counters> counters;
+  Counters* counters;
 };
+static_assert(sizeof(Header) == 64);
 
-void free_block(void* context) {
-  auto* block = static_cast<Block*>(context);
-  c10::free_cpu(block->data);
-  block->counters->live -= block->bytes;
-  delete block;
+void free_block(void* data) {
+  if (data == nullptr) return;
+  auto* header = static_cast<Header*>(data) - 1;
+  header->counters->live -= header->bytes;
+  c10::free_cpu(header);
 }
 
 class TrackingAllocator final : public c10::Allocator {
  public:
-  explicit TrackingAllocator(std::shared_ptr<Counters> counters) : counters_(std::move(counters)) {}
+  explicit TrackingAllocator(Counters* counters) : counters_(counters) {}
 
   c10::DataPtr allocate(size_t n) override {
     const int64_t bytes = static_cast<int64_t>(n);
@@ -53,25 +56,27 @@ class TrackingAllocator final : public c10::Allocator {
     int64_t peak = counters_->peak.load();
     while (live > peak && !counters_->peak.compare_exchange_weak(peak, live)) {
     }
-    void* data = n == 0 ? nullptr : c10::alloc_cpu(n);
-    auto* block = new Block{data, bytes, counters_};
-    return {data, block, &free_block, c10::Device(c10::DeviceType::CPU)};
+    auto* header = static_cast<Header*>(c10::alloc_cpu(sizeof(Header) + n));
+    header->bytes = bytes;
+    header->counters = counters_;
+    void* data = header + 1;
+    return {data, data, &free_block, c10::Device(c10::DeviceType::CPU)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
   }
 
  private:
-  std::shared_ptr<Counters> counters_;
+  Counters* counters_;
 };
 
 }  // namespace
 
 struct CpuMemoryScope::State {
-  std::shared_ptr<Counters> counters = std::make_shared<Counters>();
+  Counters* counters = new Counters();  // never freed: blocks may outlive the scope
   std::unique_ptr<TrackingAllocator> allocator;
   c10::Allocator* previous = nullptr;
 };
