@@ -140,7 +140,13 @@ at::Tensor GptNeoxModelImpl::forward(const at::Tensor& tokens) {
               " tokens exceed max_position_embeddings ", options_.max_position_embeddings);
   at::Tensor h = at::dropout(embed_in_(tokens), options_.hidden_dropout, is_training());
   const RotaryTables rotary = rotary_tables(options_, tokens.size(1), h);
-  for (const auto& layer : *layers_) h = layer->as<GptNeoxLayerImpl>()->forward(h, rotary);
+  for (const auto& layer : *layers_) {
+    auto* impl = layer->as<GptNeoxLayerImpl>();
+    const Block block = [impl, rotary](const at::Tensor& x) {
+      return impl->forward(x, rotary);
+    };
+    h = run_block(block_runner_, block, h);
+  }
   return final_layer_norm_(h);
 }
 

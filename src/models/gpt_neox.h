@@ -11,6 +11,7 @@
 
 #include "catalog/model_spec.h"
 #include "models/attention.h"
+#include "models/block_runner.h"
 #include "models/layers.h"
 
 namespace gpudays::models {
@@ -97,9 +98,11 @@ class GptNeoxModelImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& tokens);  // tokens: [B, T] int64 -> hidden: [B, T, D]
   const Embedding& embed_in() const { return embed_in_; }
   void set_attention(AttentionKind kind);
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
 
  private:
   GptNeoxOptions options_;
+  BlockRunner block_runner_;
   Embedding embed_in_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
   LayerNorm final_layer_norm_{nullptr};
@@ -112,6 +115,7 @@ class GptNeoxForCausalLMImpl : public torch::nn::Module {
   explicit GptNeoxForCausalLMImpl(const GptNeoxOptions& options);
   at::Tensor forward(const at::Tensor& tokens);  // tokens: [B, T] int64 -> logits: [B, T, V]
   void set_attention(AttentionKind kind) { gpt_neox_->set_attention(kind); }
+  void set_block_runner(BlockRunner runner) { gpt_neox_->set_block_runner(std::move(runner)); }
   const GptNeoxOptions& options() const { return options_; }
 
  private:
