@@ -101,7 +101,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   const bool fresh = !exists || std::filesystem::file_size(path, ec) == 0;
-  if (!exists && options.read_only) {
+  if (fresh && options.read_only) {
     throw InputError(fmt::format("no results database at {} (run `gpudays bench` first, or give "
                                  "--db)", path));
   }

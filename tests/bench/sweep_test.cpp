@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bench/sweep.h"
+#include "common/error.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -102,9 +103,12 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
   // Kill it once a few trials are in the database.
   for (int i = 0; i < 500; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (std::filesystem::exists(f.db_path) &&
-        ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).size() >= 5) {
-      break;
+    try {  // the child may be creating the database right now
+      if (std::filesystem::exists(f.db_path) &&
+          ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).size() >= 5) {
+        break;
+      }
+    } catch (const InputError&) {
     }
   }
   kill(child, SIGKILL);
