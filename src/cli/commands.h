@@ -13,6 +13,8 @@ struct GlobalOptions {
 void add_catalog_commands(CLI::App& app, const GlobalOptions& global);  // models, gpus
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
 void add_results_commands(CLI::App& app, const GlobalOptions& global);  // best, export
+void add_bench_command(CLI::App& app, const GlobalOptions& global);
+void add_trial_command(CLI::App& app, const GlobalOptions& global);  // LibTorch builds only
 void add_cost_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);
 

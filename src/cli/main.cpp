@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
   add_catalog_commands(app, global);
   add_plan_command(app, global);
   add_results_commands(app, global);
+  add_bench_command(app, global);
+#ifdef GPUDAYS_WITH_TORCH
+  add_trial_command(app, global);
+#endif
   add_cost_command(app, global);
   add_report_command(app, global);
   if (argc == 1) {

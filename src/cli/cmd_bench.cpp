@@ -1,0 +1,176 @@
+// `gpudays bench`: the empirical benchmark on the hardware at hand. Plans the search space, runs
+// the planner-guided (or exhaustive) search with every trial in its own process, stores every
+// trial in the results database, and prints the fastest configuration with its training days.
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/sweep.h"
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "common/error.h"
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+struct BenchRequest {
+  std::string model;
+  std::string model_file;
+  std::string gpu;
+  std::string device = "cuda";
+  int64_t gpus_per_node = 1;
+  int64_t nodes = 1;
+  std::string methods = "all";
+  std::string strategy = "guided";
+  int64_t memory_limit_bytes = 0;
+  std::string db = "gpudays.db";
+  int64_t timed_steps = 3;
+  double trial_timeout_s = 600.0;
+  std::string format = "table";
+};
+
+// The planner knows no CPU: a stand-in whose figures only order the trials (nominal 50 GFLOP/s
+// and 20 GB/s per core; no matmul-ceiling check applies to CPU results).
+GpuSpec host_cpu_spec(int64_t memory_limit_bytes) {
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  GpuSpec g;
+  g.name = "cpu";
+  g.display_name = "host CPU";
+  g.architecture = "cpu";
+  g.peak_fp32_tflops = g.peak_fp16_tflops = g.peak_bf16_tflops = 0.05 * cores;
+  g.matmul_ceiling_fraction = 0.8;
+  g.memory_bytes = memory_limit_bytes > 0
+                       ? memory_limit_bytes
+                       : static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  g.memory_bandwidth_gb_per_s = 20.0 * cores;
+  g.gpu_link = "shared-memory";
+  g.gpu_link_gb_per_s = 10.0;
+  g.host_link = "none";
+  g.host_link_gb_per_s = 10.0;
+  return g;
+}
+
+std::vector<std::string> trial_command(const BenchRequest& r, int64_t world) {
+  char self[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) throw std::runtime_error("cannot find this program's path");
+  std::vector<std::string> argv;
+  if (world > 1) {
+    argv = {"mpirun", "--oversubscribe", "-np", std::to_string(world)};
+    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  }
+  argv.insert(argv.end(), {std::string(self, n), "trial"});
+  return argv;
+}
+
+void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSummary& s) {
+  const auto& best = s.search.best;
+  if (r.format == "json") {
+    nlohmann::json j = {{"trials_run", s.trials_run}, {"trials_reused", s.trials_reused},
+                        {"method_sets", s.search.method_sets_total},
+                        {"method_sets_skipped", s.search.method_sets_skipped},
+                        {"method_sets_pruned", s.search.method_sets_pruned}, {"best", nullptr}};
+    if (best) {
+      j["best"] = {{"methods", describe(best->request.methods)},
+                   {"micro_batch_size", best->request.micro_batch_size},
+                   {"grad_acc_steps", best->request.grad_acc_steps},
+                   {"step_time_s", best->outcome.step_time_s},
+                   {"training_days", model.recipe.train_steps * best->outcome.step_time_s /
+                                         kSecondsPerDay}};
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("{} trials run, {} reused from {}; {} of {} method sets skipped by the "
+                           "planner, {} pruned by its bound\n",
+                           s.trials_run, s.trials_reused, r.db, s.search.method_sets_skipped,
+                           s.search.method_sets_total, s.search.method_sets_pruned);
+  if (!best) {
+    std::cout << "No configuration ran successfully.\n";
+    return;
+  }
+  std::cout << fmt::format("Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step, {:.1f} "
+                           "days for {} steps\n",
+                           describe(best->request.methods), best->request.micro_batch_size,
+                           best->request.grad_acc_steps, best->outcome.step_time_s,
+                           model.recipe.train_steps * best->outcome.step_time_s / kSecondsPerDay,
+                           format_count(model.recipe.train_steps));
+}
+
+void run_bench(const GlobalOptions& global, const BenchRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const ModelSpec model = r.model_file.empty() ? catalog.model(r.model)
+                                               : load_model_file(r.model_file);
+  if (!r.model.empty() && !r.model_file.empty()) {
+    throw InputError("give either --model or --model-file, not both");
+  }
+  GpuSpec cpu;
+  const GpuSpec* gpu = nullptr;
+  if (r.device == "cpu") {
+    cpu = host_cpu_spec(r.memory_limit_bytes);
+    gpu = &cpu;
+  } else {
+    if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
+    gpu = &catalog.gpu(r.gpu);
+  }
+  const Cluster cluster{gpu, r.nodes, r.gpus_per_node};
+  PlanOptions plan_options;
+  plan_options.preset = parse_preset(r.methods);
+  SweepOptions options;
+  options.trial_command = trial_command(r, cluster.world_size());
+  options.device = r.device;
+  options.model_file = r.model_file;
+  options.trial_timeout_s = r.trial_timeout_s;
+  options.timed_steps = r.timed_steps;
+  options.memory_limit_bytes = r.memory_limit_bytes;
+  options.strategy = r.strategy == "exhaustive" ? SearchStrategy::kExhaustive
+                                                : SearchStrategy::kGuided;
+  ResultsDb db = ResultsDb::open({r.db});
+  std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
+  print_summary(r, model, run_sweep(model, cluster, plan_options, options, db, progress));
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<BenchRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Measure which settings are fastest on this machine and how many days pre-training takes: "
+      "each trial runs in its own process with a time limit; results go to the database");
+  cmd->add_option("--model", r->model, "Catalog model name");
+  cmd->add_option("--model-file", r->model_file, "A model TOML file")->check(CLI::ExistingFile);
+  cmd->add_option("--gpu", r->gpu, "Catalog name of this machine's GPU (--device cuda)");
+  cmd->add_option("--device", r->device, "cuda or cpu")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", r->gpus_per_node, "Ranks per node")->capture_default_str();
+  cmd->add_option("--nodes", r->nodes, "Nodes")->capture_default_str();
+  cmd->add_option("--methods", r->methods, "naive, free-lunch or all")
+      ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
+      ->check(CLI::IsMember({"guided", "exhaustive"}))
+      ->capture_default_str();
+  cmd->add_option("--memory-limit", r->memory_limit_bytes,
+                  "Per-device memory cap in bytes (CPU trials raise out-of-memory above it)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--db", r->db, "Results database")->capture_default_str();
+  cmd->add_option("--steps", r->timed_steps, "Timed steps per trial (after 1 warm-up step)")
+      ->check(CLI::Range(int64_t{3}, int64_t{1000}))
+      ->capture_default_str();
+  cmd->add_option("--trial-timeout", r->trial_timeout_s, "Seconds before a trial is killed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_format_option(*cmd, r->format, {"table", "json"});
+  cmd->callback([&global, r] { run_bench(global, *r); });
+}
+
+}  // namespace gpudays
