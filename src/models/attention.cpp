@@ -2,6 +2,7 @@
 #include "models/attention.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/dropout.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
@@ -32,7 +33,8 @@ at::Tensor allowed(const AttentionMask& mask, int64_t tq, int64_t tk, const at::
 at::Tensor attend_plain(const at::Tensor& q,
                         const at::Tensor& k,
                         const at::Tensor& v,
-                        const AttentionMask& mask) {
+                        const AttentionMask& mask,
+                        double dropout_p) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;  // [B, H, Tq, Tk]
   const at::Tensor keep = allowed(mask, q.size(-2), k.size(-2), q.device());
@@ -41,21 +43,23 @@ at::Tensor attend_plain(const at::Tensor& q,
   }
   // Softmax in at least fp32 (HF upcasts half precision; fp64 stays fp64 for gradient checks).
   const at::ScalarType softmax_type = c10::promoteTypes(q.scalar_type(), at::kFloat);
-  const at::Tensor probs = at::softmax(scores, /*dim=*/-1, softmax_type).to(q.scalar_type());
+  at::Tensor probs = at::softmax(scores, /*dim=*/-1, softmax_type).to(q.scalar_type());
+  if (dropout_p > 0) probs = at::dropout(probs, dropout_p, /*train=*/true);
   return at::matmul(probs, v);
 }
 
 at::Tensor attend_fused(const at::Tensor& q,
                         const at::Tensor& k,
                         const at::Tensor& v,
-                        const AttentionMask& mask) {
+                        const AttentionMask& mask,
+                        double dropout_p) {
   if (!mask.key_keep.defined()) {
-    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p,
                                             /*is_causal=*/mask.causal);
   }
   // A padding mask rules out is_causal (the kernels take one or the other): pass the full mask.
   const at::Tensor keep = allowed(mask, q.size(-2), k.size(-2), q.device());
-  return at::scaled_dot_product_attention(q, k, v, keep, /*dropout_p=*/0.0, /*is_causal=*/false);
+  return at::scaled_dot_product_attention(q, k, v, keep, dropout_p, /*is_causal=*/false);
 }
 
 }  // namespace
@@ -75,8 +79,18 @@ at::Tensor attend(const at::Tensor& q,
                   const at::Tensor& k,
                   const at::Tensor& v,
                   const AttentionMask& mask,
-                  AttentionKind kind) {
-  return kind == AttentionKind::kPlain ? attend_plain(q, k, v, mask) : attend_fused(q, k, v, mask);
+                  AttentionKind kind,
+                  double dropout_p) {
+  return kind == AttentionKind::kPlain ? attend_plain(q, k, v, mask, dropout_p)
+                                       : attend_fused(q, k, v, mask, dropout_p);
+}
+
+at::Tensor split_heads(const at::Tensor& x, int64_t n_heads) {
+  return x.view({x.size(0), x.size(1), n_heads, x.size(2) / n_heads}).transpose(1, 2);
+}
+
+at::Tensor merge_heads(const at::Tensor& x) {
+  return x.transpose(1, 2).reshape({x.size(0), x.size(2), x.size(1) * x.size(3)});
 }
 
 }  // namespace gpudays::models

@@ -19,11 +19,17 @@ struct AttentionMask {
   at::Tensor key_keep;  // [B, Tk] bool, true where a key may be attended to; undefined: all
 };
 
-// q: [B, H, Tq, D], k, v: [B, H, Tk, D] -> [B, H, Tq, D]. Scale 1/sqrt(D); no dropout.
+// q: [B, H, Tq, D], k, v: [B, H, Tk, D] -> [B, H, Tq, D]. Scale 1/sqrt(D); dropout_p on the
+// attention probabilities (pass 0 outside training).
 at::Tensor attend(const at::Tensor& q,
                   const at::Tensor& k,
                   const at::Tensor& v,
                   const AttentionMask& mask,
-                  AttentionKind kind);
+                  AttentionKind kind,
+                  double dropout_p = 0.0);
+
+// x: [B, T, H * D] -> [B, H, T, D], and back.
+at::Tensor split_heads(const at::Tensor& x, int64_t n_heads);
+at::Tensor merge_heads(const at::Tensor& x);
 
 }  // namespace gpudays::models

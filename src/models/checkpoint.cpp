@@ -35,6 +35,7 @@ std::map<std::string, std::string> match_names(const NamedTensors& state,
                                                Mismatches& problems) {
   std::map<std::string, std::string> module_to_file;
   for (const auto& [file_name, entry] : file.entries()) {
+    if (options.ignored.count(file_name)) continue;
     const auto alias = options.aliases.find(file_name);
     const std::string module_name = alias == options.aliases.end() ? file_name : alias->second;
     if (module_to_file.count(module_name)) {

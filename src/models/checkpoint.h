@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "models/safetensors.h"
@@ -16,6 +17,10 @@ struct LoadOptions {
   // Names a file may use for a module tensor: file name -> module name. Example: transformers 5
   // calls GPT-NeoX's output embedding lm_head.weight in memory, checkpoints call it embed_out.weight.
   std::map<std::string, std::string> aliases;
+  // File tensors the model does not use and that are skipped, e.g. tied duplicates
+  // (lm_head.decoder.weight) or heads another class needs (roberta.pooler.*). Anything else
+  // unexpected is an error.
+  std::set<std::string> ignored;
 };
 
 // Parameters, then buffers, in registration order, under their dotted module names.

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "models/gpt_neox.h"
 #include "models/layers.h"
+#include "models/roberta.h"
 
 namespace gpudays::models {
 namespace {
@@ -47,12 +48,39 @@ nlohmann::json gpt_neox_config(const ModelSpec& spec) {
   };
 }
 
+nlohmann::json roberta_config(const ModelSpec& spec) {
+  const ArchSpec& a = spec.arch;
+  return {
+      {"architectures", {"RobertaForMaskedLM"}},
+      {"model_type", "roberta"},
+      {"vocab_size", a.vocab_size},
+      {"hidden_size", a.d_model},
+      {"num_hidden_layers", a.n_layers},
+      {"num_attention_heads", a.n_heads},
+      {"intermediate_size", a.d_ffn},
+      {"hidden_act", "gelu"},
+      {"hidden_dropout_prob", spec.recipe.dropout},
+      {"attention_probs_dropout_prob", spec.recipe.dropout},
+      {"max_position_embeddings", a.max_position_embeddings},
+      {"type_vocab_size", a.type_vocab_size},
+      {"layer_norm_eps", a.layer_norm_eps},
+      {"initializer_range", kInitStd},
+      {"pad_token_id", a.pad_token_id},
+      {"bos_token_id", kRobertaBosId},
+      {"eos_token_id", kRobertaEosId},
+      {"tie_word_embeddings", true},
+      {"dtype", "float32"},
+  };
+}
+
 }  // namespace
 
 nlohmann::json hf_config_json(const ModelSpec& spec) {
   switch (spec.family) {
     case Family::kGptNeox:
       return gpt_neox_config(spec);
+    case Family::kRoberta:
+      return roberta_config(spec);
     default:
       throw InputError(fmt::format("model '{}': no HuggingFace export for family {} yet",
                                    spec.name, to_string(spec.family)));
@@ -61,7 +89,20 @@ nlohmann::json hf_config_json(const ModelSpec& spec) {
 
 LoadOptions hf_load_options(Family family) {
   LoadOptions options;
-  if (family == Family::kGptNeox) options.aliases["lm_head.weight"] = "embed_out.weight";
+  switch (family) {
+    case Family::kGptNeox:
+      options.aliases["lm_head.weight"] = "embed_out.weight";
+      break;
+    case Family::kRoberta:
+      // Hub checkpoints (roberta-large) still hold the tied decoder, the pooler of RobertaModel
+      // and the old position_ids buffer.
+      options.ignored = {"lm_head.decoder.weight", "lm_head.decoder.bias",
+                         "roberta.pooler.dense.weight", "roberta.pooler.dense.bias",
+                         "roberta.embeddings.position_ids"};
+      break;
+    default:
+      break;
+  }
   return options;
 }
 

@@ -1,6 +1,8 @@
-// Linear, LayerNorm and Embedding with HuggingFace initialisation, created on any device (meta too).
+// Linear, LayerNorm, Embedding and Conv with HuggingFace initialisation, on any device (meta too).
 #include "models/layers.h"
 
+#include <ATen/ops/conv1d.h>
+#include <ATen/ops/conv2d.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/layer_norm.h>
@@ -31,12 +33,38 @@ at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
   return at::layer_norm(x, {dim_}, weight_, bias_, eps_);
 }
 
-EmbeddingImpl::EmbeddingImpl(int64_t count, int64_t dim, const at::TensorOptions& options) {
-  weight_ = register_parameter("weight", at::empty({count, dim}, options).normal_(0, kInitStd));
+EmbeddingImpl::EmbeddingImpl(int64_t count,
+                             int64_t dim,
+                             const at::TensorOptions& options,
+                             int64_t padding_idx)
+    : padding_idx_(padding_idx) {
+  at::Tensor weight = at::empty({count, dim}, options).normal_(0, kInitStd);
+  if (padding_idx >= 0) weight[padding_idx].zero_();
+  weight_ = register_parameter("weight", weight);
 }
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) {
-  return at::embedding(weight_, ids);
+  return at::embedding(weight_, ids, padding_idx_);
+}
+
+ConvImpl::ConvImpl(int64_t spatial_dims, const ConvOptions& conv, const at::TensorOptions& options)
+    : spatial_dims_(spatial_dims), conv_(conv) {
+  TORCH_CHECK(spatial_dims == 1 || spatial_dims == 2, "Conv: 1 or 2 spatial dimensions");
+  std::vector<int64_t> shape = {conv.out_channels, conv.in_channels / conv.groups};
+  shape.insert(shape.end(), spatial_dims, conv.kernel_size);
+  weight_ = register_parameter("weight", at::empty(shape, options).normal_(0, kInitStd));
+  if (conv.bias) bias_ = register_parameter("bias", at::empty({conv.out_channels}, options).zero_());
+}
+
+at::Tensor ConvImpl::forward(const at::Tensor& x) {
+  if (spatial_dims_ == 1) {
+    return at::conv1d(x, weight_, bias_, conv_.stride, conv_.padding, /*dilation=*/1, conv_.groups);
+  }
+  return at::conv2d(x, weight_, bias_, conv_.stride, conv_.padding, /*dilation=*/1, conv_.groups);
+}
+
+std::shared_ptr<torch::nn::Module> add_group(torch::nn::Module& parent, const std::string& name) {
+  return parent.register_module(name, std::make_shared<torch::nn::Module>());
 }
 
 int64_t count_parameters(const torch::nn::Module& module) {

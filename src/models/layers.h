@@ -1,12 +1,14 @@
-// Parameter-holding building blocks (Linear, LayerNorm, Embedding) that create their weights with
-// the given TensorOptions, so a full-size model can be built on the meta device without allocating
-// memory. Initialisation follows HuggingFace's _init_weights; the maths is plain ATen.
+// Parameter-holding building blocks (Linear, LayerNorm, Embedding, Conv) that create their
+// weights with the given TensorOptions, so a full-size model can be built on the meta device
+// without allocating memory. Initialisation follows HuggingFace's _init_weights; maths is ATen.
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace gpudays::models {
 
@@ -41,17 +43,51 @@ class LayerNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LayerNorm);
 
-// Token table. Weight ~ N(0, kInitStd).
+// Lookup table. Weight ~ N(0, kInitStd); with a padding_idx (>= 0) that row starts at zero and
+// receives no gradient, as torch.nn.Embedding(padding_idx=...).
 class EmbeddingImpl : public torch::nn::Module {
  public:
-  EmbeddingImpl(int64_t count, int64_t dim, const at::TensorOptions& options);
+  EmbeddingImpl(int64_t count,
+                int64_t dim,
+                const at::TensorOptions& options,
+                int64_t padding_idx = -1);
   at::Tensor forward(const at::Tensor& ids);  // ids: [...] int64 -> [..., dim]
   const at::Tensor& weight() const { return weight_; }  // [count, dim]
 
  private:
+  int64_t padding_idx_;
   at::Tensor weight_;
 };
 TORCH_MODULE(Embedding);
+
+struct ConvOptions {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t kernel_size = 1;
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t groups = 1;  // in_channels: depthwise
+  bool bias = true;
+};
+
+// 1-d or 2-d convolution (weight [out, in / groups, k(, k)] ~ N(0, kInitStd), bias 0).
+class ConvImpl : public torch::nn::Module {
+ public:
+  ConvImpl(int64_t spatial_dims, const ConvOptions& conv, const at::TensorOptions& options);
+  // x: [B, in, L] or [B, in, H, W] -> [B, out, L'] or [B, out, H', W']
+  at::Tensor forward(const at::Tensor& x);
+
+ private:
+  int64_t spatial_dims_;
+  ConvOptions conv_;
+  at::Tensor weight_;
+  at::Tensor bias_;
+};
+TORCH_MODULE(Conv);
+
+// An empty module registered as `name` under `parent`, only to nest parameter names as
+// HuggingFace does (roberta.encoder.layer.0.attention.self.query) without a class per level.
+std::shared_ptr<torch::nn::Module> add_group(torch::nn::Module& parent, const std::string& name);
 
 // Parameters of `module`, counted without touching their data (works on the meta device).
 int64_t count_parameters(const torch::nn::Module& module);

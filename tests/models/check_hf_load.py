@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Loads a checkpoint written by gpudays (save_pretrained: config.json + model.safetensors) with
-transformers' AutoModelForCausalLM.from_pretrained and checks its logits on the stored input
-against the ones gpudays computed (expected.safetensors). Exit 0 when within the tolerance.
-Run by tests/models/parity_test.cpp in the reference environment."""
+transformers' from_pretrained (the class named in config.json's "architectures") and checks its
+logits on the stored inputs against the ones gpudays computed (expected.safetensors). Exit 0 when
+within the tolerance. Run by tests/models/parity_test.cpp in the reference environment."""
 import sys
 
 import torch
@@ -11,12 +11,15 @@ from safetensors.torch import load_file
 
 
 def main(directory, tolerance):
-    model = transformers.AutoModelForCausalLM.from_pretrained(directory, attn_implementation="eager")
+    config = transformers.AutoConfig.from_pretrained(directory)
+    model_class = getattr(transformers, config.architectures[0])
+    model = model_class.from_pretrained(directory, attn_implementation="eager").eval()
     expected = load_file(f"{directory}/expected.safetensors")
+    inputs = {k: v for k, v in expected.items() if k != "logits"}
     with torch.no_grad():
-        logits = model(input_ids=expected["input_ids"]).logits
+        logits = model(**inputs).logits
     diff = (logits - expected["logits"]).abs().max().item()
-    print(f"check_hf_load: {type(model).__name__} from {directory}: logits max abs diff {diff:.3g}")
+    print(f"check_hf_load: {model_class.__name__} from {directory}: logits max abs diff {diff:.3g}")
     return 0 if diff <= tolerance else 1
 
 

@@ -51,7 +51,37 @@ def gpt_neox_case(arch, generator):
     return model, inputs, renames
 
 
-CASES = {"gpt_neox": gpt_neox_case}
+def roberta_case(arch, generator):
+    config = transformers.RobertaConfig(
+        vocab_size=arch["vocab_size"],
+        hidden_size=arch["d_model"],
+        num_hidden_layers=arch["n_layers"],
+        num_attention_heads=arch["n_heads"],
+        intermediate_size=arch["d_ffn"],
+        max_position_embeddings=arch["max_position_embeddings"],
+        type_vocab_size=arch["type_vocab_size"],
+        pad_token_id=arch["pad_token_id"],
+        layer_norm_eps=arch["layer_norm_eps"],
+        hidden_act="gelu",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    config._attn_implementation = "eager"
+    model = transformers.RobertaForMaskedLM(config)
+    vocab, seq, pad = arch["vocab_size"], arch["seq_len"], arch["pad_token_id"]
+    tokens = torch.randint(4, vocab - 1, (BATCH, seq), generator=generator)
+    attention_mask = torch.ones(BATCH, seq, dtype=torch.long)
+    tokens[1, -5:] = pad  # the second sequence is padded: positions and the key mask matter
+    attention_mask[1, -5:] = 0
+    selected = (torch.rand(BATCH, seq, generator=generator) < 0.3) & attention_mask.bool()
+    selected[:, 1] = True
+    targets = torch.randint(0, vocab, (BATCH, seq), generator=generator)
+    labels = torch.where(selected, targets, torch.full_like(targets, -100))
+    inputs = {"input_ids": tokens, "attention_mask": attention_mask, "labels": labels}
+    return model, inputs, {}
+
+
+CASES = {"gpt_neox": gpt_neox_case, "roberta": roberta_case}
 
 
 def randomise(model, generator):

@@ -43,6 +43,8 @@ double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
 }
 
+double max_abs(const at::Tensor& a) { return a.to(at::kCPU, at::kDouble).abs().max().item<double>(); }
+
 double max_rel_diff(const at::Tensor& a, const at::Tensor& ref) {
   const double scale = ref.to(at::kCPU, at::kDouble).abs().max().item<double>();
   return max_abs_diff(a, ref) / (scale > 0 ? scale : 1.0);

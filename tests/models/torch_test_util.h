@@ -28,6 +28,7 @@ std::string scratch_dir(const std::string& name);
 
 // Comparisons in fp64 on the CPU, whatever the tensors' devices and dtypes.
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b);
+double max_abs(const at::Tensor& a);
 // max |a - ref| / max |ref|: relative to the tensor's scale, so near-zero entries do not dominate.
 double max_rel_diff(const at::Tensor& a, const at::Tensor& ref);
 

@@ -1,0 +1,94 @@
+// Family dispatch for the zoo: each family's model, objective and synthetic inputs.
+#include "models/zoo.h"
+
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "models/gpt_neox.h"
+#include "models/losses.h"
+#include "models/roberta.h"
+
+namespace gpudays::models {
+namespace {
+
+ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
+  GptNeoxOptions o = gpt_neox_options(spec, options.param_options);
+  o.attention = options.attention;
+  GptNeoxForCausalLM model(o);
+  return ZooModel(
+      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+      [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
+      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+}
+
+ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {
+  RobertaOptions o = roberta_options(spec, options.param_options);
+  o.attention = options.attention;
+  RobertaForMaskedLM model(o);
+  return ZooModel(
+      model.ptr(),
+      [model](const Batch& b) mutable { return model->forward(b.input_ids, b.attention_mask); },
+      [](const at::Tensor& logits, const Batch& b) { return masked_lm_loss(logits, b.labels); },
+      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+}
+
+at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape,
+                      const SyntheticOptions& o) {
+  return at::randint(low, high, shape, o.generator, at::TensorOptions().dtype(at::kLong))
+      .to(o.device);
+}
+
+}  // namespace
+
+Batch Batch::to(const at::Device& device) const {
+  const auto move = [&](const at::Tensor& t) { return t.defined() ? t.to(device) : t; };
+  return {move(input_ids), move(attention_mask), move(pixel_values), move(labels)};
+}
+
+ZooModel::ZooModel(std::shared_ptr<torch::nn::Module> module, LogitsFn logits, LossFn loss,
+                   AttentionFn set_attention)
+    : module_(std::move(module)),
+      logits_(std::move(logits)),
+      loss_(std::move(loss)),
+      set_attention_(std::move(set_attention)) {}
+
+ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
+  switch (spec.family) {
+    case Family::kGptNeox:
+      return make_gpt_neox(spec, options);
+    case Family::kRoberta:
+      return make_roberta(spec, options);
+    default:
+      throw InputError(fmt::format("model '{}': family {} is not implemented yet (available: "
+                                   "gpt_neox, roberta)",
+                                   spec.name, to_string(spec.family)));
+  }
+}
+
+Batch synthetic_batch(const ModelSpec& spec, const SyntheticOptions& o) {
+  const ArchSpec& a = spec.arch;
+  const int64_t seq = o.seq_len > 0 ? o.seq_len : a.seq_len;
+  Batch b;
+  if (is_vision(spec.family)) {
+    b.pixel_values = at::randn({o.batch_size, a.num_channels, a.image_size, a.image_size},
+                               o.generator, at::TensorOptions())
+                         .to(o.device);
+    b.labels = random_ids(0, a.num_labels, {o.batch_size}, o);
+    return b;
+  }
+  if (spec.family == Family::kRoberta) {
+    // Ordinary tokens only (<s> 0 .. <unk> 3 and <mask> are special), then the recipe's masking.
+    const at::Tensor tokens = random_ids(kRobertaUnkId + 1, a.vocab_size - 1, {o.batch_size, seq}, o);
+    const MlmBatch mlm = mask_tokens(tokens, roberta_mlm_options(spec), o.generator);
+    b.input_ids = mlm.inputs;
+    b.labels = mlm.labels;
+    return b;
+  }
+  b.input_ids = random_ids(0, a.vocab_size, {o.batch_size, seq}, o);
+  b.labels = b.input_ids;
+  return b;
+}
+
+}  // namespace gpudays::models
