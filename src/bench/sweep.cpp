@@ -124,7 +124,8 @@ class Sweep {
       r = parse_trial_output(child.out);
       if (child.exit_code != 0 && r.status == TrialStatus::kOk) r.status = TrialStatus::kCrash;
     } catch (const InputError&) {
-      r.status = TrialStatus::kCrash;
+      // Exit code 2 is gpudays' "bad input": the trial refused the configuration before running.
+      r.status = child.exit_code == 2 ? TrialStatus::kRejected : TrialStatus::kCrash;
       r.message = fmt::format("exit code {}: {}", child.exit_code, last_line(child.err));
     }
     return r;
