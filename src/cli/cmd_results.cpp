@@ -38,8 +38,8 @@ std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
 
 std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
   ResultsDb db = ResultsDb::open({r.db, /*read_only=*/true});
-  const TrialFilter filter{catalog.model(r.model).name, gpu_key(catalog, r.gpu), r.nodes,
-                           r.gpus_per_node};
+  // Any model name the results hold: catalog models and models benchmarked from a file.
+  const TrialFilter filter{r.model, gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node};
   std::optional<TrialRecord> best;
   for (TrialRecord& t : db.query(filter)) {
     if (t.status != TrialStatus::kOk) continue;
