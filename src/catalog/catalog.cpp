@@ -92,6 +92,18 @@ const GpuSpec& Catalog::gpu(const std::string& name_or_alias) const {
       fmt::format("unknown GPU '{}'; valid: {}", name_or_alias, join_choices(gpu_names())));
 }
 
+ModelSpec Catalog::resolve_model(const std::string& name, const std::string& file) const {
+  if (!name.empty() && !file.empty()) {
+    throw InputError("give either --model or --model-file, not both");
+  }
+  if (!file.empty()) return load_model_file(file);
+  if (name.empty()) {
+    throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
+                                 join_choices(model_names())));
+  }
+  return model(name);
+}
+
 std::vector<std::string> Catalog::model_names() const {
   std::vector<std::string> names;
   for (const ModelSpec& m : models_) names.push_back(m.name);

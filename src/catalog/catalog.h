@@ -21,6 +21,8 @@ class Catalog {
   const std::vector<ModelSpec>& models() const { return models_; }
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
   const ModelSpec& model(const std::string& name) const;  // throws InputError listing names
+  // The model a command names: exactly one of a catalog name (--model) or a file (--model-file).
+  ModelSpec resolve_model(const std::string& name, const std::string& file) const;
   const GpuSpec& gpu(const std::string& name_or_alias) const;
   std::vector<std::string> model_names() const;
   std::vector<std::string> gpu_names() const;  // names and aliases

@@ -106,11 +106,7 @@ void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSum
 
 void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
-  const ModelSpec model = r.model_file.empty() ? catalog.model(r.model)
-                                               : load_model_file(r.model_file);
-  if (!r.model.empty() && !r.model_file.empty()) {
-    throw InputError("give either --model or --model-file, not both");
-  }
+  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   GpuSpec cpu;
   const GpuSpec* gpu = nullptr;
   if (r.device == "cpu") {

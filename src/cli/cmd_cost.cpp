@@ -29,21 +29,9 @@ struct CostCommandRequest {
   CostRequest cost;
 };
 
-ModelSpec resolve_cost_model(const Catalog& catalog, const CostCommandRequest& r) {
-  if (!r.model.empty() && !r.model_file.empty()) {
-    throw InputError("give either --model or --model-file, not both");
-  }
-  if (!r.model_file.empty()) return load_model_file(r.model_file);
-  if (r.model.empty()) {
-    throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
-                                 join_choices(catalog.model_names())));
-  }
-  return catalog.model(r.model);
-}
-
 void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
-  const ModelSpec model = resolve_cost_model(catalog, r);
+  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   CostOptions cost = build_cost_options(r.cost, catalog);
   cost.basis = parse_cost_basis(r.basis);
   if (r.max_days_option->count() > 0) cost.max_days = r.max_days;

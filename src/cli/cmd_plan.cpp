@@ -42,21 +42,9 @@ std::vector<TrialRecord> load_trials(const PlanRequest& r) {
   return ResultsDb::open({r.db, /*read_only=*/true}).query({});
 }
 
-ModelSpec resolve_model(const Catalog& catalog, const PlanRequest& r) {
-  if (!r.model.empty() && !r.model_file.empty()) {
-    throw InputError("give either --model or --model-file, not both");
-  }
-  if (!r.model_file.empty()) return load_model_file(r.model_file);
-  if (r.model.empty()) {
-    throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
-                                 join_choices(catalog.model_names())));
-  }
-  return catalog.model(r.model);
-}
-
 void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
-  const ModelSpec model = resolve_model(catalog, r);
+  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   const GpuSpec& gpu = catalog.gpu(r.gpu);
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
