@@ -119,6 +119,11 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Cluster cluster{gpu, r.nodes, r.gpus_per_node};
   PlanOptions plan_options;
   plan_options.preset = parse_preset(r.methods);
+  if (r.device == "cpu") {  // no CUDA context, NCCL buffers or cuBLAS workspace on the CPU
+    plan_options.memory.cuda_context_bytes = 0;
+    plan_options.memory.communicator_bytes = 0;
+    plan_options.memory.cublas_workspace_bytes = 0;
+  }
   SweepOptions options;
   options.trial_command = trial_command(r, cluster.world_size());
   options.device = r.device;
