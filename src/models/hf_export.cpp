@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "models/convnext.h"
 #include "models/gpt_neox.h"
 #include "models/layers.h"
 #include "models/roberta.h"
+#include "models/vit.h"
 
 namespace gpudays::models {
 namespace {
@@ -73,6 +75,54 @@ nlohmann::json roberta_config(const ModelSpec& spec) {
   };
 }
 
+// ViTForImageClassification; encoder_stride (masked image modelling only) as the patch size.
+nlohmann::json vit_config(const ModelSpec& spec) {
+  const ArchSpec& a = spec.arch;
+  const VitOptions o = vit_options(spec, {});
+  return {
+      {"architectures", {"ViTForImageClassification"}},
+      {"model_type", "vit"},
+      {"hidden_size", a.d_model},
+      {"num_hidden_layers", a.n_layers},
+      {"num_attention_heads", a.n_heads},
+      {"intermediate_size", a.d_ffn},
+      {"hidden_act", "gelu"},
+      {"hidden_dropout_prob", o.hidden_dropout},
+      {"attention_probs_dropout_prob", o.attention_dropout},
+      {"image_size", a.image_size},
+      {"patch_size", a.patch_size},
+      {"num_channels", a.num_channels},
+      {"num_labels", a.num_labels},
+      {"qkv_bias", true},
+      {"encoder_stride", a.patch_size},
+      {"layer_norm_eps", a.layer_norm_eps},
+      {"initializer_range", kInitStd},
+      {"dtype", "float32"},
+  };
+}
+
+// ConvNextForImageClassification; inner LayerNorm epsilons are fixed in transformers' code.
+nlohmann::json convnext_config(const ModelSpec& spec) {
+  const ArchSpec& a = spec.arch;
+  return {
+      {"architectures", {"ConvNextForImageClassification"}},
+      {"model_type", "convnext"},
+      {"num_channels", a.num_channels},
+      {"patch_size", kConvnextPatchSize},
+      {"num_stages", a.depths.size()},
+      {"depths", a.depths},
+      {"hidden_sizes", a.hidden_sizes},
+      {"hidden_act", "gelu"},
+      {"image_size", a.image_size},
+      {"num_labels", a.num_labels},
+      {"layer_norm_eps", a.layer_norm_eps},
+      {"layer_scale_init_value", kConvnextLayerScaleInit},
+      {"drop_path_rate", 0.0},
+      {"initializer_range", kInitStd},
+      {"dtype", "float32"},
+  };
+}
+
 }  // namespace
 
 nlohmann::json hf_config_json(const ModelSpec& spec) {
@@ -81,6 +131,10 @@ nlohmann::json hf_config_json(const ModelSpec& spec) {
       return gpt_neox_config(spec);
     case Family::kRoberta:
       return roberta_config(spec);
+    case Family::kVit:
+      return vit_config(spec);
+    case Family::kConvnext:
+      return convnext_config(spec);
     default:
       throw InputError(fmt::format("model '{}': no HuggingFace export for family {} yet",
                                    spec.name, to_string(spec.family)));

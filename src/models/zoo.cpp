@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "models/convnext.h"
 #include "models/gpt_neox.h"
 #include "models/losses.h"
 #include "models/roberta.h"
+#include "models/vit.h"
 
 namespace gpudays::models {
 namespace {
@@ -32,6 +34,24 @@ ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {
       [model](const Batch& b) mutable { return model->forward(b.input_ids, b.attention_mask); },
       [](const at::Tensor& logits, const Batch& b) { return masked_lm_loss(logits, b.labels); },
       [model](AttentionKind kind) mutable { model->set_attention(kind); });
+}
+
+ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
+  VitOptions o = vit_options(spec, options.param_options);
+  o.attention = options.attention;
+  VitForImageClassification model(o);
+  return ZooModel(
+      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+      [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
+      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+}
+
+ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
+  ConvnextForImageClassification model(convnext_options(spec, options.param_options));
+  return ZooModel(
+      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+      [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
+      [](AttentionKind) {});  // no attention
 }
 
 at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape,
@@ -60,9 +80,13 @@ ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
       return make_gpt_neox(spec, options);
     case Family::kRoberta:
       return make_roberta(spec, options);
+    case Family::kVit:
+      return make_vit(spec, options);
+    case Family::kConvnext:
+      return make_convnext(spec, options);
     default:
       throw InputError(fmt::format("model '{}': family {} is not implemented yet (available: "
-                                   "gpt_neox, roberta)",
+                                   "gpt_neox, roberta, vit, convnext)",
                                    spec.name, to_string(spec.family)));
   }
 }

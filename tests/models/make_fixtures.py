@@ -10,6 +10,7 @@ Run by the build (`make test` -> target gpudays_fixtures) in the project venv.
 """
 import argparse
 import pathlib
+import re
 import sys
 import tomllib
 
@@ -82,6 +83,76 @@ def roberta_case(arch, generator):
 
 
 CASES = {"gpt_neox": gpt_neox_case, "roberta": roberta_case}
+
+
+# Vision families: random images and labels; the loss is HF's single-label cross-entropy.
+def vision_inputs(arch, generator):
+    side, channels = arch["image_size"], arch.get("num_channels", 3)
+    pixel_values = torch.randn(BATCH, channels, side, side, generator=generator)
+    labels = torch.randint(0, arch["num_labels"], (BATCH,), generator=generator)
+    return {"pixel_values": pixel_values, "labels": labels}
+
+
+# transformers 5 renames ViT's modules in memory; checkpoints keep the names below (gpudays').
+VIT_CHECKPOINT_NAMES = [
+    (r"^vit\.layers\.(\d+)\.", r"vit.encoder.layer.\1."),
+    (r"\.attention\.q_proj\.", ".attention.attention.query."),
+    (r"\.attention\.k_proj\.", ".attention.attention.key."),
+    (r"\.attention\.v_proj\.", ".attention.attention.value."),
+    (r"\.attention\.o_proj\.", ".attention.output.dense."),
+    (r"\.mlp\.fc1\.", ".intermediate.dense."),
+    (r"\.mlp\.fc2\.", ".output.dense."),
+]
+
+
+def vit_checkpoint_name(name):
+    for pattern, replacement in VIT_CHECKPOINT_NAMES:
+        name = re.sub(pattern, replacement, name)
+    return name
+
+
+def vit_case(arch, generator):
+    config = transformers.ViTConfig(
+        hidden_size=arch["d_model"],
+        num_hidden_layers=arch["n_layers"],
+        num_attention_heads=arch["n_heads"],
+        intermediate_size=arch["d_ffn"],
+        image_size=arch["image_size"],
+        patch_size=arch["patch_size"],
+        num_channels=arch.get("num_channels", 3),
+        num_labels=arch["num_labels"],
+        layer_norm_eps=arch["layer_norm_eps"],
+        hidden_act="gelu",
+        qkv_bias=True,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    config._attn_implementation = "eager"
+    model = transformers.ViTForImageClassification(config)
+    renames = {name: vit_checkpoint_name(name) for name, _ in model.named_parameters()}
+    return model, vision_inputs(arch, generator), renames
+
+
+def convnext_case(arch, generator):
+    config = transformers.ConvNextConfig(
+        num_channels=arch.get("num_channels", 3),
+        patch_size=4,
+        num_stages=len(arch["depths"]),
+        depths=arch["depths"],
+        hidden_sizes=arch["hidden_sizes"],
+        image_size=arch["image_size"],
+        num_labels=arch["num_labels"],
+        layer_norm_eps=arch["layer_norm_eps"],
+        hidden_act="gelu",
+        layer_scale_init_value=1e-6,
+        drop_path_rate=0.0,
+    )
+    model = transformers.ConvNextForImageClassification(config)
+    return model, vision_inputs(arch, generator), {}
+
+
+CASES["vit"] = vit_case
+CASES["convnext"] = convnext_case
 
 
 def randomise(model, generator):
