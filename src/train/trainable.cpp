@@ -1,4 +1,6 @@
-// Trainable adapters per family. gpt_neox first; the other families join as the zoo grows.
+// Trainable adapters over the model zoo (models/zoo.h): any family the zoo builds, on its
+// synthetic batches. Activation checkpointing goes through a trunk's block runner, which GPT-NeoX
+// has so far; other families refuse it with a clear error.
 #include "train/trainable.h"
 
 #include <ATen/ATen.h>
@@ -8,7 +10,7 @@
 
 #include "common/error.h"
 #include "models/gpt_neox.h"
-#include "models/losses.h"
+#include "models/zoo.h"
 #include "train/activation_checkpoint.h"
 
 namespace gpudays {
@@ -20,47 +22,48 @@ models::BlockRunner checkpoint_runner() {
   };
 }
 
-class GptNeoxTrainable final : public Trainable {
+void install_checkpointing(const ModelSpec& spec, models::ZooModel& model) {
+  auto gpt_neox = std::dynamic_pointer_cast<models::GptNeoxForCausalLMImpl>(model.module_ptr());
+  if (gpt_neox == nullptr) {
+    throw InputError(fmt::format("activation checkpointing is not wired into {} yet (gpt_neox "
+                                 "only so far)", to_string(spec.family)));
+  }
+  gpt_neox->set_block_runner(checkpoint_runner());
+}
+
+class ZooTrainable final : public Trainable {
  public:
-  GptNeoxTrainable(const ModelSpec& spec, const TrainableOptions& options)
-      : model_(models::gpt_neox_options(spec, at::TensorOptions().dtype(at::kFloat))),
-        spec_(spec),
-        options_(options) {
-    model_->set_attention(options.fused_kernels ? models::AttentionKind::kFused
-                                                : models::AttentionKind::kPlain);
-    if (options.activation_checkpointing) model_->set_block_runner(checkpoint_runner());
+  ZooTrainable(const ModelSpec& spec, const TrainableOptions& options)
+      : model_(models::make_model(spec, zoo_options(options))), spec_(spec), options_(options) {
+    if (options.activation_checkpointing) install_checkpointing(spec_, model_);
   }
 
-  std::vector<at::Tensor> parameters() override { return model_->parameters(); }
+  std::vector<at::Tensor> parameters() override { return model_.module().parameters(); }
 
   at::Tensor micro_loss(int64_t first, int64_t count) override {
-    const at::Tensor tokens = synthetic_tokens(first, count, spec_.arch.seq_len,
-                                               spec_.arch.vocab_size, options_.data_seed);
-    return models::causal_lm_loss(model_->forward(tokens), tokens);
+    models::SyntheticOptions s;
+    s.batch_size = count;
+    s.generator = at::make_generator<at::CPUGeneratorImpl>(options_.data_seed * 1000003ULL + first);
+    return model_.loss(models::synthetic_batch(spec_, s));
   }
 
  private:
-  models::GptNeoxForCausalLM model_;
+  static models::ZooOptions zoo_options(const TrainableOptions& o) {
+    models::ZooOptions z;
+    z.attention = o.fused_kernels ? models::AttentionKind::kFused : models::AttentionKind::kPlain;
+    z.param_options = at::TensorOptions().dtype(at::kFloat);
+    return z;
+  }
+
+  models::ZooModel model_;
   ModelSpec spec_;
   TrainableOptions options_;
 };
 
 }  // namespace
 
-at::Tensor synthetic_tokens(int64_t first, int64_t count, int64_t seq_len, int64_t vocab,
-                            uint64_t seed) {
-  std::vector<at::Tensor> rows;
-  for (int64_t i = first; i < first + count; ++i) {
-    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(seed * 1000003ULL + i);
-    rows.push_back(at::randint(vocab, {seq_len}, g, at::TensorOptions().dtype(at::kLong)));
-  }
-  return at::stack(rows);
-}
-
 std::unique_ptr<Trainable> make_trainable(const ModelSpec& model, const TrainableOptions& options) {
-  if (model.family == Family::kGptNeox) return std::make_unique<GptNeoxTrainable>(model, options);
-  throw InputError(fmt::format("the engine cannot train family {} yet (gpt_neox only so far)",
-                               to_string(model.family)));
+  return std::make_unique<ZooTrainable>(model, options);
 }
 
 }  // namespace gpudays

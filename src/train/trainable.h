@@ -1,7 +1,7 @@
 // A zoo model made trainable by the engine on synthetic data, as the reference benchmarks: its
-// parameters, and the loss of any slice of the synthetic global dataset (sample i is the same on
-// every rank and micro-batch). The methods that live inside the forward are applied here from
-// outside the model: the fused kernels (free-lunch) and activation checkpointing (block runner).
+// parameters, and the loss of a micro-batch of the synthetic dataset (the batch starting at a given
+// sample is the same whoever draws it). The methods that live inside the forward are applied here
+// from outside the model: fused kernels (free-lunch) and activation checkpointing (block runner).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -23,16 +23,12 @@ class Trainable {
  public:
   virtual ~Trainable() = default;
   virtual std::vector<at::Tensor> parameters() = 0;
-  // The loss of samples [first, first + count) of the synthetic dataset.
+  // The loss of the synthetic micro-batch of `count` samples starting at sample `first`.
   virtual at::Tensor micro_loss(int64_t first_sample, int64_t count) = 0;
 };
 
 // Throws InputError for a family the engine cannot train yet.
 std::unique_ptr<Trainable> make_trainable(const ModelSpec& model, const TrainableOptions& options);
 
-// Synthetic token sequences: samples [first, first + count) of `seq_len` tokens in [0, vocab).
-// tokens: [count, seq_len] int64
-at::Tensor synthetic_tokens(int64_t first, int64_t count, int64_t seq_len, int64_t vocab,
-                            uint64_t seed);
 
 }  // namespace gpudays
