@@ -12,6 +12,7 @@
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
 #include "models/layers.h"
+#include "models/mamba.h"
 #include "models/roberta.h"
 #include "models/vit.h"
 
@@ -123,6 +124,41 @@ nlohmann::json convnext_config(const ModelSpec& spec) {
   };
 }
 
+// MambaForCausalLM; the time-step initialisation fields are MambaConfig's defaults (kMamba*).
+nlohmann::json mamba_config(const ModelSpec& spec) {
+  const ArchSpec& a = spec.arch;
+  return {
+      {"architectures", {"MambaForCausalLM"}},
+      {"model_type", "mamba"},
+      {"vocab_size", a.vocab_size},
+      {"hidden_size", a.d_model},
+      {"num_hidden_layers", a.n_layers},
+      {"state_size", a.d_state},
+      {"conv_kernel", a.d_conv},
+      {"expand", a.expand},
+      {"intermediate_size", a.expand * a.d_model},
+      {"time_step_rank", a.dt_rank},
+      {"use_conv_bias", a.conv_bias},
+      {"use_bias", a.proj_bias},
+      {"hidden_act", "silu"},
+      {"layer_norm_epsilon", a.layer_norm_eps},
+      {"residual_in_fp32", true},
+      {"rescale_prenorm_residual", false},
+      {"initializer_range", kMambaInitStd},
+      {"time_step_init_scheme", "random"},
+      {"time_step_min", kMambaTimeStepMin},
+      {"time_step_max", kMambaTimeStepMax},
+      {"time_step_floor", kMambaTimeStepFloor},
+      {"time_step_scale", kMambaTimeStepScale},
+      {"tie_word_embeddings", true},
+      {"bos_token_id", 0},  // GPT-NeoX tokenizer, as Pythia: <|endoftext|> = 0
+      {"eos_token_id", 0},
+      {"pad_token_id", 0},
+      {"use_cache", true},
+      {"dtype", "float32"},
+  };
+}
+
 }  // namespace
 
 nlohmann::json hf_config_json(const ModelSpec& spec) {
@@ -135,6 +171,8 @@ nlohmann::json hf_config_json(const ModelSpec& spec) {
       return vit_config(spec);
     case Family::kConvnext:
       return convnext_config(spec);
+    case Family::kMamba:
+      return mamba_config(spec);
     default:
       throw InputError(fmt::format("model '{}': no HuggingFace export for family {} yet",
                                    spec.name, to_string(spec.family)));
@@ -153,6 +191,10 @@ LoadOptions hf_load_options(Family family) {
       options.ignored = {"lm_head.decoder.weight", "lm_head.decoder.bias",
                          "roberta.pooler.dense.weight", "roberta.pooler.dense.bias",
                          "roberta.embeddings.position_ids"};
+      break;
+    case Family::kMamba:
+      // The original mamba_ssm checkpoints say "embedding" (HF MambaModel.load_hook renames it).
+      options.aliases["backbone.embedding.weight"] = "backbone.embeddings.weight";
       break;
     default:
       break;

@@ -9,6 +9,7 @@
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
 #include "models/losses.h"
+#include "models/mamba.h"
 #include "models/roberta.h"
 #include "models/vit.h"
 
@@ -54,6 +55,16 @@ ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
       [](AttentionKind) {});  // no attention
 }
 
+ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
+  MambaOptions o = mamba_options(spec, options.param_options);
+  o.scan = options.scan;
+  MambaForCausalLM model(o);
+  return ZooModel(
+      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+      [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
+      [](AttentionKind) {});  // no attention; the scan is model->set_scan(...)
+}
+
 at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape,
                       const SyntheticOptions& o) {
   return at::randint(low, high, shape, o.generator, at::TensorOptions().dtype(at::kLong))
@@ -84,9 +95,11 @@ ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
       return make_vit(spec, options);
     case Family::kConvnext:
       return make_convnext(spec, options);
+    case Family::kMamba:
+      return make_mamba(spec, options);
     default:
       throw InputError(fmt::format("model '{}': family {} is not implemented yet (available: "
-                                   "gpt_neox, roberta, vit, convnext)",
+                                   "gpt_neox, roberta, vit, convnext, mamba)",
                                    spec.name, to_string(spec.family)));
   }
 }

@@ -12,6 +12,7 @@
 
 #include "catalog/model_spec.h"
 #include "models/attention.h"
+#include "models/selective_scan.h"
 
 namespace gpudays::models {
 
@@ -28,6 +29,7 @@ struct Batch {
 struct ZooOptions {
   AttentionKind attention = AttentionKind::kPlain;  // transformer families
   at::TensorOptions param_options;                   // device and dtype (meta: no allocation)
+  ScanKind scan = ScanKind::kPlain;                  // mamba's selective scan
 };
 
 class ZooModel {

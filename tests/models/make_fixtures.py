@@ -9,6 +9,7 @@ the checkpoint's names ("grad/<name>"). tests/models/parity_test.cpp loads both 
 Run by the build (`make test` -> target gpudays_fixtures) in the project venv.
 """
 import argparse
+import importlib.util
 import pathlib
 import re
 import sys
@@ -153,6 +154,35 @@ def convnext_case(arch, generator):
 
 CASES["vit"] = vit_case
 CASES["convnext"] = convnext_case
+
+
+def mamba_case(arch, generator):
+    # The slow path (torch_forward, sequential scan) is the reference: no kernel package may be
+    # installed that transformers would pick instead.
+    for package in ("mamba_ssm", "causal_conv1d", "mambapy", "kernels"):
+        assert importlib.util.find_spec(package) is None, f"{package} would replace the slow path"
+    config = transformers.MambaConfig(
+        vocab_size=arch["vocab_size"],
+        hidden_size=arch["d_model"],
+        num_hidden_layers=arch["n_layers"],
+        state_size=arch["d_state"],
+        conv_kernel=arch["d_conv"],
+        expand=arch["expand"],
+        time_step_rank=arch["dt_rank"],
+        use_conv_bias=arch.get("conv_bias", True),
+        use_bias=arch.get("proj_bias", False),
+        layer_norm_epsilon=arch["layer_norm_eps"],
+        tie_word_embeddings=True,
+        use_mambapy=False,
+        use_associative_scan=False,
+        use_cache=False,
+    )
+    model = transformers.MambaForCausalLM(config)
+    tokens = torch.randint(0, arch["vocab_size"], (BATCH, arch["seq_len"]), generator=generator)
+    return model, {"input_ids": tokens, "labels": tokens}, {}
+
+
+CASES["mamba"] = mamba_case
 
 
 def randomise(model, generator):
