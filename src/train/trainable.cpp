@@ -52,6 +52,7 @@ class ZooTrainable final : public Trainable {
     models::ZooOptions z;
     z.attention = o.fused_kernels ? models::AttentionKind::kFused : models::AttentionKind::kPlain;
     z.param_options = at::TensorOptions().dtype(at::kFloat);
+    z.scan = o.fused_kernels ? models::ScanKind::kFused : models::ScanKind::kPlain;
     return z;
   }
 

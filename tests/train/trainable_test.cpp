@@ -39,7 +39,8 @@ double max_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>&
 }
 
 TEST(Trainable, EveryZooFamilyTrainsAndCheckpointingIsRefusedWhereNotWired) {
-  for (const char* file : {"tiny-roberta.toml", "tiny-vit.toml", "tiny-convnext.toml"}) {
+  for (const char* file :
+       {"tiny-roberta.toml", "tiny-vit.toml", "tiny-convnext.toml", "tiny-mamba.toml"}) {
     const ModelSpec spec = load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + file);
     auto model = make_trainable(spec, {false, false, 1234});
     auto comm = make_single_process_communicator();
