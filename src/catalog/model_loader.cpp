@@ -51,7 +51,7 @@ ArchSpec read_arch(const TomlFields& t, Family family) {
       a.image_size = t.get_int("image_size");
       a.num_channels = t.get_int_or("num_channels", 3);
       a.num_labels = t.get_int("num_labels");
-      a.layer_norm_eps = t.get_double_or("layer_norm_eps", 1e-6);
+      a.layer_norm_eps = t.get_double_or("layer_norm_eps", 1e-12);  // HF ConvNextConfig default
       break;
     case Family::kMamba:
       a.n_layers = t.get_int("n_layers");
