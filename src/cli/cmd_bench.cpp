@@ -96,11 +96,11 @@ void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSum
     std::cout << "No configuration ran successfully.\n";
     return;
   }
-  std::cout << fmt::format("Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step, {:.1f} "
-                           "days for {} steps\n",
+  std::cout << fmt::format("Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step; {} for "
+                           "{} steps\n",
                            describe(best->request.methods), best->request.micro_batch_size,
                            best->request.grad_acc_steps, best->outcome.step_time_s,
-                           model.recipe.train_steps * best->outcome.step_time_s / kSecondsPerDay,
+                           format_duration_s(model.recipe.train_steps * best->outcome.step_time_s),
                            format_count(model.recipe.train_steps));
 }
 
