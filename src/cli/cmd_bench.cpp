@@ -146,8 +146,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       "bench",
       "Measure which settings are fastest on this machine and how many days pre-training takes: "
       "each trial runs in its own process with a time limit; results go to the database");
-  cmd->add_option("--model", r->model, "Catalog model name");
-  cmd->add_option("--model-file", r->model_file, "A model TOML file")->check(CLI::ExistingFile);
+  add_model_options(*cmd, r->model, r->model_file);
   cmd->add_option("--gpu", r->gpu, "Catalog name of this machine's GPU (--device cuda)");
   cmd->add_option("--device", r->device, "cuda or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))

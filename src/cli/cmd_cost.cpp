@@ -64,9 +64,7 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
       "What each hardware option (GPU type x count) costs for pre-training a model: training "
       "days, purchase (GPUs + base machine), the run's 5-year amortised share, cloud rental, "
       "energy and CO2, and the days-vs-cost Pareto frontier.");
-  cmd->add_option("--model", r->model, "Catalog model name (see `gpudays models`)");
-  cmd->add_option("--model-file", r->model_file, "A model TOML file (schema: docs/catalog.md)")
-      ->check(CLI::ExistingFile);
+  add_model_options(*cmd, r->model, r->model_file);
   add_cost_request_options(*cmd, r->cost);
   cmd->add_option("--source",
                   r->source,

@@ -109,9 +109,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "Predict memory, fit, the fastest settings and training days for a model on GPUs, without "
       "the hardware.\nSharding names fsdp_shard_grad_op and fsdp_full_shard run the same "
       "mechanisms as zero_2 and zero_3.");
-  cmd->add_option("--model", r->model, "Catalog model name (see `gpudays models`)");
-  cmd->add_option("--model-file", r->model_file, "A model TOML file (schema: docs/catalog.md)")
-      ->check(CLI::ExistingFile);
+  add_model_options(*cmd, r->model, r->model_file);
   cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)")->required();
   cmd->add_option("--gpus-per-node", r->gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--nodes", r->nodes, "Nodes")->capture_default_str();

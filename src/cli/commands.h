@@ -18,6 +18,9 @@ void add_trial_command(CLI::App& app, const GlobalOptions& global);  // LibTorch
 void add_cost_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);
 
+// --model NAME and --model-file PATH (resolved with Catalog::resolve_model), shared by commands.
+void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file);
+
 // --format validator shared by the commands.
 CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
                                const std::vector<std::string>& choices);

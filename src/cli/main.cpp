@@ -11,6 +11,12 @@
 
 namespace gpudays {
 
+void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
+  cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");
+  cmd.add_option("--model-file", model_file, "A model TOML file (schema: docs/catalog.md)")
+      ->check(CLI::ExistingFile);
+}
+
 CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
                                const std::vector<std::string>& choices) {
   return cmd.add_option("--format", format, "Output format")

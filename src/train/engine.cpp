@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "plan/search_space.h"
 
 namespace gpudays {
 namespace {
@@ -39,13 +40,10 @@ void unflatten_into(const at::Tensor& flat, std::vector<at::Tensor>& targets) {
   }
 }
 
+// The search space's validity rules (plan/search_space.h), plus what the engine lacks so far.
 void check_methods(const MethodSet& m, int world) {
-  if (m.offloading && m.sharding == Sharding::kNone) {
-    throw InputError("offloading needs sharding (zero_1, zero_2 or the fsdp names)");
-  }
-  if (world == 1 && m.sharding != Sharding::kNone && !m.offloading) {
-    throw InputError("sharding on one rank is only useful with offloading");
-  }
+  const std::string problem = method_set_problem(m, Cluster{nullptr, 1, world});
+  if (!problem.empty()) throw InputError(problem);
   if (sharding_stage(m.sharding) == 3) {
     throw InputError(fmt::format("{} (stage 3) is not implemented by the engine yet",
                                  to_string(m.sharding)));
