@@ -140,14 +140,20 @@ at::Tensor GptNeoxModelImpl::forward(const at::Tensor& tokens) {
               " tokens exceed max_position_embeddings ", options_.max_position_embeddings);
   at::Tensor h = at::dropout(embed_in_(tokens), options_.hidden_dropout, is_training());
   const RotaryTables rotary = rotary_tables(options_, tokens.size(1), h);
-  for (const auto& layer : *layers_) {
-    auto* impl = layer->as<GptNeoxLayerImpl>();
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto* impl = layers_[i]->as<GptNeoxLayerImpl>();
     const Block block = [impl, rotary](const at::Tensor& x) {
       return impl->forward(x, rotary);
     };
-    h = run_block(block_runner_, block, h);
+    h = run_block(block_runner_, static_cast<int64_t>(i), block, h);
   }
   return final_layer_norm_(h);
+}
+
+BlockParameters GptNeoxModelImpl::block_parameters() const {
+  BlockParameters blocks;
+  for (const auto& layer : *layers_) blocks.push_back(layer->parameters());
+  return blocks;
 }
 
 void GptNeoxModelImpl::set_attention(AttentionKind kind) {

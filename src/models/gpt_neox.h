@@ -99,6 +99,7 @@ class GptNeoxModelImpl : public torch::nn::Module {
   const Embedding& embed_in() const { return embed_in_; }
   void set_attention(AttentionKind kind);
   void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  BlockParameters block_parameters() const;
 
  private:
   GptNeoxOptions options_;
@@ -116,6 +117,7 @@ class GptNeoxForCausalLMImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& tokens);  // tokens: [B, T] int64 -> logits: [B, T, V]
   void set_attention(AttentionKind kind) { gpt_neox_->set_attention(kind); }
   void set_block_runner(BlockRunner runner) { gpt_neox_->set_block_runner(std::move(runner)); }
+  BlockParameters block_parameters() const { return gpt_neox_->block_parameters(); }
   const GptNeoxOptions& options() const { return options_; }
 
  private:

@@ -21,9 +21,13 @@ ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
   o.attention = options.attention;
   GptNeoxForCausalLM model(o);
   return ZooModel(
-      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
-      [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
-      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+             model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+             [](const at::Tensor& logits, const Batch& b) {
+               return causal_lm_loss(logits, b.labels);
+             },
+             [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {
@@ -84,6 +88,23 @@ ZooModel::ZooModel(std::shared_ptr<torch::nn::Module> module, LogitsFn logits, L
       logits_(std::move(logits)),
       loss_(std::move(loss)),
       set_attention_(std::move(set_attention)) {}
+
+ZooModel& ZooModel::with_blocks(BlockFns blocks) {
+  blocks_ = std::move(blocks);
+  return *this;
+}
+
+void ZooModel::set_block_runner(BlockRunner runner) {
+  if (!blocks_.set_runner) {
+    throw InputError("this model family has no block runner yet (activation checkpointing and "
+                     "stage-3 sharding need one)");
+  }
+  blocks_.set_runner(std::move(runner));
+}
+
+BlockParameters ZooModel::block_parameters() const {
+  return blocks_.parameters ? blocks_.parameters() : BlockParameters{};
+}
 
 ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
   switch (spec.family) {

@@ -12,6 +12,7 @@
 
 #include "catalog/model_spec.h"
 #include "models/attention.h"
+#include "models/block_runner.h"
 #include "models/selective_scan.h"
 
 namespace gpudays::models {
@@ -48,11 +49,23 @@ class ZooModel {
   at::Tensor loss(const Batch& batch) { return loss_(logits_(batch), batch); }  // scalar
   void set_attention(AttentionKind kind) { set_attention_(kind); }
 
+  // The trunk's repeated blocks, for methods applied per block (activation checkpointing, stage-3
+  // gathering). Families without them throw InputError from set_block_runner.
+  struct BlockFns {
+    std::function<void(BlockRunner)> set_runner;
+    std::function<BlockParameters()> parameters;
+  };
+  ZooModel& with_blocks(BlockFns blocks);
+  bool has_block_runner() const { return static_cast<bool>(blocks_.set_runner); }
+  void set_block_runner(BlockRunner runner);
+  BlockParameters block_parameters() const;
+
  private:
   std::shared_ptr<torch::nn::Module> module_;
   LogitsFn logits_;
   LossFn loss_;
   AttentionFn set_attention_;
+  BlockFns blocks_;
 };
 
 // Throws InputError naming the family when it has no implementation yet.

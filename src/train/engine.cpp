@@ -110,10 +110,15 @@ int64_t Engine::shard_elements() const {
   return options_.methods.sharding == Sharding::kNone ? shards_->total : shards_->size;
 }
 
+void Engine::phase(StepPhase p, int64_t micro_step) const {
+  if (options_.phase_hook) options_.phase_hook(p, micro_step);
+}
+
 StepResult Engine::step(const MicroLoss& micro_loss) {
   StepResult r;
   r.lr = learning_rate(options_.schedule, steps_);
   r.loss = run_micro_steps(micro_loss);
+  phase(StepPhase::kOptimizerBegin, -1);
   const bool overflow = unscale_and_check_overflow();
   r.applied = options_.precision != Precision::kFp16 || scaler_.update(overflow);
   if (r.applied) {
@@ -122,6 +127,7 @@ StepResult Engine::step(const MicroLoss& micro_loss) {
   }
   for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();
   shards_->grad = at::Tensor();
+  phase(StepPhase::kOptimizerEnd, -1);
   ++steps_;
   return r;
 }
@@ -132,6 +138,7 @@ double Engine::run_micro_steps(const MicroLoss& micro_loss) {
   const double scale = options_.precision == Precision::kFp16 ? scaler_.scale() : 1.0;
   double loss_sum = 0.0;
   for (int64_t i = 0; i < options_.grad_acc_steps; ++i) {
+    phase(StepPhase::kMicroStepBegin, i);
     at::Tensor loss;
     if (mixed) {
       at::autocast::set_autocast_enabled(device, true);
@@ -146,6 +153,7 @@ double Engine::run_micro_steps(const MicroLoss& micro_loss) {
     loss_sum += loss.item<double>();
     (loss.to(at::kFloat) * (scale / static_cast<double>(options_.grad_acc_steps))).backward();
     reduce_micro_step(/*last=*/i + 1 == options_.grad_acc_steps);
+    phase(StepPhase::kMicroStepEnd, i);
   }
   return loss_sum / static_cast<double>(options_.grad_acc_steps);
 }

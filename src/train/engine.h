@@ -23,6 +23,13 @@
 
 namespace gpudays {
 
+// The boundaries of a step's parts, for timing them separately (the benchmark's composed timing).
+// A micro-step spans its forward, backward and gradient reduction (all-reduce or reduce-scatter
+// on the last micro-step; every micro-step at stage 2); the optimizer part spans unscaling and the
+// overflow check, clipping, the update and the all-gather of updated weights.
+enum class StepPhase { kMicroStepBegin, kMicroStepEnd, kOptimizerBegin, kOptimizerEnd };
+using PhaseHook = std::function<void(StepPhase phase, int64_t micro_step)>;
+
 struct EngineOptions {
   MethodSet methods;
   Precision precision = Precision::kFp32;
@@ -31,6 +38,7 @@ struct EngineOptions {
   AdamOptions adam;             // `fused` is set from methods.free_lunch
   ScheduleOptions schedule;
   LossScalerOptions loss_scaler;
+  PhaseHook phase_hook;  // optional; micro_step is -1 for the optimizer phases
 };
 
 // The options a recipe and a method set imply.
@@ -62,6 +70,7 @@ class Engine {
 
  private:
   struct Shards;
+  void phase(StepPhase p, int64_t micro_step) const;
   double run_micro_steps(const MicroLoss& micro_loss);
   void reduce_micro_step(bool last);
   bool unscale_and_check_overflow();

@@ -1,6 +1,5 @@
 // Trainable adapters over the model zoo (models/zoo.h): any family the zoo builds, on its
-// synthetic batches. Activation checkpointing goes through a trunk's block runner, which GPT-NeoX
-// has so far; other families refuse it with a clear error.
+// synthetic batches. Activation checkpointing goes through the trunk's block runner.
 #include "train/trainable.h"
 
 #include <ATen/ATen.h>
@@ -9,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "models/gpt_neox.h"
 #include "models/zoo.h"
 #include "train/activation_checkpoint.h"
 
@@ -17,25 +15,23 @@ namespace gpudays {
 namespace {
 
 models::BlockRunner checkpoint_runner() {
-  return [](const models::Block& block, const at::Tensor& hidden) {
+  return [](int64_t, const models::Block& block, const at::Tensor& hidden) {
     return checkpointed_block(block, hidden);
   };
-}
-
-void install_checkpointing(const ModelSpec& spec, models::ZooModel& model) {
-  auto gpt_neox = std::dynamic_pointer_cast<models::GptNeoxForCausalLMImpl>(model.module_ptr());
-  if (gpt_neox == nullptr) {
-    throw InputError(fmt::format("activation checkpointing is not wired into {} yet (gpt_neox "
-                                 "only so far)", to_string(spec.family)));
-  }
-  gpt_neox->set_block_runner(checkpoint_runner());
 }
 
 class ZooTrainable final : public Trainable {
  public:
   ZooTrainable(const ModelSpec& spec, const TrainableOptions& options)
       : model_(models::make_model(spec, zoo_options(options))), spec_(spec), options_(options) {
-    if (options.activation_checkpointing) install_checkpointing(spec_, model_);
+    if (options.activation_checkpointing) {
+      if (!model_.has_block_runner()) {
+        throw InputError(fmt::format("activation checkpointing is not wired into {} yet",
+                                     to_string(spec.family)));
+      }
+      inner_runner_ = checkpoint_runner();
+      model_.set_block_runner(inner_runner_);
+    }
   }
 
   std::vector<at::Tensor> parameters() override { return model_.module().parameters(); }
@@ -44,14 +40,20 @@ class ZooTrainable final : public Trainable {
     models::SyntheticOptions s;
     s.batch_size = count;
     s.generator = at::make_generator<at::CPUGeneratorImpl>(options_.data_seed * 1000003ULL + first);
-    return model_.loss(models::synthetic_batch(spec_, s));
+    return model_.loss(models::synthetic_batch(spec_, s).to(options_.device));
+  }
+
+  models::BlockParameters block_parameters() override { return model_.block_parameters(); }
+
+  void wrap_block_runner(const BlockRunnerWrap& wrap) override {
+    model_.set_block_runner(wrap(inner_runner_));
   }
 
  private:
   static models::ZooOptions zoo_options(const TrainableOptions& o) {
     models::ZooOptions z;
     z.attention = o.fused_kernels ? models::AttentionKind::kFused : models::AttentionKind::kPlain;
-    z.param_options = at::TensorOptions().dtype(at::kFloat);
+    z.param_options = at::TensorOptions().dtype(at::kFloat).device(o.device);
     z.scan = o.fused_kernels ? models::ScanKind::kFused : models::ScanKind::kPlain;
     return z;
   }
@@ -59,6 +61,7 @@ class ZooTrainable final : public Trainable {
   models::ZooModel model_;
   ModelSpec spec_;
   TrainableOptions options_;
+  models::BlockRunner inner_runner_;  // checkpointing, or empty
 };
 
 }  // namespace

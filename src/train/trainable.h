@@ -1,15 +1,18 @@
 // A zoo model made trainable by the engine on synthetic data, as the reference benchmarks: its
 // parameters, and the loss of a micro-batch of the synthetic dataset (the batch starting at a given
 // sample is the same whoever draws it). The methods that live inside the forward are applied here
-// from outside the model: fused kernels (free-lunch) and activation checkpointing (block runner).
+// from outside the model: fused kernels (free-lunch) and activation checkpointing (block runner);
+// the engine may wrap the block runner further (stage-3 gathering).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "catalog/model_spec.h"
+#include "models/block_runner.h"
 
 namespace gpudays {
 
@@ -17,7 +20,12 @@ struct TrainableOptions {
   bool fused_kernels = false;             // fused attention / fast scan
   bool activation_checkpointing = false;  // per block
   uint64_t data_seed = 1234;
+  at::Device device = at::kCPU;  // where parameters and batches live
 };
+
+// Builds the runner the blocks go through from the one the trainable uses (checkpointing, or an
+// empty runner for plain calls).
+using BlockRunnerWrap = std::function<models::BlockRunner(models::BlockRunner inner)>;
 
 class Trainable {
  public:
@@ -25,10 +33,13 @@ class Trainable {
   virtual std::vector<at::Tensor> parameters() = 0;
   // The loss of the synthetic micro-batch of `count` samples starting at sample `first`.
   virtual at::Tensor micro_loss(int64_t first_sample, int64_t count) = 0;
+  // Each block's parameters, in run order (empty for a family without a block runner).
+  virtual models::BlockParameters block_parameters() = 0;
+  // Throws InputError for a family without a block runner.
+  virtual void wrap_block_runner(const BlockRunnerWrap& wrap) = 0;
 };
 
-// Throws InputError for a family the engine cannot train yet.
+// Throws InputError for a family the engine cannot train yet, or a method it lacks.
 std::unique_ptr<Trainable> make_trainable(const ModelSpec& model, const TrainableOptions& options);
-
 
 }  // namespace gpudays

@@ -1,0 +1,43 @@
+// The device a trial or the engine runs on: synchronisation before clock reads, memory statistics,
+// TF32 switches, and the device's name and driver for a result's provenance. CPU devices need no
+// synchronisation and report memory through train/cpu_memory.h; CUDA devices (CUDA builds only)
+// report the caching allocator's statistics.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gpudays {
+
+bool cuda_built();      // this build links the CUDA LibTorch
+bool cuda_available();  // ... and a GPU is visible
+
+// Parses "cpu", "cuda" or "cuda:N"; throws InputError for anything else, and for CUDA devices in
+// a build without CUDA or on a machine without a GPU.
+c10::Device parse_device(const std::string& name);
+
+// Waits until every kernel queued on the device has finished (no-op on the CPU).
+void synchronize(const c10::Device& device);
+
+struct DeviceMemoryStats {
+  int64_t allocated_bytes = 0;       // live tensor bytes now
+  int64_t peak_allocated_bytes = 0;  // since the last reset
+  int64_t reserved_bytes = 0;        // held by the caching allocator
+  int64_t total_bytes = 0;           // the device's memory
+};
+// CUDA devices only; throws InputError for the CPU (use CpuMemoryScope there).
+DeviceMemoryStats device_memory(const c10::Device& device);
+void reset_peak_memory(const c10::Device& device);
+
+// TF32 for fp32 matmuls and convolutions (a free-lunch method; Ampere and newer).
+void set_tf32(bool enabled);
+bool tf32_enabled();
+
+std::string device_name(const c10::Device& device);  // "cpu: <model name>" or the GPU's name
+std::string driver_version(const c10::Device& device);  // "" on the CPU
+// CUDA compute capability as major * 10 + minor (0 on the CPU).
+int compute_capability(const c10::Device& device);
+
+}  // namespace gpudays
