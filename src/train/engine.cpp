@@ -11,19 +11,18 @@
 
 #include "common/error.h"
 #include "plan/search_space.h"
+#include "train/device.h"
+#include "train/shard_units.h"
+#include "train/trainable.h"
 
 namespace gpudays {
 namespace {
 
-int64_t numel_of(const std::vector<at::Tensor>& params) {
-  int64_t n = 0;
-  for (const at::Tensor& p : params) n += p.numel();
-  return n;
-}
-
-// All gradients as one flat fp32 buffer of `padded` elements (missing gradients and padding: 0).
-at::Tensor flatten_grads(const std::vector<at::Tensor>& params, int64_t padded) {
-  at::Tensor flat = at::zeros({padded}, params.front().options().dtype(at::kFloat));
+// All gradients as one flat fp32 buffer (missing gradients: 0).
+at::Tensor flatten_grads(const std::vector<at::Tensor>& params) {
+  int64_t total = 0;
+  for (const at::Tensor& p : params) total += p.numel();
+  at::Tensor flat = at::zeros({total}, params.front().options().dtype(at::kFloat));
   int64_t offset = 0;
   for (const at::Tensor& p : params) {
     if (p.grad().defined()) flat.narrow(0, offset, p.numel()).copy_(p.grad().reshape(-1));
@@ -32,36 +31,29 @@ at::Tensor flatten_grads(const std::vector<at::Tensor>& params, int64_t padded) 
   return flat;
 }
 
-void unflatten_into(const at::Tensor& flat, std::vector<at::Tensor>& targets) {
-  int64_t offset = 0;
-  for (at::Tensor& t : targets) {
-    t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
-    offset += t.numel();
+// The search space's validity rules (plan/search_space.h) and the device's abilities.
+void check_methods(const EngineOptions& o, int world, const at::Device& device) {
+  const std::string problem = method_set_problem(o.methods, Cluster{nullptr, 1, world});
+  if (!problem.empty()) throw InputError(problem);
+  if (o.precision == Precision::kBf16 && device.is_cuda() && compute_capability(device) < 80) {
+    throw InputError(fmt::format("bf16 needs an Ampere or newer GPU; {} has compute capability "
+                                 "{:.1f} (use fp16 or fp32)",
+                                 device_name(device), compute_capability(device) / 10.0));
   }
+  if (o.grad_acc_steps < 1) throw InputError("gradient accumulation must be >= 1");
 }
 
-// The search space's validity rules (plan/search_space.h), plus what the engine lacks so far.
-void check_methods(const MethodSet& m, int world) {
-  const std::string problem = method_set_problem(m, Cluster{nullptr, 1, world});
-  if (!problem.empty()) throw InputError(problem);
-  if (sharding_stage(m.sharding) == 3) {
-    throw InputError(fmt::format("{} (stage 3) is not implemented by the engine yet",
-                                 to_string(m.sharding)));
-  }
+ShardConfig shard_config(const EngineOptions& o) {
+  ShardConfig c;
+  c.stage = sharding_stage(o.methods.sharding);
+  c.offload = o.methods.offloading;
+  c.working_dtype = o.precision == Precision::kBf16   ? at::kBFloat16
+                    : o.precision == Precision::kFp16 ? at::kHalf
+                                                      : at::kFloat;
+  return c;
 }
 
 }  // namespace
-
-// This rank's slice of the flat parameters, its optimizer and its reduced gradient (stage >= 1).
-struct Engine::Shards {
-  int64_t total = 0;
-  int64_t padded = 0;
-  int64_t size = 0;   // elements per rank
-  int64_t begin = 0;  // this rank's first element
-  at::Tensor grad;    // stage 0: the full flat gradient; else this rank's reduced shard
-  at::Tensor master;  // stage >= 1: this rank's fp32 weights (on the CPU when offloading)
-  std::unique_ptr<Adam> adam;
-};
 
 EngineOptions engine_options(const RecipeSpec& recipe, const MethodSet& methods,
                              int64_t grad_acc_steps) {
@@ -75,39 +67,37 @@ EngineOptions engine_options(const RecipeSpec& recipe, const MethodSet& methods,
   return o;
 }
 
-Engine::Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options)
-    : params_(std::move(params)), comm_(comm), options_(options), scaler_(options.loss_scaler),
-      shards_(std::make_unique<Shards>()) {
-  check_methods(options_.methods, comm_.size());
+Engine::Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options,
+               models::BlockParameters blocks)
+    : params_(std::move(params)), comm_(comm), options_(options), scaler_(options.loss_scaler) {
   if (params_.empty()) throw InputError("the model has no parameters");
-  if (options_.grad_acc_steps < 1) throw InputError("gradient accumulation must be >= 1");
+  check_methods(options_, comm_.size(), params_.front().device());
   options_.adam.fused = options_.methods.free_lunch;
-  Shards& s = *shards_;
-  const int64_t world = comm_.size();
-  s.total = numel_of(params_);
-  s.padded = (s.total + world - 1) / world * world;
-  s.size = s.padded / world;
-  s.begin = comm_.rank() * s.size;
-  if (options_.methods.sharding == Sharding::kNone) {
-    s.adam = std::make_unique<Adam>(params_, options_.adam);
+  set_tf32(options_.methods.free_lunch);
+  if (stage() == 0) {
+    adam_ = std::make_unique<Adam>(params_, options_.adam);
     return;
   }
-  at::NoGradGuard no_grad;
-  std::vector<at::Tensor> flat_parts;
-  for (const at::Tensor& p : params_) flat_parts.push_back(p.detach().reshape(-1).to(at::kFloat));
-  at::Tensor flat = at::cat(flat_parts);
-  flat = at::constant_pad_nd(flat, {0, s.padded - s.total});
-  s.master = flat.narrow(0, s.begin, s.size).clone();
-  if (options_.methods.offloading) s.master = s.master.to(at::kCPU);
-  s.adam = std::make_unique<Adam>(std::vector<at::Tensor>{s.master}, options_.adam);
+  if (stage() < 2) blocks.clear();  // one unit: reduced once per step
+  units_ = std::make_unique<ShardUnits>(params_, blocks, comm_, shard_config(options_));
+  adam_ = std::make_unique<Adam>(units_->masters(), options_.adam);
 }
 
 Engine::~Engine() = default;
 
-int64_t Engine::optimizer_state_bytes() const { return shards_->adam->state_bytes(); }
+int Engine::stage() const { return sharding_stage(options_.methods.sharding); }
+
+int64_t Engine::optimizer_state_bytes() const { return adam_->state_bytes(); }
 
 int64_t Engine::shard_elements() const {
-  return options_.methods.sharding == Sharding::kNone ? shards_->total : shards_->size;
+  if (units_) return units_->elements_per_rank();
+  int64_t n = 0;
+  for (const at::Tensor& p : params_) n += p.numel();
+  return n;
+}
+
+void Engine::gather_parameters() {
+  if (units_) units_->gather_all();
 }
 
 void Engine::phase(StepPhase p, int64_t micro_step) const {
@@ -119,14 +109,14 @@ StepResult Engine::step(const MicroLoss& micro_loss) {
   r.lr = learning_rate(options_.schedule, steps_);
   r.loss = run_micro_steps(micro_loss);
   phase(StepPhase::kOptimizerBegin, -1);
-  const bool overflow = unscale_and_check_overflow();
+  const std::vector<at::Tensor> grads = local_grads();
+  const bool overflow = unscale_and_check_overflow(grads);
   r.applied = options_.precision != Precision::kFp16 || scaler_.update(overflow);
   if (r.applied) {
-    r.grad_norm = clip();
-    apply_update(r.lr);
+    r.grad_norm = clip(grads);
+    apply_update(r.lr, grads);
   }
-  for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();
-  shards_->grad = at::Tensor();
+  clear_grads();
   phase(StepPhase::kOptimizerEnd, -1);
   ++steps_;
   return r;
@@ -139,65 +129,108 @@ double Engine::run_micro_steps(const MicroLoss& micro_loss) {
   double loss_sum = 0.0;
   for (int64_t i = 0; i < options_.grad_acc_steps; ++i) {
     phase(StepPhase::kMicroStepBegin, i);
-    at::Tensor loss;
+    begin_micro_step();
     if (mixed) {
       at::autocast::set_autocast_enabled(device, true);
       at::autocast::set_autocast_dtype(
           device, options_.precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
     }
-    loss = micro_loss(i);
+    const at::Tensor loss = micro_loss(i);
     if (mixed) {
       at::autocast::set_autocast_enabled(device, false);
       at::autocast::clear_cache();
     }
     loss_sum += loss.item<double>();
     (loss.to(at::kFloat) * (scale / static_cast<double>(options_.grad_acc_steps))).backward();
-    reduce_micro_step(/*last=*/i + 1 == options_.grad_acc_steps);
+    end_micro_step(/*last=*/i + 1 == options_.grad_acc_steps);
     phase(StepPhase::kMicroStepEnd, i);
   }
   return loss_sum / static_cast<double>(options_.grad_acc_steps);
 }
 
-// stage 0: all-reduce the accumulated gradients after the last micro-step; stage 1: reduce-scatter
-// them once; stage 2: reduce-scatter every micro-step and free the full gradients.
-void Engine::reduce_micro_step(bool last) {
-  const int stage = sharding_stage(options_.methods.sharding);
-  if (!last && stage < 2) return;
-  Shards& s = *shards_;
-  at::NoGradGuard no_grad;
-  at::Tensor flat = flatten_grads(params_, s.padded);
-  const double world = static_cast<double>(comm_.size());
-  if (stage == 0) {
-    comm_.all_reduce(flat.data_ptr(), flat.numel(), DType::kFloat32, ReduceOp::kSum);
-    flat.div_(world);
-    std::vector<at::Tensor> grads;
-    for (at::Tensor& p : params_) grads.push_back(p.mutable_grad());
-    unflatten_into(flat, grads);
-    return;
-  }
-  at::Tensor shard = at::empty({s.size}, flat.options());
-  comm_.reduce_scatter(flat.data_ptr(), shard.data_ptr(), s.size, DType::kFloat32, ReduceOp::kSum);
-  shard.div_(world);
-  s.grad = s.grad.defined() ? s.grad.add_(shard) : shard;
-  for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();  // the shard holds them now
+// Stage 1: the parameters accumulate into full flat gradients; stage 3: the unit outside the
+// blocks is gathered for the whole micro-step (as FSDP's root unit).
+void Engine::begin_micro_step() {
+  if (!units_) return;
+  if (stage() == 1) units_->attach_flat_grads();
+  if (stage() == 3) units_->gather(units_->units().front());
 }
 
-// The gradients this rank holds: its reduced shard, or every parameter's gradient.
-static std::vector<at::Tensor> local_grads(const std::vector<at::Tensor>& params,
-                                           const at::Tensor& shard) {
-  if (shard.defined()) return {shard};
+// Stage 0: all-reduce after the last micro-step; stage 1: reduce-scatter after the last one;
+// stage 2/3: reduce-scatter what the block hooks have not reduced yet (the unit outside the
+// blocks; blocks whose input needs no gradient), every micro-step, and release at stage 3.
+void Engine::end_micro_step(bool last) {
+  if (!units_) {
+    if (last) all_reduce_unsharded();
+    return;
+  }
+  if (stage() == 1 && !last) return;
+  for (ShardUnit& u : units_->units()) {
+    if (!u.reduced) units_->reduce(u);
+    u.reduced = false;
+    if (stage() == 3) units_->release(u);
+  }
+}
+
+void Engine::all_reduce_unsharded() {
+  if (comm_.size() == 1) return;
+  at::NoGradGuard no_grad;
+  at::Tensor flat = flatten_grads(params_);
+  comm_.all_reduce(flat.data_ptr(), flat.numel(), DType::kFloat32, ReduceOp::kSum);
+  flat.div_(static_cast<double>(comm_.size()));
+  int64_t offset = 0;
+  for (at::Tensor& p : params_) {
+    if (p.grad().defined()) p.mutable_grad().copy_(flat.narrow(0, offset, p.numel()).view_as(p));
+    offset += p.numel();
+  }
+}
+
+models::BlockRunner Engine::block_runner(models::BlockRunner inner) {
+  if (stage() < 2 || !units_ || units_->units().size() < 2) return inner;
+  const bool stage3 = stage() == 3;
+  return [this, inner, stage3](int64_t index, const models::Block& block,
+                               const at::Tensor& hidden) {
+    ShardUnit& u = units_->block_unit(index);
+    if (stage3) units_->gather(u);
+    if (at::GradMode::is_enabled() && hidden.requires_grad()) {
+      // The input's gradient is complete once the block's backward is done.
+      hidden.register_hook([this, &u, stage3](const at::TensorBase&) {
+        if (!u.reduced) units_->reduce(u);
+        if (stage3) units_->release(u);
+      });
+    }
+    at::Tensor out = models::run_block(inner, index, block, hidden);
+    if (stage3) {
+      units_->release(u);
+      if (out.requires_grad()) {
+        out.register_hook([this, &u](const at::TensorBase&) { units_->gather(u); });
+      }
+    }
+    return out;
+  };
+}
+
+// The gradients this rank holds in fp32: its reduced slices, or every parameter's gradient.
+std::vector<at::Tensor> Engine::local_grads() {
   std::vector<at::Tensor> grads;
-  for (const at::Tensor& p : params) {
-    if (p.grad().defined()) grads.push_back(p.grad());
+  if (!units_) {
+    for (const at::Tensor& p : params_) {
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+    return grads;
+  }
+  for (ShardUnit& u : units_->units()) {
+    if (u.numel == 0) continue;
+    grads.push_back(u.grad_shard.to(u.master.device(), at::kFloat));
   }
   return grads;
 }
 
-bool Engine::unscale_and_check_overflow() {
+bool Engine::unscale_and_check_overflow(const std::vector<at::Tensor>& grads) {
   if (options_.precision != Precision::kFp16) return false;
   at::NoGradGuard no_grad;
   float bad = 0.0f;
-  for (at::Tensor& g : local_grads(params_, shards_->grad)) {
+  for (at::Tensor g : grads) {
     g.div_(scaler_.scale());
     if (!at::isfinite(g).all().item<bool>()) bad = 1.0f;
   }
@@ -205,14 +238,13 @@ bool Engine::unscale_and_check_overflow() {
   return bad > 0.0f;
 }
 
-// Clipping by the global norm over every rank's part of the gradient (shards are disjoint; with
+// Clipping by the global norm over every rank's part of the gradient (slices are disjoint; with
 // no sharding every rank holds the same full gradient).
-double Engine::clip() {
+double Engine::clip(const std::vector<at::Tensor>& grads) {
   at::NoGradGuard no_grad;
   double sum_sq = 0.0;
-  const std::vector<at::Tensor> grads = local_grads(params_, shards_->grad);
   for (const at::Tensor& g : grads) sum_sq += g.to(at::kDouble).pow(2).sum().item<double>();
-  if (shards_->grad.defined()) comm_.all_reduce(&sum_sq, 1, DType::kFloat64, ReduceOp::kSum);
+  if (units_) comm_.all_reduce(&sum_sq, 1, DType::kFloat64, ReduceOp::kSum);
   const double norm = std::sqrt(sum_sq);
   const double max_norm = options_.clip_grad_norm;
   if (max_norm > 0.0 && norm > max_norm) {
@@ -222,20 +254,38 @@ double Engine::clip() {
   return norm;
 }
 
-void Engine::apply_update(double lr) {
-  Shards& s = *shards_;
-  if (!s.master.defined()) {
-    s.adam->step(lr);
+void Engine::apply_update(double lr, const std::vector<at::Tensor>& grads) {
+  if (!units_) {
+    adam_->step(lr);
     return;
   }
   at::NoGradGuard no_grad;
-  s.master.mutable_grad() = s.grad.to(s.master.device());
-  s.adam->step(lr);
-  s.master.mutable_grad() = at::Tensor();
-  const at::Tensor updated = s.master.to(params_.front().device());
-  at::Tensor flat = at::empty({s.padded}, updated.options());
-  comm_.all_gather(updated.data_ptr(), flat.data_ptr(), s.size, DType::kFloat32);
-  unflatten_into(flat.narrow(0, 0, s.total), params_);
+  std::vector<at::Tensor> masters = units_->masters();
+  for (size_t i = 0; i < masters.size(); ++i) masters[i].mutable_grad() = grads[i];
+  adam_->step(lr);
+  for (at::Tensor& m : masters) m.mutable_grad() = at::Tensor();
+  units_->write_back();
+}
+
+void Engine::clear_grads() {
+  if (units_) {
+    units_->clear_grads();
+    return;
+  }
+  for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();
+}
+
+std::unique_ptr<Engine> make_engine(Trainable& trainable, Communicator& comm,
+                                    EngineOptions options) {
+  models::BlockParameters blocks = trainable.block_parameters();
+  const bool has_blocks = !blocks.empty();
+  auto engine = std::make_unique<Engine>(trainable.parameters(), comm, std::move(options),
+                                         std::move(blocks));
+  Engine* raw = engine.get();
+  if (!has_blocks) return engine;
+  trainable.wrap_block_runner(
+      [raw](models::BlockRunner inner) { return raw->block_runner(std::move(inner)); });
+  return engine;
 }
 
 }  // namespace gpudays

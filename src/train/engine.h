@@ -1,11 +1,15 @@
 // The training engine: one optimizer step of a model's parameters from its micro-batch losses,
 // with the methods of the search space applied from outside in this order: precision (autocast;
-// fp16 loss scaling), gradient accumulation, data-parallel reduction for the sharding stage
-// (none: all-reduce; zero_1/fsdp-less stage 1: reduce-scatter once per step; zero_2 /
-// fsdp_shard_grad_op: reduce-scatter every micro-step), unscaling and overflow check, clipping by
-// the global norm, the optimizer on this rank's shard (on the CPU when offloading), all-gather of
-// the updated weights. Activation checkpointing is applied by the model adapter's block runner
-// (train/activation_checkpoint.h). Stage 3 (gathering weights per block) is not implemented yet.
+// fp16 loss scaling; at stage >= 1 mixed precision keeps bf16/fp16 working weights and an fp32
+// master slice, as DeepSpeed does), gradient accumulation, data-parallel reduction for the sharding
+// stage (none: all-reduce after the last micro-step; zero_1: reduce-scatter after the last
+// micro-step; zero_2 / fsdp_shard_grad_op: reduce-scatter each block's gradient as soon as its
+// backward is done, every micro-step; zero_3 / fsdp_full_shard: as stage 2, and each block's
+// weights are gathered just before its forward and its backward and freed after), unscaling and
+// overflow check, clipping by the global norm, the optimizer on this rank's slice (on the CPU when
+// offloading), write-back of the updated weights (all-gather at stage 1/2). Activation
+// checkpointing is applied by the model adapter's block runner (train/activation_checkpoint.h);
+// the engine wraps that runner (block_runner) for its per-block work at stage 2 and 3.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
+#include "models/block_runner.h"
 #include "dist/communicator.h"
 #include "plan/methods.h"
 #include "train/adam.h"
@@ -56,10 +61,18 @@ struct StepResult {
   bool applied = true;     // false: an fp16 overflow skipped it
 };
 
+class ShardUnits;
+class Trainable;
+
 class Engine {
  public:
-  // params: the model's fp32 parameters. Throws InputError for method sets it cannot run.
-  Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options);
+  // params: the model's fp32 parameters; blocks: the parameters of each repeated block (empty: the
+  // model has none, and stages 2 and 3 treat the whole model as one unit). At stage >= 1 the
+  // parameters are converted in place (working dtype, views into flat buffers; at stage 3 their
+  // storage is freed between uses: call gather_parameters() before reading them outside a step).
+  // Throws InputError for method sets it cannot run.
+  Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options,
+         models::BlockParameters blocks = {});
   ~Engine();
 
   StepResult step(const MicroLoss& micro_loss);
@@ -68,21 +81,36 @@ class Engine {
   int64_t optimizer_state_bytes() const;  // on this rank
   int64_t shard_elements() const;         // parameters this rank updates
 
+  // The runner the model's blocks must go through (wrapping `inner`, the trainable's own).
+  models::BlockRunner block_runner(models::BlockRunner inner);
+  // Stage 3: gathers every unit's weights, so the model can be read or evaluated (kept until the
+  // next step). No-op at other stages.
+  void gather_parameters();
+
  private:
-  struct Shards;
   void phase(StepPhase p, int64_t micro_step) const;
   double run_micro_steps(const MicroLoss& micro_loss);
-  void reduce_micro_step(bool last);
-  bool unscale_and_check_overflow();
-  double clip();
-  void apply_update(double lr);
+  void begin_micro_step();
+  void end_micro_step(bool last);
+  void all_reduce_unsharded();
+  std::vector<at::Tensor> local_grads();
+  bool unscale_and_check_overflow(const std::vector<at::Tensor>& grads);
+  double clip(const std::vector<at::Tensor>& grads);
+  void apply_update(double lr, const std::vector<at::Tensor>& grads);
+  void clear_grads();
+  int stage() const;
 
   std::vector<at::Tensor> params_;
   Communicator& comm_;
   EngineOptions options_;
   LossScaler scaler_;
-  std::unique_ptr<Shards> shards_;
+  std::unique_ptr<ShardUnits> units_;  // stage >= 1
+  std::unique_ptr<Adam> adam_;         // over params_ (stage 0) or the units' masters
   int64_t steps_ = 0;
 };
+
+// An engine for a trainable model, its block runner wrapped by the engine's.
+std::unique_ptr<Engine> make_engine(Trainable& trainable, Communicator& comm,
+                                    EngineOptions options);
 
 }  // namespace gpudays
