@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
+#include "train/cpu_memory.h"
 #include "train/engine.h"
 #include "train/trainable.h"
 
@@ -58,6 +60,40 @@ TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnGptNeox) {
           << to_string(s) << (checkpointing ? " + checkpointing" : "");
     }
   }
+}
+
+// Live bytes at the peak of one optimizer step with one micro-batch of `micro` samples, model and
+// engine built inside `scope` (throws c10::OutOfMemoryError above its cap).
+int64_t step_peak(CpuMemoryScope& scope, int64_t micro) {
+  const ModelSpec spec =
+      load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-gpt-neox.toml");
+  scope.reset_peak();
+  auto model = make_trainable(spec, {false, false, 1234});
+  auto comm = make_single_process_communicator();
+  auto engine = make_engine(*model, *comm, engine_options(spec.recipe, MethodSet{}, 1));
+  engine->step([&](int64_t) { return model->micro_loss(0, micro); });
+  return scope.stats().peak_bytes;
+}
+
+// Peak memory grows linearly with the micro-batch (measured at 16 and 32 samples); a cap halfway
+// between the peaks this predicts for 64 and 128 samples lets 64 run and stops 128 with the
+// out-of-memory error CUDA raises, after which everything is freed and training carries on.
+TEST(Engine, MemoryCapStopsAtTheExpectedMicroBatchAndRecovers) {
+  double peak16 = 0.0, peak32 = 0.0;
+  {
+    CpuMemoryScope uncapped;
+    peak16 = static_cast<double>(step_peak(uncapped, 16));
+    peak32 = static_cast<double>(step_peak(uncapped, 32));
+  }
+  const double per_sample = (peak32 - peak16) / 16.0;
+  ASSERT_GT(per_sample, 0.0);
+  const auto predicted = [&](int64_t micro) { return peak16 + per_sample * (micro - 16); };
+  CpuMemoryScope capped(static_cast<int64_t>((predicted(64) + predicted(128)) / 2.0));
+  const int64_t before = capped.stats().live_bytes;
+  EXPECT_THROW(step_peak(capped, 128), c10::OutOfMemoryError);
+  EXPECT_EQ(capped.stats().live_bytes, before);  // nothing leaked
+  const double peak64 = static_cast<double>(step_peak(capped, 64));  // and it carries on
+  EXPECT_NEAR(peak64, predicted(64), 0.05 * predicted(64));
 }
 
 TEST(MpiEngine, ShardedGptNeoxTracksOneProcess) {
