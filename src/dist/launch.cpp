@@ -9,7 +9,10 @@
 namespace gpudays {
 
 bool launched_with_several_ranks() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+  // SLURM_STEP_NUM_TASKS, not SLURM_NTASKS: a batch script's own shell sees the allocation's task
+  // count but is one process; srun sets the step's.
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS"}) {
     if (const char* value = std::getenv(name); value != nullptr && std::atoi(value) > 1) return true;
   }
   return false;
