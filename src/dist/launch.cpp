@@ -13,16 +13,20 @@ bool launched_with_several_ranks() {
   // count but is one process; srun sets the step's.
   for (const char* name :
        {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_STEP_NUM_TASKS"}) {
-    if (const char* value = std::getenv(name); value != nullptr && std::atoi(value) > 1) return true;
+    if (const char* value = std::getenv(name); value != nullptr && std::atoi(value) > 1)
+      return true;
   }
   return false;
 }
 
 #ifndef GPUDAYS_WITH_MPI
 std::unique_ptr<Communicator> make_mpi_communicator() {
-  throw std::runtime_error("this gpudays was built without MPI (install libopenmpi-dev and rebuild)");
+  throw std::runtime_error(
+      "this gpudays was built without MPI (install libopenmpi-dev and rebuild)");
 }
-bool mpi_available() { return false; }
+bool mpi_available() {
+  return false;
+}
 #endif
 
 }  // namespace gpudays

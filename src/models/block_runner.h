@@ -18,7 +18,9 @@ using Block = std::function<at::Tensor(const at::Tensor&)>;
 using BlockRunner =
     std::function<at::Tensor(int64_t index, const Block& block, const at::Tensor& hidden)>;
 
-inline at::Tensor run_block(const BlockRunner& runner, int64_t index, const Block& block,
+inline at::Tensor run_block(const BlockRunner& runner,
+                            int64_t index,
+                            const Block& block,
                             const at::Tensor& hidden) {
   return runner ? runner(index, block, hidden) : block(hidden);
 }

@@ -21,7 +21,8 @@ ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
   o.attention = options.attention;
   GptNeoxForCausalLM model(o);
   return ZooModel(
-             model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+             model.ptr(),
+             [model](const Batch& b) mutable { return model->forward(b.input_ids); },
              [](const at::Tensor& logits, const Batch& b) {
                return causal_lm_loss(logits, b.labels);
              },
@@ -46,16 +47,22 @@ ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
   o.attention = options.attention;
   VitForImageClassification model(o);
   return ZooModel(
-      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
-      [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
+      model.ptr(),
+      [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+      [](const at::Tensor& logits, const Batch& b) {
+        return classification_loss(logits, b.labels);
+      },
       [model](AttentionKind kind) mutable { model->set_attention(kind); });
 }
 
 ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
   ConvnextForImageClassification model(convnext_options(spec, options.param_options));
   return ZooModel(
-      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
-      [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
+      model.ptr(),
+      [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+      [](const at::Tensor& logits, const Batch& b) {
+        return classification_loss(logits, b.labels);
+      },
       [](AttentionKind) {});  // no attention
 }
 
@@ -64,13 +71,13 @@ ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
   o.scan = options.scan;
   MambaForCausalLM model(o);
   return ZooModel(
-      model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+      model.ptr(),
+      [model](const Batch& b) mutable { return model->forward(b.input_ids); },
       [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
       [](AttentionKind) {});  // no attention; the scan is model->set_scan(...)
 }
 
-at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape,
-                      const SyntheticOptions& o) {
+at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape, const SyntheticOptions& o) {
   return at::randint(low, high, shape, o.generator, at::TensorOptions().dtype(at::kLong))
       .to(o.device);
 }
@@ -82,7 +89,9 @@ Batch Batch::to(const at::Device& device) const {
   return {move(input_ids), move(attention_mask), move(pixel_values), move(labels)};
 }
 
-ZooModel::ZooModel(std::shared_ptr<torch::nn::Module> module, LogitsFn logits, LossFn loss,
+ZooModel::ZooModel(std::shared_ptr<torch::nn::Module> module,
+                   LogitsFn logits,
+                   LossFn loss,
                    AttentionFn set_attention)
     : module_(std::move(module)),
       logits_(std::move(logits)),
@@ -96,8 +105,9 @@ ZooModel& ZooModel::with_blocks(BlockFns blocks) {
 
 void ZooModel::set_block_runner(BlockRunner runner) {
   if (!blocks_.set_runner) {
-    throw InputError("this model family has no block runner yet (activation checkpointing and "
-                     "stage-3 sharding need one)");
+    throw InputError(
+        "this model family has no block runner yet (activation checkpointing and "
+        "stage-3 sharding need one)");
   }
   blocks_.set_runner(std::move(runner));
 }
@@ -119,9 +129,11 @@ ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
     case Family::kMamba:
       return make_mamba(spec, options);
     default:
-      throw InputError(fmt::format("model '{}': family {} is not implemented yet (available: "
-                                   "gpt_neox, roberta, vit, convnext, mamba)",
-                                   spec.name, to_string(spec.family)));
+      throw InputError(
+          fmt::format("model '{}': family {} is not implemented yet (available: "
+                      "gpt_neox, roberta, vit, convnext, mamba)",
+                      spec.name,
+                      to_string(spec.family)));
   }
 }
 
@@ -131,14 +143,16 @@ Batch synthetic_batch(const ModelSpec& spec, const SyntheticOptions& o) {
   Batch b;
   if (is_vision(spec.family)) {
     b.pixel_values = at::randn({o.batch_size, a.num_channels, a.image_size, a.image_size},
-                               o.generator, at::TensorOptions())
+                               o.generator,
+                               at::TensorOptions())
                          .to(o.device);
     b.labels = random_ids(0, a.num_labels, {o.batch_size}, o);
     return b;
   }
   if (spec.family == Family::kRoberta) {
     // Ordinary tokens only (<s> 0 .. <unk> 3 and <mask> are special), then the recipe's masking.
-    const at::Tensor tokens = random_ids(kRobertaUnkId + 1, a.vocab_size - 1, {o.batch_size, seq}, o);
+    const at::Tensor tokens =
+        random_ids(kRobertaUnkId + 1, a.vocab_size - 1, {o.batch_size, seq}, o);
     const MlmBatch mlm = mask_tokens(tokens, roberta_mlm_options(spec), o.generator);
     b.input_ids = mlm.inputs;
     b.labels = mlm.labels;

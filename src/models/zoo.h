@@ -29,8 +29,8 @@ struct Batch {
 
 struct ZooOptions {
   AttentionKind attention = AttentionKind::kPlain;  // transformer families
-  at::TensorOptions param_options;                   // device and dtype (meta: no allocation)
-  ScanKind scan = ScanKind::kPlain;                  // mamba's selective scan
+  at::TensorOptions param_options;                  // device and dtype (meta: no allocation)
+  ScanKind scan = ScanKind::kPlain;                 // mamba's selective scan
 };
 
 class ZooModel {
@@ -38,7 +38,9 @@ class ZooModel {
   using LogitsFn = std::function<at::Tensor(const Batch&)>;
   using LossFn = std::function<at::Tensor(const at::Tensor& logits, const Batch&)>;
   using AttentionFn = std::function<void(AttentionKind)>;
-  ZooModel(std::shared_ptr<torch::nn::Module> module, LogitsFn logits, LossFn loss,
+  ZooModel(std::shared_ptr<torch::nn::Module> module,
+           LogitsFn logits,
+           LossFn loss,
            AttentionFn set_attention);
 
   torch::nn::Module& module() { return *module_; }

@@ -13,19 +13,35 @@
 namespace gpudays {
 
 #ifndef GPUDAYS_CUDA
-bool cuda_built() { return false; }
-bool cuda_available() { return false; }
+bool cuda_built() {
+  return false;
+}
+bool cuda_available() {
+  return false;
+}
 namespace detail {
 [[noreturn]] static void no_cuda() {
   throw InputError("this gpudays build has no CUDA support (build the CUDA variant: make cuda)");
 }
 }  // namespace detail
-void cuda_synchronize(int) { detail::no_cuda(); }
-DeviceMemoryStats cuda_memory(int) { detail::no_cuda(); }
-void cuda_reset_peak_memory(int) { detail::no_cuda(); }
-std::string cuda_device_name(int) { detail::no_cuda(); }
-std::string cuda_driver_version() { detail::no_cuda(); }
-int cuda_compute_capability(int) { detail::no_cuda(); }
+void cuda_synchronize(int) {
+  detail::no_cuda();
+}
+DeviceMemoryStats cuda_memory(int) {
+  detail::no_cuda();
+}
+void cuda_reset_peak_memory(int) {
+  detail::no_cuda();
+}
+std::string cuda_device_name(int) {
+  detail::no_cuda();
+}
+std::string cuda_driver_version() {
+  detail::no_cuda();
+}
+int cuda_compute_capability(int) {
+  detail::no_cuda();
+}
 #else
 void cuda_synchronize(int index);
 DeviceMemoryStats cuda_memory(int index);
@@ -45,7 +61,9 @@ std::string cpu_model_name() {
   return "cpu";
 }
 
-int cuda_index(const c10::Device& device) { return device.has_index() ? device.index() : 0; }
+int cuda_index(const c10::Device& device) {
+  return device.has_index() ? device.index() : 0;
+}
 
 }  // namespace
 
@@ -83,7 +101,9 @@ void set_tf32(bool enabled) {
   at::globalContext().setAllowTF32CuDNN(enabled);
 }
 
-bool tf32_enabled() { return at::globalContext().allowTF32CuBLAS(); }
+bool tf32_enabled() {
+  return at::globalContext().allowTF32CuBLAS();
+}
 
 std::string device_name(const c10::Device& device) {
   return device.is_cuda() ? cuda_device_name(cuda_index(device)) : cpu_model_name();

@@ -35,7 +35,7 @@ void reset_peak_memory(const c10::Device& device);
 void set_tf32(bool enabled);
 bool tf32_enabled();
 
-std::string device_name(const c10::Device& device);  // "cpu: <model name>" or the GPU's name
+std::string device_name(const c10::Device& device);     // "cpu: <model name>" or the GPU's name
 std::string driver_version(const c10::Device& device);  // "" on the CPU
 // CUDA compute capability as major * 10 + minor (0 on the CPU).
 int compute_capability(const c10::Device& device);

@@ -36,9 +36,11 @@ void check_methods(const EngineOptions& o, int world, const at::Device& device) 
   const std::string problem = method_set_problem(o.methods, Cluster{nullptr, 1, world});
   if (!problem.empty()) throw InputError(problem);
   if (o.precision == Precision::kBf16 && device.is_cuda() && compute_capability(device) < 80) {
-    throw InputError(fmt::format("bf16 needs an Ampere or newer GPU; {} has compute capability "
-                                 "{:.1f} (use fp16 or fp32)",
-                                 device_name(device), compute_capability(device) / 10.0));
+    throw InputError(
+        fmt::format("bf16 needs an Ampere or newer GPU; {} has compute capability "
+                    "{:.1f} (use fp16 or fp32)",
+                    device_name(device),
+                    compute_capability(device) / 10.0));
   }
   if (o.grad_acc_steps < 1) throw InputError("gradient accumulation must be >= 1");
 }
@@ -55,7 +57,8 @@ ShardConfig shard_config(const EngineOptions& o) {
 
 }  // namespace
 
-EngineOptions engine_options(const RecipeSpec& recipe, const MethodSet& methods,
+EngineOptions engine_options(const RecipeSpec& recipe,
+                             const MethodSet& methods,
                              int64_t grad_acc_steps) {
   EngineOptions o;
   o.methods = methods;
@@ -67,7 +70,9 @@ EngineOptions engine_options(const RecipeSpec& recipe, const MethodSet& methods,
   return o;
 }
 
-Engine::Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options,
+Engine::Engine(std::vector<at::Tensor> params,
+               Communicator& comm,
+               EngineOptions options,
                models::BlockParameters blocks)
     : params_(std::move(params)), comm_(comm), options_(options), scaler_(options.loss_scaler) {
   if (params_.empty()) throw InputError("the model has no parameters");
@@ -85,9 +90,13 @@ Engine::Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions
 
 Engine::~Engine() = default;
 
-int Engine::stage() const { return sharding_stage(options_.methods.sharding); }
+int Engine::stage() const {
+  return sharding_stage(options_.methods.sharding);
+}
 
-int64_t Engine::optimizer_state_bytes() const { return adam_->state_bytes(); }
+int64_t Engine::optimizer_state_bytes() const {
+  return adam_->state_bytes();
+}
 
 int64_t Engine::shard_elements() const {
   if (units_) return units_->elements_per_rank();
@@ -188,26 +197,26 @@ void Engine::all_reduce_unsharded() {
 models::BlockRunner Engine::block_runner(models::BlockRunner inner) {
   if (stage() < 2 || !units_ || units_->units().size() < 2) return inner;
   const bool stage3 = stage() == 3;
-  return [this, inner, stage3](int64_t index, const models::Block& block,
-                               const at::Tensor& hidden) {
-    ShardUnit& u = units_->block_unit(index);
-    if (stage3) units_->gather(u);
-    if (at::GradMode::is_enabled() && hidden.requires_grad()) {
-      // The input's gradient is complete once the block's backward is done.
-      hidden.register_hook([this, &u, stage3](const at::TensorBase&) {
-        if (!u.reduced) units_->reduce(u);
-        if (stage3) units_->release(u);
-      });
-    }
-    at::Tensor out = models::run_block(inner, index, block, hidden);
-    if (stage3) {
-      units_->release(u);
-      if (out.requires_grad()) {
-        out.register_hook([this, &u](const at::TensorBase&) { units_->gather(u); });
-      }
-    }
-    return out;
-  };
+  return
+      [this, inner, stage3](int64_t index, const models::Block& block, const at::Tensor& hidden) {
+        ShardUnit& u = units_->block_unit(index);
+        if (stage3) units_->gather(u);
+        if (at::GradMode::is_enabled() && hidden.requires_grad()) {
+          // The input's gradient is complete once the block's backward is done.
+          hidden.register_hook([this, &u, stage3](const at::TensorBase&) {
+            if (!u.reduced) units_->reduce(u);
+            if (stage3) units_->release(u);
+          });
+        }
+        at::Tensor out = models::run_block(inner, index, block, hidden);
+        if (stage3) {
+          units_->release(u);
+          if (out.requires_grad()) {
+            out.register_hook([this, &u](const at::TensorBase&) { units_->gather(u); });
+          }
+        }
+        return out;
+      };
 }
 
 // The gradients this rank holds in fp32: its reduced slices, or every parameter's gradient.
@@ -219,10 +228,13 @@ std::vector<at::Tensor> Engine::local_grads() {
     }
     return grads;
   }
+  // With offloading every unit's copy to pinned host memory is queued first, then one wait.
+  const bool offload = options_.methods.offloading;
   for (ShardUnit& u : units_->units()) {
     if (u.numel == 0) continue;
-    grads.push_back(u.grad_shard.to(u.master.device(), at::kFloat));
+    grads.push_back(offload ? to_host(u.grad_shard, at::kFloat) : u.grad_shard.to(at::kFloat));
   }
+  if (offload) synchronize(params_.front().device());
   return grads;
 }
 
@@ -275,12 +287,13 @@ void Engine::clear_grads() {
   for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();
 }
 
-std::unique_ptr<Engine> make_engine(Trainable& trainable, Communicator& comm,
+std::unique_ptr<Engine> make_engine(Trainable& trainable,
+                                    Communicator& comm,
                                     EngineOptions options) {
   models::BlockParameters blocks = trainable.block_parameters();
   const bool has_blocks = !blocks.empty();
-  auto engine = std::make_unique<Engine>(trainable.parameters(), comm, std::move(options),
-                                         std::move(blocks));
+  auto engine =
+      std::make_unique<Engine>(trainable.parameters(), comm, std::move(options), std::move(blocks));
   Engine* raw = engine.get();
   if (!has_blocks) return engine;
   trainable.wrap_block_runner(

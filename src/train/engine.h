@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
-#include "models/block_runner.h"
 #include "dist/communicator.h"
+#include "models/block_runner.h"
 #include "plan/methods.h"
 #include "train/adam.h"
 #include "train/loss_scaler.h"
@@ -47,7 +47,8 @@ struct EngineOptions {
 };
 
 // The options a recipe and a method set imply.
-EngineOptions engine_options(const RecipeSpec& recipe, const MethodSet& methods,
+EngineOptions engine_options(const RecipeSpec& recipe,
+                             const MethodSet& methods,
                              int64_t grad_acc_steps);
 
 // The loss of micro-batch `index` (0 .. grad_acc_steps-1) of this rank, as a scalar tensor whose
@@ -58,7 +59,7 @@ struct StepResult {
   double loss = 0.0;       // mean over this rank's micro-batches
   double grad_norm = 0.0;  // global norm before clipping (0 when the step was skipped)
   double lr = 0.0;
-  bool applied = true;     // false: an fp16 overflow skipped it
+  bool applied = true;  // false: an fp16 overflow skipped it
 };
 
 class ShardUnits;
@@ -71,7 +72,9 @@ class Engine {
   // parameters are converted in place (working dtype, views into flat buffers; at stage 3 their
   // storage is freed between uses: call gather_parameters() before reading them outside a step).
   // Throws InputError for method sets it cannot run.
-  Engine(std::vector<at::Tensor> params, Communicator& comm, EngineOptions options,
+  Engine(std::vector<at::Tensor> params,
+         Communicator& comm,
+         EngineOptions options,
          models::BlockParameters blocks = {});
   ~Engine();
 
@@ -110,7 +113,8 @@ class Engine {
 };
 
 // An engine for a trainable model, its block runner wrapped by the engine's.
-std::unique_ptr<Engine> make_engine(Trainable& trainable, Communicator& comm,
+std::unique_ptr<Engine> make_engine(Trainable& trainable,
+                                    Communicator& comm,
                                     EngineOptions options);
 
 }  // namespace gpudays

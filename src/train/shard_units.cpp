@@ -8,12 +8,13 @@
 #include <unordered_set>
 
 #include "common/error.h"
+#include "train/device.h"
 
 namespace gpudays {
 namespace {
 
-std::vector<std::vector<at::Tensor>> group_params(const std::vector<at::Tensor>& params,
-                                                  const std::vector<std::vector<at::Tensor>>& blocks) {
+std::vector<std::vector<at::Tensor>> group_params(
+    const std::vector<at::Tensor>& params, const std::vector<std::vector<at::Tensor>>& blocks) {
   std::unordered_set<const void*> in_blocks;
   for (const auto& block : blocks) {
     for (const at::Tensor& p : block) in_blocks.insert(p.unsafeGetTensorImpl());
@@ -28,6 +29,18 @@ std::vector<std::vector<at::Tensor>> group_params(const std::vector<at::Tensor>&
 
 }  // namespace
 
+at::Tensor to_host(const at::Tensor& t, at::ScalarType dtype) {
+  if (!t.is_cuda()) return t.to(dtype);
+  const at::Tensor host =
+      at::empty(t.sizes(), t.options().device(at::kCPU).dtype(dtype).pinned_memory(true));
+  host.copy_(t, /*non_blocking=*/true);
+  return host;
+}
+
+at::Tensor to_host(const at::Tensor& t) {
+  return to_host(t, t.scalar_type());
+}
+
 void resize_storage(const at::Tensor& t, size_t bytes) {
   c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
   if (storage->nbytes() == bytes) return;
@@ -36,7 +49,8 @@ void resize_storage(const at::Tensor& t, size_t bytes) {
 }
 
 ShardUnits::ShardUnits(const std::vector<at::Tensor>& params,
-                       const std::vector<std::vector<at::Tensor>>& blocks, Communicator& comm,
+                       const std::vector<std::vector<at::Tensor>>& blocks,
+                       Communicator& comm,
                        ShardConfig config)
     : comm_(comm), config_(config) {
   for (auto& group : group_params(params, blocks)) {
@@ -45,6 +59,7 @@ ShardUnits::ShardUnits(const std::vector<at::Tensor>& params,
     init_unit(u);
     units_.push_back(std::move(u));
   }
+  if (config_.offload && !params.empty()) synchronize(params.front().device());  // host copies
   if (config_.stage >= 3) {
     for (ShardUnit& u : units_) release(u);
   }
@@ -71,10 +86,11 @@ void ShardUnits::init_unit(ShardUnit& u) {
   if (same && config_.stage < 3) {
     u.master = slice;  // fp32 on the device: the slice of the flat buffer itself
   } else {
-    u.master = slice.to(config_.offload ? at::Device(at::kCPU) : slice.device(), at::kFloat,
-                        /*non_blocking=*/false, /*copy=*/true);
+    u.master = slice.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+    if (config_.offload) u.master = to_host(u.master);
   }
-  if (config_.stage >= 3) u.send = same ? u.master : (config_.offload ? at::Tensor() : slice.clone());
+  if (config_.stage >= 3)
+    u.send = same ? u.master : (config_.offload ? at::Tensor() : slice.clone());
 }
 
 ShardUnit& ShardUnits::block_unit(int64_t block_index) {
@@ -95,9 +111,9 @@ DType ShardUnits::comm_dtype() const {
 void ShardUnits::gather(ShardUnit& u) {
   if (u.gathered || u.numel == 0) return;
   at::NoGradGuard no_grad;
-  const at::Tensor send = u.send.defined()
-                              ? u.send
-                              : u.master.to(u.flat.device(), config_.working_dtype);
+  const at::Tensor send =
+      u.send.defined() ? u.send
+                       : u.master.to(u.flat.device(), config_.working_dtype, /*non_blocking=*/true);
   resize_storage(u.flat, static_cast<size_t>(u.padded) * u.flat.element_size());
   comm_.all_gather(send.data_ptr(), u.flat.data_ptr(), u.shard, comm_dtype());
   u.gathered = true;
@@ -159,7 +175,7 @@ void ShardUnits::write_back() {
       continue;
     }
     at::Tensor slice = u.flat.narrow(0, comm_.rank() * u.shard, u.shard);
-    if (slice.data_ptr() != u.master.data_ptr()) slice.copy_(u.master);
+    if (slice.data_ptr() != u.master.data_ptr()) slice.copy_(u.master, /*non_blocking=*/true);
     const at::Tensor send = slice.clone();
     comm_.all_gather(send.data_ptr(), u.flat.data_ptr(), u.shard, comm_dtype());
   }

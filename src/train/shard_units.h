@@ -1,8 +1,8 @@
 // The parameters of a sharded model (stage >= 1), in units: each repeated block of the model is one
 // unit, everything else (embeddings, stems, heads) one more. A unit's parameters become views into
 // one flat working buffer (fp32, or bf16/fp16 for mixed precision as DeepSpeed keeps them); every
-// rank updates an fp32 master slice of each unit. At stage 3 a unit's flat buffer holds storage only
-// while gathered; released, its parameters keep their shapes over an empty storage.
+// rank updates an fp32 master slice of each unit. At stage 3 a unit's flat buffer holds storage
+// only while gathered; released, its parameters keep their shapes over an empty storage.
 //
 // Per-rank model-state bytes with P parameters on N ranks (ZeRO paper, Section 5; padding aside):
 //   stage 1: flat P·w + full gradient P·w + master 4P/N + Adam 8P/N
@@ -23,8 +23,8 @@ namespace gpudays {
 struct ShardUnit {
   std::vector<at::Tensor> params;  // views into `flat`
   int64_t numel = 0;
-  int64_t padded = 0;  // numel rounded up to a multiple of the world size
-  int64_t shard = 0;   // padded / world
+  int64_t padded = 0;     // numel rounded up to a multiple of the world size
+  int64_t shard = 0;      // padded / world
   at::Tensor flat;        // [padded], working dtype; storage released at stage 3 when not in use
   at::Tensor flat_grad;   // stage 1: [padded] full gradient; the params' .grad are views into it
   at::Tensor grad_shard;  // [shard] this rank's reduced gradient, working dtype
@@ -44,8 +44,10 @@ class ShardUnits {
  public:
   // Unit 0 holds the parameters in no block; unit i + 1 holds blocks[i]. Converts the parameters in
   // place (dtype, views into flat buffers) and, at stage 3, releases every unit.
-  ShardUnits(const std::vector<at::Tensor>& params, const std::vector<std::vector<at::Tensor>>& blocks,
-             Communicator& comm, ShardConfig config);
+  ShardUnits(const std::vector<at::Tensor>& params,
+             const std::vector<std::vector<at::Tensor>>& blocks,
+             Communicator& comm,
+             ShardConfig config);
 
   std::vector<ShardUnit>& units() { return units_; }
   ShardUnit& block_unit(int64_t block_index);
@@ -75,6 +77,12 @@ class ShardUnits {
   Communicator& comm_;
   ShardConfig config_;
 };
+
+// A host copy of `t` (as `dtype`): from a CUDA tensor into pinned memory, queued without waiting
+// (synchronise the device before reading it); a CPU tensor is converted (no copy when it already
+// has the dtype).
+at::Tensor to_host(const at::Tensor& t, at::ScalarType dtype);
+at::Tensor to_host(const at::Tensor& t);
 
 // Sets a tensor's storage to `bytes` bytes (fresh, uninitialised) without touching its metadata or
 // version counter, so autograd's saved references to it stay valid (stage-3 release and gather).

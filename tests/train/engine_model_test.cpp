@@ -21,7 +21,10 @@ struct TrainRun {
   std::vector<at::Tensor> params;
 };
 
-TrainRun train_gpt_neox(Communicator& comm, const MethodSet& methods, bool checkpointing, int steps) {
+TrainRun train_gpt_neox(Communicator& comm,
+                        const MethodSet& methods,
+                        bool checkpointing,
+                        int steps) {
   const ModelSpec spec =
       load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-gpt-neox.toml");
   const int64_t global = spec.recipe.global_batch;  // 8
@@ -32,9 +35,12 @@ TrainRun train_gpt_neox(Communicator& comm, const MethodSet& methods, bool check
   auto engine = make_engine(*model, comm, engine_options(spec.recipe, methods, per_rank / micro));
   TrainRun run;
   for (int s = 0; s < steps; ++s) {
-    double loss = engine->step([&](int64_t i) {
-      return model->micro_loss(s * global + comm.rank() * per_rank + i * micro, micro);
-    }).loss;
+    double loss =
+        engine
+            ->step([&](int64_t i) {
+              return model->micro_loss(s * global + comm.rank() * per_rank + i * micro, micro);
+            })
+            .loss;
     comm.all_reduce(&loss, 1, DType::kFloat64, ReduceOp::kSum);
     run.losses.push_back(loss / comm.size());
   }
@@ -54,8 +60,8 @@ TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnGptNeox) {
   const TrainRun plain = train_gpt_neox(*single, MethodSet{}, false, 3);
   for (Sharding s : {Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
     for (bool checkpointing : {false, true}) {
-      const TrainRun r = train_gpt_neox(*single, MethodSet{false, checkpointing, s, true},
-                                   checkpointing, 3);
+      const TrainRun r =
+          train_gpt_neox(*single, MethodSet{false, checkpointing, s, true}, checkpointing, 3);
       EXPECT_EQ(max_diff(r.params, plain.params), 0.0)
           << to_string(s) << (checkpointing ? " + checkpointing" : "");
     }
@@ -91,7 +97,7 @@ TEST(Engine, MemoryCapStopsAtTheExpectedMicroBatchAndRecovers) {
   CpuMemoryScope capped(static_cast<int64_t>((predicted(64) + predicted(128)) / 2.0));
   const int64_t before = capped.stats().live_bytes;
   EXPECT_THROW(step_peak(capped, 128), c10::OutOfMemoryError);
-  EXPECT_EQ(capped.stats().live_bytes, before);  // nothing leaked
+  EXPECT_EQ(capped.stats().live_bytes, before);                      // nothing leaked
   const double peak64 = static_cast<double>(step_peak(capped, 64));  // and it carries on
   EXPECT_NEAR(peak64, predicted(64), 0.05 * predicted(64));
 }
@@ -103,8 +109,8 @@ TEST(MpiEngine, ShardedGptNeoxTracksOneProcess) {
   const TrainRun plain = train_gpt_neox(*single, MethodSet{}, false, 4);
   for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3}) {
     for (bool checkpointing : {false, true}) {
-      const TrainRun r = train_gpt_neox(*world, MethodSet{false, checkpointing, s, false},
-                                   checkpointing, 4);
+      const TrainRun r =
+          train_gpt_neox(*world, MethodSet{false, checkpointing, s, false}, checkpointing, 4);
       for (size_t i = 0; i < plain.losses.size(); ++i) {
         EXPECT_NEAR(r.losses[i], plain.losses[i], 1e-5 * plain.losses[i])
             << to_string(s) << (checkpointing ? " + checkpointing" : "") << " step " << i;

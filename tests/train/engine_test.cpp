@@ -35,9 +35,7 @@ struct Mlp {
     in = torch::nn::Linear(width_in, hidden);
     out = torch::nn::Linear(hidden, width_out);
   }
-  std::vector<at::Tensor> params() {
-    return {in->weight, in->bias, out->weight, out->bias};
-  }
+  std::vector<at::Tensor> params() { return {in->weight, in->bias, out->weight, out->bias}; }
   models::BlockParameters blocks() { return {{in->weight, in->bias}, {out->weight, out->bias}}; }
   // The global dataset: sample i is the same whichever micro-batch or rank draws it.
   at::Tensor loss(int64_t first_sample, int64_t count) {
@@ -112,8 +110,11 @@ TEST(Engine, FusedAdamWEqualsPlain) {
 
 TEST(Engine, ShardedOffloadOnOneRankIsBitIdentical) {
   auto single = make_single_process_communicator();
-  for (Sharding s : {Sharding::kZero1, Sharding::kZero2, Sharding::kFsdpShardGradOp,
-                     Sharding::kZero3, Sharding::kFsdpFullShard}) {
+  for (Sharding s : {Sharding::kZero1,
+                     Sharding::kZero2,
+                     Sharding::kFsdpShardGradOp,
+                     Sharding::kZero3,
+                     Sharding::kFsdpFullShard}) {
     EngineOptions o = base_options(2);
     o.methods = MethodSet{false, false, s, /*offloading=*/true};
     Mlp m, plain;
@@ -135,11 +136,11 @@ TEST(Engine, Stage3GathersEachBlockOnlyWhileItRuns) {
     return m.blocks()[static_cast<size_t>(block)][0].storage().nbytes() > 0;
   };
   std::vector<std::pair<bool, bool>> seen;  // (this block gathered, the other gathered)
-  m.runner = engine.block_runner([&](int64_t index, const models::Block& block,
-                                     const at::Tensor& hidden) {
-    seen.emplace_back(gathered(index), gathered(1 - index));
-    return block(hidden);
-  });
+  m.runner =
+      engine.block_runner([&](int64_t index, const models::Block& block, const at::Tensor& hidden) {
+        seen.emplace_back(gathered(index), gathered(1 - index));
+        return block(hidden);
+      });
   EXPECT_FALSE(gathered(0) || gathered(1));
   engine.step([&](int64_t) { return m.loss(0, kGlobalBatch); });
   EXPECT_FALSE(gathered(0) || gathered(1));
@@ -248,7 +249,10 @@ TEST(MpiEngine, ModelStateMemoryPerStageEqualsTheFormulas) {
           << to_string(s) << " " << to_string(p) << " on " << world->size() << " ranks";
       if (world->rank() == 0) {
         std::printf("model state %s %s %d ranks: measured %.0f, formula %.0f bytes\n",
-                    to_string(s).c_str(), to_string(p).c_str(), world->size(), m.measured_bytes,
+                    to_string(s).c_str(),
+                    to_string(p).c_str(),
+                    world->size(),
+                    m.measured_bytes,
                     m.formula_bytes);
       }
     }
@@ -272,19 +276,24 @@ TEST(MpiEngine, MixedPrecisionStagesTrackTheFp32Run) {
 TEST(MpiEngine, EveryStageMatchesOneProcessOnTheGlobalBatch) {
   if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
   auto world = make_mpi_communicator();
-  for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2,
-                     Sharding::kFsdpShardGradOp, Sharding::kZero3, Sharding::kFsdpFullShard}) {
+  for (Sharding s : {Sharding::kNone,
+                     Sharding::kZero1,
+                     Sharding::kZero2,
+                     Sharding::kFsdpShardGradOp,
+                     Sharding::kZero3,
+                     Sharding::kFsdpFullShard}) {
     for (bool offload : {false, true}) {
       if (offload && s == Sharding::kNone) continue;
       EngineOptions o = base_options(/*acc=*/2);
       o.methods = MethodSet{false, false, s, offload};
       o.clip_grad_norm = 0.5;  // the global norm must be right across shards
       Mlp m;
-      EXPECT_LT(max_diff(train(m, *world, o, 4), [&] {
-                  EngineOptions r = base_options(1);
-                  r.clip_grad_norm = 0.5;
-                  return reference(r, 4);
-                }()),
+      EXPECT_LT(max_diff(train(m, *world, o, 4),
+                         [&] {
+                           EngineOptions r = base_options(1);
+                           r.clip_grad_norm = 0.5;
+                           return reference(r, 4);
+                         }()),
                 2e-6)
           << to_string(s) << (offload ? " + offload" : "") << " on " << world->size() << " ranks";
     }
