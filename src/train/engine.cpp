@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "plan/search_space.h"
+#include "train/cuda_graph.h"
 #include "train/device.h"
 #include "train/shard_units.h"
 #include "train/trainable.h"
@@ -67,6 +68,7 @@ EngineOptions engine_options(const RecipeSpec& recipe,
   o.clip_grad_norm = recipe.clip_grad_norm;
   o.adam = adam_options(recipe, methods.free_lunch);
   o.schedule = schedule_options(recipe);
+  o.cuda_graphs = methods.free_lunch;
   return o;
 }
 
@@ -79,6 +81,12 @@ Engine::Engine(std::vector<at::Tensor> params,
   check_methods(options_, comm_.size(), params_.front().device());
   options_.adam.fused = options_.methods.free_lunch;
   set_tf32(options_.methods.free_lunch);
+  const at::Device device = params_.front().device();
+  loss_factor_ = at::ones({}, at::TensorOptions().device(device).dtype(at::kFloat));
+  if (options_.cuda_graphs && device.is_cuda() && stage() == 0 &&
+      !options_.methods.activation_checkpointing) {
+    graph_ = std::make_unique<MicroStepGraph>();
+  }
   if (stage() == 0) {
     adam_ = std::make_unique<Adam>(params_, options_.adam);
     return;
@@ -113,10 +121,24 @@ void Engine::phase(StepPhase p, int64_t micro_step) const {
   if (options_.phase_hook) options_.phase_hook(p, micro_step);
 }
 
+bool Engine::cuda_graph_captured() const {
+  return graph_ && graph_->captured();
+}
+
 StepResult Engine::step(const MicroLoss& micro_loss) {
+  int64_t index = 0;
+  return run_step({[&index](int64_t i) { index = i; }, [&] { return micro_loss(index); }},
+                  /*graphable=*/false);
+}
+
+StepResult Engine::step(const MicroBatches& batches) {
+  return run_step(batches, true);
+}
+
+StepResult Engine::run_step(const MicroBatches& batches, bool graphable) {
   StepResult r;
   r.lr = learning_rate(options_.schedule, steps_);
-  r.loss = run_micro_steps(micro_loss);
+  r.loss = run_micro_steps(batches, graphable);
   phase(StepPhase::kOptimizerBegin, -1);
   const std::vector<at::Tensor> grads = local_grads();
   const bool overflow = unscale_and_check_overflow(grads);
@@ -131,35 +153,52 @@ StepResult Engine::step(const MicroLoss& micro_loss) {
   return r;
 }
 
-double Engine::run_micro_steps(const MicroLoss& micro_loss) {
-  const c10::DeviceType device = params_.front().device().type();
-  const bool mixed = options_.precision != Precision::kFp32;
+// The losses are summed on the device and read once per step (no host wait per micro-step).
+double Engine::run_micro_steps(const MicroBatches& batches, bool graphable) {
   const double scale = options_.precision == Precision::kFp16 ? scaler_.scale() : 1.0;
-  double loss_sum = 0.0;
+  loss_factor_.fill_(scale / static_cast<double>(options_.grad_acc_steps));
+  const bool graphed = graphable && graph_ != nullptr;
+  at::Tensor loss_sum;
   for (int64_t i = 0; i < options_.grad_acc_steps; ++i) {
     phase(StepPhase::kMicroStepBegin, i);
     begin_micro_step();
-    if (mixed) {
-      at::autocast::set_autocast_enabled(device, true);
-      at::autocast::set_autocast_dtype(
-          device, options_.precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
-    }
-    const at::Tensor loss = micro_loss(i);
-    if (mixed) {
-      at::autocast::set_autocast_enabled(device, false);
-      at::autocast::clear_cache();
-    }
-    loss_sum += loss.item<double>();
-    (loss.to(at::kFloat) * (scale / static_cast<double>(options_.grad_acc_steps))).backward();
+    batches.load(i);
+    const auto run = [&] { return forward_backward(batches); };
+    const at::Tensor loss = graphed ? graph_->run(run) : run();
+    loss_sum = loss_sum.defined() ? loss_sum + loss : loss.clone();
     end_micro_step(/*last=*/i + 1 == options_.grad_acc_steps);
     phase(StepPhase::kMicroStepEnd, i);
   }
-  return loss_sum / static_cast<double>(options_.grad_acc_steps);
+  return loss_sum.item<double>() / static_cast<double>(options_.grad_acc_steps);
+}
+
+// One micro-batch's forward (under autocast for mixed precision) and backward of the scaled loss;
+// returns the unscaled loss (fp32, detached).
+at::Tensor Engine::forward_backward(const MicroBatches& batches) {
+  const c10::DeviceType device = params_.front().device().type();
+  const bool mixed = options_.precision != Precision::kFp32;
+  if (mixed) {
+    at::autocast::set_autocast_enabled(device, true);
+    at::autocast::set_autocast_dtype(
+        device, options_.precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+  }
+  const at::Tensor loss = batches.loss().to(at::kFloat);
+  if (mixed) {
+    at::autocast::set_autocast_enabled(device, false);
+    at::autocast::clear_cache();
+  }
+  (loss * loss_factor_).backward();
+  return loss.detach();
 }
 
 // Stage 1: the parameters accumulate into full flat gradients; stage 3: the unit outside the
 // blocks is gathered for the whole micro-step (as FSDP's root unit).
 void Engine::begin_micro_step() {
+  if (graph_) {  // a captured backward accumulates into gradients that already exist
+    for (at::Tensor& p : params_) {
+      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+    }
+  }
   if (!units_) return;
   if (stage() == 1) units_->attach_flat_grads();
   if (stage() == 3) units_->gather(units_->units().front());
@@ -284,7 +323,13 @@ void Engine::clear_grads() {
     units_->clear_grads();
     return;
   }
-  for (at::Tensor& p : params_) p.mutable_grad() = at::Tensor();
+  for (at::Tensor& p : params_) {
+    if (graph_ && p.grad().defined()) {
+      p.mutable_grad().zero_();  // kept: the graph accumulates into them
+    } else {
+      p.mutable_grad() = at::Tensor();
+    }
+  }
 }
 
 std::unique_ptr<Engine> make_engine(Trainable& trainable,

@@ -44,6 +44,9 @@ struct EngineOptions {
   ScheduleOptions schedule;
   LossScalerOptions loss_scaler;
   PhaseHook phase_hook;  // optional; micro_step is -1 for the optimizer phases
+  // Capture the micro-step as a CUDA graph (free-lunch) where it can be: a CUDA device, no
+  // sharding, no activation checkpointing, and micro-batches given as MicroBatches.
+  bool cuda_graphs = false;
 };
 
 // The options a recipe and a method set imply.
@@ -55,6 +58,14 @@ EngineOptions engine_options(const RecipeSpec& recipe,
 // backward reaches the parameters.
 using MicroLoss = std::function<at::Tensor(int64_t index)>;
 
+// A micro-batch in two parts, so that the micro-step can be captured as a CUDA graph: `load(i)`
+// puts micro-batch i of this rank into input buffers that keep their addresses, `loss()` computes
+// the loss from them (no host synchronisation inside).
+struct MicroBatches {
+  std::function<void(int64_t index)> load;
+  std::function<at::Tensor()> loss;
+};
+
 struct StepResult {
   double loss = 0.0;       // mean over this rank's micro-batches
   double grad_norm = 0.0;  // global norm before clipping (0 when the step was skipped)
@@ -62,6 +73,7 @@ struct StepResult {
   bool applied = true;  // false: an fp16 overflow skipped it
 };
 
+class MicroStepGraph;
 class ShardUnits;
 class Trainable;
 
@@ -79,6 +91,8 @@ class Engine {
   ~Engine();
 
   StepResult step(const MicroLoss& micro_loss);
+  StepResult step(const MicroBatches& batches);
+  bool cuda_graph_captured() const;
   int64_t steps() const { return steps_; }
   double loss_scale() const { return scaler_.scale(); }
   int64_t optimizer_state_bytes() const;  // on this rank
@@ -92,7 +106,9 @@ class Engine {
 
  private:
   void phase(StepPhase p, int64_t micro_step) const;
-  double run_micro_steps(const MicroLoss& micro_loss);
+  StepResult run_step(const MicroBatches& batches, bool graphable);
+  double run_micro_steps(const MicroBatches& batches, bool graphable);
+  at::Tensor forward_backward(const MicroBatches& batches);
   void begin_micro_step();
   void end_micro_step(bool last);
   void all_reduce_unsharded();
@@ -107,8 +123,10 @@ class Engine {
   Communicator& comm_;
   EngineOptions options_;
   LossScaler scaler_;
-  std::unique_ptr<ShardUnits> units_;  // stage >= 1
-  std::unique_ptr<Adam> adam_;         // over params_ (stage 0) or the units' masters
+  std::unique_ptr<ShardUnits> units_;      // stage >= 1
+  std::unique_ptr<Adam> adam_;             // over params_ (stage 0) or the units' masters
+  std::unique_ptr<MicroStepGraph> graph_;  // when cuda_graphs applies
+  at::Tensor loss_factor_;                 // 0-dim: loss scale / accumulation (static for graphs)
   int64_t steps_ = 0;
 };
 

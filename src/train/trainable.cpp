@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/zoo.h"
 #include "train/activation_checkpoint.h"
+#include "train/engine.h"
 
 namespace gpudays {
 namespace {
@@ -37,11 +38,22 @@ class ZooTrainable final : public Trainable {
   std::vector<at::Tensor> parameters() override { return model_.module().parameters(); }
 
   at::Tensor micro_loss(int64_t first, int64_t count) override {
-    models::SyntheticOptions s;
-    s.batch_size = count;
-    s.generator = at::make_generator<at::CPUGeneratorImpl>(options_.data_seed * 1000003ULL + first);
-    return model_.loss(models::synthetic_batch(spec_, s).to(options_.device));
+    return model_.loss(host_batch(first, count).to(options_.device));
   }
+
+  void load_micro_batch(int64_t first, int64_t count) override {
+    const models::Batch b = host_batch(first, count);
+    if (!same_shapes(b, loaded_)) {
+      loaded_ = b.to(options_.device);
+      return;
+    }
+    copy_into(loaded_.input_ids, b.input_ids);
+    copy_into(loaded_.attention_mask, b.attention_mask);
+    copy_into(loaded_.pixel_values, b.pixel_values);
+    copy_into(loaded_.labels, b.labels);
+  }
+
+  at::Tensor loaded_loss() override { return model_.loss(loaded_); }
 
   models::BlockParameters block_parameters() override { return model_.block_parameters(); }
 
@@ -50,6 +62,25 @@ class ZooTrainable final : public Trainable {
   }
 
  private:
+  models::Batch host_batch(int64_t first, int64_t count) const {
+    models::SyntheticOptions s;
+    s.batch_size = count;
+    s.generator = at::make_generator<at::CPUGeneratorImpl>(options_.data_seed * 1000003ULL + first);
+    return models::synthetic_batch(spec_, s);
+  }
+
+  static bool same_shapes(const models::Batch& a, const models::Batch& b) {
+    const auto same = [](const at::Tensor& x, const at::Tensor& y) {
+      return x.defined() == y.defined() && (!x.defined() || x.sizes() == y.sizes());
+    };
+    return same(a.input_ids, b.input_ids) && same(a.attention_mask, b.attention_mask) &&
+           same(a.pixel_values, b.pixel_values) && same(a.labels, b.labels);
+  }
+
+  static void copy_into(at::Tensor& target, const at::Tensor& source) {
+    if (target.defined()) target.copy_(source);
+  }
+
   static models::ZooOptions zoo_options(const TrainableOptions& o) {
     models::ZooOptions z;
     z.attention = o.fused_kernels ? models::AttentionKind::kFused : models::AttentionKind::kPlain;
@@ -62,9 +93,19 @@ class ZooTrainable final : public Trainable {
   ModelSpec spec_;
   TrainableOptions options_;
   models::BlockRunner inner_runner_;  // checkpointing, or empty
+  models::Batch loaded_;              // on the device (load_micro_batch)
 };
 
 }  // namespace
+
+MicroBatches micro_batches(Trainable& trainable,
+                           std::function<int64_t(int64_t)> first_sample,
+                           int64_t count) {
+  return {[&trainable, first_sample, count](int64_t i) {
+            trainable.load_micro_batch(first_sample(i), count);
+          },
+          [&trainable] { return trainable.loaded_loss(); }};
+}
 
 std::unique_ptr<Trainable> make_trainable(const ModelSpec& model, const TrainableOptions& options) {
   return std::make_unique<ZooTrainable>(model, options);

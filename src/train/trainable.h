@@ -33,11 +33,21 @@ class Trainable {
   virtual std::vector<at::Tensor> parameters() = 0;
   // The loss of the synthetic micro-batch of `count` samples starting at sample `first`.
   virtual at::Tensor micro_loss(int64_t first_sample, int64_t count) = 0;
+  // The same in two parts, for CUDA graphs: the micro-batch goes into device buffers that keep
+  // their addresses while its shape stays the same; the loss is computed from them.
+  virtual void load_micro_batch(int64_t first_sample, int64_t count) = 0;
+  virtual at::Tensor loaded_loss() = 0;
   // Each block's parameters, in run order (empty for a family without a block runner).
   virtual models::BlockParameters block_parameters() = 0;
   // Throws InputError for a family without a block runner.
   virtual void wrap_block_runner(const BlockRunnerWrap& wrap) = 0;
 };
+
+// Micro-batch i of a step is `count` samples starting at first_sample(i).
+struct MicroBatches;
+MicroBatches micro_batches(Trainable& trainable,
+                           std::function<int64_t(int64_t)> first_sample,
+                           int64_t count);
 
 // Throws InputError for a family the engine cannot train yet, or a method it lacks.
 std::unique_ptr<Trainable> make_trainable(const ModelSpec& model, const TrainableOptions& options);
