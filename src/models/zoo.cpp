@@ -38,7 +38,9 @@ ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {
       model.ptr(),
       [model](const Batch& b) mutable { return model->forward(b.input_ids, b.attention_mask); },
       [](const at::Tensor& logits, const Batch& b) { return masked_lm_loss(logits, b.labels); },
-      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+      [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
@@ -48,7 +50,9 @@ ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
   return ZooModel(
       model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
       [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
-      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+      [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
@@ -56,7 +60,9 @@ ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
   return ZooModel(
       model.ptr(), [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
       [](const at::Tensor& logits, const Batch& b) { return classification_loss(logits, b.labels); },
-      [](AttentionKind) {});  // no attention
+      [](AttentionKind) {})  // no attention
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
@@ -66,7 +72,9 @@ ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
   return ZooModel(
       model.ptr(), [model](const Batch& b) mutable { return model->forward(b.input_ids); },
       [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
-      [](AttentionKind) {});  // no attention; the scan is model->set_scan(...)
+      [](AttentionKind) {})  // no attention; the scan is model->set_scan(...)
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape,
