@@ -109,11 +109,20 @@ ConvnextStageImpl::ConvnextStageImpl(int64_t stage,
   for (const double rate : drop_paths) layers_->push_back(ConvnextLayer(out, rate, options));
 }
 
-at::Tensor ConvnextStageImpl::forward(const at::Tensor& x) {
+at::Tensor ConvnextStageImpl::forward(const at::Tensor& x, const BlockRunner& runner,
+                                      int64_t first_block) {
   at::Tensor h = x;
   if (downsample_conv_) h = downsample_conv_(norm_channels_first(downsample_norm_, h));
-  for (const auto& layer : *layers_) h = layer->as<ConvnextLayerImpl>()->forward(h);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto* impl = layers_[i]->as<ConvnextLayerImpl>();
+    const Block block = [impl](const at::Tensor& y) { return impl->forward(y); };
+    h = run_block(runner, first_block + static_cast<int64_t>(i), block, h);
+  }
   return h;
+}
+
+void ConvnextStageImpl::append_block_parameters(BlockParameters& blocks) const {
+  for (const auto& layer : *layers_) blocks.push_back(layer->parameters());
 }
 
 ConvnextForImageClassificationImpl::ConvnextForImageClassificationImpl(
@@ -149,9 +158,20 @@ at::Tensor ConvnextForImageClassificationImpl::forward(const at::Tensor& images)
                           fmt::join(images.sizes(), ", ")));
   at::Tensor h =
       norm_channels_first(stem_norm_, stem_(images.to(classifier_->weight().scalar_type())));
-  for (const auto& stage : *stages_) h = stage->as<ConvnextStageImpl>()->forward(h);
+  int64_t first_block = 0;
+  for (const auto& stage : *stages_) {
+    auto* impl = stage->as<ConvnextStageImpl>();
+    h = impl->forward(h, block_runner_, first_block);
+    first_block += impl->block_count();
+  }
   const at::Tensor pooled = h.mean({-2, -1});  // global average pool: [B, C]
   return classifier_(final_norm_(pooled));
+}
+
+BlockParameters ConvnextForImageClassificationImpl::block_parameters() const {
+  BlockParameters blocks;
+  for (const auto& stage : *stages_) stage->as<ConvnextStageImpl>()->append_block_parameters(blocks);
+  return blocks;
 }
 
 }  // namespace gpudays::models

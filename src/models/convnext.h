@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
+#include "models/block_runner.h"
 #include "models/layers.h"
 
 namespace gpudays::models {
@@ -54,13 +55,17 @@ class ConvnextLayerImpl : public torch::nn::Module {
 TORCH_MODULE(ConvnextLayer);
 
 // A stage (HF ConvNextStage): downsampling (LayerNorm + 2x2 stride-2 conv) unless it is the first,
-// then its blocks.
+// then its blocks, which go through `runner` numbered from `first_block` (the downsampling layer
+// is not a block).
 class ConvnextStageImpl : public torch::nn::Module {
  public:
   ConvnextStageImpl(int64_t stage,
                     const std::vector<double>& drop_paths,
                     const ConvnextOptions& options);
-  at::Tensor forward(const at::Tensor& x);  // [B, C_in, H, W] -> [B, C_out, H', W']
+  // [B, C_in, H, W] -> [B, C_out, H', W']
+  at::Tensor forward(const at::Tensor& x, const BlockRunner& runner = {}, int64_t first_block = 0);
+  int64_t block_count() const { return static_cast<int64_t>(layers_->size()); }
+  void append_block_parameters(BlockParameters& blocks) const;
 
  private:
   LayerNorm downsample_norm_{nullptr};  // absent in stage 0
@@ -74,10 +79,14 @@ class ConvnextForImageClassificationImpl : public torch::nn::Module {
  public:
   explicit ConvnextForImageClassificationImpl(const ConvnextOptions& options);
   at::Tensor forward(const at::Tensor& images);  // images: [B, C, H, W] float -> [B, num_labels]
+  // The blocks of every stage, numbered globally (stage 0's first, then stage 1's, ...).
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  BlockParameters block_parameters() const;
   const ConvnextOptions& options() const { return options_; }
 
  private:
   ConvnextOptions options_;
+  BlockRunner block_runner_;
   Conv stem_{nullptr};
   LayerNorm stem_norm_{nullptr};
   torch::nn::ModuleList stages_{nullptr};

@@ -183,8 +183,18 @@ MambaModelImpl::MambaModelImpl(const MambaOptions& options) {
 at::Tensor MambaModelImpl::forward(const at::Tensor& tokens) {
   TORCH_CHECK(tokens.dim() == 2, "mamba: tokens must be [B, T], got ", tokens.sizes());
   at::Tensor h = embeddings_(tokens);
-  for (const auto& layer : *layers_) h = layer->as<MambaBlockImpl>()->forward(h);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto* impl = layers_[i]->as<MambaBlockImpl>();
+    const Block block = [impl](const at::Tensor& x) { return impl->forward(x); };
+    h = run_block(block_runner_, static_cast<int64_t>(i), block, h);
+  }
   return norm_f_(h);
+}
+
+BlockParameters MambaModelImpl::block_parameters() const {
+  BlockParameters blocks;
+  for (const auto& layer : *layers_) blocks.push_back(layer->parameters());
+  return blocks;
 }
 
 void MambaModelImpl::set_scan(ScanKind kind) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "catalog/model_spec.h"
+#include "models/block_runner.h"
 #include "models/layers.h"
 #include "models/selective_scan.h"
 
@@ -121,8 +122,12 @@ class MambaModelImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& tokens);  // tokens: [B, T] int64 -> hidden: [B, T, D]
   const Embedding& embeddings() const { return embeddings_; }
   void set_scan(ScanKind kind);
+  // The residual blocks are the blocks (backbone.layers.N), in order.
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  BlockParameters block_parameters() const;
 
  private:
+  BlockRunner block_runner_;
   Embedding embeddings_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
   MambaRmsNorm norm_f_{nullptr};
@@ -135,6 +140,8 @@ class MambaForCausalLMImpl : public torch::nn::Module {
   explicit MambaForCausalLMImpl(const MambaOptions& options);
   at::Tensor forward(const at::Tensor& tokens);  // tokens: [B, T] int64 -> logits: [B, T, V]
   void set_scan(ScanKind kind);                  // per run: kPlain or kFused in every mixer
+  void set_block_runner(BlockRunner runner) { backbone_->set_block_runner(std::move(runner)); }
+  BlockParameters block_parameters() const { return backbone_->block_parameters(); }
   const MambaOptions& options() const { return options_; }
 
  private:

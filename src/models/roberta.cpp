@@ -123,9 +123,19 @@ at::Tensor RobertaForMaskedLMImpl::forward(const at::Tensor& tokens,
   AttentionMask mask;
   if (attention_mask.defined()) mask.key_keep = attention_mask.to(at::kBool);
   at::Tensor h = embed(tokens);
-  for (const auto& layer : *layers_) h = layer->as<RobertaLayerImpl>()->forward(h, mask);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto* impl = layers_[i]->as<RobertaLayerImpl>();
+    const Block block = [impl, mask](const at::Tensor& x) { return impl->forward(x, mask); };
+    h = run_block(block_runner_, static_cast<int64_t>(i), block, h);
+  }
   const at::Tensor features = head_norm_(at::gelu(head_dense_(h)));
   return at::linear(features, word_embeddings_->weight(), head_bias_);
+}
+
+BlockParameters RobertaForMaskedLMImpl::block_parameters() const {
+  BlockParameters blocks;
+  for (const auto& layer : *layers_) blocks.push_back(layer->parameters());
+  return blocks;
 }
 
 void RobertaForMaskedLMImpl::set_attention(AttentionKind kind) {

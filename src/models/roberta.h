@@ -14,6 +14,7 @@
 
 #include "catalog/model_spec.h"
 #include "models/attention.h"
+#include "models/block_runner.h"
 #include "models/layers.h"
 
 namespace gpudays::models {
@@ -71,12 +72,16 @@ class RobertaForMaskedLMImpl : public torch::nn::Module {
   //   -> logits: [B, T, V]
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& attention_mask = {});
   void set_attention(AttentionKind kind);
+  // The encoder layers are the blocks (roberta.encoder.layer.N), in order.
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  BlockParameters block_parameters() const;
   const RobertaOptions& options() const { return options_; }
 
  private:
   at::Tensor embed(const at::Tensor& tokens);  // [B, T] -> [B, T, D]
 
   RobertaOptions options_;
+  BlockRunner block_runner_;
   Embedding word_embeddings_{nullptr}, position_embeddings_{nullptr};
   Embedding token_type_embeddings_{nullptr};
   LayerNorm embeddings_norm_{nullptr};

@@ -121,8 +121,18 @@ at::Tensor VitModelImpl::embed(const at::Tensor& images) {
 
 at::Tensor VitModelImpl::forward(const at::Tensor& images) {
   at::Tensor h = embed(images);
-  for (const auto& layer : *layers_) h = layer->as<VitLayerImpl>()->forward(h);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto* impl = layers_[i]->as<VitLayerImpl>();
+    const Block block = [impl](const at::Tensor& x) { return impl->forward(x); };
+    h = run_block(block_runner_, static_cast<int64_t>(i), block, h);
+  }
   return layernorm_(h);
+}
+
+BlockParameters VitModelImpl::block_parameters() const {
+  BlockParameters blocks;
+  for (const auto& layer : *layers_) blocks.push_back(layer->parameters());
+  return blocks;
 }
 
 void VitModelImpl::set_attention(AttentionKind kind) {

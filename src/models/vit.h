@@ -11,6 +11,7 @@
 
 #include "catalog/model_spec.h"
 #include "models/attention.h"
+#include "models/block_runner.h"
 #include "models/layers.h"
 
 namespace gpudays::models {
@@ -65,11 +66,15 @@ class VitModelImpl : public torch::nn::Module {
   explicit VitModelImpl(const VitOptions& options);
   at::Tensor forward(const at::Tensor& images);  // images: [B, C, H, W] -> hidden: [B, T, D]
   void set_attention(AttentionKind kind);
+  // The encoder layers are the blocks (vit.encoder.layer.N), in order.
+  void set_block_runner(BlockRunner runner) { block_runner_ = std::move(runner); }
+  BlockParameters block_parameters() const;
 
  private:
   at::Tensor embed(const at::Tensor& images);  // [B, C, H, W] -> [B, T, D]
 
   VitOptions options_;
+  BlockRunner block_runner_;
   at::Tensor cls_token_;            // [1, 1, D]
   at::Tensor position_embeddings_;  // [1, T, D]
   Conv projection_{nullptr};        // [D, C, P, P]
@@ -84,6 +89,8 @@ class VitForImageClassificationImpl : public torch::nn::Module {
   explicit VitForImageClassificationImpl(const VitOptions& options);
   at::Tensor forward(const at::Tensor& images);  // images: [B, C, H, W] float -> [B, num_labels]
   void set_attention(AttentionKind kind) { vit_->set_attention(kind); }
+  void set_block_runner(BlockRunner runner) { vit_->set_block_runner(std::move(runner)); }
+  BlockParameters block_parameters() const { return vit_->block_parameters(); }
   const VitOptions& options() const { return options_; }
 
  private:

@@ -36,10 +36,16 @@ ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {
   o.attention = options.attention;
   RobertaForMaskedLM model(o);
   return ZooModel(
-      model.ptr(),
-      [model](const Batch& b) mutable { return model->forward(b.input_ids, b.attention_mask); },
-      [](const at::Tensor& logits, const Batch& b) { return masked_lm_loss(logits, b.labels); },
-      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+             model.ptr(),
+             [model](const Batch& b) mutable {
+               return model->forward(b.input_ids, b.attention_mask);
+             },
+             [](const at::Tensor& logits, const Batch& b) {
+               return masked_lm_loss(logits, b.labels);
+             },
+             [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
@@ -47,23 +53,27 @@ ZooModel make_vit(const ModelSpec& spec, const ZooOptions& options) {
   o.attention = options.attention;
   VitForImageClassification model(o);
   return ZooModel(
-      model.ptr(),
-      [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
-      [](const at::Tensor& logits, const Batch& b) {
-        return classification_loss(logits, b.labels);
-      },
-      [model](AttentionKind kind) mutable { model->set_attention(kind); });
+             model.ptr(),
+             [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+             [](const at::Tensor& logits, const Batch& b) {
+               return classification_loss(logits, b.labels);
+             },
+             [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_convnext(const ModelSpec& spec, const ZooOptions& options) {
   ConvnextForImageClassification model(convnext_options(spec, options.param_options));
   return ZooModel(
-      model.ptr(),
-      [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
-      [](const at::Tensor& logits, const Batch& b) {
-        return classification_loss(logits, b.labels);
-      },
-      [](AttentionKind) {});  // no attention
+             model.ptr(),
+             [model](const Batch& b) mutable { return model->forward(b.pixel_values); },
+             [](const at::Tensor& logits, const Batch& b) {
+               return classification_loss(logits, b.labels);
+             },
+             [](AttentionKind) {})  // no attention
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
@@ -71,10 +81,14 @@ ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
   o.scan = options.scan;
   MambaForCausalLM model(o);
   return ZooModel(
-      model.ptr(),
-      [model](const Batch& b) mutable { return model->forward(b.input_ids); },
-      [](const at::Tensor& logits, const Batch& b) { return causal_lm_loss(logits, b.labels); },
-      [](AttentionKind) {});  // no attention; the scan is model->set_scan(...)
+             model.ptr(),
+             [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+             [](const at::Tensor& logits, const Batch& b) {
+               return causal_lm_loss(logits, b.labels);
+             },
+             [](AttentionKind) {})  // no attention; the scan is model->set_scan(...)
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
 }
 
 at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape, const SyntheticOptions& o) {

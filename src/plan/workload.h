@@ -43,7 +43,8 @@ struct Block {
 };
 
 struct Workload {
-  std::vector<Op> stem_ops;  // embeddings, patchify
+  std::vector<Op> stem_ops;  // what is not in a repeated block and not the head: embeddings,
+                             // patchify, ConvNeXt's downsampling (never checkpointed)
   std::vector<Block> blocks;
   std::vector<Op> head_ops;  // final norm, classifier / unembedding, loss
   int64_t samples = 0;

@@ -65,17 +65,12 @@ Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& 
       const double c_in = static_cast<double>(a.hidden_sizes[s - 1]);
       const double in_act = b * side * side * c_in;
       side /= 2.0;
-      Block down;
-      down.name = "downsample";
-      down.count = 1;
-      down.input_bytes = in_act * elt;
-      down.param_tensors = 4;
-      down.ops.push_back(make_memory("downsample_ln", 2 * in_act, elt, in_act * elt));
+      // Downsampling is not a repeated block: never checkpointed (as the model's block runner),
+      // so its ops sit with the stem's.
+      w.stem_ops.push_back(make_memory("downsample_ln", 2 * in_act, elt, in_act * elt));
       Op conv = make_matmul("downsample_conv2x2", b * side * side, c, 4 * c_in, elt);
       conv.saved_bytes = in_act * elt;
-      down.ops.push_back(conv);
-      down.params = static_cast<int64_t>(2 * c_in + 4 * c_in * c + c);
-      w.blocks.push_back(down);
+      w.stem_ops.push_back(conv);
       param_tensors += 4;
     }
     Block stage = convnext_stage(b, side, c, a.depths[s], elt);

@@ -30,8 +30,9 @@ void add_scan(std::vector<Op>& ops, double n, double e, double state, double elt
     scan.backward_factor = 2.5;
   } else {
     scan.name = "selective_scan_sequential";
-    scan.bytes = 8.0 * elements * kFp32;          // build dA, dBu; per step read/write state
-    scan.saved_bytes = 3.0 * elements * kFp32;    // dA, dBu and every step's state
+    scan.bytes = 8.0 * elements * kFp32;  // build dA, dBu; per step read/write state
+    // dA, dBu and every step's state; and delta (fp32), which dA and dBu's products keep.
+    scan.saved_bytes = 3.0 * elements * kFp32 + n * e * kFp32;
     scan.transient_bytes = 2.0 * elements * kFp32;
     scan.kernels = 4.0 + 3.0 * seq_len;           // one state update and readout per token
     scan.backward_factor = 2.0;
@@ -63,29 +64,34 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   block.params = count_params(model).largest_block;
   block.param_tensors = 11;
   auto& ops = block.ops;
-  ops.push_back(make_memory("rms_norm", 2 * n * d, elt, n * d * elt));
+  // RMSNorm keeps its input and the normalised x (for the weight's gradient).
+  ops.push_back(make_memory("rms_norm", 2 * n * d, elt, 2 * n * d * elt));
   Op in_proj = make_matmul("in_proj", n, 2 * e, d, elt);
   in_proj.saved_bytes = n * d * elt;
   ops.push_back(in_proj);
-  Op conv = make_memory("conv1d", 2 * n * e, elt, n * e * elt);
+  // The conv keeps its input, a view of in_proj's output, so both halves (x and z) stay alive.
+  Op conv = make_memory("conv1d", 2 * n * e, elt, 2 * n * e * elt);
   conv.model_flops = 2.0 * a.d_conv * n * e;
   conv.exec_flops = conv.model_flops;
   ops.push_back(conv);
   ops.push_back(make_memory("silu", 2 * n * e, elt, n * e * elt));
-  ops.push_back(make_matmul("x_proj", n, rank + 2 * state, e, elt));
+  Op x_proj = make_matmul("x_proj", n, rank + 2 * state, e, elt);
+  x_proj.saved_bytes = n * e * elt;  // a contiguous copy of its (transposed) input
+  ops.push_back(x_proj);
   Op dt_proj = make_matmul("dt_proj", n, e, rank, elt);
-  dt_proj.saved_bytes = n * rank * elt;
+  dt_proj.saved_bytes = n * (rank + 2 * state) * elt;  // x_proj's output: delta, B and C views
   ops.push_back(dt_proj);
   ops.push_back(make_memory("softplus", 2 * n * e, elt, n * e * elt));
   add_scan(ops, n, e, state, elt, options.fast_scan, t);
-  ops.push_back(make_memory("gate", 3 * n * e, elt, 2 * n * e * elt, 2));
+  // The D skip keeps u; the gate's product keeps y + D u and SiLU(z).
+  ops.push_back(make_memory("gate", 3 * n * e, elt, 3 * n * e * elt, 2));
   Op out_proj = make_matmul("out_proj", n, d, e, elt);
   out_proj.saved_bytes = n * e * elt;
   ops.push_back(out_proj);
   ops.push_back(make_memory("residual", 3 * n * d, elt, 0.0));
   w.blocks.push_back(block);
 
-  w.head_ops.push_back(make_memory("final_norm", 2 * n * d, elt, n * d * elt));
+  w.head_ops.push_back(make_memory("final_norm", 2 * n * d, elt, 2 * n * d * elt));
   Op unembed = make_matmul("unembed", n, a.vocab_size, d, elt);
   unembed.saved_bytes = n * d * elt;
   w.head_ops.push_back(unembed);

@@ -11,7 +11,7 @@ struct WorkloadSummary {
   double forward_s = 0.0;
   double backward_s = 0.0;
   double block_forward_s = 0.0;       // forward of all repeated blocks (recomputation cost)
-  double stem_saved_bytes = 0.0;
+  double stem_saved_bytes = 0.0;      // outside the blocks and the head (kept either way)
   double block_saved_bytes = 0.0;     // all blocks, no checkpointing
   double block_input_bytes = 0.0;     // all blocks' inputs (what checkpointing keeps)
   double max_block_saved_bytes = 0.0; // one block's activations, alive while it is recomputed

@@ -78,7 +78,10 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
   if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
-  ops.push_back(make_memory("ln_mlp", 2 * hidden, x.elt, hidden * x.elt));
+  // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
+  // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
+  const bool shared_input = neox && model.arch.use_parallel_residual;
+  ops.push_back(make_memory("ln_mlp", 2 * hidden, x.elt, shared_input ? 0.0 : hidden * x.elt));
   Op fc1 = make_matmul("mlp_in", x.n, x.f, x.d, x.elt);
   fc1.saved_bytes = hidden * x.elt;
   ops.push_back(fc1);
