@@ -200,7 +200,9 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--nodes", r->nodes, "Nodes (ranks = nodes x gpus-per-node)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--methods", r->methods, "naive, free-lunch or all")
+  cmd->add_option("--methods", r->methods,
+                  "Method sets searched: naive (none), free-lunch, or all (with checkpointing, "
+                  "sharding and offloading)")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();
   cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
@@ -216,16 +218,22 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
                   "Per-device memory cap in bytes (CPU trials raise out-of-memory above it; a CUDA "
                   "trial peaking above it counts as out-of-memory)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--db", r->db, "Results database")->capture_default_str();
+  cmd->add_option("--db", r->db,
+                  "Results database (SQLite): every trial is stored as it ends; trials already "
+                  "in it are reused")
+      ->capture_default_str();
   cmd->add_option("--steps", r->timed_steps,
                   "Timed steps per trial, after 1 warm-up step (with --timing parts: steps of at "
                   "most 2 micro-steps whose parts are timed)")
       ->check(CLI::Range(int64_t{3}, int64_t{1000}))
       ->capture_default_str();
-  cmd->add_option("--trial-timeout", r->trial_timeout_s, "Seconds before a trial is killed")
+  cmd->add_option("--trial-timeout", r->trial_timeout_s,
+                  "Seconds before a trial (its whole process group) is killed and recorded as a "
+                  "timeout")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  add_format_option(*cmd, r->format, {"table", "json"});
+  add_format_option(*cmd, r->format, {"table", "json"})
+      ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
   cmd->callback([&global, r] { run_bench(global, *r); });
 }
 
