@@ -222,7 +222,8 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
   if (!device.is_cpu() && spec.memory_limit_bytes > 0 && r.status == TrialStatus::kOk &&
       peak > spec.memory_limit_bytes) {
     r.status = TrialStatus::kOutOfMemory;
-    r.message = fmt::format("peak {} over the memory limit {}", format_gib(static_cast<double>(peak)),
+    r.message = fmt::format("peak {} over the memory limit {}",
+                            format_gib(static_cast<double>(peak)),
                             format_gib(static_cast<double>(spec.memory_limit_bytes)));
   }
   r.device_name = device_name(device);

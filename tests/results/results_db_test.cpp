@@ -119,7 +119,8 @@ void write_schema1_database(const std::string& path) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
   for (const TrialColumn& c : trial_columns()) {
-    if (c.since_version == 1) columns += fmt::format(", {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql);
+    if (c.since_version > 1) continue;
+    columns += fmt::format(", {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql);
   }
   const std::string sql = fmt::format(
       "CREATE TABLE trials ({}); PRAGMA application_id = {}; PRAGMA user_version = 1; "

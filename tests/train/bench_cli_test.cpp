@@ -5,6 +5,8 @@
 // composition against whole steps.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -16,14 +18,21 @@
 namespace gpudays {
 namespace {
 
+// A database path of this process alone (other checkouts may run these tests at the same time).
+std::string temp_db(const std::string& name) {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           (name + "." + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  return path;
+}
+
 ChildResult gpudays(const std::string& args) {
   return run_child({"/bin/sh", "-c", std::string(GPUDAYS_BINARY) + " " + args},
                    ChildOptions{600.0, ""});
 }
 
 TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
-  const std::string db = std::filesystem::temp_directory_path() / "gpudays_bench_cli.db";
-  std::filesystem::remove(db);
+  const std::string db = temp_db("gpudays_bench_cli");
   const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
   // Measured peaks of this model: micro-batch 8 about 60 MB, 16 about 105 MB.
   const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --methods free-lunch"
@@ -55,8 +64,7 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
 
 // Two ranks on the CPU: every trial runs under mpirun; the reduction crosses processes.
 TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
-  const std::string db = std::filesystem::temp_directory_path() / "gpudays_bench_cli_2ranks.db";
-  std::filesystem::remove(db);
+  const std::string db = temp_db("gpudays_bench_cli_2ranks");
   const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
   // 64 MiB per rank: micro-batch 8 (about 60 MB) fits, 16 does not; the guided search starts at
   // the planner's largest fitting micro-batch and runs two or three trials.
@@ -93,8 +101,7 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
 // A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
 // trial with a one-line error, and records nothing.
 TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
-  const std::string db = std::filesystem::temp_directory_path() / "gpudays_bench_cli_cuda.db";
-  std::filesystem::remove(db);
+  const std::string db = temp_db("gpudays_bench_cli_cuda");
   const ChildResult r = gpudays("bench --model pythia-14m --device cuda --gpu h200 --db " + db);
   if (r.exit_code == 0) GTEST_SKIP() << "this build runs CUDA trials";
   EXPECT_EQ(r.exit_code, 2) << r.err;
