@@ -42,8 +42,14 @@ class Searcher {
   Searcher(const TrialExecutor& execute, const SearchOptions& options)
       : execute_(execute), options_(options) {}
 
-  // Runs one trial and records it; returns whether it succeeded.
-  bool run(const PlanRow& row) {
+  // Runs one trial and records it; returns whether it succeeded. `group_left`: the most trials of
+  // this method set still to run, this one included.
+  bool run(const PlanRow& row, size_t group_left) {
+    if (options_.on_trial) {
+      const size_t done = result_.trials.size();
+      options_.on_trial(static_cast<int>(done + 1),
+                        static_cast<int>(done + group_left + later_groups_bound_));
+    }
     SearchTrial t;
     t.request = TrialRequest{row.config.methods, row.config.micro_batch_size,
                              row.config.grad_acc_steps};
@@ -65,16 +71,26 @@ class Searcher {
   // `start` on out-of-memory. A crash or a time-out ends the group.
   void search_micro_batches(const MethodGroup& g) {
     size_t i = g.start;
-    if (!run(*g.rows[i])) {
+    if (!run(*g.rows[i], guided_group_bound(g))) {
       while (i > 0 && result_.trials.back().outcome.status == TrialStatus::kOutOfMemory) {
-        if (run(*g.rows[--i])) return;
+        --i;
+        if (run(*g.rows[i], i + 1)) return;
       }
       return;
     }
     while (i + 1 < g.rows.size() && next_may_fit(*g.rows[i], *g.rows[i + 1])) {
-      if (!run(*g.rows[++i])) return;
+      ++i;
+      if (!run(*g.rows[i], g.rows.size() - i)) return;
     }
   }
+
+  // The most trials a guided micro-batch search of `g` runs: up from its start, or down to 1.
+  static size_t guided_group_bound(const MethodGroup& g) {
+    return std::max(g.rows.size() - g.start, g.start + 1);
+  }
+
+  // The most trials of the method sets after the current one (for the progress bound).
+  void set_later_groups_bound(size_t trials) { later_groups_bound_ = trials; }
 
   bool beaten(const MethodGroup& g) const {
     if (!result_.best) return false;
@@ -97,6 +113,7 @@ class Searcher {
   const SearchOptions& options_;
   SearchResult result_;
   double lowest_ratio_ = std::numeric_limits<double>::infinity();
+  size_t later_groups_bound_ = 0;
 };
 
 void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, int& skipped) {
@@ -130,20 +147,30 @@ SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execu
   Searcher searcher(execute, options);
   SearchResult& result = searcher.result();
   result.method_sets_total = static_cast<int>(groups.size());
+  // later[i]: the most trials of the method sets after the i-th.
+  std::vector<size_t> later(groups.size() + 1, 0);
   if (options.strategy == SearchStrategy::kExhaustive) {
-    for (const MethodGroup& g : groups) {
-      for (const PlanRow* row : g.rows) {
-        if (!searcher.run(*row)) break;
+    for (size_t i = groups.size(); i-- > 0;) later[i] = later[i + 1] + groups[i].rows.size();
+    for (size_t i = 0; i < groups.size(); ++i) {
+      searcher.set_later_groups_bound(later[i + 1]);
+      const MethodGroup& g = groups[i];
+      for (size_t j = 0; j < g.rows.size(); ++j) {
+        if (!searcher.run(*g.rows[j], g.rows.size() - j)) break;
       }
     }
     return std::move(result);
   }
   prepare_guided(groups, options, result.method_sets_skipped);
+  later.assign(groups.size() + 1, 0);
+  for (size_t i = groups.size(); i-- > 0;) {
+    later[i] = later[i + 1] + Searcher::guided_group_bound(groups[i]);
+  }
   for (size_t i = 0; i < groups.size(); ++i) {
     if (searcher.beaten(groups[i])) {
       result.method_sets_pruned = static_cast<int>(groups.size() - i);
       break;
     }
+    searcher.set_later_groups_bound(later[i + 1]);
     searcher.search_micro_batches(groups[i]);
   }
   return std::move(result);

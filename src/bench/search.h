@@ -40,6 +40,10 @@ struct SearchOptions {
   double skip_memory_factor = 1.5;
   // The bound: measured / predicted may be this much below the lowest ratio seen so far.
   double bound_safety = 0.8;
+  // Called before each trial with its number (from 1) and the most trials the search may run in
+  // all, this one included (an upper bound: an out-of-memory trial, a failure or the guided
+  // search's bound can end it sooner). Optional.
+  std::function<void(int trial, int trials_bound)> on_trial;
 };
 
 struct SearchTrial {

@@ -7,10 +7,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "bench/child_process.h"
+#include "bench/progress.h"
 #include "bench/trial_spec.h"
 #include "common/build_info.h"
 #include "common/error.h"
@@ -47,18 +49,34 @@ class Sweep {
       : model_(model), cluster_(cluster), options_(options), db_(db), progress_(progress),
         start_(std::chrono::steady_clock::now()) {}
 
+  // The search's numbering and upper bound for the next trial.
+  void on_trial(int trial, int trials_bound) {
+    trial_ = trial;
+    trials_bound_ = trials_bound;
+  }
+
   TrialOutcome execute(const TrialRequest& request, const PlanRow& predicted) {
     TrialRecord record = identity(request);
     ++index_;
+    progress_ << format_progress({trial_, trials_bound_,
+                                  fmt::format("{}, micro-batch {}, accumulation {}",
+                                              describe(request.methods), request.micro_batch_size,
+                                              request.grad_acc_steps),
+                                  seconds_since(start_), finished_s_})
+              << std::flush;
     if (auto done = db_.find(record.key())) {
       ++summary_.trials_reused;
-      report(request, *done, "reused");
+      note_timing_check(request, *done);
+      report(*done, "reused");
       return outcome_of(*done);
     }
-    fill_outcome(record, run_trial(request), predicted);
+    const auto started = std::chrono::steady_clock::now();
+    fill_outcome(record, run_trial(spec_for(request)), predicted);
+    finished_s_.push_back(seconds_since(started));
+    note_timing_check(request, record);
     db_.insert(record);
     ++summary_.trials_run;
-    report(request, record, "");
+    report(record, "");
     return outcome_of(record);
   }
 
@@ -81,7 +99,17 @@ class Sweep {
     return t;
   }
 
-  TrialResult run_trial(const TrialRequest& r) const {
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+
+  // A family is a method set: its parts compose the same way whatever the micro-batch. Its first
+  // parts-timed trial checks the composition; after a failed check it is timed in whole steps.
+  void note_timing_check(const TrialRequest& r, const TrialRecord& t) {
+    if (!t.timing_check.empty()) families_.emplace(describe(r.methods), t.timing_check == "agrees");
+  }
+
+  TrialSpec spec_for(const TrialRequest& r) const {
     TrialSpec spec;
     spec.model = model_.name;
     spec.model_file = options_.model_file;
@@ -95,6 +123,16 @@ class Sweep {
     spec.warmup_steps = options_.warmup_steps;
     spec.timed_steps = options_.timed_steps;
     spec.memory_limit_bytes = options_.memory_limit_bytes;
+    spec.timing = options_.timing;
+    if (spec.timing == StepTiming::kParts) {
+      const auto family = families_.find(describe(r.methods));
+      if (family == families_.end()) spec.check_steps = options_.check_steps;
+      if (family != families_.end() && !family->second) spec.timing = StepTiming::kWhole;
+    }
+    return spec;
+  }
+
+  TrialResult run_trial(const TrialSpec& spec) const {
     const std::string dir = options_.work_dir.empty()
                                 ? std::filesystem::temp_directory_path().string()
                                 : options_.work_dir;
@@ -105,7 +143,9 @@ class Sweep {
     argv.insert(argv.end(), {"--spec", spec_path});
     const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir});
     std::filesystem::remove(spec_path);
-    return interpret(child);
+    TrialResult r = interpret(child);
+    if (r.status != TrialStatus::kOk) r.timing = spec.timing;  // what it was meant to measure
+    return r;
   }
 
   static TrialResult interpret(const ChildResult& child) {
@@ -144,7 +184,13 @@ class Sweep {
     t.created_at = utc_now();
     t.predicted_step_time_s = predicted.step_time_s;
     t.predicted_memory_bytes = static_cast<int64_t>(predicted.peak_memory_bytes());
+    t.timing = to_string(r.timing);
     if (r.status != TrialStatus::kOk) return;
+    t.micro_step_time_s = r.micro_step_time_s;
+    t.last_micro_step_time_s = r.last_micro_step_time_s;
+    t.optimizer_time_s = r.optimizer_time_s;
+    t.check_step_time_s = r.check_step_time_s;
+    t.timing_check = r.timing_check;
     t.steps_timed = r.steps_timed;
     t.step_time_median_s = r.step_time_median_s;
     t.step_time_min_s = r.step_time_min_s;
@@ -169,21 +215,20 @@ class Sweep {
     return TrialOutcome{t.status, t.step_time_median_s, t.peak_memory_bytes, t.message};
   }
 
-  void report(const TrialRequest& r, const TrialRecord& t, const char* note) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const std::string what = t.status == TrialStatus::kOk
-                                 ? fmt::format("{:.3f} s/step, {}", t.step_time_median_s,
-                                               format_gib(static_cast<double>(t.peak_memory_bytes)))
-                                 : fmt::format("{}: {}", to_string(t.status), t.message);
-    progress_ << fmt::format("[trial {}] {}, micro-batch {}: {}{} | elapsed {}\n", index_,
-                             describe(r.methods), r.micro_batch_size, what,
-                             *note ? fmt::format(" ({})", note) : "",
-                             format_duration_s(elapsed))
-              << std::flush;
+  // Completes the progress line with the trial's outcome.
+  void report(const TrialRecord& t, const char* note) {
+    std::string what = t.status == TrialStatus::kOk
+                           ? fmt::format("{:.3f} s/step ({}), {}", t.step_time_median_s, t.timing,
+                                         format_gib(static_cast<double>(t.peak_memory_bytes)))
+                           : fmt::format("{}: {}", to_string(t.status), t.message);
+    if (t.timing_check == "agrees") {
+      what += fmt::format(", whole step {:.3f} s agrees", t.check_step_time_s);
+    }
+    progress_ << what << (*note ? fmt::format(" ({})", note) : "") << "\n" << std::flush;
     if (t.status == TrialStatus::kRejected && t.message.rfind("MFU", 0) == 0) {
       progress_ << "REJECTED (timing bug): " << t.message << "\n";
     }
+    if (t.timing_check == "disagrees") progress_ << "TIMING CHECK FAILED: " << t.message << "\n";
   }
 
   const ModelSpec& model_;
@@ -194,6 +239,10 @@ class Sweep {
   std::chrono::steady_clock::time_point start_;
   SweepSummary summary_;
   int index_ = 0;
+  int trial_ = 0;
+  int trials_bound_ = 0;
+  std::vector<double> finished_s_;     // wall time of each trial run now
+  std::map<std::string, bool> families_;  // method set -> its composition check agreed
 };
 
 const PlanRow& predicted_row(const PlanResult& prediction, const TrialRequest& r) {
@@ -219,6 +268,7 @@ SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
   search.strategy = options.strategy;
   search.memory_capacity_bytes =
       options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
+  search.on_trial = [&sweep](int trial, int bound) { sweep.on_trial(trial, bound); };
   auto execute = [&](const TrialRequest& r) {
     return sweep.execute(r, predicted_row(prediction, r));
   };

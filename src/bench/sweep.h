@@ -1,6 +1,8 @@
 // A benchmark sweep: runs the search (bench/search.h) with each trial in its own child process
 // under a time limit, reuses trials already in the results database, records every new trial
-// (with provenance) the moment it ends, rejects impossible timings, and prints a progress line.
+// (with provenance) the moment it ends, rejects impossible timings, and prints a progress line
+// (bench/progress.h). With parts timing, the first trial of each method set (its family) also
+// times whole steps to check the composition; a family whose check fails falls back to whole steps.
 #pragma once
 
 #include <ostream>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "bench/search.h"
+#include "bench/step_timing.h"
 #include "catalog/model_spec.h"
 #include "plan/planner.h"
 #include "results/results_db.h"
@@ -22,6 +25,8 @@ struct SweepOptions {
   int64_t warmup_steps = 1;
   int64_t timed_steps = 3;
   int64_t memory_limit_bytes = 0;  // 0: the device's memory
+  StepTiming timing = StepTiming::kParts;
+  int64_t check_steps = 3;  // whole steps checking each family's first composition (parts timing)
   SearchStrategy strategy = SearchStrategy::kGuided;
   std::string work_dir;  // trial specs and outputs (default: the temporary directory)
 };

@@ -22,7 +22,9 @@ nlohmann::json to_json(const TrialSpec& s) {
           {"grad_acc_steps", s.grad_acc_steps},
           {"warmup_steps", s.warmup_steps},
           {"timed_steps", s.timed_steps},
-          {"memory_limit_bytes", s.memory_limit_bytes}};
+          {"memory_limit_bytes", s.memory_limit_bytes},
+          {"timing", to_string(s.timing)},
+          {"check_steps", s.check_steps}};
 }
 
 TrialSpec trial_spec_from_json(const nlohmann::json& j) {
@@ -43,6 +45,8 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.warmup_steps = j.value("warmup_steps", int64_t{1});
     s.timed_steps = j.value("timed_steps", int64_t{3});
     s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
+    s.timing = parse_step_timing(j.value("timing", "whole"));
+    s.check_steps = j.value("check_steps", int64_t{0});
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("bad trial specification: {}", e.what()));
@@ -57,6 +61,12 @@ nlohmann::json to_json(const TrialResult& r) {
           {"step_time_min_s", r.step_time_min_s},
           {"step_time_max_s", r.step_time_max_s},
           {"peak_memory_bytes", r.peak_memory_bytes},
+          {"timing", to_string(r.timing)},
+          {"micro_step_time_s", r.micro_step_time_s},
+          {"last_micro_step_time_s", r.last_micro_step_time_s},
+          {"optimizer_time_s", r.optimizer_time_s},
+          {"check_step_time_s", r.check_step_time_s},
+          {"timing_check", r.timing_check},
           {"device_name", r.device_name},
           {"driver", r.driver},
           {"torch_version", r.torch_version}};
@@ -78,6 +88,12 @@ TrialResult parse_trial_output(const std::string& text) {
     r.step_time_min_s = j.value("step_time_min_s", 0.0);
     r.step_time_max_s = j.value("step_time_max_s", 0.0);
     r.peak_memory_bytes = j.value("peak_memory_bytes", int64_t{0});
+    r.timing = parse_step_timing(j.value("timing", "whole"));
+    r.micro_step_time_s = j.value("micro_step_time_s", 0.0);
+    r.last_micro_step_time_s = j.value("last_micro_step_time_s", 0.0);
+    r.optimizer_time_s = j.value("optimizer_time_s", 0.0);
+    r.check_step_time_s = j.value("check_step_time_s", 0.0);
+    r.timing_check = j.value("timing_check", "");
     r.device_name = j.value("device_name", "");
     r.driver = j.value("driver", "");
     r.torch_version = j.value("torch_version", "");

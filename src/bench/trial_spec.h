@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/step_timing.h"
 #include "plan/methods.h"
 #include "results/trial_record.h"
 
@@ -27,6 +28,10 @@ struct TrialSpec {
   int64_t warmup_steps = 1;
   int64_t timed_steps = 3;
   int64_t memory_limit_bytes = 0;  // 0: the device's memory
+  StepTiming timing = StepTiming::kWhole;
+  // Parts timing only: whole steps (with the real accumulation) to check the composition against;
+  // 0: no check.
+  int64_t check_steps = 0;
 };
 
 struct TrialResult {
@@ -37,6 +42,13 @@ struct TrialResult {
   double step_time_min_s = 0.0;
   double step_time_max_s = 0.0;
   int64_t peak_memory_bytes = 0;
+  // As TrialRecord's fields of the same names (results/trial_record.h).
+  StepTiming timing = StepTiming::kWhole;
+  double micro_step_time_s = 0.0;
+  double last_micro_step_time_s = 0.0;
+  double optimizer_time_s = 0.0;
+  double check_step_time_s = 0.0;
+  std::string timing_check;  // "", "agrees" or "disagrees"
   std::string device_name;
   std::string driver;
   std::string torch_version;

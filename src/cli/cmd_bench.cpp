@@ -1,14 +1,17 @@
 // `gpudays bench`: the empirical benchmark on the hardware at hand. Plans the search space, runs
 // the planner-guided (or exhaustive) search with every trial in its own process, stores every
 // trial in the results database, and prints the fastest configuration with its training days.
+// Several ranks per trial run under the MPI launcher found when gpudays was built.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/child_process.h"
 #include "bench/sweep.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
@@ -29,6 +32,7 @@ struct BenchRequest {
   int64_t nodes = 1;
   std::string methods = "all";
   std::string strategy = "guided";
+  std::string timing = "parts";
   int64_t memory_limit_bytes = 0;
   std::string db = "gpudays.db";
   int64_t timed_steps = 3;
@@ -57,17 +61,53 @@ GpuSpec host_cpu_spec(int64_t memory_limit_bytes) {
   return g;
 }
 
-std::vector<std::string> trial_command(const BenchRequest& r, int64_t world) {
+std::string self_path() {
   char self[4096] = {};
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) throw std::runtime_error("cannot find this program's path");
+  return std::string(self, n);
+}
+
+// The argv prefix of one trial: `gpudays trial`, under `mpirun -np N` for several ranks. CPU ranks
+// share the host's cores by design (--oversubscribe; OMP_NUM_THREADS split between them unless
+// set); --allow-run-as-root when run as root (containers, CI).
+std::vector<std::string> trial_command(const GlobalOptions& global, const BenchRequest& r,
+                                       int64_t world) {
   std::vector<std::string> argv;
   if (world > 1) {
-    argv = {"mpirun", "--oversubscribe", "-np", std::to_string(world)};
+#ifdef GPUDAYS_MPIEXEC
+    const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+    argv = {GPUDAYS_MPIEXEC, "-np", std::to_string(world)};
     if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+    if (r.device == "cpu" || world > cores) argv.push_back("--oversubscribe");
+    if (r.device == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
+      argv.insert(argv.end(), {"-x", fmt::format("OMP_NUM_THREADS={}",
+                                                 std::max<int64_t>(1, cores / world))});
+    }
+#else
+    throw InputError(fmt::format(
+        "{} ranks per trial need an MPI launcher (mpirun), and none was found when gpudays was "
+        "built: install openmpi-bin and libopenmpi-dev, then rebuild", world));
+#endif
   }
-  argv.insert(argv.end(), {std::string(self, n), "trial"});
+  argv.push_back(self_path());
+  if (!global.config_dir.empty()) argv.insert(argv.end(), {"--config-dir", global.config_dir});
+  argv.push_back("trial");
   return argv;
+}
+
+// Before any trial: can this build and machine run trials on the device? (No CUDA build or no GPU
+// visible: the trial's one-line error, and nothing recorded.)
+void check_device(const std::string& device) {
+  const ChildResult child =
+      run_child({self_path(), "trial", "--check-device", device}, ChildOptions{120.0, ""});
+  if (child.exit_code == 0 && !child.signaled && !child.timed_out) return;
+  std::string error = child.err;
+  while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
+  error = error.substr(error.rfind('\n') == std::string::npos ? 0 : error.rfind('\n') + 1);
+  if (error.rfind("error: ", 0) == 0) error = error.substr(7);
+  throw InputError(fmt::format("cannot run trials on {}: {}", device,
+                               error.empty() ? "the device check failed" : error));
 }
 
 void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSummary& s) {
@@ -125,7 +165,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     plan_options.memory.cublas_workspace_bytes = 0;
   }
   SweepOptions options;
-  options.trial_command = trial_command(r, cluster.world_size());
+  options.trial_command = trial_command(global, r, cluster.world_size());
   options.device = r.device;
   options.model_file = r.model_file;
   options.trial_timeout_s = r.trial_timeout_s;
@@ -133,6 +173,8 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   options.memory_limit_bytes = r.memory_limit_bytes;
   options.strategy = r.strategy == "exhaustive" ? SearchStrategy::kExhaustive
                                                 : SearchStrategy::kGuided;
+  options.timing = parse_step_timing(r.timing);
+  if (r.device != "cpu") check_device(r.device);
   ResultsDb db = ResultsDb::open({r.db});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
   print_summary(r, model, run_sweep(model, cluster, plan_options, options, db, progress));
@@ -148,28 +190,50 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       "each trial runs in its own process with a time limit; results go to the database");
   add_model_options(*cmd, r->model, r->model_file);
   cmd->add_option("--gpu", r->gpu, "Catalog name of this machine's GPU (--device cuda)");
-  cmd->add_option("--device", r->device, "cuda or cpu")
+  cmd->add_option("--device", r->device, "cuda (the CUDA build, on a GPU) or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  cmd->add_option("--gpus-per-node", r->gpus_per_node, "Ranks per node")->capture_default_str();
-  cmd->add_option("--nodes", r->nodes, "Nodes")->capture_default_str();
-  cmd->add_option("--methods", r->methods, "naive, free-lunch or all")
+  cmd->add_option("--gpus-per-node", r->gpus_per_node,
+                  "Ranks per node; more than 1 runs each trial under mpirun (on the CPU too)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--nodes", r->nodes, "Nodes (ranks = nodes x gpus-per-node)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--methods", r->methods,
+                  "Method sets searched: naive (none), free-lunch, or all (with checkpointing, "
+                  "sharding and offloading)")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();
   cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
       ->check(CLI::IsMember({"guided", "exhaustive"}))
       ->capture_default_str();
+  cmd->add_option("--timing", r->timing,
+                  "whole: time whole optimizer steps; parts: time a micro-step, the last "
+                  "micro-step and the optimizer and compose them (checked against whole steps "
+                  "once per method set)")
+      ->check(CLI::IsMember({"whole", "parts"}))
+      ->capture_default_str();
   cmd->add_option("--memory-limit", r->memory_limit_bytes,
-                  "Per-device memory cap in bytes (CPU trials raise out-of-memory above it)")
+                  "Per-device memory cap in bytes (CPU trials raise out-of-memory above it; a CUDA "
+                  "trial peaking above it counts as out-of-memory)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--db", r->db, "Results database")->capture_default_str();
-  cmd->add_option("--steps", r->timed_steps, "Timed steps per trial (after 1 warm-up step)")
+  cmd->add_option("--db", r->db,
+                  "Results database (SQLite): every trial is stored as it ends; trials already "
+                  "in it are reused")
+      ->capture_default_str();
+  cmd->add_option("--steps", r->timed_steps,
+                  "Timed steps per trial, after 1 warm-up step (with --timing parts: steps of at "
+                  "most 2 micro-steps whose parts are timed)")
       ->check(CLI::Range(int64_t{3}, int64_t{1000}))
       ->capture_default_str();
-  cmd->add_option("--trial-timeout", r->trial_timeout_s, "Seconds before a trial is killed")
+  cmd->add_option("--trial-timeout", r->trial_timeout_s,
+                  "Seconds before a trial (its whole process group) is killed and recorded as a "
+                  "timeout")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  add_format_option(*cmd, r->format, {"table", "json"});
+  add_format_option(*cmd, r->format, {"table", "json"})
+      ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
   cmd->callback([&global, r] { run_bench(global, *r); });
 }
 

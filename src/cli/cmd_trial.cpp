@@ -1,7 +1,8 @@
 // `gpudays trial --spec FILE`: one benchmark trial, run by a sweep in its own process (under
-// mpirun for several ranks). Builds the model and the engine, runs warm-up steps, times whole
-// optimizer steps (every micro-step, the reduction, clipping, the optimizer and the synthetic data
-// feed), synchronising the device before each clock read, and prints one JSON result line.
+// mpirun for several ranks), on the CPU or a CUDA GPU. Builds the model on the device and the
+// engine, runs warm-up steps, then times whole optimizer steps or the parts of a step composed into
+// one (bench/step_timing.h), synchronising the device before every clock read, and prints one JSON
+// result line. `gpudays trial --check-device NAME` says whether this build can run trials there.
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
@@ -9,68 +10,191 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "bench/step_timing.h"
 #include "bench/trial_spec.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "dist/communicator.h"
 #include "train/cpu_memory.h"
+#include "train/device.h"
 #include "train/engine.h"
 #include "train/trainable.h"
 
 namespace gpudays {
 namespace {
 
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) == 0) return "cpu: " + line.substr(line.find(':') + 2);
-  }
-  return "cpu";
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point begin, Clock::time_point end) {
+  return std::chrono::duration<double>(end - begin).count();
 }
 
-void synchronize(const std::string& device) {
-  if (device != "cpu") {
-    throw InputError("this gpudays build runs trials on the CPU only (build the CUDA variant)");
-  }
-}
+// What running steps needs.
+struct TrialContext {
+  const TrialSpec& spec;
+  const ModelSpec& model;
+  Communicator& comm;
+  c10::Device device;
+  Trainable& trainable;
+};
 
-TrialResult time_steps(const TrialSpec& spec, const ModelSpec& model, Communicator& comm) {
-  auto trainable = make_trainable(model, {spec.methods.free_lunch,
-                                          spec.methods.activation_checkpointing, 1234});
-  Engine engine(trainable->parameters(), comm,
-                engine_options(model.recipe, spec.methods, spec.grad_acc_steps));
-  const int64_t global = model.recipe.global_batch;
-  const int64_t per_rank = spec.micro_batch_size * spec.grad_acc_steps;
+// Collects the durations of a step's parts from the engine's phase hook, synchronising the device
+// at every boundary; only while `recording` (the timed steps).
+class PhaseClock {
+ public:
+  PhaseClock(c10::Device device, int64_t grad_acc_steps)
+      : device_(device), grad_acc_steps_(grad_acc_steps) {}
+
+  void on_phase(StepPhase phase, int64_t micro_step) {
+    synchronize(device_);
+    const auto now = Clock::now();
+    if (phase == StepPhase::kMicroStepBegin || phase == StepPhase::kOptimizerBegin) {
+      begin_ = now;
+      return;
+    }
+    if (!recording) return;
+    const double seconds = seconds_between(begin_, now);
+    if (phase == StepPhase::kOptimizerEnd) {
+      parts.optimizer_s.push_back(seconds);
+    } else if (micro_step + 1 == grad_acc_steps_) {
+      parts.last_micro_s.push_back(seconds);
+    } else {
+      parts.micro_s.push_back(seconds);
+    }
+  }
+
+  bool recording = false;
+  PartTimes parts;
+
+ private:
+  c10::Device device_;
+  int64_t grad_acc_steps_;
+  Clock::time_point begin_;
+};
+
+// Runs the warm-up steps, then `timed` steps, of an engine with `grad_acc_steps` micro-steps;
+// returns each timed step's wall seconds. With a clock, the engine reports its phases to it.
+std::vector<double> run_steps(const TrialContext& c, int64_t grad_acc_steps, int64_t timed,
+                              PhaseClock* clock) {
+  EngineOptions options = engine_options(c.model.recipe, c.spec.methods, grad_acc_steps);
+  if (clock != nullptr) {
+    options.phase_hook = [clock](StepPhase p, int64_t i) { clock->on_phase(p, i); };
+  }
+  Engine engine(c.trainable.parameters(), c.comm, options);
+  const int64_t global = c.model.recipe.global_batch;
+  const int64_t micro = c.spec.micro_batch_size;
+  const int64_t per_rank = micro * grad_acc_steps;
   std::vector<double> seconds;
-  for (int64_t s = 0; s < spec.warmup_steps + spec.timed_steps; ++s) {
-    synchronize(spec.device);
-    const auto start = std::chrono::steady_clock::now();
+  for (int64_t s = 0; s < c.spec.warmup_steps + timed; ++s) {
+    if (clock != nullptr) clock->recording = s >= c.spec.warmup_steps;
+    synchronize(c.device);
+    const auto start = Clock::now();
     engine.step([&](int64_t i) {
-      return trainable->micro_loss(s * global + comm.rank() * per_rank + i * spec.micro_batch_size,
-                                   spec.micro_batch_size);
+      return c.trainable.micro_loss(s * global + c.comm.rank() * per_rank + i * micro, micro);
     });
-    synchronize(spec.device);
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (s >= spec.warmup_steps) seconds.push_back(elapsed);
+    synchronize(c.device);
+    if (s >= c.spec.warmup_steps) seconds.push_back(seconds_between(start, Clock::now()));
   }
-  std::sort(seconds.begin(), seconds.end());
+  return seconds;
+}
+
+// Every rank's figures become the slowest rank's (the step waits for it).
+void take_slowest_rank(Communicator& comm, std::vector<double*> values) {
+  std::vector<double> buffer;
+  for (const double* v : values) buffer.push_back(*v);
+  comm.all_reduce(buffer.data(), static_cast<int64_t>(buffer.size()), DType::kFloat64,
+                  ReduceOp::kMax);
+  for (size_t i = 0; i < values.size(); ++i) *values[i] = buffer[i];
+}
+
+TrialResult time_whole_steps(const TrialContext& c) {
+  const Spread step = spread_of(run_steps(c, c.spec.grad_acc_steps, c.spec.timed_steps, nullptr));
   TrialResult r;
   r.status = TrialStatus::kOk;
-  r.steps_timed = static_cast<int64_t>(seconds.size());
-  r.step_time_median_s = seconds[seconds.size() / 2];
-  r.step_time_min_s = seconds.front();
-  r.step_time_max_s = seconds.back();
+  r.timing = StepTiming::kWhole;
+  r.steps_timed = c.spec.timed_steps;
+  r.step_time_median_s = step.median_s;
+  r.step_time_min_s = step.min_s;
+  r.step_time_max_s = step.max_s;
+  take_slowest_rank(c.comm, {&r.step_time_median_s, &r.step_time_min_s, &r.step_time_max_s});
   return r;
+}
+
+// Parts: steps of min(accumulation, 2) micro-steps give a micro-step without gradient
+// communication, the last one with it, and the optimizer; composed for the real accumulation.
+// With check_steps, whole steps of the real accumulation are timed first to check the composition;
+// when they disagree, they are the result.
+TrialResult time_step_parts(const TrialContext& c) {
+  const int64_t acc = c.spec.grad_acc_steps;
+  Spread whole;
+  if (c.spec.check_steps > 0) whole = spread_of(run_steps(c, acc, c.spec.check_steps, nullptr));
+  PhaseClock clock(c.device, std::min<int64_t>(acc, 2));
+  run_steps(c, std::min<int64_t>(acc, 2), c.spec.timed_steps, &clock);
+  ComposedStep composed = compose_step(clock.parts, acc);
+  take_slowest_rank(c.comm, {&composed.step.median_s, &composed.step.min_s, &composed.step.max_s,
+                             &composed.micro_s, &composed.last_micro_s, &composed.optimizer_s,
+                             &whole.median_s, &whole.min_s, &whole.max_s});
+  TrialResult r;
+  r.status = TrialStatus::kOk;
+  r.timing = StepTiming::kParts;
+  r.steps_timed = c.spec.timed_steps;
+  r.step_time_median_s = composed.step.median_s;
+  r.step_time_min_s = composed.step.min_s;
+  r.step_time_max_s = composed.step.max_s;
+  r.micro_step_time_s = composed.micro_s;
+  r.last_micro_step_time_s = composed.last_micro_s;
+  r.optimizer_time_s = composed.optimizer_s;
+  if (c.spec.check_steps == 0) return r;
+  r.check_step_time_s = whole.median_s;
+  if (composition_agrees(composed.step.median_s, whole.median_s)) {
+    r.timing_check = "agrees";
+    return r;
+  }
+  r.timing_check = "disagrees";
+  r.message = fmt::format("composed step {} differs from the whole step {} by {:+.1f}% (over "
+                          "{:.0f}%); the step time is the whole steps'",
+                          format_duration_s(composed.step.median_s),
+                          format_duration_s(whole.median_s),
+                          100 * composition_error(composed.step.median_s, whole.median_s),
+                          100 * kCompositionTolerance);
+  r.steps_timed = c.spec.check_steps;
+  r.step_time_median_s = whole.median_s;
+  r.step_time_min_s = whole.min_s;
+  r.step_time_max_s = whole.max_s;
+  return r;
+}
+
+// Builds the model on the device and times it; out-of-memory (CUDA's, or the CPU cap's) is a
+// result, "oom".
+TrialResult measure(const TrialSpec& spec, const ModelSpec& model, Communicator& comm,
+                    c10::Device device) {
+  try {
+    auto trainable = make_trainable(model, {.fused_kernels = spec.methods.free_lunch,
+                                            .activation_checkpointing =
+                                                spec.methods.activation_checkpointing,
+                                            .data_seed = 1234,
+                                            .device = device});
+    const TrialContext c{spec, model, comm, device, *trainable};
+    return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
+  } catch (const c10::OutOfMemoryError& e) {
+    TrialResult r;
+    r.status = TrialStatus::kOutOfMemory;
+    r.timing = spec.timing;
+    r.message = std::string(e.what_without_backtrace()).substr(0, 200);
+    return r;
+  }
 }
 
 // Runs the trial; rank 0 prints the result line.
 void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
+  const c10::Device device = parse_device(spec.device);  // a build without CUDA says so here
   const ModelSpec model = spec.model_file.empty()
                               ? Catalog::load({global.config_dir}).model(spec.model)
                               : load_model_file(spec.model_file);
@@ -81,19 +205,29 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
                                  "batch {}", spec.micro_batch_size, spec.grad_acc_steps,
                                  comm->size(), model.recipe.global_batch));
   }
-  CpuMemoryScope memory(spec.memory_limit_bytes);
-  TrialResult r;
-  try {
-    r = time_steps(spec, model, *comm);
-  } catch (const c10::OutOfMemoryError& e) {
-    r.status = TrialStatus::kOutOfMemory;
-    r.message = std::string(e.what_without_backtrace()).substr(0, 200);
+  set_tf32(/*enabled=*/spec.methods.free_lunch);
+  std::optional<CpuMemoryScope> cpu_memory;
+  if (device.is_cpu()) {
+    cpu_memory.emplace(spec.memory_limit_bytes);
+  } else {
+    reset_peak_memory(device);
   }
-  r.peak_memory_bytes = memory.stats().peak_bytes;
+  TrialResult r = measure(spec, model, *comm, device);
+  r.peak_memory_bytes = cpu_memory ? cpu_memory->stats().peak_bytes
+                                   : device_memory(device).peak_allocated_bytes;
   int64_t peak = r.peak_memory_bytes;  // the largest rank's
   comm->all_reduce(&peak, 1, DType::kInt64, ReduceOp::kMax);
   r.peak_memory_bytes = peak;
-  r.device_name = cpu_name();
+  // A CUDA device is not capped; a peak over the requested limit counts as out-of-memory.
+  if (!device.is_cpu() && spec.memory_limit_bytes > 0 && r.status == TrialStatus::kOk &&
+      peak > spec.memory_limit_bytes) {
+    r.status = TrialStatus::kOutOfMemory;
+    r.message = fmt::format("peak {} over the memory limit {}",
+                            format_gib(static_cast<double>(peak)),
+                            format_gib(static_cast<double>(spec.memory_limit_bytes)));
+  }
+  r.device_name = device_name(device);
+  r.driver = driver_version(device);
   r.torch_version = TORCH_VERSION;
   if (comm->rank() == 0) std::cout << to_json(r).dump() << "\n";
 }
@@ -102,12 +236,21 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
 
 void add_trial_command(CLI::App& app, const GlobalOptions& global) {
   auto spec_path = std::make_shared<std::string>();
+  auto check_device = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "trial", "Run one benchmark trial from a specification file (used by `gpudays bench`)");
-  cmd->add_option("--spec", *spec_path, "Trial specification (JSON)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->callback([&global, spec_path] {
+  CLI::Option* spec = cmd->add_option("--spec", *spec_path, "Trial specification (JSON)")
+                          ->check(CLI::ExistingFile);
+  cmd->add_option("--check-device", *check_device,
+                  "Only check that trials can run on this device (cpu, cuda, cuda:N) and print "
+                  "its name")
+      ->excludes(spec);
+  cmd->callback([&global, spec_path, check_device] {
+    if (!check_device->empty()) {
+      std::cout << device_name(parse_device(*check_device)) << "\n";
+      return;
+    }
+    if (spec_path->empty()) throw InputError("trial needs --spec FILE (or --check-device NAME)");
     std::ifstream in(*spec_path);
     nlohmann::json j;
     try {

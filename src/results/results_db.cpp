@@ -1,5 +1,7 @@
 // ResultsDb: SQLite storage of trials. Rollback journal (the default) keeps each committed trial
-// durable across kill -9; nothing is written to a file that failed validation.
+// durable across kill -9; nothing is written to a file that failed validation. An older schema is
+// upgraded in one transaction when opened for writing (new columns get their defaults), and read
+// as is, with the defaults, when opened read-only.
 #include "results/results_db.h"
 
 #include <sqlite3.h>
@@ -16,7 +18,7 @@ namespace gpudays {
 namespace {
 
 constexpr int kApplicationId = 0x47505544;  // "GPUD"
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: composed-parts timing columns
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
@@ -58,6 +60,28 @@ std::string column_list() {
   return out;
 }
 
+// The select list for a file of schema `version`: columns it lacks read as their defaults.
+std::string select_list(int64_t version) {
+  std::string out;
+  for (const TrialColumn& c : trial_columns()) {
+    out += out.empty() ? "" : ", ";
+    out += c.since_version <= version ? std::string(c.name)
+                                      : fmt::format("{} AS {}", c.default_sql, c.name);
+  }
+  return out;
+}
+
+void upgrade_schema(sqlite3* db, int64_t version) {
+  exec(db, "BEGIN");
+  for (const TrialColumn& c : trial_columns()) {
+    if (c.since_version <= version) continue;
+    exec(db, fmt::format("ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type,
+                         c.default_sql));
+  }
+  exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  exec(db, "COMMIT");
+}
+
 void create_schema(sqlite3* db) {
   std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
   for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
@@ -68,8 +92,9 @@ void create_schema(sqlite3* db) {
   exec(db, "COMMIT");
 }
 
-// An existing file must be an intact gpudays database of our schema version.
-void validate(sqlite3* db, const std::string& path) {
+// An existing file must be an intact gpudays database of our schema version or an older one;
+// returns its version.
+int64_t validate(sqlite3* db, const std::string& path) {
   if (pragma_int(db, "application_id") != kApplicationId) {
     throw InputError(fmt::format("{} is a SQLite database of another application; left untouched "
                                  "(choose another file with --db)", path));
@@ -81,18 +106,19 @@ void validate(sqlite3* db, const std::string& path) {
                                  path));
   }
   const int64_t version = pragma_int(db, "user_version");
-  if (version != kSchemaVersion) {
-    throw InputError(fmt::format("{} has results schema {}, this gpudays reads {}; left untouched",
-                                 path, version, kSchemaVersion));
+  if (version < 1 || version > kSchemaVersion) {
+    throw InputError(fmt::format("{} has results schema {}, this gpudays reads 1 to {}; left "
+                                 "untouched", path, version, kSchemaVersion));
   }
+  return version;
 }
 
 }  // namespace
 
 void ResultsDb::Closer::operator()(sqlite3* db) const { sqlite3_close(db); }
 
-ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path)
-    : db_(std::move(db)), path_(std::move(path)) {}
+ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t version)
+    : db_(std::move(db)), path_(std::move(path)), select_list_(select_list(version)) {}
 
 ResultsDb::~ResultsDb() = default;
 
@@ -119,22 +145,33 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
                                  raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(db.get(), 5000);
+  int64_t version = kSchemaVersion;
   try {
     if (fresh) {
       create_schema(db.get());
     } else {
-      validate(db.get(), path);
+      version = validate(db.get(), path);
     }
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const InputError*>(&e)) throw;
     throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
   }
-  return ResultsDb(std::move(db), path);
+  if (version < kSchemaVersion && !options.read_only) {
+    try {
+      upgrade_schema(db.get(), version);
+    } catch (const std::runtime_error& e) {
+      sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw InputError(fmt::format("{}: upgrading results schema {} to {} failed ({})", path,
+                                   version, kSchemaVersion, e.what()));
+    }
+    version = kSchemaVersion;
+  }
+  return ResultsDb(std::move(db), path, version);
 }
 
 std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
   Stmt s = prepare(db_.get(),
-                   fmt::format("SELECT {} FROM trials WHERE trial_key = ?1", column_list()));
+                   fmt::format("SELECT {} FROM trials WHERE trial_key = ?1", select_list_));
   sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
   TrialRecord r;
@@ -162,7 +199,7 @@ std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
                    fmt::format("SELECT {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
                                "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
                                "(?4 = 0 OR gpus_per_node = ?4) ORDER BY id",
-                               column_list()));
+                               select_list_));
   sqlite3_bind_text(s.get(), 1, f.model.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s.get(), 2, f.gpu.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(s.get(), 3, f.num_nodes);

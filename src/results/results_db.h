@@ -4,6 +4,7 @@
 // killed at any moment resumes without losing or duplicating a finished trial.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,9 +45,10 @@ class ResultsDb {
   struct Closer {
     void operator()(sqlite3* db) const;
   };
-  ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path);
+  ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t schema_version);
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
+  std::string select_list_;  // the columns, with defaults for those an older file lacks
 };
 
 }  // namespace gpudays

@@ -12,8 +12,8 @@ std::string text_at(sqlite3_stmt* s, int i) {
 }
 
 template <typename T>
-TrialColumn text(const char* name, T TrialRecord::*field) {
-  return {name, "TEXT NOT NULL",
+TrialColumn text(const char* name, T TrialRecord::*field, int since = 1, const char* def = "''") {
+  return {name, "TEXT NOT NULL", since, def,
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_text(s, i, (r.*field).c_str(), -1, SQLITE_TRANSIENT);
           },
@@ -22,7 +22,7 @@ TrialColumn text(const char* name, T TrialRecord::*field) {
 
 template <typename T>
 TrialColumn integer(const char* name, T TrialRecord::*field) {
-  return {name, "INTEGER NOT NULL",
+  return {name, "INTEGER NOT NULL", 1, "0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(r.*field));
           },
@@ -31,8 +31,8 @@ TrialColumn integer(const char* name, T TrialRecord::*field) {
           }};
 }
 
-TrialColumn real(const char* name, double TrialRecord::*field) {
-  return {name, "REAL NOT NULL",
+TrialColumn real(const char* name, double TrialRecord::*field, int since = 1) {
+  return {name, "REAL NOT NULL", since, "0.0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_double(s, i, r.*field);
           },
@@ -40,7 +40,7 @@ TrialColumn real(const char* name, double TrialRecord::*field) {
 }
 
 TrialColumn status_column() {
-  return {"status", "TEXT NOT NULL",
+  return {"status", "TEXT NOT NULL", 1, "'ok'",
           [](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_text(s, i, to_string(r.status).c_str(), -1, SQLITE_TRANSIENT);
           },
@@ -87,6 +87,13 @@ const std::vector<TrialColumn>& trial_columns() {
       text("driver", &R::driver),
       text("hostname", &R::hostname),
       text("created_at", &R::created_at),
+      // Schema 2: composed-parts timing.
+      text("timing", &R::timing, 2, "'whole'"),
+      real("micro_step_time_s", &R::micro_step_time_s, 2),
+      real("last_micro_step_time_s", &R::last_micro_step_time_s, 2),
+      real("optimizer_time_s", &R::optimizer_time_s, 2),
+      real("check_step_time_s", &R::check_step_time_s, 2),
+      text("timing_check", &R::timing_check, 2),
   };
   return kColumns;
 }

@@ -1,5 +1,6 @@
 // The trials table's columns, declared once: name, SQL type, and how each maps to a TrialRecord
-// field. The schema, the insert and the select are all generated from this list.
+// field, the schema version that added it and the value older rows read. The schema, the insert,
+// the select and the upgrade of older databases are all generated from this list.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,8 @@ namespace gpudays {
 struct TrialColumn {
   const char* name;
   const char* sql_type;
+  int since_version;        // the results schema that added the column
+  const char* default_sql;  // what rows written before it read
   std::function<void(sqlite3_stmt*, int, const TrialRecord&)> bind;
   std::function<void(sqlite3_stmt*, int, TrialRecord&)> read;
 };

@@ -44,6 +44,17 @@ struct TrialRecord {
   double predicted_step_time_s = 0.0;
   int64_t predicted_memory_bytes = 0;
 
+  // How the step time was measured (schema 2): "whole" optimizer steps, or "parts" composed as
+  // (accumulation - 1) x micro_step_time_s + last_micro_step_time_s + optimizer_time_s (medians).
+  // A parts trial that checked its composition against whole steps records their median in
+  // check_step_time_s and timing_check "agrees" or "disagrees" (more than 5% apart); "" otherwise.
+  std::string timing = "whole";
+  double micro_step_time_s = 0.0;       // a micro-step without gradient communication
+  double last_micro_step_time_s = 0.0;  // the last micro-step, with it
+  double optimizer_time_s = 0.0;
+  double check_step_time_s = 0.0;
+  std::string timing_check;
+
   // Provenance.
   std::string gpudays_version;
   std::string git_commit;

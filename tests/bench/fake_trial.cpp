@@ -1,7 +1,9 @@
 // A stand-in for `gpudays trial` in sweep tests: reads the trial specification and answers with a
 // deterministic result (time falls with the micro-batch, free-lunch is faster, checkpointing slower
 // and leaner; out-of-memory above the memory limit), or crashes or hangs when the environment asks
-// it to for a given sharding. Not a model of anything; it exercises the sweep's machinery.
+// it to for a given sharding. With parts timing it reports parts that compose into the same step,
+// and a whole-step check that agrees (or is 20% slower when FAKE_DISAGREE is set). Not a model of
+// anything; it exercises the sweep's machinery.
 #include <unistd.h>
 
 #include <cmath>
@@ -40,6 +42,16 @@ int main(int argc, char** argv) {
     r.step_time_min_s = step * 0.99;
     r.step_time_max_s = step * 1.01;
     r.peak_memory_bytes = static_cast<int64_t>(memory);
+    r.timing = spec.timing;
+    if (spec.timing == StepTiming::kParts) {
+      r.optimizer_time_s = 0.1 * step;
+      r.last_micro_step_time_s = 0.9 * step / static_cast<double>(spec.grad_acc_steps);
+      r.micro_step_time_s = spec.grad_acc_steps > 1 ? r.last_micro_step_time_s : 0.0;
+    }
+    if (spec.timing == StepTiming::kParts && spec.check_steps > 0) {
+      r.check_step_time_s = std::getenv("FAKE_DISAGREE") ? 1.2 * step : step;
+      r.timing_check = std::getenv("FAKE_DISAGREE") ? "disagrees" : "agrees";
+    }
   }
   std::cout << "some log line\n" << to_json(r).dump() << "\n";
   return 0;

@@ -123,5 +123,27 @@ TEST(Search, OutOfMemoryHalvesUntilItFits) {
   EXPECT_LT(r.best->request.micro_batch_size, r.trials.front().request.micro_batch_size);
 }
 
+// The progress bound: trials are numbered 1, 2, ...; the bound never undercounts the trials the
+// search goes on to run, and never grows (each trial narrows the plan).
+TEST(Search, ProgressBoundIsAnUpperBoundThatNeverGrows) {
+  for (const SearchStrategy strategy : {SearchStrategy::kExhaustive, SearchStrategy::kGuided}) {
+    const Cluster cluster{&catalog().gpu("rtx-3090"), 1, 8};
+    const PlanResult prediction = plan(catalog().model("pythia-1b"), cluster, PlanOptions{});
+    const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
+    SearchOptions options;
+    options.memory_capacity_bytes = cluster.gpu->memory_bytes;
+    options.strategy = strategy;
+    std::vector<std::pair<int, int>> calls;
+    options.on_trial = [&](int trial, int bound) { calls.emplace_back(trial, bound); };
+    const SearchResult r = run_search(prediction, machine, options);
+    ASSERT_EQ(calls.size(), r.trials.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].first, static_cast<int>(i + 1));
+      EXPECT_GE(calls[i].second, static_cast<int>(r.trials.size()));
+      if (i > 0) EXPECT_LE(calls[i].second, calls[i - 1].second);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpudays

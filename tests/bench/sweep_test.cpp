@@ -52,7 +52,9 @@ TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
   EXPECT_EQ(first.trials_reused, 0);
   ASSERT_TRUE(first.search.best);
   EXPECT_EQ(first.search.best->request.micro_batch_size, 8);  // the largest under 8 GiB
-  EXPECT_NE(progress.str().find("[trial 1]"), std::string::npos);
+  EXPECT_NE(progress.str().find("[trial 1 of ≤"), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find("ETA unknown"), std::string::npos);  // before any trial ended
+  EXPECT_NE(progress.str().find("ETA ≤ "), std::string::npos);
   const auto rows = ResultsDb::open({f.db_path}).query({});
   EXPECT_EQ(static_cast<int>(rows.size()), first.trials_run);
   EXPECT_EQ(rows.front().device_name, "fake device");
@@ -124,6 +126,32 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
   for (const TrialRecord& t : rows) keys.insert(t.key());
   EXPECT_EQ(keys.size(), rows.size()) << "duplicated trials";
   EXPECT_EQ(static_cast<int>(rows.size()), resumed.trials_run + resumed.trials_reused);
+}
+
+// Parts timing: the first trial of each method set checks its composition against whole steps;
+// the others do not. A failed check is stored, shouted in the progress, and the method set's later
+// trials are timed in whole steps.
+TEST(Sweep, FirstTrialOfEachMethodSetChecksThePartsComposition) {
+  for (const bool disagree : {false, true}) {
+    SweepFixture f(disagree ? "sweep_check_bad.db" : "sweep_check.db");
+    f.plan_options.preset = MethodPreset::kFreeLunch;
+    if (disagree) setenv("FAKE_DISAGREE", "1", 1);
+    std::ostringstream progress;
+    f.run(progress);
+    unsetenv("FAKE_DISAGREE");
+    const auto rows = ResultsDb::open({f.db_path}).query({});
+    ASSERT_GE(rows.size(), 3u);
+    EXPECT_EQ(rows[0].timing, "parts");
+    EXPECT_EQ(rows[0].timing_check, disagree ? "disagrees" : "agrees");
+    EXPECT_GT(rows[0].check_step_time_s, 0.0);
+    EXPECT_GT(rows[0].optimizer_time_s, 0.0);
+    for (size_t i = 1; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].timing_check, "") << i;
+      EXPECT_EQ(rows[i].timing, disagree ? "whole" : "parts") << i;
+    }
+    EXPECT_EQ(progress.str().find("TIMING CHECK FAILED") != std::string::npos, disagree)
+        << progress.str();
+  }
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #include <sstream>
 
 #include "common/error.h"
+#include <fmt/format.h>
+
 #include "results/results_db.h"
+#include "results/trial_columns.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -108,6 +111,69 @@ TEST(ResultsDb, CorruptedIsLeftUntouched) {
   EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find("left untouched"), std::string::npos) << error;
   EXPECT_EQ(bytes_of(path), bytes);
+}
+
+// A schema-1 file (before the composed-parts timing columns), as gpudays wrote it then: one row.
+void write_schema1_database(const std::string& path) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
+  for (const TrialColumn& c : trial_columns()) {
+    if (c.since_version > 1) continue;
+    columns += fmt::format(", {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql);
+  }
+  const std::string sql = fmt::format(
+      "CREATE TABLE trials ({}); PRAGMA application_id = {}; PRAGMA user_version = 1; "
+      "INSERT INTO trials (trial_key, model, step_time_median_s) VALUES ('old', 'old', 0.5);",
+      columns, 0x47505544);
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
+  const std::string path = fresh_path("schema1.db");
+  write_schema1_database(path);
+  const std::string before = bytes_of(path);
+  {
+    const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].model, "old");
+    EXPECT_DOUBLE_EQ(rows[0].step_time_median_s, 0.5);
+    EXPECT_EQ(rows[0].timing, "whole");  // the default for rows before composed timing
+    EXPECT_EQ(rows[0].timing_check, "");
+  }
+  EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
+  {
+    ResultsDb db = ResultsDb::open({path});
+    TrialRecord t = sample_trial(4);
+    t.timing = "parts";
+    t.micro_step_time_s = 0.1;
+    t.last_micro_step_time_s = 0.2;
+    t.optimizer_time_s = 0.05;
+    t.check_step_time_s = 1.6;
+    t.timing_check = "disagrees";
+    EXPECT_TRUE(db.insert(t));
+  }
+  const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].timing, "whole");
+  EXPECT_EQ(rows[1].timing, "parts");
+  EXPECT_DOUBLE_EQ(rows[1].last_micro_step_time_s, 0.2);
+  EXPECT_DOUBLE_EQ(rows[1].check_step_time_s, 1.6);
+  EXPECT_EQ(rows[1].timing_check, "disagrees");
+}
+
+TEST(ResultsDb, NewerSchemaIsLeftUntouched) {
+  const std::string path = fresh_path("newer.db");
+  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  const std::string before = bytes_of(path);
+  EXPECT_NE(open_error(path).find("schema 99"), std::string::npos);
+  EXPECT_EQ(bytes_of(path), before);
 }
 
 TEST(ResultsDb, ReadOnlyNeverCreates) {

@@ -1,9 +1,13 @@
 // The benchmark end to end on the CPU with a memory cap: real trials of a small GPT-NeoX through
 // `gpudays bench` and `gpudays trial`; the largest micro-batch found is the largest under the cap,
 // the out-of-memory trial is recorded as such, and the optimal row (bench's and `best`'s) is the
-// fastest measured trial.
+// fastest measured trial. Two CPU ranks under mpirun record ok trials; parts timing checks its
+// composition against whole steps.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -14,14 +18,21 @@
 namespace gpudays {
 namespace {
 
+// A database path of this process alone (other checkouts may run these tests at the same time).
+std::string temp_db(const std::string& name) {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           (name + "." + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(path);
+  return path;
+}
+
 ChildResult gpudays(const std::string& args) {
   return run_child({"/bin/sh", "-c", std::string(GPUDAYS_BINARY) + " " + args},
                    ChildOptions{600.0, ""});
 }
 
 TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
-  const std::string db = std::filesystem::temp_directory_path() / "gpudays_bench_cli.db";
-  std::filesystem::remove(db);
+  const std::string db = temp_db("gpudays_bench_cli");
   const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
   // Measured peaks of this model: micro-batch 8 about 60 MB, 16 about 105 MB.
   const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --methods free-lunch"
@@ -49,6 +60,54 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
   ASSERT_EQ(best.exit_code, 0) << best.err;
   EXPECT_EQ(summary["best"]["micro_batch_size"], fastest->micro_batch_size);
   EXPECT_EQ(nlohmann::json::parse(best.out)["micro_batch_size"], fastest->micro_batch_size);
+}
+
+// Two ranks on the CPU: every trial runs under mpirun; the reduction crosses processes.
+TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
+  const std::string db = temp_db("gpudays_bench_cli_2ranks");
+  const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
+  // 64 MiB per rank: micro-batch 8 (about 60 MB) fits, 16 does not; the guided search starts at
+  // the planner's largest fitting micro-batch and runs two or three trials.
+  const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --gpus-per-node 2"
+                                " --methods naive --memory-limit 67108864 --timing parts"
+                                " --trial-timeout 300 --db " + db);
+  if (r.exit_code != 0 && r.err.find("MPI launcher") != std::string::npos) {
+    GTEST_SKIP() << r.err;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[trial 1 of ≤"), std::string::npos) << r.out;
+  const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
+  ASSERT_FALSE(trials.empty());
+  // The method set's first measured trial checked its composition against whole steps; its later
+  // trials are parts, or whole steps after a failed check (this machine may be loaded).
+  const auto first_ok = std::find_if(trials.begin(), trials.end(), [](const TrialRecord& t) {
+    return t.status == TrialStatus::kOk;
+  });
+  ASSERT_NE(first_ok, trials.end()) << r.out;
+  EXPECT_EQ(first_ok->timing, "parts");
+  EXPECT_NE(first_ok->timing_check, "") << r.out;
+  EXPECT_GT(first_ok->check_step_time_s, 0.0);
+  for (const TrialRecord& t : trials) {
+    EXPECT_EQ(t.gpus_per_node, 2);
+    EXPECT_EQ(t.micro_batch_size * t.grad_acc_steps * 2, 32);
+    if (t.status != TrialStatus::kOk) continue;
+    EXPECT_EQ(t.timing, first_ok->timing_check == "agrees" || &t == &*first_ok ? "parts" : "whole");
+    EXPECT_GT(t.step_time_median_s, 0.0);
+    EXPECT_GT(t.peak_memory_bytes, 0);
+    EXPECT_LE(t.peak_memory_bytes, 67108864);
+  }
+}
+
+// A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
+// trial with a one-line error, and records nothing.
+TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
+  const std::string db = temp_db("gpudays_bench_cli_cuda");
+  const ChildResult r = gpudays("bench --model pythia-14m --device cuda --gpu h200 --db " + db);
+  if (r.exit_code == 0) GTEST_SKIP() << "this build runs CUDA trials";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot run trials on cuda"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// The benchmark's two ways of timing an optimizer step, as pure arithmetic on measured durations:
+// whole steps (their median and spread), or the distinct parts of a step (a micro-step without
+// gradient communication, the last micro-step with it, the optimizer) composed into a step, and the
+// check of a composition against whole measured steps. Measuring is left to `gpudays trial`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+enum class StepTiming { kWhole, kParts };
+std::string to_string(StepTiming timing);         // "whole", "parts"
+StepTiming parse_step_timing(const std::string& text);  // throws InputError
+
+// A composition and whole steps agree when they differ by at most this fraction of the whole step.
+constexpr double kCompositionTolerance = 0.05;
+
+struct Spread {
+  double median_s = 0.0;
+  double min_s = 0.0;
+  double max_s = 0.0;
+};
+Spread spread_of(std::vector<double> seconds);  // throws std::invalid_argument when empty
+
+// Durations of each part over the timed steps (the non-last micro-steps may be empty when a step
+// has one micro-step).
+struct PartTimes {
+  std::vector<double> micro_s;       // micro-steps before the last: no gradient communication
+  std::vector<double> last_micro_s;  // the last micro-step: with it
+  std::vector<double> optimizer_s;   // unscale, clip, update, all-gather
+};
+
+struct ComposedStep {
+  Spread step;             // (acc - 1) * micro + last + optimizer, of medians (min, max alike)
+  double micro_s = 0.0;    // medians of the parts
+  double last_micro_s = 0.0;
+  double optimizer_s = 0.0;
+};
+// Throws std::invalid_argument when a part needed for `grad_acc_steps` was never measured.
+ComposedStep compose_step(const PartTimes& parts, int64_t grad_acc_steps);
+
+// (composed - whole) / whole.
+double composition_error(double composed_s, double whole_s);
+bool composition_agrees(double composed_s, double whole_s);
+
+}  // namespace gpudays
