@@ -170,7 +170,9 @@ at::Tensor ConvnextForImageClassificationImpl::forward(const at::Tensor& images)
 
 BlockParameters ConvnextForImageClassificationImpl::block_parameters() const {
   BlockParameters blocks;
-  for (const auto& stage : *stages_) stage->as<ConvnextStageImpl>()->append_block_parameters(blocks);
+  for (const auto& stage : *stages_) {
+    stage->as<ConvnextStageImpl>()->append_block_parameters(blocks);
+  }
   return blocks;
 }
 

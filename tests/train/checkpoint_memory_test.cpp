@@ -1,7 +1,7 @@
-// Activation checkpointing's memory saving, measured on the CPU with the tracking allocator, against
-// the planner's prediction (plan/workload*.cpp, as plan/memory_model.cpp uses it): the peak of one
-// micro-batch's forward + backward without checkpointing minus the peak with it, versus
-// block_saved - (block_input + max_block_saved). fp32, plain kernels, in every family.
+// Activation checkpointing's memory saving, measured on the CPU with the tracking allocator,
+// against the planner's prediction (plan/workload*.cpp, as plan/memory_model.cpp uses it): the
+// peak of one micro-batch's forward + backward without checkpointing minus the peak with it,
+// versus block_saved - (block_input + max_block_saved). fp32, plain kernels, every family.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
