@@ -87,7 +87,7 @@ std::vector<double> run_steps(const TrialContext& c, int64_t grad_acc_steps, int
   if (clock != nullptr) {
     options.phase_hook = [clock](StepPhase p, int64_t i) { clock->on_phase(p, i); };
   }
-  Engine engine(c.trainable.parameters(), c.comm, options);
+  const std::unique_ptr<Engine> engine = make_engine(c.trainable, c.comm, options);
   const int64_t global = c.model.recipe.global_batch;
   const int64_t micro = c.spec.micro_batch_size;
   const int64_t per_rank = micro * grad_acc_steps;
@@ -96,12 +96,14 @@ std::vector<double> run_steps(const TrialContext& c, int64_t grad_acc_steps, int
     if (clock != nullptr) clock->recording = s >= c.spec.warmup_steps;
     synchronize(c.device);
     const auto start = Clock::now();
-    engine.step([&](int64_t i) {
-      return c.trainable.micro_loss(s * global + c.comm.rank() * per_rank + i * micro, micro);
-    });
+    const auto first_sample = [&](int64_t i) {
+      return s * global + c.comm.rank() * per_rank + i * micro;
+    };
+    engine->step(micro_batches(c.trainable, first_sample, micro));
     synchronize(c.device);
     if (s >= c.spec.warmup_steps) seconds.push_back(seconds_between(start, Clock::now()));
   }
+  engine->gather_parameters();  // stage 3: the next run starts from whole weights
   return seconds;
 }
 

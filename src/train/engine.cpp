@@ -96,7 +96,9 @@ Engine::Engine(std::vector<at::Tensor> params,
   adam_ = std::make_unique<Adam>(units_->masters(), options_.adam);
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (on_destroy_) on_destroy_();
+}
 
 int Engine::stage() const {
   return sharding_stage(options_.methods.sharding);
@@ -343,6 +345,9 @@ std::unique_ptr<Engine> make_engine(Trainable& trainable,
   if (!has_blocks) return engine;
   trainable.wrap_block_runner(
       [raw](models::BlockRunner inner) { return raw->block_runner(std::move(inner)); });
+  raw->on_destroy([&trainable] {
+    trainable.wrap_block_runner([](models::BlockRunner inner) { return inner; });
+  });
   return engine;
 }
 

@@ -103,6 +103,8 @@ class Engine {
   // Stage 3: gathers every unit's weights, so the model can be read or evaluated (kept until the
   // next step). No-op at other stages.
   void gather_parameters();
+  // Called when the engine is destroyed (make_engine: restores the trainable's own runner).
+  void on_destroy(std::function<void()> fn) { on_destroy_ = std::move(fn); }
 
  private:
   void phase(StepPhase p, int64_t micro_step) const;
@@ -126,7 +128,8 @@ class Engine {
   std::unique_ptr<ShardUnits> units_;      // stage >= 1
   std::unique_ptr<Adam> adam_;             // over params_ (stage 0) or the units' masters
   std::unique_ptr<MicroStepGraph> graph_;  // when cuda_graphs applies
-  at::Tensor loss_factor_;                 // 0-dim: loss scale / accumulation (static for graphs)
+  std::function<void()> on_destroy_;
+  at::Tensor loss_factor_;  // 0-dim: loss scale / accumulation (static for graphs)
   int64_t steps_ = 0;
 };
 
