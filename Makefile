@@ -45,11 +45,13 @@ test: build fixtures
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
-# in out/gpudays.db), then the plans for pythia-1b on 4 x A100 and on 8 x RTX 3090.
+# in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
+# 8 x RTX 3090.
 run: build
 	@mkdir -p out
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/gpudays bench --model-file tests/data/bench-gpt-neox.toml \
 	  --device cpu --methods free-lunch --memory-limit 134217728 --db out/gpudays.db
+	$(BUILD_DIR)/gpudays best --model bench-gpt-neox --gpu cpu --db out/gpudays.db
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu a100-80gb-sxm --gpus-per-node 4
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu rtx-3090 --gpus-per-node 8
 
