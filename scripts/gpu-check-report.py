@@ -89,8 +89,8 @@ def tests_section(work):
     return lines + [""]
 
 
-def model_section(model, presets, trials, work, gpu):
-    name = model
+def model_section(model, global_batch, presets, trials, work, gpu):
+    name = f"{model}-gb{global_batch}"
     rows = [t for t in trials if t["model"] == name]
     lines = [f"## {name} on 1 x {gpu}", ""]
     lines += ["Predicted: `gpudays plan --no-calibration`; measured: the fastest `ok` trial of the "
@@ -99,7 +99,7 @@ def model_section(model, presets, trials, work, gpu):
               "| step s | peak GiB | MFU | step ratio | memory ratio | trials (ok/oom/other) |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for preset in presets:
-        plan = read_plan(work, name, preset)
+        plan = read_plan(work, model, preset)
         if plan and plan.get("fits"):
             pred = (f"{methods(plan)} mb {plan['micro_batch_size']} x {plan['grad_acc_steps']}",
                     f"{plan['step_time_s']:.3f}", f"{plan['peak_memory_bytes'] / GIB:.1f}",
@@ -150,17 +150,22 @@ def main():
 
     trials = read_trials(a.db)
     devices = sorted({f"{t['device_name']} (driver {t['driver']}, torch {t['torch_version']}, "
-                      f"gpudays {t['git_commit']})" for t in trials})
+                      f"gpudays {t['git_commit']})" for t in trials if t["device_name"]})
+    try:
+        with open(os.path.join(a.work, "machine.txt")) as f:
+            machine = "; ".join(line.strip() for line in f if line.strip())
+    except OSError:
+        machine = "unknown"
     lines = ["# GPU check", "",
-             f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/gpu-check.sh. "
-             f"Device: {'; '.join(devices) or 'no trial recorded one'}.", "",
+             f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/gpu-check.sh on: "
+             f"{machine}. Trials ran on: {'; '.join(devices) or '(no trial recorded its device)'}.", "",
              f"Models are the catalog's with a global batch of {a.global_batch} sequences "
              f"(train_steps scaled so the days still count the recipe's tokens); each trial times 3 "
              "optimizer steps after a warm-up. Measured peak memory is the caching allocator's peak; "
              "the prediction also counts the CUDA context and workspaces (docs/bench.md).", ""]
     lines += stages_section(a.work) + [""] + tests_section(a.work)
     for model in a.models:
-        lines += model_section(f"{model}-gb{a.global_batch}", a.presets, trials, a.work, a.gpu)
+        lines += model_section(model, a.global_batch, a.presets, trials, a.work, a.gpu)
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
 
