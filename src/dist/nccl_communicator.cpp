@@ -1,10 +1,10 @@
-// The NCCL engine (CUDA builds): collectives on CUDA device buffers, one GPU per rank. The bootstrap
-// communicator (MPI; the single-process one for one rank) carries NCCL's unique id from rank 0.
-// Collectives are queued on one CUDA stream, by default the legacy default stream: LibTorch's
-// default stream is that same stream, so tensors written before a collective and read after it
-// need no extra synchronisation. Callers that run their work on another stream (side streams,
-// CUDA graph capture) pass it in NcclOptions. Host buffers (the engine's scalars) are staged
-// through a device scratch buffer and are ready when the call returns. Torch-free.
+// The NCCL engine (CUDA builds): collectives on CUDA device buffers, one GPU per rank. The
+// bootstrap communicator (MPI; the single-process one for one rank) carries NCCL's unique id from
+// rank 0. Collectives are queued on one CUDA stream, by default the legacy default stream:
+// LibTorch's default stream is that same stream, so tensors written before a collective and read
+// after it need no extra synchronisation. Callers that run their work on another stream (side
+// streams, CUDA graph capture) pass it in NcclOptions. Host buffers (the engine's scalars) are
+// staged through a device scratch buffer and are ready when the call returns. Torch-free.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -20,23 +20,30 @@ namespace {
 
 void check_cuda(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) {
-    throw std::runtime_error(fmt::format("NCCL communicator: CUDA {} failed: {}", what,
-                                         cudaGetErrorString(rc)));
+    throw std::runtime_error(
+        fmt::format("NCCL communicator: CUDA {} failed: {}", what, cudaGetErrorString(rc)));
   }
 }
 
 ncclDataType_t nccl_type(DType d) {
   switch (d) {
-    case DType::kFloat32: return ncclFloat32;
-    case DType::kFloat64: return ncclFloat64;
-    case DType::kFloat16: return ncclFloat16;
-    case DType::kBFloat16: return ncclBfloat16;
-    case DType::kInt64: return ncclInt64;
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+    case DType::kInt64:
+      return ncclInt64;
   }
   throw std::logic_error("NCCL communicator: unknown DType");
 }
 
-ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::kSum ? ncclSum : ncclMax; }
+ncclRedOp_t nccl_op(ReduceOp op) {
+  return op == ReduceOp::kSum ? ncclSum : ncclMax;
+}
 
 // Makes `device` current for a scope and restores the caller's device.
 class DeviceScope {
@@ -100,9 +107,9 @@ class NcclCommunicator final : public Communicator {
     reserve_staging(send, recv, recv_bytes * (size_ + 1));
     Staged in(*this, const_cast<void*>(send), recv_bytes * size_, /*offset=*/0);
     Staged out(*this, recv, recv_bytes, /*offset=*/recv_bytes * size_);
-    check(ncclReduceScatter(in.device, out.device, count, nccl_type(d), nccl_op(op), comm_,
-                            stream_),
-          "reduce_scatter");
+    check(
+        ncclReduceScatter(in.device, out.device, count, nccl_type(d), nccl_op(op), comm_, stream_),
+        "reduce_scatter");
     out.copy_back();
   }
   void all_gather(const void* send, void* recv, size_t count, DType d) override {
@@ -176,7 +183,11 @@ class NcclCommunicator final : public Communicator {
     if (rc == ncclSuccess) return;
     const char* detail = comm_ != nullptr ? ncclGetLastError(comm_) : ncclGetLastError(nullptr);
     throw std::runtime_error(fmt::format("NCCL {} failed on rank {} of {} (CUDA device {}): {}{}{}",
-                                         what, rank_, size_, device_, ncclGetErrorString(rc),
+                                         what,
+                                         rank_,
+                                         size_,
+                                         device_,
+                                         ncclGetErrorString(rc),
                                          detail != nullptr && *detail != '\0' ? ": " : "",
                                          detail != nullptr ? detail : ""));
   }
@@ -197,6 +208,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap,
   return std::make_unique<NcclCommunicator>(bootstrap, options);
 }
 
-bool nccl_available() { return true; }
+bool nccl_available() {
+  return true;
+}
 
 }  // namespace gpudays

@@ -53,10 +53,14 @@ cudaDeviceProp properties(int index) {
 
 }  // namespace
 
-bool cuda_built() { return true; }
+bool cuda_built() {
+  return true;
+}
 
 // c10's count is 0 (not an error) without a driver or a GPU, and honours CUDA_VISIBLE_DEVICES.
-bool cuda_available() { return c10::cuda::device_count() > 0; }
+bool cuda_available() {
+  return c10::cuda::device_count() > 0;
+}
 
 void cuda_synchronize(int index) {
   check_index(index);
@@ -89,7 +93,9 @@ void cuda_reset_peak_memory(int index) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
 
-std::string cuda_device_name(int index) { return properties(index).name; }
+std::string cuda_device_name(int index) {
+  return properties(index).name;
+}
 
 std::string cuda_driver_version() {
   int api = 0;

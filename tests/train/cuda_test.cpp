@@ -19,9 +19,9 @@
 namespace gpudays {
 namespace {
 
-#define GPUDAYS_SKIP_WITHOUT_CUDA()                                                 \
-  if (!cuda_available()) GTEST_SKIP() << (cuda_built() ? "no CUDA GPU is visible" \
-                                                       : "this build has no CUDA")
+#define GPUDAYS_SKIP_WITHOUT_CUDA() \
+  if (!cuda_available())            \
+  GTEST_SKIP() << (cuda_built() ? "no CUDA GPU is visible" : "this build has no CUDA")
 
 const c10::Device kCuda(c10::kCUDA, 0);
 
@@ -96,7 +96,8 @@ std::vector<double> train_tiny(const ModelSpec& spec, const c10::Device& device,
   Engine engine(model->parameters(), *comm, engine_options(spec.recipe, MethodSet{}, 2));
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
-    const StepResult r = engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
+    const StepResult r =
+        engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
     losses.push_back(r.loss);
   }
   return losses;
@@ -156,9 +157,11 @@ TEST(Cuda, NcclSingleRankCollectives_CUDA) {
   EXPECT_EQ(nccl->engine(), "nccl");
   EXPECT_EQ(nccl->rank(), 0);
   EXPECT_EQ(nccl->size(), 1);
-  const std::vector<std::pair<at::ScalarType, DType>> types = {
-      {at::kFloat, DType::kFloat32}, {at::kDouble, DType::kFloat64}, {at::kHalf, DType::kFloat16},
-      {at::kBFloat16, DType::kBFloat16}, {at::kLong, DType::kInt64}};
+  const std::vector<std::pair<at::ScalarType, DType>> types = {{at::kFloat, DType::kFloat32},
+                                                               {at::kDouble, DType::kFloat64},
+                                                               {at::kHalf, DType::kFloat16},
+                                                               {at::kBFloat16, DType::kBFloat16},
+                                                               {at::kLong, DType::kInt64}};
   for (const auto& [scalar, dtype] : types) {
     const at::Tensor x = at::arange(1000, at::TensorOptions().device(kCuda)).to(scalar);
     at::Tensor buffer = x.clone();
