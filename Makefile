@@ -56,7 +56,8 @@ run: build
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu rtx-3090 --gpus-per-node 8
 
 # CUDA variant against an installed CUDA torch (TORCH_PYTHON's `import torch`; downloads nothing),
-# e.g. on the GPU machine: make cuda TORCH_PYTHON=/opt/torch/.venv/bin/python3
+# e.g. on the GPU machine: make cuda TORCH_PYTHON=/opt/torch/.venv/bin/python3 (where our Debian
+# packages are missing, scripts/gpu-check.sh configures it from .carry/: scripts/prepare-carry.sh).
 cuda:
 	@cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUDAYS_WITH_TORCH=ON \
 	  -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null

@@ -2,7 +2,10 @@
 # imported target gpudays::torch. CPU builds link only libtorch_cpu and libc10; GPUDAYS_CUDA=ON also
 # links libtorch_cuda, libc10_cuda and libtorch from a CUDA torch (e.g. /opt/torch/.venv on the GPU
 # machine). The torch folder comes from GPUDAYS_TORCH_DIR, else the project venv (.venv, made by
-# `make torch`), else `${GPUDAYS_PYTHON} -c 'import torch'`.
+# `make torch`), else `${GPUDAYS_PYTHON} -c 'import torch'`. The CUDA runtime and NCCL for the CUDA
+# variant come from cmake/cuda.cmake.
+
+include(${CMAKE_CURRENT_LIST_DIR}/cuda.cmake)
 
 set(GPUDAYS_TORCH_DIR "" CACHE PATH "Folder of the Python torch package (holds include/ and lib/)")
 set(GPUDAYS_PYTHON "" CACHE FILEPATH "Python whose `import torch` locates LibTorch (CUDA builds)")
@@ -83,6 +86,8 @@ function(gpudays_setup_torch)
   # references it by symbol, so an as-needed linker would drop it.
   target_link_libraries(gpudays_torch INTERFACE "-Wl,--no-as-needed" ${lib_paths})
   if(GPUDAYS_CUDA)
+    gpudays_setup_cuda("${torch_dir}")  # cmake/cuda.cmake: gpudays::cudart, gpudays::nccl
+    target_link_libraries(gpudays_torch INTERFACE gpudays::cudart)
     target_compile_definitions(gpudays_torch INTERFACE GPUDAYS_CUDA=1)
   endif()
   message(STATUS "LibTorch: ${torch_dir} (CUDA ${GPUDAYS_CUDA}, _GLIBCXX_USE_CXX11_ABI=${abi})")

@@ -39,6 +39,22 @@ std::unique_ptr<Communicator> make_single_process_communicator();
 // was built without MPI.
 std::unique_ptr<Communicator> make_mpi_communicator();
 bool mpi_available();
+// NCCL over CUDA device buffers, one GPU per rank (CUDA builds). The bootstrap communicator (MPI;
+// the single-process one for one rank) carries NCCL's unique id from rank 0 and sets the ranks.
+// Collectives are queued on `cuda_stream` and return before they finish; the default, the legacy
+// default stream, orders them with LibTorch's default stream. Host buffers (scalars) are staged
+// through device memory and hold the result on return. Throws when gpudays was built without NCCL.
+struct NcclOptions {
+  int cuda_device = 0;
+  void* cuda_stream = nullptr;  // a cudaStream_t; nullptr: the legacy default stream
+};
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap,
+                                                     const NcclOptions& options);
+inline std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap,
+                                                            int cuda_device) {
+  return make_nccl_communicator(bootstrap, NcclOptions{cuda_device, nullptr});
+}
+bool nccl_available();
 // True when this process was started by mpirun/srun with more than one rank.
 bool launched_with_several_ranks();
 

@@ -1,5 +1,5 @@
 // Detects a multi-rank launch (mpirun, srun) from the launcher's environment, and provides the
-// MPI engine's stand-ins when gpudays is built without MPI.
+// MPI and NCCL engines' stand-ins when gpudays is built without them.
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -27,6 +27,14 @@ std::unique_ptr<Communicator> make_mpi_communicator() {
 bool mpi_available() {
   return false;
 }
+#endif
+
+#ifndef GPUDAYS_WITH_NCCL
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, const NcclOptions&) {
+  throw std::runtime_error(
+      "this gpudays was built without NCCL (build the CUDA variant: make cuda)");
+}
+bool nccl_available() { return false; }
 #endif
 
 }  // namespace gpudays

@@ -42,13 +42,6 @@ std::string cuda_driver_version() {
 int cuda_compute_capability(int) {
   detail::no_cuda();
 }
-#else
-void cuda_synchronize(int index);
-DeviceMemoryStats cuda_memory(int index);
-void cuda_reset_peak_memory(int index);
-std::string cuda_device_name(int index);
-std::string cuda_driver_version();
-int cuda_compute_capability(int index);
 #endif
 
 namespace {

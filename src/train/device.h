@@ -40,4 +40,13 @@ std::string driver_version(const c10::Device& device);  // "" on the CPU
 // CUDA compute capability as major * 10 + minor (0 on the CPU).
 int compute_capability(const c10::Device& device);
 
+// The CUDA side behind the calls above, by device index: train/device_cuda.cpp in CUDA builds;
+// elsewhere they throw InputError (the build has no CUDA).
+void cuda_synchronize(int index);
+DeviceMemoryStats cuda_memory(int index);
+void cuda_reset_peak_memory(int index);
+std::string cuda_device_name(int index);
+std::string cuda_driver_version();  // "<kernel driver>, CUDA <driver API version>"
+int cuda_compute_capability(int index);
+
 }  // namespace gpudays

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Prepares .carry/ (ignored by git): what the CUDA variant's build needs from our Debian packages
+# and the GPU machine lacks (it has nvcc, CMake, ninja and torch in /opt/torch/.venv, but no network
+# and none of our packages). The device tool carries the folder (`carry: [".carry"]`) and
+# scripts/gpu-check.sh builds with CMAKE_PREFIX_PATH=.carry. Holds the headers and CMake package
+# files of toml++, CLI11, nlohmann-json, fmt, googletest and SQLite, their x86-64 libraries, and
+# ninja as a fallback. MPI is left out: the one-GPU build does without it (GPUDAYS_MPI=OFF).
+# Usage: scripts/prepare-carry.sh [DEST]   (default: .carry in the repository root)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dest=${1:-$root/.carry}
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+[ "$arch" = x86_64-linux-gnu ] || { echo "prepare-carry: the GPU machine is x86-64; this is $arch" >&2; exit 1; }
+
+packages=(libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev)
+bash "$root/scripts/install-deps.sh"
+
+rm -rf "$dest"
+mkdir -p "$dest/bin" "$dest/lib/$arch"
+
+# Copies /usr/<path> to $dest/<path>, following links (a carried folder is safest without them).
+copy() {
+  local rel=${1#/usr/}
+  mkdir -p "$dest/$(dirname "$rel")"
+  cp -L "$1" "$dest/$rel"
+}
+
+for p in "${packages[@]}"; do
+  while IFS= read -r f; do
+    [ -f "$f" ] || continue  # folders; links to files pass (-f follows them)
+    case "$f" in
+      /usr/share/doc/* | */pkgconfig/* | /usr/src/* | *.a) ;;
+      /usr/include/* | /usr/lib/"$arch"/* | /usr/share/cmake/*) copy "$f" ;;
+    esac
+  done < <(dpkg -L "$p")
+done
+# Static googletest (the only static libraries we link), and every name of each shared library the
+# package files point at (lib<name>.so for the linker, the soname for the loader, the real file
+# for CMake's import checks).
+cp -L /usr/lib/"$arch"/libgtest.a /usr/lib/"$arch"/libgtest_main.a "$dest/lib/$arch/"
+for lib in libtomlplusplus libfmt libsqlite3; do
+  for f in /usr/lib/"$arch"/"$lib".so*; do cp -L "$f" "$dest/lib/$arch/"; done
+done
+cp -L "$(command -v ninja)" "$dest/bin/ninja"
+
+cat > "$dest/README" <<EOF
+Made by scripts/prepare-carry.sh on $(hostname) ($(date -u +%F)) from Debian packages:
+$(dpkg-query -W -f='${Package} ${Version}\n' "${packages[@]}" ninja-build)
+Use: cmake -DCMAKE_PREFIX_PATH=\$PWD/.carry ... (scripts/gpu-check.sh does).
+EOF
+echo "prepare-carry: $dest, $(du -sh "$dest" | cut -f1)"
