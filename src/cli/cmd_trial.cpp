@@ -81,7 +81,9 @@ class PhaseClock {
 
 // Runs the warm-up steps, then `timed` steps, of an engine with `grad_acc_steps` micro-steps;
 // returns each timed step's wall seconds. With a clock, the engine reports its phases to it.
-std::vector<double> run_steps(const TrialContext& c, int64_t grad_acc_steps, int64_t timed,
+std::vector<double> run_steps(const TrialContext& c,
+                              int64_t grad_acc_steps,
+                              int64_t timed,
                               PhaseClock* clock) {
   EngineOptions options = engine_options(c.model.recipe, c.spec.methods, grad_acc_steps);
   if (clock != nullptr) {
@@ -111,8 +113,8 @@ std::vector<double> run_steps(const TrialContext& c, int64_t grad_acc_steps, int
 void take_slowest_rank(Communicator& comm, std::vector<double*> values) {
   std::vector<double> buffer;
   for (const double* v : values) buffer.push_back(*v);
-  comm.all_reduce(buffer.data(), static_cast<int64_t>(buffer.size()), DType::kFloat64,
-                  ReduceOp::kMax);
+  comm.all_reduce(
+      buffer.data(), static_cast<int64_t>(buffer.size()), DType::kFloat64, ReduceOp::kMax);
   for (size_t i = 0; i < values.size(); ++i) *values[i] = buffer[i];
 }
 
@@ -140,9 +142,16 @@ TrialResult time_step_parts(const TrialContext& c) {
   PhaseClock clock(c.device, std::min<int64_t>(acc, 2));
   run_steps(c, std::min<int64_t>(acc, 2), c.spec.timed_steps, &clock);
   ComposedStep composed = compose_step(clock.parts, acc);
-  take_slowest_rank(c.comm, {&composed.step.median_s, &composed.step.min_s, &composed.step.max_s,
-                             &composed.micro_s, &composed.last_micro_s, &composed.optimizer_s,
-                             &whole.median_s, &whole.min_s, &whole.max_s});
+  take_slowest_rank(c.comm,
+                    {&composed.step.median_s,
+                     &composed.step.min_s,
+                     &composed.step.max_s,
+                     &composed.micro_s,
+                     &composed.last_micro_s,
+                     &composed.optimizer_s,
+                     &whole.median_s,
+                     &whole.min_s,
+                     &whole.max_s});
   TrialResult r;
   r.status = TrialStatus::kOk;
   r.timing = StepTiming::kParts;
@@ -160,12 +169,13 @@ TrialResult time_step_parts(const TrialContext& c) {
     return r;
   }
   r.timing_check = "disagrees";
-  r.message = fmt::format("composed step {} differs from the whole step {} by {:+.1f}% (over "
-                          "{:.0f}%); the step time is the whole steps'",
-                          format_duration_s(composed.step.median_s),
-                          format_duration_s(whole.median_s),
-                          100 * composition_error(composed.step.median_s, whole.median_s),
-                          100 * kCompositionTolerance);
+  r.message = fmt::format(
+      "composed step {} differs from the whole step {} by {:+.1f}% (over "
+      "{:.0f}%); the step time is the whole steps'",
+      format_duration_s(composed.step.median_s),
+      format_duration_s(whole.median_s),
+      100 * composition_error(composed.step.median_s, whole.median_s),
+      100 * kCompositionTolerance);
   r.steps_timed = c.spec.check_steps;
   r.step_time_median_s = whole.median_s;
   r.step_time_min_s = whole.min_s;
@@ -175,14 +185,17 @@ TrialResult time_step_parts(const TrialContext& c) {
 
 // Builds the model on the device and times it; out-of-memory (CUDA's, or the CPU cap's) is a
 // result, "oom".
-TrialResult measure(const TrialSpec& spec, const ModelSpec& model, Communicator& comm,
+TrialResult measure(const TrialSpec& spec,
+                    const ModelSpec& model,
+                    Communicator& comm,
                     c10::Device device) {
   try {
-    auto trainable = make_trainable(model, {.fused_kernels = spec.methods.free_lunch,
-                                            .activation_checkpointing =
-                                                spec.methods.activation_checkpointing,
-                                            .data_seed = 1234,
-                                            .device = device});
+    auto trainable =
+        make_trainable(model,
+                       {.fused_kernels = spec.methods.free_lunch,
+                        .activation_checkpointing = spec.methods.activation_checkpointing,
+                        .data_seed = 1234,
+                        .device = device});
     const TrialContext c{spec, model, comm, device, *trainable};
     return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
   } catch (const c10::OutOfMemoryError& e) {
@@ -196,16 +209,31 @@ TrialResult measure(const TrialSpec& spec, const ModelSpec& model, Communicator&
 
 // Runs the trial; rank 0 prints the result line.
 void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
-  const c10::Device device = parse_device(spec.device);  // a build without CUDA says so here
+  c10::Device device = parse_device(spec.device);  // a build without CUDA says so here
   const ModelSpec model = spec.model_file.empty()
                               ? Catalog::load({global.config_dir}).model(spec.model)
                               : load_model_file(spec.model_file);
-  auto comm = launched_with_several_ranks() ? make_mpi_communicator()
-                                            : make_single_process_communicator();
+  // Several ranks: MPI on the CPU; on CUDA, one GPU per rank of a node and NCCL bootstrapped
+  // over MPI.
+  std::unique_ptr<Communicator> bootstrap;
+  std::unique_ptr<Communicator> comm;
+  if (!launched_with_several_ranks()) {
+    comm = make_single_process_communicator();
+  } else if (device.is_cpu()) {
+    comm = make_mpi_communicator();
+  } else {
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
+    bootstrap = make_mpi_communicator();
+    comm = make_nccl_communicator(*bootstrap, device.index());
+  }
   if (spec.micro_batch_size * spec.grad_acc_steps * comm->size() != model.recipe.global_batch) {
-    throw InputError(fmt::format("micro-batch {} x accumulation {} x {} ranks is not the global "
-                                 "batch {}", spec.micro_batch_size, spec.grad_acc_steps,
-                                 comm->size(), model.recipe.global_batch));
+    throw InputError(
+        fmt::format("micro-batch {} x accumulation {} x {} ranks is not the global "
+                    "batch {}",
+                    spec.micro_batch_size,
+                    spec.grad_acc_steps,
+                    comm->size(),
+                    model.recipe.global_batch));
   }
   set_tf32(/*enabled=*/spec.methods.free_lunch);
   std::optional<CpuMemoryScope> cpu_memory;
@@ -215,8 +243,8 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
     reset_peak_memory(device);
   }
   TrialResult r = measure(spec, model, *comm, device);
-  r.peak_memory_bytes = cpu_memory ? cpu_memory->stats().peak_bytes
-                                   : device_memory(device).peak_allocated_bytes;
+  r.peak_memory_bytes =
+      cpu_memory ? cpu_memory->stats().peak_bytes : device_memory(device).peak_allocated_bytes;
   int64_t peak = r.peak_memory_bytes;  // the largest rank's
   comm->all_reduce(&peak, 1, DType::kInt64, ReduceOp::kMax);
   r.peak_memory_bytes = peak;
@@ -241,9 +269,10 @@ void add_trial_command(CLI::App& app, const GlobalOptions& global) {
   auto check_device = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "trial", "Run one benchmark trial from a specification file (used by `gpudays bench`)");
-  CLI::Option* spec = cmd->add_option("--spec", *spec_path, "Trial specification (JSON)")
-                          ->check(CLI::ExistingFile);
-  cmd->add_option("--check-device", *check_device,
+  CLI::Option* spec =
+      cmd->add_option("--spec", *spec_path, "Trial specification (JSON)")->check(CLI::ExistingFile);
+  cmd->add_option("--check-device",
+                  *check_device,
                   "Only check that trials can run on this device (cpu, cuda, cuda:N) and print "
                   "its name")
       ->excludes(spec);

@@ -57,5 +57,7 @@ inline std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootst
 bool nccl_available();
 // True when this process was started by mpirun/srun with more than one rank.
 bool launched_with_several_ranks();
+// This process's rank among the ranks of its node, as the launcher says (0 when it says nothing).
+int local_rank();
 
 }  // namespace gpudays

@@ -19,6 +19,13 @@ bool launched_with_several_ranks() {
   return false;
 }
 
+int local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* value = std::getenv(name); value != nullptr) return std::atoi(value);
+  }
+  return 0;
+}
+
 #ifndef GPUDAYS_WITH_MPI
 std::unique_ptr<Communicator> make_mpi_communicator() {
   throw std::runtime_error(
@@ -34,7 +41,9 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, const NcclOp
   throw std::runtime_error(
       "this gpudays was built without NCCL (build the CUDA variant: make cuda)");
 }
-bool nccl_available() { return false; }
+bool nccl_available() {
+  return false;
+}
 #endif
 
 }  // namespace gpudays

@@ -108,6 +108,24 @@ DType ShardUnits::comm_dtype() const {
   }
 }
 
+// One rank copies tensors itself (the single-process communicator copies host memory only).
+void ShardUnits::all_gather(const at::Tensor& send, const at::Tensor& flat) {
+  if (comm_.size() == 1) {
+    flat.narrow(0, 0, send.numel()).copy_(send);
+    return;
+  }
+  comm_.all_gather(send.data_ptr(), flat.data_ptr(), send.numel(), comm_dtype());
+}
+
+void ShardUnits::reduce_scatter(const at::Tensor& full, const at::Tensor& part) {
+  if (comm_.size() == 1) {
+    part.copy_(full.narrow(0, 0, part.numel()));
+    return;
+  }
+  comm_.reduce_scatter(
+      full.data_ptr(), part.data_ptr(), part.numel(), comm_dtype(), ReduceOp::kSum);
+}
+
 void ShardUnits::gather(ShardUnit& u) {
   if (u.gathered || u.numel == 0) return;
   at::NoGradGuard no_grad;
@@ -115,7 +133,7 @@ void ShardUnits::gather(ShardUnit& u) {
       u.send.defined() ? u.send
                        : u.master.to(u.flat.device(), config_.working_dtype, /*non_blocking=*/true);
   resize_storage(u.flat, static_cast<size_t>(u.padded) * u.flat.element_size());
-  comm_.all_gather(send.data_ptr(), u.flat.data_ptr(), u.shard, comm_dtype());
+  all_gather(send, u.flat);
   u.gathered = true;
 }
 
@@ -155,7 +173,7 @@ void ShardUnits::reduce(ShardUnit& u) {
     }
   }
   at::Tensor part = at::empty({u.shard}, full.options());
-  comm_.reduce_scatter(full.data_ptr(), part.data_ptr(), u.shard, comm_dtype(), ReduceOp::kSum);
+  reduce_scatter(full, part);
   part.div_(static_cast<double>(comm_.size()));
   if (u.flat_grad.defined()) {  // stage 1: the slice lives inside the full gradient
     u.grad_shard = u.flat_grad.narrow(0, comm_.rank() * u.shard, u.shard);
@@ -177,7 +195,7 @@ void ShardUnits::write_back() {
     at::Tensor slice = u.flat.narrow(0, comm_.rank() * u.shard, u.shard);
     if (slice.data_ptr() != u.master.data_ptr()) slice.copy_(u.master, /*non_blocking=*/true);
     const at::Tensor send = slice.clone();
-    comm_.all_gather(send.data_ptr(), u.flat.data_ptr(), u.shard, comm_dtype());
+    all_gather(send, u.flat);
   }
 }
 

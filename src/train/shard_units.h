@@ -72,6 +72,8 @@ class ShardUnits {
 
  private:
   void init_unit(ShardUnit& u);
+  void all_gather(const at::Tensor& send, const at::Tensor& flat);
+  void reduce_scatter(const at::Tensor& full, const at::Tensor& part);
   DType comm_dtype() const;
   std::vector<ShardUnit> units_;
   Communicator& comm_;
