@@ -69,6 +69,7 @@ EngineOptions engine_options(const RecipeSpec& recipe,
   o.adam = adam_options(recipe, methods.free_lunch);
   o.schedule = schedule_options(recipe);
   o.cuda_graphs = methods.free_lunch;
+  o.tf32 = methods.free_lunch;
   return o;
 }
 
@@ -79,8 +80,7 @@ Engine::Engine(std::vector<at::Tensor> params,
     : params_(std::move(params)), comm_(comm), options_(options), scaler_(options.loss_scaler) {
   if (params_.empty()) throw InputError("the model has no parameters");
   check_methods(options_, comm_.size(), params_.front().device());
-  options_.adam.fused = options_.methods.free_lunch;
-  set_tf32(options_.methods.free_lunch);
+  set_tf32(options_.tf32);
   const at::Device device = params_.front().device();
   loss_factor_ = at::ones({}, at::TensorOptions().device(device).dtype(at::kFloat));
   if (options_.cuda_graphs && device.is_cuda() && stage() == 0 &&

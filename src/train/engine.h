@@ -40,13 +40,15 @@ struct EngineOptions {
   Precision precision = Precision::kFp32;
   int64_t grad_acc_steps = 1;
   double clip_grad_norm = 0.0;  // 0: no clipping
-  AdamOptions adam;             // `fused` is set from methods.free_lunch
+  AdamOptions adam;             // engine_options: fused with free-lunch
   ScheduleOptions schedule;
   LossScalerOptions loss_scaler;
   PhaseHook phase_hook;  // optional; micro_step is -1 for the optimizer phases
   // Capture the micro-step as a CUDA graph (free-lunch) where it can be: a CUDA device, no
   // sharding, no activation checkpointing, and micro-batches given as MicroBatches.
   bool cuda_graphs = false;
+  // TF32 for fp32 matmuls and convolutions (free-lunch; Ampere and newer).
+  bool tf32 = false;
 };
 
 // The options a recipe and a method set imply.

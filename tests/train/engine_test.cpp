@@ -103,7 +103,7 @@ TEST(Engine, AccumulationEqualsOneBigBatch) {
 TEST(Engine, FusedAdamWEqualsPlain) {
   auto single = make_single_process_communicator();
   EngineOptions o = base_options(2);
-  o.methods.free_lunch = true;
+  o.adam.fused = true;
   Mlp m;
   EXPECT_LT(max_diff(train(m, *single, o, 5), reference(base_options(1), 5)), 1e-6);
 }
