@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -243,6 +244,14 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
     reset_peak_memory(device);
   }
   TrialResult r = measure(spec, model, *comm, device);
+  if (r.status == TrialStatus::kOutOfMemory && comm->size() > 1) {
+    // The other ranks may wait in a collective this rank will never join: report, then end the
+    // job (the launcher stops the other ranks when one exits with an error).
+    r.device_name = device_name(device);
+    r.torch_version = TORCH_VERSION;
+    std::cout << to_json(r).dump() << std::endl;
+    std::_Exit(3);
+  }
   r.peak_memory_bytes =
       cpu_memory ? cpu_memory->stats().peak_bytes : device_memory(device).peak_allocated_bytes;
   int64_t peak = r.peak_memory_bytes;  // the largest rank's

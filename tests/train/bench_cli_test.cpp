@@ -20,8 +20,8 @@ namespace {
 
 // A database path of this process alone (other checkouts may run these tests at the same time).
 std::string temp_db(const std::string& name) {
-  const std::string path = std::filesystem::temp_directory_path() /
-                           (name + "." + std::to_string(getpid()) + ".db");
+  const std::string path =
+      std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()) + ".db");
   std::filesystem::remove(path);
   return path;
 }
@@ -35,9 +35,11 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
   const std::string db = temp_db("gpudays_bench_cli");
   const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
   // Measured peaks of this model: micro-batch 8 about 60 MB, 16 about 105 MB.
-  const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --methods free-lunch"
+  const ChildResult r = gpudays("bench --model-file " + model +
+                                " --device cpu --methods free-lunch"
                                 " --strategy exhaustive --memory-limit 83886080 --format json"
-                                " --db " + db);
+                                " --db " +
+                                db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
@@ -56,21 +58,60 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
     EXPECT_LE(trials[i].step_time_min_s, trials[i].step_time_median_s);
     EXPECT_FALSE(trials[i].torch_version.empty());
   }
-  const ChildResult best = gpudays("best --model bench-gpt-neox --gpu cpu --format json --db " + db);
+  const ChildResult best =
+      gpudays("best --model bench-gpt-neox --gpu cpu --format json --db " + db);
   ASSERT_EQ(best.exit_code, 0) << best.err;
   EXPECT_EQ(summary["best"]["micro_batch_size"], fastest->micro_batch_size);
   EXPECT_EQ(nlohmann::json::parse(best.out)["micro_batch_size"], fastest->micro_batch_size);
 }
 
 // Two ranks on the CPU: every trial runs under mpirun; the reduction crosses processes.
+// Two ranks under a 30 MB cap: micro-batch 4 runs out of memory on a rank, which reports it and
+// ends the job; the sweep records "oom" (not a crash or a timeout) and tries nothing larger.
+TEST(BenchCli, ARankOutOfMemoryIsRecordedAndTheSweepStopsGrowing) {
+  const std::string db = temp_db("gpudays_bench_cli_2ranks_oom");
+  const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
+  const ChildResult r = gpudays("bench --model-file " + model +
+                                " --device cpu --gpus-per-node 2"
+                                " --methods naive --strategy exhaustive --memory-limit 30000000"
+                                " --timing whole --steps 3 --trial-timeout 300 --db " +
+                                db);
+  if (r.exit_code != 0 && r.err.find("MPI launcher") != std::string::npos) {
+    GTEST_SKIP() << r.err;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
+  int64_t largest_ok = 0, smallest_oom = 0;
+  for (const TrialRecord& t : trials) {
+    ASSERT_TRUE(t.status == TrialStatus::kOk || t.status == TrialStatus::kOutOfMemory)
+        << to_string(t.status) << " " << t.message;
+    if (t.status == TrialStatus::kOk) largest_ok = std::max(largest_ok, t.micro_batch_size);
+    if (t.status == TrialStatus::kOutOfMemory && smallest_oom == 0)
+      smallest_oom = t.micro_batch_size;
+  }
+  EXPECT_GT(largest_ok, 0) << r.out;
+  EXPECT_EQ(smallest_oom, 2 * largest_ok) << r.out;
+  EXPECT_EQ(
+      static_cast<int64_t>(trials.size()),
+      1 +
+          [&] {
+            int64_t n = 0;
+            for (int64_t m = 1; m <= largest_ok; m *= 2) ++n;
+            return n;
+          }())
+      << r.out;
+}
+
 TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
   const std::string db = temp_db("gpudays_bench_cli_2ranks");
   const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
   // 64 MiB per rank: micro-batch 8 (about 60 MB) fits, 16 does not; the guided search starts at
   // the planner's largest fitting micro-batch and runs two or three trials.
-  const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --gpus-per-node 2"
+  const ChildResult r = gpudays("bench --model-file " + model +
+                                " --device cpu --gpus-per-node 2"
                                 " --methods naive --memory-limit 67108864 --timing parts"
-                                " --trial-timeout 300 --db " + db);
+                                " --trial-timeout 300 --db " +
+                                db);
   if (r.exit_code != 0 && r.err.find("MPI launcher") != std::string::npos) {
     GTEST_SKIP() << r.err;
   }
@@ -90,6 +131,9 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
   for (const TrialRecord& t : trials) {
     EXPECT_EQ(t.gpus_per_node, 2);
     EXPECT_EQ(t.micro_batch_size * t.grad_acc_steps * 2, 32);
+    // A rank out of memory reports it and ends the job: never a crash or a hang.
+    EXPECT_TRUE(t.status == TrialStatus::kOk || t.status == TrialStatus::kOutOfMemory)
+        << to_string(t.status) << " " << t.message;
     if (t.status != TrialStatus::kOk) continue;
     EXPECT_EQ(t.timing, first_ok->timing_check == "agrees" || &t == &*first_ok ? "parts" : "whole");
     EXPECT_GT(t.step_time_median_s, 0.0);
