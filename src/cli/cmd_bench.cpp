@@ -201,8 +201,9 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--methods", r->methods,
-                  "Method sets searched: naive (none), free-lunch, or all (with checkpointing, "
-                  "sharding and offloading)")
+                  "Method sets searched: naive (none), free-lunch, or all (with activation "
+                  "checkpointing, sharding zero_1/zero_2/zero_3 and FSDP's shard_grad_op (the "
+                  "stage-2 mechanism) and full_shard (stage 3), and offloading)")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();
   cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
