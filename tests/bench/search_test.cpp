@@ -140,7 +140,9 @@ TEST(Search, ProgressBoundIsAnUpperBoundThatNeverGrows) {
     for (size_t i = 0; i < calls.size(); ++i) {
       EXPECT_EQ(calls[i].first, static_cast<int>(i + 1));
       EXPECT_GE(calls[i].second, static_cast<int>(r.trials.size()));
-      if (i > 0) EXPECT_LE(calls[i].second, calls[i - 1].second);
+      if (i > 0) {
+        EXPECT_LE(calls[i].second, calls[i - 1].second);
+      }
     }
   }
 }

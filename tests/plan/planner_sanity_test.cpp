@@ -85,9 +85,13 @@ TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
           EXPECT_LE(row.mfu, c.gpu->matmul_ceiling_fraction) << m.name << " " << gpu;
           EXPECT_GE(row.hfu, row.mfu);
           EXPECT_GT(row.step_time_s, 0.0);
-          if (r.best && row.fits) EXPECT_GE(row.step_time_s, r.best->step_time_s);
+          if (r.best && row.fits) {
+            EXPECT_GE(row.step_time_s, r.best->step_time_s);
+          }
         }
-        if (r.best) EXPECT_TRUE(r.best->fits);
+        if (r.best) {
+          EXPECT_TRUE(r.best->fits);
+        }
       }
     }
   }

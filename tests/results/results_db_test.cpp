@@ -73,8 +73,8 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
   EXPECT_DOUBLE_EQ(found->mfu, 0.42);
   EXPECT_EQ(found->status, TrialStatus::kOk);
   EXPECT_EQ(found->git_commit, "abc123");
-  EXPECT_EQ(db.query({.model = "pythia-14m"}).size(), 2u);
-  EXPECT_TRUE(db.query({.model = "pythia-70m"}).empty());
+  EXPECT_EQ(db.query({.model = "pythia-14m", .gpu = ""}).size(), 2u);
+  EXPECT_TRUE(db.query({.model = "pythia-70m", .gpu = ""}).empty());
   EXPECT_FALSE(db.find(sample_trial(16).key()));
 }
 
