@@ -31,14 +31,21 @@ struct ArchSpec {
   int64_t vocab_size = 0;  // text families only
   int64_t seq_len = 0;     // tokens per sample; vit: patches + class token (derived)
   double layer_norm_eps = 1e-5;
+  // Std of the normal initialisation (HF initializer_range; mamba's default is 0.1).
+  double initializer_range = 0.02;
   // gpt_neox
   double rotary_pct = 0.0;
+  double rotary_emb_base = 10000.0;     // HF rotary_emb_base (5.x: rope_parameters.rope_theta)
   int64_t max_position_embeddings = 0;  // gpt_neox, roberta (roberta: includes padding offset)
   bool tie_word_embeddings = false;
   bool use_parallel_residual = true;
   // roberta
   int64_t type_vocab_size = 0;
   int64_t pad_token_id = 0;
+  int64_t bos_token_id = 0;  // <s>; never masked, never drawn by the synthetic batch
+  int64_t eos_token_id = 2;  // </s>; likewise
+  // vit: dropout on the attention probabilities (hidden dropout is the recipe's `dropout`)
+  double attention_probs_dropout_prob = 0.0;
   // vision (vit, convnext)
   int64_t image_size = 0;
   int64_t patch_size = 0;
@@ -47,6 +54,8 @@ struct ArchSpec {
   // convnext: blocks per stage and channels per stage
   std::vector<int64_t> depths;
   std::vector<int64_t> hidden_sizes;
+  double drop_path_rate = 0.0;           // stochastic depth of the last block (linear from 0)
+  double layer_scale_init_value = 1e-6;  // initial layer scale of every block
   // mamba
   int64_t d_state = 0;
   int64_t d_conv = 0;
@@ -54,6 +63,12 @@ struct ArchSpec {
   int64_t dt_rank = 0;
   bool conv_bias = true;
   bool proj_bias = false;
+  // dt_proj initialisation: dt log-uniform in [time_step_min, time_step_max], floored at
+  // time_step_floor; weight U(+-time_step_scale / sqrt(dt_rank)) (HF "random" scheme).
+  double time_step_min = 0.001;
+  double time_step_max = 0.1;
+  double time_step_floor = 1e-4;
+  double time_step_scale = 1.0;
 };
 
 struct RecipeSpec {

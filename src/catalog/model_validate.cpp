@@ -27,65 +27,141 @@ void check_transformer(const Checker& c, const ArchSpec& a) {
             fmt::format("{} heads do not divide d_model {}", a.n_heads, a.d_model));
 }
 
+void check_probability(const Checker& c, double p, const char* field) {
+  c.require(p >= 0.0 && p < 1.0, "arch", field, fmt::format("must be in [0, 1), is {}", p));
+}
+
+void check_gpt_neox(const Checker& c, const ArchSpec& a) {
+  check_transformer(c, a);
+  c.positive(a.vocab_size, "arch", "vocab_size");
+  c.positive(a.seq_len, "arch", "seq_len");
+  c.require(a.rotary_pct > 0.0 && a.rotary_pct <= 1.0, "arch", "rotary_pct", "must be in (0, 1]");
+  const int64_t rotary_dims = static_cast<int64_t>((a.d_model / a.n_heads) * a.rotary_pct);
+  c.require(rotary_dims % 2 == 0 && rotary_dims > 0,
+            "arch",
+            "rotary_pct",
+            fmt::format("gives {} rotary dimensions per head; must be even", rotary_dims));
+  c.require(a.rotary_emb_base > 1.0,
+            "arch",
+            "rotary_emb_base",
+            fmt::format("must be greater than 1, is {}", a.rotary_emb_base));
+  c.require(
+      a.seq_len <= a.max_position_embeddings,
+      "arch",
+      "seq_len",
+      fmt::format("{} exceeds max_position_embeddings {}", a.seq_len, a.max_position_embeddings));
+}
+
+// Special ids lie below the last id, which is <mask> (roberta-large's tokenizer).
+void check_special_id(const Checker& c, const ArchSpec& a, int64_t id, const char* field) {
+  c.require(id >= 0 && id < a.vocab_size - 1,
+            "arch",
+            field,
+            fmt::format("{} is not in [0, vocab_size - 1) = [0, {}) (the last id is <mask>)",
+                        id,
+                        a.vocab_size - 1));
+}
+
+void check_roberta(const Checker& c, const ArchSpec& a) {
+  check_transformer(c, a);
+  c.positive(a.vocab_size, "arch", "vocab_size");
+  c.positive(a.seq_len, "arch", "seq_len");
+  check_special_id(c, a, a.pad_token_id, "pad_token_id");
+  check_special_id(c, a, a.bos_token_id, "bos_token_id");
+  check_special_id(c, a, a.eos_token_id, "eos_token_id");
+  c.require(a.seq_len + a.pad_token_id + 1 <= a.max_position_embeddings,
+            "arch",
+            "seq_len",
+            fmt::format("{} + padding offset {} exceeds max_position_embeddings {}",
+                        a.seq_len,
+                        a.pad_token_id + 1,
+                        a.max_position_embeddings));
+}
+
+void check_vit(const Checker& c, const ArchSpec& a) {
+  check_transformer(c, a);
+  c.positive(a.patch_size, "arch", "patch_size");
+  c.positive(a.num_labels, "arch", "num_labels");
+  c.require(
+      a.image_size > 0 && a.image_size % a.patch_size == 0,
+      "arch",
+      "image_size",
+      fmt::format("{} is not a positive multiple of patch_size {}", a.image_size, a.patch_size));
+  check_probability(c, a.attention_probs_dropout_prob, "attention_probs_dropout_prob");
+}
+
+void check_convnext(const Checker& c, const ArchSpec& a) {
+  c.require(!a.depths.empty() && a.depths.size() == a.hidden_sizes.size(),
+            "arch",
+            "hidden_sizes",
+            fmt::format("needs one entry per stage ({} depths, {} hidden_sizes)",
+                        a.depths.size(),
+                        a.hidden_sizes.size()));
+  for (size_t i = 0; i < a.depths.size(); ++i) {
+    c.positive(a.depths[i], "arch", "depths");
+    c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");
+  }
+  c.positive(a.num_labels, "arch", "num_labels");
+  const int64_t total_stride = int64_t{4} << (a.depths.size() - 1);  // stem 4, then 2 per stage
+  c.require(a.image_size > 0 && a.image_size % total_stride == 0,
+            "arch",
+            "image_size",
+            fmt::format("must be a positive multiple of the total stride {}", total_stride));
+  check_probability(c, a.drop_path_rate, "drop_path_rate");
+  // HF drops the parameter at 0; the catalog's models all have it.
+  c.require(a.layer_scale_init_value > 0.0,
+            "arch",
+            "layer_scale_init_value",
+            fmt::format("must be positive (no layer scale is not supported), is {}",
+                        a.layer_scale_init_value));
+}
+
+void check_mamba(const Checker& c, const ArchSpec& a) {
+  c.positive(a.n_layers, "arch", "n_layers");
+  c.positive(a.d_model, "arch", "d_model");
+  c.positive(a.vocab_size, "arch", "vocab_size");
+  c.positive(a.seq_len, "arch", "seq_len");
+  c.positive(a.d_state, "arch", "d_state");
+  c.positive(a.d_conv, "arch", "d_conv");
+  c.positive(a.expand, "arch", "expand");
+  c.positive(a.dt_rank, "arch", "dt_rank");
+  c.require(
+      a.time_step_min > 0.0 && a.time_step_min <= a.time_step_max,
+      "arch",
+      "time_step_min",
+      fmt::format("must be in (0, time_step_max = {}], is {}", a.time_step_max, a.time_step_min));
+  c.require(a.time_step_floor >= 0.0,
+            "arch",
+            "time_step_floor",
+            fmt::format("must be >= 0, is {}", a.time_step_floor));
+  c.require(a.time_step_scale > 0.0,
+            "arch",
+            "time_step_scale",
+            fmt::format("must be positive, is {}", a.time_step_scale));
+}
+
 void check_arch(const Checker& c, Family family, const ArchSpec& a) {
   switch (family) {
-    case Family::kGptNeox: {
-      check_transformer(c, a);
-      c.positive(a.vocab_size, "arch", "vocab_size");
-      c.positive(a.seq_len, "arch", "seq_len");
-      c.require(a.rotary_pct > 0.0 && a.rotary_pct <= 1.0, "arch", "rotary_pct",
-                "must be in (0, 1]");
-      const int64_t rotary_dims = static_cast<int64_t>((a.d_model / a.n_heads) * a.rotary_pct);
-      c.require(rotary_dims % 2 == 0 && rotary_dims > 0, "arch", "rotary_pct",
-                fmt::format("gives {} rotary dimensions per head; must be even", rotary_dims));
-      c.require(a.seq_len <= a.max_position_embeddings, "arch", "seq_len",
-                fmt::format("{} exceeds max_position_embeddings {}", a.seq_len,
-                            a.max_position_embeddings));
+    case Family::kGptNeox:
+      check_gpt_neox(c, a);
       break;
-    }
     case Family::kRoberta:
-      check_transformer(c, a);
-      c.positive(a.vocab_size, "arch", "vocab_size");
-      c.positive(a.seq_len, "arch", "seq_len");
-      c.require(a.seq_len + a.pad_token_id + 1 <= a.max_position_embeddings, "arch", "seq_len",
-                fmt::format("{} + padding offset {} exceeds max_position_embeddings {}", a.seq_len,
-                            a.pad_token_id + 1, a.max_position_embeddings));
+      check_roberta(c, a);
       break;
     case Family::kVit:
-      check_transformer(c, a);
-      c.positive(a.patch_size, "arch", "patch_size");
-      c.positive(a.num_labels, "arch", "num_labels");
-      c.require(a.image_size > 0 && a.image_size % a.patch_size == 0, "arch", "image_size",
-                fmt::format("{} is not a positive multiple of patch_size {}", a.image_size,
-                            a.patch_size));
+      check_vit(c, a);
       break;
     case Family::kConvnext:
-      c.require(!a.depths.empty() && a.depths.size() == a.hidden_sizes.size(), "arch",
-                "hidden_sizes",
-                fmt::format("needs one entry per stage ({} depths, {} hidden_sizes)",
-                            a.depths.size(), a.hidden_sizes.size()));
-      for (size_t i = 0; i < a.depths.size(); ++i) {
-        c.positive(a.depths[i], "arch", "depths");
-        c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");
-      }
-      c.positive(a.num_labels, "arch", "num_labels");
-      {
-        const int64_t total_stride = int64_t{4} << (a.depths.size() - 1);  // stem 4, then 2 per stage
-        c.require(a.image_size > 0 && a.image_size % total_stride == 0, "arch", "image_size",
-                  fmt::format("must be a positive multiple of the total stride {}", total_stride));
-      }
+      check_convnext(c, a);
       break;
     case Family::kMamba:
-      c.positive(a.n_layers, "arch", "n_layers");
-      c.positive(a.d_model, "arch", "d_model");
-      c.positive(a.vocab_size, "arch", "vocab_size");
-      c.positive(a.seq_len, "arch", "seq_len");
-      c.positive(a.d_state, "arch", "d_state");
-      c.positive(a.d_conv, "arch", "d_conv");
-      c.positive(a.expand, "arch", "expand");
-      c.positive(a.dt_rank, "arch", "dt_rank");
+      check_mamba(c, a);
       break;
   }
+  c.require(a.initializer_range > 0.0,
+            "arch",
+            "initializer_range",
+            fmt::format("must be positive, is {}", a.initializer_range));
 }
 
 void check_recipe(const Checker& c, const RecipeSpec& r) {

@@ -62,6 +62,9 @@ ConvnextOptions convnext_options(const ModelSpec& spec, const at::TensorOptions&
   o.num_channels = a.num_channels;
   o.num_labels = a.num_labels;
   o.layer_norm_eps = a.layer_norm_eps;
+  o.layer_scale_init = a.layer_scale_init_value;
+  o.drop_path_rate = a.drop_path_rate;
+  o.init_std = a.initializer_range;
   o.param_options = param_options;
   return o;
 }
@@ -73,11 +76,12 @@ ConvnextLayerImpl::ConvnextLayerImpl(int64_t dim, double drop_path, const Convne
                               .out_channels = dim,
                               .kernel_size = kConvnextKernelSize,
                               .padding = kConvnextKernelSize / 2,
-                              .groups = dim};
+                              .groups = dim,
+                              .init_std = options.init_std};
   dwconv_ = register_module("dwconv", Conv(/*spatial_dims=*/2, depthwise, p));
   layernorm_ = register_module("layernorm", LayerNorm(dim, kConvnextInnerNormEps, p));
-  pwconv1_ = register_module("pwconv1", Linear(dim, 4 * dim, /*bias=*/true, p));
-  pwconv2_ = register_module("pwconv2", Linear(4 * dim, dim, /*bias=*/true, p));
+  pwconv1_ = register_module("pwconv1", Linear(dim, 4 * dim, /*bias=*/true, p, options.init_std));
+  pwconv2_ = register_module("pwconv2", Linear(4 * dim, dim, /*bias=*/true, p, options.init_std));
   layer_scale_ = register_parameter("layer_scale_parameter",
                                     at::empty({dim}, p).fill_(options.layer_scale_init));
 }
@@ -98,10 +102,13 @@ ConvnextStageImpl::ConvnextStageImpl(int64_t stage,
     const int64_t in = options.hidden_sizes[stage - 1];
     const auto downsampling = register_module("downsampling_layer", torch::nn::ModuleList());
     downsample_norm_ = LayerNorm(in, kConvnextInnerNormEps, p);
-    downsample_conv_ =
-        Conv(/*spatial_dims=*/2,
-             ConvOptions{.in_channels = in, .out_channels = out, .kernel_size = 2, .stride = 2},
-             p);
+    downsample_conv_ = Conv(/*spatial_dims=*/2,
+                            ConvOptions{.in_channels = in,
+                                        .out_channels = out,
+                                        .kernel_size = 2,
+                                        .stride = 2,
+                                        .init_std = options.init_std},
+                            p);
     downsampling->push_back(downsample_norm_);  // .0
     downsampling->push_back(downsample_conv_);  // .1
   }
@@ -138,7 +145,8 @@ ConvnextForImageClassificationImpl::ConvnextForImageClassificationImpl(
   const ConvOptions stem{.in_channels = options.num_channels,
                          .out_channels = d0,
                          .kernel_size = kConvnextPatchSize,
-                         .stride = kConvnextPatchSize};
+                         .stride = kConvnextPatchSize,
+                         .init_std = options.init_std};
   stem_ = embeddings->register_module("patch_embeddings", Conv(/*spatial_dims=*/2, stem, p));
   stem_norm_ = embeddings->register_module("layernorm", LayerNorm(d0, kConvnextInnerNormEps, p));
   stages_ = add_group(*convnext, "encoder")->register_module("stages", torch::nn::ModuleList());
@@ -148,7 +156,8 @@ ConvnextForImageClassificationImpl::ConvnextForImageClassificationImpl(
   }
   final_norm_ =
       convnext->register_module("layernorm", LayerNorm(d_last, options.layer_norm_eps, p));
-  classifier_ = register_module("classifier", Linear(d_last, options.num_labels, /*bias=*/true, p));
+  classifier_ = register_module(
+      "classifier", Linear(d_last, options.num_labels, /*bias=*/true, p, options.init_std));
 }
 
 at::Tensor ConvnextForImageClassificationImpl::forward(const at::Tensor& images) {

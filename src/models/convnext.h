@@ -17,8 +17,9 @@
 
 namespace gpudays::models {
 
-// Constants of every ConvNeXt in the catalog that the catalog has no field for; values are
-// transformers' ConvNextConfig defaults and modeling_convnext.py's hard-coded ones.
+// Constants of every ConvNeXt in the catalog that the catalog has no field for (the layer scale
+// is one, with this default); values are transformers' ConvNextConfig defaults and
+// modeling_convnext.py's hard-coded ones.
 inline constexpr int64_t kConvnextPatchSize = 4;       // stem kernel and stride (config patch_size)
 inline constexpr int64_t kConvnextKernelSize = 7;      // depthwise kernel of each block
 inline constexpr double kConvnextInnerNormEps = 1e-6;  // stem, block and downsampling LayerNorms
@@ -33,6 +34,7 @@ struct ConvnextOptions {
   double layer_norm_eps = 1e-12;  // the final LayerNorm only (HF config layer_norm_eps)
   double layer_scale_init = kConvnextLayerScaleInit;
   double drop_path_rate = 0.0;      // stochastic depth, rising linearly to this over all blocks
+  double init_std = kInitStd;       // weights ~ N(0, init_std) (HF initializer_range)
   at::TensorOptions param_options;  // device and dtype of the parameters (meta: no allocation)
 };
 

@@ -50,10 +50,12 @@ GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& 
   o.vocab_size = a.vocab_size;
   o.max_position_embeddings = a.max_position_embeddings;
   o.rotary_pct = a.rotary_pct;
+  o.rotary_base = a.rotary_emb_base;
   o.layer_norm_eps = a.layer_norm_eps;
   o.use_parallel_residual = a.use_parallel_residual;
   o.tie_word_embeddings = a.tie_word_embeddings;
   o.hidden_dropout = spec.recipe.dropout;
+  o.init_std = a.initializer_range;
   o.param_options = param_options;
   return o;
 }
@@ -73,8 +75,9 @@ GptNeoxAttentionImpl::GptNeoxAttentionImpl(const GptNeoxOptions& options)
     : n_heads_(options.n_heads), head_dim_(options.head_dim()), attention_(options.attention) {
   const int64_t d = options.d_model;
   query_key_value_ = register_module(
-      "query_key_value", Linear(d, 3 * d, /*bias=*/true, options.param_options));
-  dense_ = register_module("dense", Linear(d, d, /*bias=*/true, options.param_options));
+      "query_key_value", Linear(d, 3 * d, /*bias=*/true, options.param_options, options.init_std));
+  dense_ = register_module("dense",
+                           Linear(d, d, /*bias=*/true, options.param_options, options.init_std));
 }
 
 at::Tensor GptNeoxAttentionImpl::forward(const at::Tensor& x, const RotaryTables& rotary) {
@@ -91,10 +94,11 @@ at::Tensor GptNeoxAttentionImpl::forward(const at::Tensor& x, const RotaryTables
 }
 
 GptNeoxMlpImpl::GptNeoxMlpImpl(const GptNeoxOptions& options) {
+  const auto& p = options.param_options;
   dense_h_to_4h_ = register_module(
-      "dense_h_to_4h", Linear(options.d_model, options.d_ffn, /*bias=*/true, options.param_options));
+      "dense_h_to_4h", Linear(options.d_model, options.d_ffn, /*bias=*/true, p, options.init_std));
   dense_4h_to_h_ = register_module(
-      "dense_4h_to_h", Linear(options.d_ffn, options.d_model, /*bias=*/true, options.param_options));
+      "dense_4h_to_h", Linear(options.d_ffn, options.d_model, /*bias=*/true, p, options.init_std));
 }
 
 at::Tensor GptNeoxMlpImpl::forward(const at::Tensor& x) {
@@ -127,7 +131,9 @@ at::Tensor GptNeoxLayerImpl::forward(const at::Tensor& x, const RotaryTables& ro
 
 GptNeoxModelImpl::GptNeoxModelImpl(const GptNeoxOptions& options) : options_(options) {
   const auto& p = options.param_options;
-  embed_in_ = register_module("embed_in", Embedding(options.vocab_size, options.d_model, p));
+  embed_in_ = register_module(
+      "embed_in",
+      Embedding(options.vocab_size, options.d_model, p, /*padding_idx=*/-1, options.init_std));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < options.n_layers; ++i) layers_->push_back(GptNeoxLayer(options));
   final_layer_norm_ =
@@ -163,9 +169,12 @@ void GptNeoxModelImpl::set_attention(AttentionKind kind) {
 GptNeoxForCausalLMImpl::GptNeoxForCausalLMImpl(const GptNeoxOptions& options) : options_(options) {
   gpt_neox_ = register_module("gpt_neox", GptNeoxModel(options));
   if (!options.tie_word_embeddings) {
-    embed_out_ = register_module(
-        "embed_out",
-        Linear(options.d_model, options.vocab_size, /*bias=*/false, options.param_options));
+    embed_out_ = register_module("embed_out",
+                                 Linear(options.d_model,
+                                        options.vocab_size,
+                                        /*bias=*/false,
+                                        options.param_options,
+                                        options.init_std));
   }
 }
 

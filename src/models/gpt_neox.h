@@ -16,7 +16,7 @@
 
 namespace gpudays::models {
 
-// Rotary base of every Pythia model (HF `rotary_emb_base` / rope_theta); not a catalog field.
+// Rotary base of every Pythia model and HF's default (`rotary_emb_base` / rope_theta).
 inline constexpr double kGptNeoxRotaryBase = 10000.0;
 
 struct GptNeoxOptions {
@@ -32,6 +32,7 @@ struct GptNeoxOptions {
   bool use_parallel_residual = true;
   bool tie_word_embeddings = false;
   double hidden_dropout = 0.0;  // after the embedding, attention and MLP (HF hidden_dropout)
+  double init_std = kInitStd;   // weights ~ N(0, init_std) (HF initializer_range)
   AttentionKind attention = AttentionKind::kPlain;
   at::TensorOptions param_options;  // device and dtype of the parameters (meta: no allocation)
 

@@ -31,11 +31,11 @@ nlohmann::json gpt_neox_config(const ModelSpec& spec) {
       {"intermediate_size", a.d_ffn},
       {"hidden_act", "gelu"},
       {"max_position_embeddings", a.max_position_embeddings},
-      {"rotary_pct", a.rotary_pct},  // transformers 4.x
-      {"rotary_emb_base", kGptNeoxRotaryBase},
-      {"rope_parameters",  // transformers 5.x
+      {"rotary_pct", a.rotary_pct},            // transformers 4.x
+      {"rotary_emb_base", a.rotary_emb_base},  // transformers 4.x
+      {"rope_parameters",                      // transformers 5.x
        {{"rope_type", "default"},
-        {"rope_theta", kGptNeoxRotaryBase},
+        {"rope_theta", a.rotary_emb_base},
         {"partial_rotary_factor", a.rotary_pct}}},
       {"layer_norm_eps", a.layer_norm_eps},
       {"use_parallel_residual", a.use_parallel_residual},
@@ -43,7 +43,7 @@ nlohmann::json gpt_neox_config(const ModelSpec& spec) {
       {"attention_bias", true},
       {"hidden_dropout", spec.recipe.dropout},
       {"attention_dropout", 0.0},
-      {"initializer_range", kInitStd},
+      {"initializer_range", a.initializer_range},
       {"bos_token_id", 0},  // Pythia's tokenizer: <|endoftext|> = 0 for both
       {"eos_token_id", 0},
       {"use_cache", true},
@@ -67,10 +67,10 @@ nlohmann::json roberta_config(const ModelSpec& spec) {
       {"max_position_embeddings", a.max_position_embeddings},
       {"type_vocab_size", a.type_vocab_size},
       {"layer_norm_eps", a.layer_norm_eps},
-      {"initializer_range", kInitStd},
+      {"initializer_range", a.initializer_range},
       {"pad_token_id", a.pad_token_id},
-      {"bos_token_id", kRobertaBosId},
-      {"eos_token_id", kRobertaEosId},
+      {"bos_token_id", a.bos_token_id},
+      {"eos_token_id", a.eos_token_id},
       {"tie_word_embeddings", true},
       {"dtype", "float32"},
   };
@@ -97,7 +97,7 @@ nlohmann::json vit_config(const ModelSpec& spec) {
       {"qkv_bias", true},
       {"encoder_stride", a.patch_size},
       {"layer_norm_eps", a.layer_norm_eps},
-      {"initializer_range", kInitStd},
+      {"initializer_range", a.initializer_range},
       {"dtype", "float32"},
   };
 }
@@ -117,14 +117,14 @@ nlohmann::json convnext_config(const ModelSpec& spec) {
       {"image_size", a.image_size},
       {"num_labels", a.num_labels},
       {"layer_norm_eps", a.layer_norm_eps},
-      {"layer_scale_init_value", kConvnextLayerScaleInit},
-      {"drop_path_rate", 0.0},
-      {"initializer_range", kInitStd},
+      {"layer_scale_init_value", a.layer_scale_init_value},
+      {"drop_path_rate", a.drop_path_rate},
+      {"initializer_range", a.initializer_range},
       {"dtype", "float32"},
   };
 }
 
-// MambaForCausalLM; the time-step initialisation fields are MambaConfig's defaults (kMamba*).
+// MambaForCausalLM.
 nlohmann::json mamba_config(const ModelSpec& spec) {
   const ArchSpec& a = spec.arch;
   return {
@@ -144,12 +144,12 @@ nlohmann::json mamba_config(const ModelSpec& spec) {
       {"layer_norm_epsilon", a.layer_norm_eps},
       {"residual_in_fp32", true},
       {"rescale_prenorm_residual", false},
-      {"initializer_range", kMambaInitStd},
+      {"initializer_range", a.initializer_range},
       {"time_step_init_scheme", "random"},
-      {"time_step_min", kMambaTimeStepMin},
-      {"time_step_max", kMambaTimeStepMax},
-      {"time_step_floor", kMambaTimeStepFloor},
-      {"time_step_scale", kMambaTimeStepScale},
+      {"time_step_min", a.time_step_min},
+      {"time_step_max", a.time_step_max},
+      {"time_step_floor", a.time_step_floor},
+      {"time_step_scale", a.time_step_scale},
       {"tie_word_embeddings", true},
       {"bos_token_id", 0},  // GPT-NeoX tokenizer, as Pythia: <|endoftext|> = 0
       {"eos_token_id", 0},

@@ -13,9 +13,10 @@ namespace gpudays::models {
 LinearImpl::LinearImpl(int64_t in_features,
                        int64_t out_features,
                        bool bias,
-                       const at::TensorOptions& options) {
-  weight_ = register_parameter("weight",
-                               at::empty({out_features, in_features}, options).normal_(0, kInitStd));
+                       const at::TensorOptions& options,
+                       double init_std) {
+  weight_ = register_parameter(
+      "weight", at::empty({out_features, in_features}, options).normal_(0, init_std));
   if (bias) bias_ = register_parameter("bias", at::empty({out_features}, options).zero_());
 }
 
@@ -36,9 +37,10 @@ at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
 EmbeddingImpl::EmbeddingImpl(int64_t count,
                              int64_t dim,
                              const at::TensorOptions& options,
-                             int64_t padding_idx)
+                             int64_t padding_idx,
+                             double init_std)
     : padding_idx_(padding_idx) {
-  at::Tensor weight = at::empty({count, dim}, options).normal_(0, kInitStd);
+  at::Tensor weight = at::empty({count, dim}, options).normal_(0, init_std);
   if (padding_idx >= 0) weight[padding_idx].zero_();
   weight_ = register_parameter("weight", weight);
 }
@@ -52,7 +54,7 @@ ConvImpl::ConvImpl(int64_t spatial_dims, const ConvOptions& conv, const at::Tens
   TORCH_CHECK(spatial_dims == 1 || spatial_dims == 2, "Conv: 1 or 2 spatial dimensions");
   std::vector<int64_t> shape = {conv.out_channels, conv.in_channels / conv.groups};
   shape.insert(shape.end(), spatial_dims, conv.kernel_size);
-  weight_ = register_parameter("weight", at::empty(shape, options).normal_(0, kInitStd));
+  weight_ = register_parameter("weight", at::empty(shape, options).normal_(0, conv.init_std));
   if (conv.bias) bias_ = register_parameter("bias", at::empty({conv.out_channels}, options).zero_());
 }
 

@@ -12,13 +12,17 @@
 
 namespace gpudays::models {
 
-// HuggingFace's `initializer_range` default (0.02), used by every reference configuration.
+// HuggingFace's `initializer_range` default (0.02); models pass the catalog's value (ArchSpec).
 inline constexpr double kInitStd = 0.02;
 
-// y = x W^T + b. Weight ~ N(0, kInitStd), bias 0.
+// y = x W^T + b. Weight ~ N(0, init_std), bias 0.
 class LinearImpl : public torch::nn::Module {
  public:
-  LinearImpl(int64_t in_features, int64_t out_features, bool bias, const at::TensorOptions& options);
+  LinearImpl(int64_t in_features,
+             int64_t out_features,
+             bool bias,
+             const at::TensorOptions& options,
+             double init_std = kInitStd);
   at::Tensor forward(const at::Tensor& x);  // x: [..., in] -> [..., out]
   const at::Tensor& weight() const { return weight_; }  // [out, in]
   const at::Tensor& bias() const { return bias_; }      // [out], undefined without bias
@@ -43,14 +47,15 @@ class LayerNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LayerNorm);
 
-// Lookup table. Weight ~ N(0, kInitStd); with a padding_idx (>= 0) that row starts at zero and
+// Lookup table. Weight ~ N(0, init_std); with a padding_idx (>= 0) that row starts at zero and
 // receives no gradient, as torch.nn.Embedding(padding_idx=...).
 class EmbeddingImpl : public torch::nn::Module {
  public:
   EmbeddingImpl(int64_t count,
                 int64_t dim,
                 const at::TensorOptions& options,
-                int64_t padding_idx = -1);
+                int64_t padding_idx = -1,
+                double init_std = kInitStd);
   at::Tensor forward(const at::Tensor& ids);  // ids: [...] int64 -> [..., dim]
   const at::Tensor& weight() const { return weight_; }  // [count, dim]
 
@@ -68,9 +73,10 @@ struct ConvOptions {
   int64_t padding = 0;
   int64_t groups = 1;  // in_channels: depthwise
   bool bias = true;
+  double init_std = kInitStd;  // weight ~ N(0, init_std)
 };
 
-// 1-d or 2-d convolution (weight [out, in / groups, k(, k)] ~ N(0, kInitStd), bias 0).
+// 1-d or 2-d convolution (weight [out, in / groups, k(, k)] ~ N(0, init_std), bias 0).
 class ConvImpl : public torch::nn::Module {
  public:
   ConvImpl(int64_t spatial_dims, const ConvOptions& conv, const at::TensorOptions& options);

@@ -36,13 +36,13 @@ at::ScalarType at_least_fp32(at::ScalarType type) {
 
 // dt_proj.bias = softplus^-1(dt), dt log-uniform in [time_step_min, time_step_max], floored
 // (HF init_mamba_weights), drawn in fp32 as HF does. -> [d_inner]
-at::Tensor dt_bias_init(int64_t d_inner, const at::TensorOptions& options) {
-  const at::TensorOptions f32 = options.dtype(at::kFloat);
-  const double log_min = std::log(kMambaTimeStepMin);
-  const double log_max = std::log(kMambaTimeStepMax);
-  const at::Tensor dt = at::exp(at::rand({d_inner}, f32) * (log_max - log_min) + log_min)
-                            .clamp_min(kMambaTimeStepFloor);
-  return (dt + at::log(-at::expm1(-dt))).to(options.dtype());
+at::Tensor dt_bias_init(const MambaOptions& o) {
+  const at::TensorOptions f32 = o.param_options.dtype(at::kFloat);
+  const double log_min = std::log(o.time_step_min);
+  const double log_max = std::log(o.time_step_max);
+  const at::Tensor dt = at::exp(at::rand({o.d_inner()}, f32) * (log_max - log_min) + log_min)
+                            .clamp_min(o.time_step_floor);
+  return (dt + at::log(-at::expm1(-dt))).to(o.param_options.dtype());
 }
 
 }  // namespace
@@ -65,6 +65,11 @@ MambaOptions mamba_options(const ModelSpec& spec, const at::TensorOptions& param
   o.conv_bias = a.conv_bias;
   o.proj_bias = a.proj_bias;
   o.layer_norm_eps = a.layer_norm_eps;
+  o.init_std = a.initializer_range;
+  o.time_step_min = a.time_step_min;
+  o.time_step_max = a.time_step_max;
+  o.time_step_floor = a.time_step_floor;
+  o.time_step_scale = a.time_step_scale;
   o.param_options = param_options;
   return o;
 }
@@ -126,13 +131,14 @@ MambaMixerImpl::MambaMixerImpl(const MambaOptions& options)
 void MambaMixerImpl::init_weights(const MambaOptions& options) {
   at::NoGradGuard no_grad;
   // Every Linear N(0, initializer_range), bias 0 (as Linear starts)...
-  in_proj_->weight().normal_(0, kMambaInitStd);
-  x_proj_->weight().normal_(0, kMambaInitStd);
+  in_proj_->weight().normal_(0, options.init_std);
+  x_proj_->weight().normal_(0, options.init_std);
   // ...then init_mamba_weights for dt_proj ("random" scheme) and kaiming_uniform_(a=sqrt(5)) for
   // out_proj: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-  const double dt_std = std::pow(static_cast<double>(options.dt_rank), -0.5) * kMambaTimeStepScale;
+  const double dt_std =
+      std::pow(static_cast<double>(options.dt_rank), -0.5) * options.time_step_scale;
   dt_proj_->weight().uniform_(-dt_std, dt_std);
-  dt_proj_->bias().copy_(dt_bias_init(options.d_inner(), options.param_options));
+  dt_proj_->bias().copy_(dt_bias_init(options));
   const double out_bound = 1.0 / std::sqrt(static_cast<double>(options.d_inner()));
   out_proj_->weight().uniform_(-out_bound, out_bound);
 }
@@ -173,7 +179,7 @@ MambaModelImpl::MambaModelImpl(const MambaOptions& options) {
   embeddings_ = register_module("embeddings", Embedding(options.vocab_size, options.d_model, p));
   {
     at::NoGradGuard no_grad;
-    embeddings_->weight().normal_(0, kMambaInitStd);  // initializer_range 0.1, not 0.02
+    embeddings_->weight().normal_(0, options.init_std);  // initializer_range: 0.1 by default
   }
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < options.n_layers; ++i) layers_->push_back(MambaBlock(options));

@@ -16,8 +16,8 @@
 
 namespace gpudays::models {
 
-// MambaConfig values that are not catalog fields: the same for every reference Mamba
-// (transformers' MambaConfig defaults, as in state-spaces/mamba-2.8b-hf's config.json).
+// transformers' MambaConfig defaults (as in state-spaces/mamba-2.8b-hf's config.json); the
+// catalog's fields of the same names (ArchSpec) default to them.
 inline constexpr double kMambaInitStd = 0.1;         // initializer_range
 inline constexpr double kMambaTimeStepMin = 0.001;   // time_step_min
 inline constexpr double kMambaTimeStepMax = 0.1;     // time_step_max
@@ -36,6 +36,13 @@ struct MambaOptions {
   bool proj_bias = false;  // bias of in_proj and out_proj
   double layer_norm_eps = 1e-5;
   bool residual_in_fp32 = true;  // residual stream in >= fp32 (HF residual_in_fp32)
+  double init_std = kMambaInitStd;  // embeddings, in_proj, x_proj ~ N(0, init_std)
+  // dt_proj initialisation (HF time_step_*): bias softplus^-1 of dt log-uniform in
+  // [time_step_min, time_step_max] floored at time_step_floor; weight U(+-scale / sqrt(dt_rank)).
+  double time_step_min = kMambaTimeStepMin;
+  double time_step_max = kMambaTimeStepMax;
+  double time_step_floor = kMambaTimeStepFloor;
+  double time_step_scale = kMambaTimeStepScale;
   ScanKind scan = ScanKind::kPlain;
   at::TensorOptions param_options;  // device and dtype of the parameters (meta: no allocation)
 

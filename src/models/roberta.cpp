@@ -38,9 +38,12 @@ RobertaOptions roberta_options(const ModelSpec& spec, const at::TensorOptions& p
   o.max_position_embeddings = a.max_position_embeddings;
   o.type_vocab_size = a.type_vocab_size;
   o.pad_token_id = a.pad_token_id;
+  o.bos_token_id = a.bos_token_id;
+  o.eos_token_id = a.eos_token_id;
   o.layer_norm_eps = a.layer_norm_eps;
   o.hidden_dropout = spec.recipe.dropout;
   o.attention_dropout = spec.recipe.dropout;
+  o.init_std = a.initializer_range;
   o.param_options = param_options;
   return o;
 }
@@ -61,17 +64,18 @@ RobertaLayerImpl::RobertaLayerImpl(const RobertaOptions& o)
   // intermediate.dense, output.{dense,LayerNorm}
   auto attention = add_group(*this, "attention");
   auto self = add_group(*attention, "self");
-  query_ = self->register_module("query", Linear(d, d, /*bias=*/true, p));
-  key_ = self->register_module("key", Linear(d, d, /*bias=*/true, p));
-  value_ = self->register_module("value", Linear(d, d, /*bias=*/true, p));
+  query_ = self->register_module("query", Linear(d, d, /*bias=*/true, p, o.init_std));
+  key_ = self->register_module("key", Linear(d, d, /*bias=*/true, p, o.init_std));
+  value_ = self->register_module("value", Linear(d, d, /*bias=*/true, p, o.init_std));
   auto attention_output = add_group(*attention, "output");
-  attention_dense_ = attention_output->register_module("dense", Linear(d, d, /*bias=*/true, p));
+  attention_dense_ =
+      attention_output->register_module("dense", Linear(d, d, /*bias=*/true, p, o.init_std));
   attention_norm_ =
       attention_output->register_module("LayerNorm", LayerNorm(d, o.layer_norm_eps, p));
-  intermediate_ =
-      add_group(*this, "intermediate")->register_module("dense", Linear(d, o.d_ffn, true, p));
+  intermediate_ = add_group(*this, "intermediate")
+                      ->register_module("dense", Linear(d, o.d_ffn, /*bias=*/true, p, o.init_std));
   auto output = add_group(*this, "output");
-  output_ = output->register_module("dense", Linear(o.d_ffn, d, /*bias=*/true, p));
+  output_ = output->register_module("dense", Linear(o.d_ffn, d, /*bias=*/true, p, o.init_std));
   output_norm_ = output->register_module("LayerNorm", LayerNorm(d, o.layer_norm_eps, p));
 }
 
@@ -92,17 +96,20 @@ RobertaForMaskedLMImpl::RobertaForMaskedLMImpl(const RobertaOptions& o) : option
   auto roberta = add_group(*this, "roberta");
   auto embeddings = add_group(*roberta, "embeddings");
   word_embeddings_ = embeddings->register_module(
-      "word_embeddings", Embedding(o.vocab_size, o.d_model, p, o.pad_token_id));
+      "word_embeddings", Embedding(o.vocab_size, o.d_model, p, o.pad_token_id, o.init_std));
   position_embeddings_ = embeddings->register_module(
-      "position_embeddings", Embedding(o.max_position_embeddings, o.d_model, p, o.pad_token_id));
+      "position_embeddings",
+      Embedding(o.max_position_embeddings, o.d_model, p, o.pad_token_id, o.init_std));
   token_type_embeddings_ = embeddings->register_module(
-      "token_type_embeddings", Embedding(o.type_vocab_size, o.d_model, p));
+      "token_type_embeddings",
+      Embedding(o.type_vocab_size, o.d_model, p, /*padding_idx=*/-1, o.init_std));
   embeddings_norm_ =
       embeddings->register_module("LayerNorm", LayerNorm(o.d_model, o.layer_norm_eps, p));
   layers_ = add_group(*roberta, "encoder")->register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.n_layers; ++i) layers_->push_back(RobertaLayer(o));
   auto head = add_group(*this, "lm_head");
-  head_dense_ = head->register_module("dense", Linear(o.d_model, o.d_model, /*bias=*/true, p));
+  head_dense_ =
+      head->register_module("dense", Linear(o.d_model, o.d_model, /*bias=*/true, p, o.init_std));
   head_norm_ = head->register_module("layer_norm", LayerNorm(o.d_model, o.layer_norm_eps, p));
   head_bias_ = head->register_parameter("bias", at::zeros({o.vocab_size}, p));
 }
@@ -148,8 +155,8 @@ MlmOptions roberta_mlm_options(const ModelSpec& spec) {
   m.probability = spec.recipe.mlm_probability;
   m.vocab_size = o.vocab_size;
   m.mask_token_id = o.vocab_size - 1;
-  m.special_token_ids = {kRobertaBosId, o.pad_token_id, kRobertaEosId, kRobertaUnkId,
-                         m.mask_token_id};
+  m.special_token_ids = {
+      o.bos_token_id, o.pad_token_id, o.eos_token_id, kRobertaUnkId, m.mask_token_id};
   return m;
 }
 

@@ -19,7 +19,9 @@
 
 namespace gpudays::models {
 
-// roberta-large's tokenizer: <s> 0, <pad> 1, </s> 2, <unk> 3, <mask> the last id (50264).
+// roberta-large's tokenizer: <s> 0, <pad> 1, </s> 2, <unk> 3, <mask> the last id (50264). <s>,
+// <pad> and </s> are catalog fields (HF bos/pad/eos_token_id; these are the defaults); <unk> is
+// not in RobertaConfig.
 inline constexpr int64_t kRobertaBosId = 0;
 inline constexpr int64_t kRobertaEosId = 2;
 inline constexpr int64_t kRobertaUnkId = 3;
@@ -33,9 +35,12 @@ struct RobertaOptions {
   int64_t max_position_embeddings = 0;  // includes the padding offset pad_token_id + 1
   int64_t type_vocab_size = 1;
   int64_t pad_token_id = 1;
+  int64_t bos_token_id = kRobertaBosId;
+  int64_t eos_token_id = kRobertaEosId;
   double layer_norm_eps = 1e-5;
   double hidden_dropout = 0.1;     // HF hidden_dropout_prob
   double attention_dropout = 0.1;  // HF attention_probs_dropout_prob
+  double init_std = kInitStd;      // weights ~ N(0, init_std) (HF initializer_range)
   AttentionKind attention = AttentionKind::kPlain;
   at::TensorOptions param_options;
 };

@@ -35,7 +35,8 @@ VitOptions vit_options(const ModelSpec& spec, const at::TensorOptions& param_opt
   o.num_labels = a.num_labels;
   o.layer_norm_eps = a.layer_norm_eps;
   o.hidden_dropout = spec.recipe.dropout;
-  o.attention_dropout = 0.0;
+  o.attention_dropout = a.attention_probs_dropout_prob;
+  o.init_std = a.initializer_range;
   o.param_options = param_options;
   return o;
 }
@@ -50,16 +51,19 @@ VitLayerImpl::VitLayerImpl(const VitOptions& options)
   // vit.encoder.layer.N.attention.{attention.{query,key,value}, output.dense}
   const auto attention = add_group(*this, "attention");
   const auto self = add_group(*attention, "attention");
-  query_ = self->register_module("query", Linear(d, d, /*bias=*/true, p));
-  key_ = self->register_module("key", Linear(d, d, /*bias=*/true, p));
-  value_ = self->register_module("value", Linear(d, d, /*bias=*/true, p));
+  query_ = self->register_module("query", Linear(d, d, /*bias=*/true, p, options.init_std));
+  key_ = self->register_module("key", Linear(d, d, /*bias=*/true, p, options.init_std));
+  value_ = self->register_module("value", Linear(d, d, /*bias=*/true, p, options.init_std));
   attention_output_ =
-      add_group(*attention, "output")->register_module("dense", Linear(d, d, /*bias=*/true, p));
+      add_group(*attention, "output")
+          ->register_module("dense", Linear(d, d, /*bias=*/true, p, options.init_std));
   // vit.encoder.layer.N.{intermediate.dense, output.dense, layernorm_before, layernorm_after}
-  intermediate_ = add_group(*this, "intermediate")
-                      ->register_module("dense", Linear(d, options.d_ffn, /*bias=*/true, p));
-  output_ = add_group(*this, "output")
-                ->register_module("dense", Linear(options.d_ffn, d, /*bias=*/true, p));
+  intermediate_ =
+      add_group(*this, "intermediate")
+          ->register_module("dense", Linear(d, options.d_ffn, /*bias=*/true, p, options.init_std));
+  output_ =
+      add_group(*this, "output")
+          ->register_module("dense", Linear(options.d_ffn, d, /*bias=*/true, p, options.init_std));
   layernorm_before_ = register_module("layernorm_before", LayerNorm(d, options.layer_norm_eps, p));
   layernorm_after_ = register_module("layernorm_after", LayerNorm(d, options.layer_norm_eps, p));
 }
@@ -86,14 +90,15 @@ VitModelImpl::VitModelImpl(const VitOptions& options) : options_(options) {
   const auto& p = options.param_options;
   // HF draws both from a normal with std initializer_range truncated at +-2 (100 sigma): a normal.
   const auto embeddings = add_group(*this, "embeddings");
-  cls_token_ =
-      embeddings->register_parameter("cls_token", at::empty({1, 1, d}, p).normal_(0, kInitStd));
+  cls_token_ = embeddings->register_parameter("cls_token",
+                                              at::empty({1, 1, d}, p).normal_(0, options.init_std));
   position_embeddings_ = embeddings->register_parameter(
-      "position_embeddings", at::empty({1, options.seq_len(), d}, p).normal_(0, kInitStd));
+      "position_embeddings", at::empty({1, options.seq_len(), d}, p).normal_(0, options.init_std));
   const ConvOptions patches{.in_channels = options.num_channels,
                             .out_channels = d,
                             .kernel_size = options.patch_size,
-                            .stride = options.patch_size};
+                            .stride = options.patch_size,
+                            .init_std = options.init_std};
   projection_ = add_group(*embeddings, "patch_embeddings")
                     ->register_module("projection", Conv(/*spatial_dims=*/2, patches, p));
   layers_ = add_group(*this, "encoder")->register_module("layer", torch::nn::ModuleList());
@@ -142,9 +147,12 @@ void VitModelImpl::set_attention(AttentionKind kind) {
 VitForImageClassificationImpl::VitForImageClassificationImpl(const VitOptions& options)
     : options_(options) {
   vit_ = register_module("vit", VitModel(options));
-  classifier_ = register_module(
-      "classifier",
-      Linear(options.d_model, options.num_labels, /*bias=*/true, options.param_options));
+  classifier_ = register_module("classifier",
+                                Linear(options.d_model,
+                                       options.num_labels,
+                                       /*bias=*/true,
+                                       options.param_options,
+                                       options.init_std));
 }
 
 at::Tensor VitForImageClassificationImpl::forward(const at::Tensor& images) {

@@ -28,6 +28,7 @@ struct VitOptions {
   double layer_norm_eps = 1e-12;
   double hidden_dropout = 0.0;     // HF hidden_dropout_prob: embeddings, attention and MLP outputs
   double attention_dropout = 0.0;  // HF attention_probs_dropout_prob: attention probabilities
+  double init_std = kInitStd;      // weights ~ N(0, init_std) (HF initializer_range)
   AttentionKind attention = AttentionKind::kPlain;
   at::TensorOptions param_options;  // device and dtype of the parameters (meta: no allocation)
 
@@ -36,8 +37,9 @@ struct VitOptions {
 };
 
 // The options of a catalog model (family vit; otherwise InputError naming the family). Hidden
-// dropout is the recipe's; attention dropout stays 0 as in the original ViT-L/16 configuration
-// (google-research/vision_transformer, models_config.py: attention_dropout_rate 0.0).
+// dropout is the recipe's; attention dropout is the catalog's attention_probs_dropout_prob, 0 by
+// default as in the original ViT-L/16 configuration (google-research/vision_transformer,
+// models_config.py: attention_dropout_rate 0.0).
 VitOptions vit_options(const ModelSpec& spec, const at::TensorOptions& param_options);
 
 // One pre-LN encoder layer (HF ViTLayer, checkpoint prefix vit.encoder.layer.N).

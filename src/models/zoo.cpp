@@ -5,6 +5,8 @@
 #include <ATen/ops/randn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
@@ -164,9 +166,11 @@ Batch synthetic_batch(const ModelSpec& spec, const SyntheticOptions& o) {
     return b;
   }
   if (spec.family == Family::kRoberta) {
-    // Ordinary tokens only (<s> 0 .. <unk> 3 and <mask> are special), then the recipe's masking.
-    const at::Tensor tokens =
-        random_ids(kRobertaUnkId + 1, a.vocab_size - 1, {o.batch_size, seq}, o);
+    // Ordinary tokens only, above the special ids (<s>, <pad>, </s>, <unk>; roberta-large: 0..3)
+    // and below <mask> (the last id), then the recipe's masking.
+    const int64_t first_ordinary =
+        std::max({a.bos_token_id, a.pad_token_id, a.eos_token_id, kRobertaUnkId}) + 1;
+    const at::Tensor tokens = random_ids(first_ordinary, a.vocab_size - 1, {o.batch_size, seq}, o);
     const MlmBatch mlm = mask_tokens(tokens, roberta_mlm_options(spec), o.generator);
     b.input_ids = mlm.inputs;
     b.labels = mlm.labels;

@@ -83,6 +83,106 @@ TEST(ModelFile, SequenceLongerThanPositions) {
   expect_error(replace(pythia_70m(), "seq_len = 2048", "seq_len = 4096"), "max_position");
 }
 
+// The HF config fields the models take from the catalog (docs/catalog.md): defaults are
+// transformers' own, given values come back as written, bad ones name their field.
+std::string catalog_file(const std::string& name) {
+  return read_file(test::catalog().model(name).source_path);
+}
+
+// `name`'s catalog file with `keys` added at the top of [arch].
+std::string with_arch_keys(const std::string& name, const std::string& keys) {
+  return replace(catalog_file(name), "[arch]\n", "[arch]\n" + keys);
+}
+
+ModelSpec load_text(const std::string& contents) {
+  return load_model_file(test::write_temp_file("fields.toml", contents));
+}
+
+TEST(ModelFields, DefaultsAreTransformers) {
+  const ArchSpec neox = test::catalog().model("pythia-70m").arch;
+  EXPECT_EQ(neox.rotary_emb_base, 10000.0);
+  EXPECT_EQ(neox.initializer_range, 0.02);
+  const ArchSpec roberta = test::catalog().model("roberta").arch;
+  EXPECT_EQ(roberta.pad_token_id, 1);
+  EXPECT_EQ(roberta.bos_token_id, 0);
+  EXPECT_EQ(roberta.eos_token_id, 2);
+  EXPECT_EQ(test::catalog().model("vit").arch.attention_probs_dropout_prob, 0.0);
+  const ArchSpec convnext = test::catalog().model("convnext-large-1k").arch;
+  EXPECT_EQ(convnext.drop_path_rate, 0.0);
+  EXPECT_EQ(convnext.layer_scale_init_value, 1e-6);
+  const ArchSpec mamba = test::catalog().model("mamba").arch;
+  EXPECT_EQ(mamba.initializer_range, 0.1);  // MambaConfig's default, not 0.02
+  EXPECT_EQ(mamba.time_step_min, 0.001);
+  EXPECT_EQ(mamba.time_step_max, 0.1);
+  EXPECT_EQ(mamba.time_step_floor, 1e-4);
+  EXPECT_EQ(mamba.time_step_scale, 1.0);
+}
+
+TEST(ModelFields, GivenValuesAreRead) {
+  const ArchSpec neox =
+      load_text(
+          with_arch_keys("pythia-70m", "rotary_emb_base = 500000\ninitializer_range = 0.01\n"))
+          .arch;
+  EXPECT_EQ(neox.rotary_emb_base, 500000.0);
+  EXPECT_EQ(neox.initializer_range, 0.01);
+  const ArchSpec roberta = load_text(with_arch_keys("roberta",
+                                                    "bos_token_id = 5\neos_token_id = 6\n"
+                                                    "initializer_range = 0.03\n"))
+                               .arch;
+  EXPECT_EQ(roberta.bos_token_id, 5);
+  EXPECT_EQ(roberta.eos_token_id, 6);
+  EXPECT_EQ(roberta.initializer_range, 0.03);
+  EXPECT_EQ(load_text(with_arch_keys("vit", "attention_probs_dropout_prob = 0.1\n"))
+                .arch.attention_probs_dropout_prob,
+            0.1);
+  const ArchSpec convnext =
+      load_text(with_arch_keys("convnext-large-1k",
+                               "drop_path_rate = 0.5\nlayer_scale_init_value = 0.25\n"))
+          .arch;
+  EXPECT_EQ(convnext.drop_path_rate, 0.5);
+  EXPECT_EQ(convnext.layer_scale_init_value, 0.25);
+  const ArchSpec mamba = load_text(with_arch_keys("mamba",
+                                                  "time_step_min = 0.002\ntime_step_max = 0.2\n"
+                                                  "time_step_floor = 0.0\ntime_step_scale = 2.0\n"
+                                                  "initializer_range = 0.02\n"))
+                             .arch;
+  EXPECT_EQ(mamba.time_step_min, 0.002);
+  EXPECT_EQ(mamba.time_step_max, 0.2);
+  EXPECT_EQ(mamba.time_step_floor, 0.0);
+  EXPECT_EQ(mamba.time_step_scale, 2.0);
+  EXPECT_EQ(mamba.initializer_range, 0.02);
+}
+
+TEST(ModelFields, BadValuesNameTheirField) {
+  expect_error(with_arch_keys("pythia-70m", "rotary_emb_base = 0\n"),
+               "[arch]: rotary_emb_base: must be greater than 1");
+  expect_error(with_arch_keys("pythia-70m", "initializer_range = -0.02\n"),
+               "[arch]: initializer_range: must be positive");
+  expect_error(with_arch_keys("roberta", "eos_token_id = 50264\n"),  // <mask>
+               "[arch]: eos_token_id: 50264 is not in [0, vocab_size - 1)");
+  expect_error(with_arch_keys("roberta", "bos_token_id = -1\n"), "[arch]: bos_token_id");
+  expect_error(with_arch_keys("vit", "attention_probs_dropout_prob = 1.0\n"),
+               "[arch]: attention_probs_dropout_prob: must be in [0, 1)");
+  expect_error(with_arch_keys("convnext-large-1k", "drop_path_rate = 1.5\n"),
+               "[arch]: drop_path_rate: must be in [0, 1)");
+  expect_error(with_arch_keys("convnext-large-1k", "layer_scale_init_value = 0.0\n"),
+               "[arch]: layer_scale_init_value: must be positive");
+  expect_error(with_arch_keys("mamba", "time_step_min = 0.5\n"),  // above time_step_max 0.1
+               "[arch]: time_step_min: must be in (0, time_step_max");
+  expect_error(with_arch_keys("mamba", "time_step_scale = 0\n"), "[arch]: time_step_scale");
+  expect_error(with_arch_keys("convnext-large-1k", "drop_path_rate = \"high\"\n"),
+               "drop_path_rate: must be a number");
+}
+
+// Each field belongs to its family: elsewhere it is an unknown key, as a typo would be.
+TEST(ModelFields, FieldOfAnotherFamilyIsUnknown) {
+  expect_error(with_arch_keys("pythia-70m", "drop_path_rate = 0.1\n"),
+               "drop_path_rate: unknown key");
+  expect_error(with_arch_keys("vit", "rotary_emb_base = 10000\n"), "rotary_emb_base: unknown key");
+  expect_error(with_arch_keys("convnext-large-1k", "eos_token_id = 2\n"),
+               "eos_token_id: unknown key");
+}
+
 TEST(GpuFile, NegativeBandwidthIsRejected) {
   const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
   const std::string path = test::write_temp_file(
