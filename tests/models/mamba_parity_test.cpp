@@ -2,16 +2,15 @@
 // randomised by make_fixtures.py, loaded from the safetensors transformers wrote. Logits within
 // 1e-5 absolute, every gradient within 1e-4 relative (fp32), for both scans. Checkpoints saved
 // here load in transformers; mismatched checkpoints are rejected with every problem listed.
+// config.json against transformers' is in family_behaviour_test.cpp.
 #include <ATen/ops/randint.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "family_test_util.h"
 #include "models/checkpoint.h"
 #include "models/hf_export.h"
 #include "models/losses.h"
@@ -98,30 +97,6 @@ INSTANTIATE_TEST_SUITE_P(Tiny,
                                          MambaCase{"tiny-mamba", ScanKind::kPlain, at::kCUDA}),
                          case_label);
 
-// Our config.json carries the same architecture as the one transformers wrote for the fixture.
-TEST(MambaExport, ConfigJsonAgreesWithTransformers) {
-  for (const char* name : {"tiny-mamba", "tiny-mamba-bias"}) {
-    const ModelSpec spec = test::tiny_spec(name);
-    const nlohmann::json ours = hf_config_json(spec);
-    std::ifstream in(test::fixture_path(spec.name, "config.json"));
-    const nlohmann::json theirs = nlohmann::json::parse(in);
-    for (const char* key : {"architectures",      "model_type",
-                            "vocab_size",         "hidden_size",
-                            "num_hidden_layers",  "state_size",
-                            "conv_kernel",        "expand",
-                            "intermediate_size",  "time_step_rank",
-                            "use_bias",           "use_conv_bias",
-                            "hidden_act",         "layer_norm_epsilon",
-                            "residual_in_fp32",   "rescale_prenorm_residual",
-                            "initializer_range",  "time_step_init_scheme",
-                            "time_step_min",      "time_step_max",
-                            "time_step_floor",    "time_step_scale",
-                            "tie_word_embeddings"}) {
-      EXPECT_EQ(ours.at(key), theirs.at(key)) << name << ": " << key;
-    }
-  }
-}
-
 // A model initialised here, saved with save_pretrained, loads with from_pretrained and gives our
 // logits (tests/models/check_hf_load.py, run in the reference environment).
 TEST(MambaExport, SavedCheckpointLoadsInTransformers) {
@@ -133,12 +108,8 @@ TEST(MambaExport, SavedCheckpointLoadsInTransformers) {
   const at::Tensor tokens = at::randint(spec.arch.vocab_size, {2, 20});
   write_safetensors(dir + "/expected.safetensors",
                     {{"input_ids", tokens}, {"logits", model->forward(tokens).detach()}});
-  const std::string command = fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}",
-                                          test::ref_python(),
-                                          test::source_dir(),
-                                          dir,
-                                          kLogitTolerance);
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::string command;
+  EXPECT_TRUE(test::transformers_loads(dir, kLogitTolerance, &command)) << command;
 }
 
 std::string load_error(MambaForCausalLM& model, const std::string& path) {

@@ -1,15 +1,14 @@
 // Parity with HuggingFace transformers (the reference implementation): tiny models built and
 // randomised by make_fixtures.py, loaded here from the safetensors transformers wrote. Logits must
 // match within 1e-5 absolute and every parameter's gradient within 1e-4 relative (fp32), for each
-// attention (or scan) implementation. And a checkpoint saved here must load in transformers.
+// attention (or scan) implementation. And a checkpoint saved here must load in transformers
+// (config.json against transformers' is in family_behaviour_test.cpp).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
+#include "family_test_util.h"
 #include "models/hf_export.h"
 #include "models/safetensors.h"
 #include "models/zoo.h"
@@ -106,31 +105,6 @@ INSTANTIATE_TEST_SUITE_P(
                     ParityCase{"tiny-roberta", AttentionKind::kFused, at::kCUDA}),
     case_label);
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-// Our config.json carries the same architecture as the one transformers wrote for the fixture.
-TEST(HfExport, ConfigJsonAgreesWithTransformers) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-      {"tiny-gpt-neox-sequential",
-       {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size", "hidden_act", "max_position_embeddings", "layer_norm_eps",
-        "use_parallel_residual", "tie_word_embeddings", "attention_bias", "rope_parameters"}},
-      {"tiny-roberta",
-       {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size",
-        "layer_norm_eps", "pad_token_id", "tie_word_embeddings"}},
-  };
-  for (const auto& [name, keys] : cases) {
-    const ModelSpec spec = test::tiny_spec(name);
-    const nlohmann::json ours = hf_config_json(spec);
-    const nlohmann::json theirs = read_json(test::fixture_path(spec.name, "config.json"));
-    for (const std::string& key : keys) EXPECT_EQ(ours.at(key), theirs.at(key)) << name << ": " << key;
-  }
-}
-
 // A model saved here (config.json + model.safetensors) loads with from_pretrained and gives our
 // logits (tests/models/check_hf_load.py, run in the reference environment).
 TEST(HfExport, SavedCheckpointsLoadInTransformers) {
@@ -146,10 +120,8 @@ TEST(HfExport, SavedCheckpointsLoadInTransformers) {
     if (batch.input_ids.defined()) inputs.emplace_back("input_ids", batch.input_ids);
     if (batch.pixel_values.defined()) inputs.emplace_back("pixel_values", batch.pixel_values);
     write_safetensors(dir + "/expected.safetensors", inputs);
-    const std::string command =
-        fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}", test::ref_python(),
-                    test::source_dir(), dir, kLogitTolerance);
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::string command;
+    EXPECT_TRUE(test::transformers_loads(dir, kLogitTolerance, &command)) << command;
   }
 }
 
