@@ -1,11 +1,10 @@
-// ConvNeXt tests: HF parameter names and shapes, parity with transformers (logits, loss, every
-// gradient), drop path, checkpoint mismatches and the export to transformers. Parameter counts,
-// finite differences, the synthetic task, the zoo step, bad specs and config.json are in
-// family_test.cpp and family_behaviour_test.cpp.
+// ConvNeXt tests: HF parameter names and shapes, drop path, checkpoint mismatches and the export
+// to transformers. Parity is in parity_test.cpp; parameter counts, finite differences, the
+// synthetic task, the zoo step, bad specs and config.json in family_test.cpp and
+// family_behaviour_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
@@ -17,10 +16,6 @@
 
 namespace gpudays::models {
 namespace {
-
-test::ImageClassifier classifier_of(ConvnextForImageClassification model) {
-  return [model](const at::Tensor& images) mutable { return model->forward(images); };
-}
 
 TEST(Convnext, ParameterNamesAndShapesAreHuggingFaces) {
   ConvnextForImageClassification model = test::tiny_convnext();
@@ -44,33 +39,6 @@ TEST(Convnext, ParameterNamesAndShapesAreHuggingFaces) {
   EXPECT_EQ(model->forward(at::randn({3, 3, 64, 64})).sizes(), (at::IntArrayRef{3, 10}));
 }
 
-class ConvnextParity : public testing::TestWithParam<at::DeviceType> {};
-
-TEST_P(ConvnextParity, LogitsLossAndEveryGradientMatchTransformers) {
-  const at::DeviceType device = GetParam();
-  if (device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
-  ConvnextForImageClassification model(test::tiny_convnext_options());
-  const test::ParityReport r =
-      test::compare_with_fixture(*model, classifier_of(model), "tiny-convnext", device);
-  EXPECT_LT(r.logit_diff, 1e-5);
-  EXPECT_LT(r.loss_diff, 1e-5);
-  EXPECT_LT(r.worst_grad, 1e-4) << r.worst_grad_name;
-  EXPECT_EQ(r.checked, r.reference_grads) << "every reference gradient is checked";
-  std::cout << fmt::format(
-      "[parity] tiny-convnext {}: logits max abs diff {:.3g}, loss diff "
-      "{:.3g}, gradients max rel diff {:.3g} ({})\n",
-      at::DeviceTypeName(device, /*lower_case=*/true),
-      r.logit_diff,
-      r.loss_diff,
-      r.worst_grad,
-      r.worst_grad_name);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Tiny, ConvnextParity, testing::Values(at::kCPU, at::kCUDA), [](const auto& info) {
-      return std::string(info.param == at::kCUDA ? "tiny_convnext_CUDA" : "tiny_convnext");
-    });
-
 TEST(Convnext, DropPathActsInTrainingOnly) {
   ConvnextOptions options = test::tiny_convnext_options();
   options.drop_path_rate = 0.5;
@@ -90,7 +58,7 @@ TEST(ConvnextExport, SavedCheckpointLoadsInTransformers) {
   torch::manual_seed(0);
   ConvnextForImageClassification model(options);
   EXPECT_TRUE(test::loads_in_transformers(*model,
-                                          classifier_of(model),
+                                          test::classifier_of(model),
                                           test::tiny_spec("tiny-convnext"),
                                           at::randn({2, 3, 64, 64}),
                                           /*tolerance=*/1e-5));

@@ -48,6 +48,12 @@ inline constexpr auto case_label = [](const auto& info) { return info.param.labe
 // images: [B, C, H, W] float -> logits: [B, num_labels]
 using ImageClassifier = std::function<at::Tensor(const at::Tensor& images)>;
 
+// model->forward as an ImageClassifier (a Vit/ConvnextForImageClassification holder).
+template <typename Model>
+ImageClassifier classifier_of(Model model) {
+  return [model = model.ptr()](const at::Tensor& images) { return model->forward(images); };
+}
+
 struct ParityReport {
   double logit_diff = 0;  // max |logits - ref|
   double loss_diff = 0;   // |loss - ref|

@@ -1,11 +1,9 @@
-// ViT tests: HF parameter names and shapes, parity with transformers (logits, loss, every gradient;
-// plain and fused attention), dropout, checkpoint mismatches, export. Parameter count, plain vs
-// fused, finite differences, the synthetic task, the zoo step, bad specs and config.json are in
-// family_test.cpp and family_behaviour_test.cpp.
+// ViT tests: HF parameter names and shapes, dropout, checkpoint mismatches, export. Parity is in
+// parity_test.cpp; parameter count, plain vs fused, finite differences, the synthetic task, the
+// zoo step, bad specs and config.json in family_test.cpp and family_behaviour_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,10 +17,6 @@
 
 namespace gpudays::models {
 namespace {
-
-test::ImageClassifier classifier_of(VitForImageClassification model) {
-  return [model](const at::Tensor& images) mutable { return model->forward(images); };
-}
 
 TEST(Vit, ParameterNamesAndShapesAreHuggingFaces) {
   VitForImageClassification model = test::tiny_vit();
@@ -45,56 +39,6 @@ TEST(Vit, ParameterNamesAndShapesAreHuggingFaces) {
   EXPECT_EQ(model->forward(at::randn({3, 3, 16, 16})).sizes(), (at::IntArrayRef{3, 10}));
 }
 
-struct VitParityCase {
-  AttentionKind attention;
-  at::DeviceType device;
-};
-
-void PrintTo(const VitParityCase& c, std::ostream* out) {
-  *out << to_string(c.attention) << " " << at::DeviceTypeName(c.device, /*lower_case=*/true);
-}
-
-class VitParity : public testing::TestWithParam<VitParityCase> {};
-
-TEST_P(VitParity, LogitsLossAndEveryGradientMatchTransformers) {
-  const auto [attention, device] = GetParam();
-  if (device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
-  VitOptions options = vit_options(test::tiny_spec("tiny-vit"), at::TensorOptions());
-  options.attention = attention;
-  VitForImageClassification model(options);
-  // Key biases add q.b_k to every score of a query: softmax ignores it, their exact gradient is 0.
-  const auto key_bias = [](const std::string& name) {
-    return name.ends_with("attention.attention.key.bias");
-  };
-  const test::ParityReport r =
-      test::compare_with_fixture(*model, classifier_of(model), "tiny-vit", device, key_bias);
-  EXPECT_LT(r.logit_diff, 1e-5);
-  EXPECT_LT(r.loss_diff, 1e-5);
-  EXPECT_LT(r.worst_grad, 1e-4) << r.worst_grad_name;
-  EXPECT_LT(r.worst_zero_grad, 1e-6) << "key bias gradients are rounding noise on both sides";
-  EXPECT_EQ(r.checked, r.reference_grads) << "every reference gradient is checked";
-  std::cout << fmt::format(
-      "[parity] tiny-vit {} {}: logits max abs diff {:.3g}, loss diff {:.3g}, gradients max rel "
-      "diff {:.3g} ({}), key bias gradients {:.3g} of the largest\n",
-      to_string(attention),
-      at::DeviceTypeName(device, /*lower_case=*/true),
-      r.logit_diff,
-      r.loss_diff,
-      r.worst_grad,
-      r.worst_grad_name,
-      r.worst_zero_grad);
-}
-
-INSTANTIATE_TEST_SUITE_P(Tiny,
-                         VitParity,
-                         testing::Values(VitParityCase{AttentionKind::kPlain, at::kCPU},
-                                         VitParityCase{AttentionKind::kFused, at::kCPU},
-                                         VitParityCase{AttentionKind::kFused, at::kCUDA}),
-                         [](const testing::TestParamInfo<VitParityCase>& info) {
-                           return to_string(info.param.attention) +
-                                  (info.param.device == at::kCUDA ? "_CUDA" : "");
-                         });
-
 TEST(Vit, DropoutActsInTrainingOnly) {
   VitForImageClassification model = test::tiny_vit();  // recipe dropout 0.1
   const at::Tensor images = at::randn({2, 3, 16, 16});
@@ -107,7 +51,7 @@ TEST(Vit, DropoutActsInTrainingOnly) {
 TEST(VitExport, SavedCheckpointLoadsInTransformers) {
   VitForImageClassification model = test::tiny_vit();
   EXPECT_TRUE(test::loads_in_transformers(*model,
-                                          classifier_of(model),
+                                          test::classifier_of(model),
                                           test::tiny_spec("tiny-vit"),
                                           at::randn({2, 3, 16, 16}),
                                           /*tolerance=*/1e-5));
