@@ -1,6 +1,6 @@
-// ConvNeXt tests: HF parameter names and shapes, drop path, checkpoint mismatches and the export
-// to transformers. Parity is in parity_test.cpp; parameter counts, finite differences, the
-// synthetic task, the zoo step, bad specs and config.json in family_test.cpp and
+// ConvNeXt tests: drop path in training only, checkpoint mismatches, the export to transformers.
+// Parity is in parity_test.cpp, parameter names in family_names_test.cpp; parameter counts, finite
+// differences, the synthetic task, the zoo step, bad specs and config.json in family_test.cpp and
 // family_behaviour_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
@@ -16,28 +16,6 @@
 
 namespace gpudays::models {
 namespace {
-
-TEST(Convnext, ParameterNamesAndShapesAreHuggingFaces) {
-  ConvnextForImageClassification model = test::tiny_convnext();
-  const auto params = model->named_parameters();
-  // stem 4, 9 per block x 6 blocks, 4 per downsampling x 3, final norm 2, classifier 2
-  EXPECT_EQ(params.size(), 4 + 9 * 6 + 4 * 3 + 2 + 2u);
-  const auto shape = [&](const char* name) { return params[name].sizes().vec(); };
-  using Shape = std::vector<int64_t>;
-  EXPECT_EQ(shape("convnext.embeddings.patch_embeddings.weight"), (Shape{8, 3, 4, 4}));
-  EXPECT_EQ(shape("convnext.embeddings.layernorm.bias"), (Shape{8}));
-  EXPECT_EQ(shape("convnext.encoder.stages.0.layers.1.dwconv.weight"), (Shape{8, 1, 7, 7}));
-  EXPECT_EQ(shape("convnext.encoder.stages.2.layers.0.layernorm.weight"), (Shape{24}));
-  EXPECT_EQ(shape("convnext.encoder.stages.2.layers.1.pwconv1.weight"), (Shape{96, 24}));
-  EXPECT_EQ(shape("convnext.encoder.stages.2.layers.1.pwconv2.bias"), (Shape{24}));
-  EXPECT_EQ(shape("convnext.encoder.stages.3.layers.0.layer_scale_parameter"), (Shape{32}));
-  EXPECT_EQ(shape("convnext.encoder.stages.1.downsampling_layer.0.weight"), (Shape{8}));
-  EXPECT_EQ(shape("convnext.encoder.stages.1.downsampling_layer.1.weight"), (Shape{16, 8, 2, 2}));
-  EXPECT_EQ(shape("convnext.layernorm.weight"), (Shape{32}));
-  EXPECT_EQ(shape("classifier.weight"), (Shape{10, 32}));
-  EXPECT_EQ(params.find("convnext.encoder.stages.0.downsampling_layer.0.weight"), nullptr);
-  EXPECT_EQ(model->forward(at::randn({3, 3, 64, 64})).sizes(), (at::IntArrayRef{3, 10}));
-}
 
 TEST(Convnext, DropPathActsInTrainingOnly) {
   ConvnextOptions options = test::tiny_convnext_options();

@@ -1,7 +1,8 @@
-// Mamba unit tests: HF parameter names, shapes and initialisation, plain vs fused scan in the whole
-// model, autocast and bf16 parameters. Parity with transformers is in mamba_parity_test.cpp; the
-// parameter count, causality, finite differences, the synthetic task, the zoo step and bad specs
-// are in family_test.cpp and family_behaviour_test.cpp.
+// Mamba unit tests: HF initialisation, plain vs fused scan in the whole model, autocast and bf16
+// parameters. Parity with transformers is in parity_test.cpp, checkpoints in
+// mamba_checkpoint_test.cpp, parameter names in family_names_test.cpp; the parameter count,
+// causality, finite differences, the synthetic task, the zoo step and bad specs in family_test.cpp
+// and family_behaviour_test.cpp.
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
@@ -18,28 +19,6 @@
 
 namespace gpudays::models {
 namespace {
-
-TEST(Mamba, ParameterNamesAndShapesAreHuggingFaces) {
-  MambaForCausalLM model = test::tiny_mamba();
-  const auto params = model->named_parameters();
-  EXPECT_EQ(params.size(), 1 + 2 * 10 + 1u);  // embeddings, 10 per layer, norm_f; lm_head is tied
-  const std::string mixer = "backbone.layers.1.mixer.";
-  EXPECT_EQ(params["backbone.embeddings.weight"].sizes(), (at::IntArrayRef{96, 32}));
-  EXPECT_EQ(params["backbone.layers.0.norm.weight"].sizes(), (at::IntArrayRef{32}));
-  EXPECT_EQ(params[mixer + "in_proj.weight"].sizes(), (at::IntArrayRef{128, 32}));
-  EXPECT_EQ(params[mixer + "conv1d.weight"].sizes(), (at::IntArrayRef{64, 1, 4}));
-  EXPECT_EQ(params[mixer + "conv1d.bias"].sizes(), (at::IntArrayRef{64}));
-  EXPECT_EQ(params[mixer + "x_proj.weight"].sizes(), (at::IntArrayRef{4 + 2 * 16, 64}));
-  EXPECT_EQ(params[mixer + "dt_proj.weight"].sizes(), (at::IntArrayRef{64, 4}));
-  EXPECT_EQ(params[mixer + "dt_proj.bias"].sizes(), (at::IntArrayRef{64}));
-  EXPECT_EQ(params[mixer + "A_log"].sizes(), (at::IntArrayRef{64, 16}));
-  EXPECT_EQ(params[mixer + "D"].sizes(), (at::IntArrayRef{64}));
-  EXPECT_EQ(params[mixer + "out_proj.weight"].sizes(), (at::IntArrayRef{32, 64}));
-  EXPECT_EQ(params["backbone.norm_f.weight"].sizes(), (at::IntArrayRef{32}));
-  EXPECT_FALSE(params.contains(mixer + "in_proj.bias"));  // proj_bias = false
-  const at::Tensor tokens = at::randint(96, {3, 24});
-  EXPECT_EQ(model->forward(tokens).sizes(), (at::IntArrayRef{3, 24, 96}));
-}
 
 // As MambaPreTrainedModel._init_weights: A = -(1..N), D = 1, softplus(dt bias) in [1e-3, 0.1],
 // dt_proj weight U(+-dt_rank^-0.5), conv and out_proj kaiming-uniform, the rest N(0, 0.1).

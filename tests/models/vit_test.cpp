@@ -1,6 +1,7 @@
-// ViT tests: HF parameter names and shapes, dropout, checkpoint mismatches, export. Parity is in
-// parity_test.cpp; parameter count, plain vs fused, finite differences, the synthetic task, the
-// zoo step, bad specs and config.json in family_test.cpp and family_behaviour_test.cpp.
+// ViT tests: dropout in training only, checkpoint mismatches, the export to transformers. Parity is
+// in parity_test.cpp, parameter names in family_names_test.cpp; the parameter count, plain vs
+// fused, finite differences, the synthetic task, the zoo step, bad specs and config.json in
+// family_test.cpp and family_behaviour_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
@@ -17,27 +18,6 @@
 
 namespace gpudays::models {
 namespace {
-
-TEST(Vit, ParameterNamesAndShapesAreHuggingFaces) {
-  VitForImageClassification model = test::tiny_vit();
-  const auto params = model->named_parameters();
-  EXPECT_EQ(params.size(), 4 + 2 * 16 + 2 + 2u);  // embeddings, 16 per layer, final norm, head
-  const auto shape = [&](const char* name) { return params[name].sizes().vec(); };
-  using Shape = std::vector<int64_t>;
-  EXPECT_EQ(shape("vit.embeddings.cls_token"), (Shape{1, 1, 32}));
-  EXPECT_EQ(shape("vit.embeddings.position_embeddings"), (Shape{1, 17, 32}));
-  EXPECT_EQ(shape("vit.embeddings.patch_embeddings.projection.weight"), (Shape{32, 3, 4, 4}));
-  EXPECT_EQ(shape("vit.encoder.layer.1.attention.attention.query.weight"), (Shape{32, 32}));
-  EXPECT_EQ(shape("vit.encoder.layer.1.attention.attention.value.bias"), (Shape{32}));
-  EXPECT_EQ(shape("vit.encoder.layer.0.attention.output.dense.weight"), (Shape{32, 32}));
-  EXPECT_EQ(shape("vit.encoder.layer.0.intermediate.dense.weight"), (Shape{64, 32}));
-  EXPECT_EQ(shape("vit.encoder.layer.0.output.dense.weight"), (Shape{32, 64}));
-  EXPECT_EQ(shape("vit.encoder.layer.0.layernorm_before.weight"), (Shape{32}));
-  EXPECT_EQ(shape("vit.encoder.layer.0.layernorm_after.bias"), (Shape{32}));
-  EXPECT_EQ(shape("vit.layernorm.weight"), (Shape{32}));
-  EXPECT_EQ(shape("classifier.weight"), (Shape{10, 32}));
-  EXPECT_EQ(model->forward(at::randn({3, 3, 16, 16})).sizes(), (at::IntArrayRef{3, 10}));
-}
 
 TEST(Vit, DropoutActsInTrainingOnly) {
   VitForImageClassification model = test::tiny_vit();  // recipe dropout 0.1
