@@ -1,13 +1,16 @@
 // Behaviour every model family shows, one table each: causality (the causal LMs), bad specs and
-// inputs rejected by name, plain vs fused attention agreeing, and config.json agreeing with the
-// one transformers wrote. Family-specific checks stay in <family>_test.cpp.
+// inputs rejected by name, plain vs fused attention agreeing, dropout and drop path acting in
+// training only, and config.json agreeing with the one transformers wrote. Family-specific checks
+// stay in <family>_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <gtest/gtest.h>
+#include <torch/utils.h>
 
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
@@ -255,6 +258,52 @@ INSTANTIATE_TEST_SUITE_P(
                     AttentionCase{"roberta_with_a_padding_mask", roberta_with_padding},
                     AttentionCase{"vit", vit_in_eval}),
     case_label);
+
+// ---- Dropout and drop path act in training only ------------------------------------------------
+
+struct RegularisationCase {
+  std::string label;
+  // A model in training mode, and its forward: images [B, C, H, W] -> logits [B, num_labels].
+  std::function<std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier>()> build;
+  std::vector<int64_t> images;  // [B, C, H, W]
+};
+
+void PrintTo(const RegularisationCase& c, std::ostream* out) { *out << c.label; }
+
+class Regularisation : public testing::TestWithParam<RegularisationCase> {};
+
+// In training mode two runs on the same images differ; in eval mode they are bit-identical.
+TEST_P(Regularisation, ActsInTrainingOnly) {
+  const auto [model, classify] = GetParam().build();
+  const at::Tensor images = at::randn(GetParam().images);
+  EXPECT_FALSE(at::allclose(classify(images), classify(images)));
+  model->eval();
+  EXPECT_TRUE(at::allclose(classify(images), classify(images), 0, 0));
+}
+
+template <typename Model>
+std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier> with_classifier(Model model) {
+  return {model.ptr(), test::classifier_of(model)};
+}
+
+// ConvNeXt's stochastic depth: drop path 0.5, layer scale 1 so that the dropped branches matter.
+std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier> convnext_drop_path() {
+  ConvnextOptions options = test::tiny_convnext_options();
+  options.drop_path_rate = 0.5;
+  options.layer_scale_init = 1.0;
+  torch::manual_seed(0);
+  return with_classifier(ConvnextForImageClassification(options));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiny,
+    Regularisation,
+    testing::Values(
+        RegularisationCase{"vit_dropout",  // the recipe's dropout 0.1
+                           [] { return with_classifier(test::tiny_vit()); },
+                           {2, 3, 16, 16}},
+        RegularisationCase{"convnext_drop_path", convnext_drop_path, {4, 3, 64, 64}}),
+    test::case_label);
 
 // ---- config.json against transformers' ---------------------------------------------------------
 

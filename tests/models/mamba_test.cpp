@@ -1,6 +1,6 @@
 // Mamba unit tests: HF initialisation, plain vs fused scan in the whole model, autocast and bf16
 // parameters. Parity with transformers is in parity_test.cpp, checkpoints in
-// mamba_checkpoint_test.cpp, parameter names in family_names_test.cpp; the parameter count,
+// family_checkpoint_test.cpp, parameter names in family_names_test.cpp; the parameter count,
 // causality, finite differences, the synthetic task, the zoo step and bad specs in family_test.cpp
 // and family_behaviour_test.cpp.
 #include <ATen/autocast_mode.h>
