@@ -103,99 +103,73 @@ TEST_P(Rejects, NamingTheProblem) {
   EXPECT_NE(error.find(GetParam().expected), std::string::npos) << error;
 }
 
-ModelSpec catalog_model(const std::string& name) { return Catalog::load({}).model(name); }
-
-// `change` applied to tests/models/data/<name>.toml.
-ModelSpec tiny_changed(const std::string& name, const std::function<void(ArchSpec&)>& change) {
-  ModelSpec spec = test::tiny_spec(name);
-  change(spec.arch);
-  return spec;
+// The message of options(catalog model `name`, {}): a spec of another family.
+template <typename E, typename Options>
+std::function<std::string()> given(const std::string& name, Options options) {
+  return [name, options] {
+    const ModelSpec spec = Catalog::load({}).model(name);
+    return error_of<E>([&] { options(spec, {}); });
+  };
 }
 
-// The text families throw InputError; the vision tests accept any exception with the message.
+// The message of options(tests/models/data/<name>.toml with `change`, {}).
+template <typename E, typename Options>
+std::function<std::string()> changed(const std::string& name,
+                                     const std::function<void(ArchSpec&)>& change,
+                                     Options options) {
+  return [name, change, options] {
+    ModelSpec spec = test::tiny_spec(name);
+    change(spec.arch);
+    return error_of<E>([&] { options(spec, {}); });
+  };
+}
+
+// The message of running the tiny image model on images of the wrong shape.
+template <typename Model>
+std::function<std::string()> forward_on(Model (*tiny)(at::ScalarType), std::vector<int64_t> shape) {
+  return [tiny, shape] {
+    Model model = tiny(at::kFloat);
+    return error_of([&] { model->forward(at::randn(shape)); });
+  };
+}
+
+using E = InputError;  // what the text families throw; the vision tests take any std::exception
+using Any = std::exception;
+
 INSTANTIATE_TEST_SUITE_P(
     BadSpec,
     Rejects,
     testing::Values(
-        RejectionCase{"gpt_neox_given_roberta",
-                      [] {
-                        return error_of<InputError>(
-                            [] { gpt_neox_options(catalog_model("roberta"), {}); });
-                      },
+        RejectionCase{"gpt_neox_given_roberta", given<E>("roberta", gpt_neox_options),
                       "not gpt_neox"},
-        RejectionCase{"gpt_neox_heads_not_dividing_d_model",
-                      [] {
-                        // 5 heads cannot split 64 channels
-                        const ModelSpec s =
-                            tiny_changed("tiny-gpt-neox", [](ArchSpec& a) { a.n_heads = 5; });
-                        return error_of<InputError>([&] { gpt_neox_options(s, {}); });
-                      },
+        RejectionCase{"gpt_neox_heads_not_dividing_d_model",  // 5 heads cannot split 64 channels
+                      changed<E>("tiny-gpt-neox", [](ArchSpec& a) { a.n_heads = 5; },
+                                 gpt_neox_options),
                       "n_heads"},
-        RejectionCase{"mamba_given_gpt_neox",
-                      [] {
-                        return error_of<InputError>(
-                            [] { mamba_options(catalog_model("pythia-70m"), {}); });
-                      },
-                      "not mamba"},
+        RejectionCase{"mamba_given_gpt_neox", given<E>("pythia-70m", mamba_options), "not mamba"},
         RejectionCase{"mamba_zero_state_size",
-                      [] {
-                        const ModelSpec s =
-                            tiny_changed("tiny-mamba", [](ArchSpec& a) { a.d_state = 0; });
-                        return error_of<InputError>([&] { mamba_options(s, {}); });
-                      },
+                      changed<E>("tiny-mamba", [](ArchSpec& a) { a.d_state = 0; }, mamba_options),
                       "d_state"},
-        RejectionCase{"vit_given_convnext",
-                      [] {
-                        return error_of(
-                            [] { vit_options(catalog_model("convnext-large-1k"), {}); });
-                      },
+        RejectionCase{"vit_given_convnext", given<Any>("convnext-large-1k", vit_options),
                       "not vit"},
-        RejectionCase{"vit_heads_not_dividing_d_model",
-                      [] {
-                        // 5 heads do not divide d_model 32
-                        const ModelSpec s =
-                            tiny_changed("tiny-vit", [](ArchSpec& a) { a.n_heads = 5; });
-                        return error_of([&] { vit_options(s, {}); });
-                      },
+        RejectionCase{"vit_heads_not_dividing_d_model",  // 5 heads do not divide d_model 32
+                      changed<Any>("tiny-vit", [](ArchSpec& a) { a.n_heads = 5; }, vit_options),
                       "n_heads"},
-        RejectionCase{"vit_patches_not_tiling_the_image",
-                      [] {
-                        // a patch of 5 does not tile 16
-                        const ModelSpec s =
-                            tiny_changed("tiny-vit", [](ArchSpec& a) { a.patch_size = 5; });
-                        return error_of([&] { vit_options(s, {}); });
-                      },
+        RejectionCase{"vit_patches_not_tiling_the_image",  // a patch of 5 does not tile 16
+                      changed<Any>("tiny-vit", [](ArchSpec& a) { a.patch_size = 5; }, vit_options),
                       "image_size"},
-        RejectionCase{"vit_wrong_image_size",
-                      [] {
-                        VitForImageClassification model = test::tiny_vit();
-                        return error_of([&] { model->forward(at::randn({2, 3, 32, 32})); });
-                      },
+        RejectionCase{"vit_wrong_image_size", forward_on(test::tiny_vit, {2, 3, 32, 32}),
                       "vit: images must be [B, 3, 16, 16]"},
-        RejectionCase{"convnext_given_vit",
-                      [] { return error_of([] { convnext_options(catalog_model("vit"), {}); }); },
-                      "not convnext"},
-        RejectionCase{"convnext_fewer_widths_than_depths",
-                      [] {
-                        // 4 depths, 3 widths
-                        const ModelSpec s = tiny_changed(
-                            "tiny-convnext", [](ArchSpec& a) { a.hidden_sizes.pop_back(); });
-                        return error_of([&] { convnext_options(s, {}); });
-                      },
+        RejectionCase{"convnext_given_vit", given<Any>("vit", convnext_options), "not convnext"},
+        RejectionCase{"convnext_fewer_widths_than_depths",  // 4 depths, 3 widths
+                      changed<Any>("tiny-convnext", [](ArchSpec& a) { a.hidden_sizes.pop_back(); },
+                                   convnext_options),
                       "hidden_sizes"},
-        RejectionCase{"convnext_image_not_a_multiple_of_the_stride",
-                      [] {
-                        // not a multiple of the total stride 32
-                        const ModelSpec s =
-                            tiny_changed("tiny-convnext", [](ArchSpec& a) { a.image_size = 48; });
-                        return error_of([&] { convnext_options(s, {}); });
-                      },
+        RejectionCase{"convnext_image_not_a_multiple_of_the_stride",  // total stride 32
+                      changed<Any>("tiny-convnext", [](ArchSpec& a) { a.image_size = 48; },
+                                   convnext_options),
                       "image_size"},
-        RejectionCase{"convnext_wrong_channels",
-                      [] {
-                        ConvnextForImageClassification model = test::tiny_convnext();
-                        return error_of([&] { model->forward(at::randn({2, 1, 64, 64})); });
-                      },
+        RejectionCase{"convnext_wrong_channels", forward_on(test::tiny_convnext, {2, 1, 64, 64}),
                       "convnext: images must be [B, 3, H, W]"}),
     case_label);
 
@@ -263,8 +237,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 struct RegularisationCase {
   std::string label;
-  // A model in training mode, and its forward: images [B, C, H, W] -> logits [B, num_labels].
-  std::function<std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier>()> build;
+  std::function<test::ImageModel()> build;  // a model in training mode
   std::vector<int64_t> images;  // [B, C, H, W]
 };
 
@@ -274,25 +247,20 @@ class Regularisation : public testing::TestWithParam<RegularisationCase> {};
 
 // In training mode two runs on the same images differ; in eval mode they are bit-identical.
 TEST_P(Regularisation, ActsInTrainingOnly) {
-  const auto [model, classify] = GetParam().build();
+  const test::ImageModel model = GetParam().build();
   const at::Tensor images = at::randn(GetParam().images);
-  EXPECT_FALSE(at::allclose(classify(images), classify(images)));
-  model->eval();
-  EXPECT_TRUE(at::allclose(classify(images), classify(images), 0, 0));
-}
-
-template <typename Model>
-std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier> with_classifier(Model model) {
-  return {model.ptr(), test::classifier_of(model)};
+  EXPECT_FALSE(at::allclose(model.classify(images), model.classify(images)));
+  model.module->eval();
+  EXPECT_TRUE(at::allclose(model.classify(images), model.classify(images), 0, 0));
 }
 
 // ConvNeXt's stochastic depth: drop path 0.5, layer scale 1 so that the dropped branches matter.
-std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier> convnext_drop_path() {
+test::ImageModel convnext_drop_path() {
   ConvnextOptions options = test::tiny_convnext_options();
   options.drop_path_rate = 0.5;
   options.layer_scale_init = 1.0;
   torch::manual_seed(0);
-  return with_classifier(ConvnextForImageClassification(options));
+  return test::image_model(ConvnextForImageClassification(options));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -300,7 +268,7 @@ INSTANTIATE_TEST_SUITE_P(
     Regularisation,
     testing::Values(
         RegularisationCase{"vit_dropout",  // the recipe's dropout 0.1
-                           [] { return with_classifier(test::tiny_vit()); },
+                           [] { return test::image_model(test::tiny_vit()); },
                            {2, 3, 16, 16}},
         RegularisationCase{"convnext_drop_path", convnext_drop_path, {4, 3, 64, 64}}),
     test::case_label);

@@ -24,28 +24,40 @@ namespace {
 
 constexpr double kLogitTolerance = 1e-5;  // absolute, fp32
 
-// A model saved here loads with ViTForImageClassification.from_pretrained and gives our logits.
-TEST(VitExport, SavedCheckpointLoadsInTransformers) {
-  VitForImageClassification model = test::tiny_vit();
-  EXPECT_TRUE(test::loads_in_transformers(*model,
-                                          test::classifier_of(model),
-                                          test::tiny_spec("tiny-vit"),
-                                          at::randn({2, 3, 16, 16}),
-                                          kLogitTolerance));
+struct ImageExportCase {
+  std::string label;
+  std::string spec;                         // tests/models/data/<spec>.toml
+  std::function<test::ImageModel()> build;  // initialised here
+  std::vector<int64_t> images;              // [B, C, H, W]
+};
+
+void PrintTo(const ImageExportCase& c, std::ostream* out) { *out << c.label; }
+
+class ImageExport : public testing::TestWithParam<ImageExportCase> {};
+
+// A model saved here loads with <Model>ForImageClassification.from_pretrained, same logits.
+TEST_P(ImageExport, SavedCheckpointLoadsInTransformers) {
+  const ImageExportCase& c = GetParam();
+  const test::ImageModel model = c.build();
+  EXPECT_TRUE(test::loads_in_transformers(*model.module, model.classify, test::tiny_spec(c.spec),
+                                          at::randn(c.images), kLogitTolerance));
 }
 
-// A model saved here loads with ConvNextForImageClassification.from_pretrained, same logits.
-TEST(ConvnextExport, SavedCheckpointLoadsInTransformers) {
+test::ImageModel convnext_every_block_showing() {
   ConvnextOptions options = test::tiny_convnext_options();
   options.layer_scale_init = 0.5;  // so that every block shows in the logits
   torch::manual_seed(0);
-  ConvnextForImageClassification model(options);
-  EXPECT_TRUE(test::loads_in_transformers(*model,
-                                          test::classifier_of(model),
-                                          test::tiny_spec("tiny-convnext"),
-                                          at::randn({2, 3, 64, 64}),
-                                          kLogitTolerance));
+  return test::image_model(ConvnextForImageClassification(options));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiny,
+    ImageExport,
+    testing::Values(
+        ImageExportCase{"vit", "tiny-vit", [] { return test::image_model(test::tiny_vit()); },
+                        {2, 3, 16, 16}},
+        ImageExportCase{"convnext", "tiny-convnext", convnext_every_block_showing, {2, 3, 64, 64}}),
+    test::case_label);
 
 // A model initialised here, saved with save_pretrained, loads with from_pretrained and gives our
 // logits (tests/models/check_hf_load.py, run in the reference environment).

@@ -66,7 +66,13 @@ TEST_P(ParameterCount, FullSizeOnTheMetaDeviceEqualsHuggingFaceAndPlanner) {
   }
 }
 
-const at::TensorOptions kMetaOptions = at::TensorOptions().device(at::kMeta);
+// Model(options(spec, on the meta device)): shapes without storage.
+template <typename Model, typename Options>
+BuildOnMeta on_meta(Options options) {
+  return [options](const ModelSpec& spec) {
+    return Model(options(spec, at::TensorOptions().device(at::kMeta))).ptr();
+  };
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Catalog,
@@ -80,23 +86,17 @@ INSTANTIATE_TEST_SUITE_P(
              {"pythia-1.4b", 1414647808}, {"pythia-2.8b", 2775208960}, {"pythia-6.9b", 6857302016},
              {"pythia-12b", 11846072320}},
             /*whole_family=*/true,
-            [](const ModelSpec& s) {
-              return GptNeoxForCausalLM(gpt_neox_options(s, kMetaOptions)).ptr();
-            },
+            on_meta<GptNeoxForCausalLM>(gpt_neox_options),
             ""},
         // RobertaForMaskedLM(roberta-large); the decoder is tied to the word embeddings.
         ParameterCountCase{
             "roberta", Family::kRoberta, {{"roberta", 355412057}}, /*whole_family=*/false,
-            [](const ModelSpec& s) {
-              return RobertaForMaskedLM(roberta_options(s, kMetaOptions)).ptr();
-            },
+            on_meta<RobertaForMaskedLM>(roberta_options),
             "lm_head.decoder.weight"},
         // ViTForImageClassification for ViT-L/16 with 21841 labels.
         ParameterCountCase{
             "vit", Family::kVit, {{"vit", 325688657}}, /*whole_family=*/false,
-            [](const ModelSpec& s) {
-              return VitForImageClassification(vit_options(s, kMetaOptions)).ptr();
-            },
+            on_meta<VitForImageClassification>(vit_options),
             ""},
         // ConvNextForImageClassification for every catalog ConvNeXt.
         ParameterCountCase{
@@ -105,14 +105,12 @@ INSTANTIATE_TEST_SUITE_P(
              {"convnext-large-22k", 229799953},
              {"convnext-xlarge-22k", 392900177}},
             /*whole_family=*/true,
-            [](const ModelSpec& s) {
-              return ConvnextForImageClassification(convnext_options(s, kMetaOptions)).ptr();
-            },
+            on_meta<ConvnextForImageClassification>(convnext_options),
             ""},
         // MambaForCausalLM for state-spaces/mamba-2.8b-hf's configuration.
         ParameterCountCase{
             "mamba", Family::kMamba, {{"mamba", 2768345600}}, /*whole_family=*/false,
-            [](const ModelSpec& s) { return MambaForCausalLM(mamba_options(s, kMetaOptions)).ptr(); },
+            on_meta<MambaForCausalLM>(mamba_options),
             ""}),
     case_label);
 

@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,17 @@ using ImageClassifier = std::function<at::Tensor(const at::Tensor& images)>;
 template <typename Model>
 ImageClassifier classifier_of(Model model) {
   return [model = model.ptr()](const at::Tensor& images) { return model->forward(images); };
+}
+
+// A tiny image classifier, type-erased: the module and its forward.
+struct ImageModel {
+  std::shared_ptr<torch::nn::Module> module;
+  ImageClassifier classify;
+};
+
+template <typename Model>
+ImageModel image_model(Model model) {
+  return {model.ptr(), classifier_of(model)};
 }
 
 struct ParityReport {

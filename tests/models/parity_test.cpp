@@ -133,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
 struct ImageParityCase {
   std::string label;
   std::string name;  // fixtures/<name>/
-  std::function<std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier>()> build;
+  std::function<test::ImageModel()> build;
   at::DeviceType device = at::kCPU;
   test::IsExactlyZero exactly_zero = nullptr;
 };
@@ -145,9 +145,9 @@ class ImageParity : public testing::TestWithParam<ImageParityCase> {};
 TEST_P(ImageParity, LogitsLossAndEveryGradientMatchTransformers) {
   const ImageParityCase& c = GetParam();
   if (c.device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
-  const auto [module, classify] = c.build();
-  const test::ParityReport r =
-      test::compare_with_fixture(*module, classify, c.name, c.device, c.exactly_zero);
+  const test::ImageModel model = c.build();
+  const test::ParityReport r = test::compare_with_fixture(
+      *model.module, model.classify, c.name, c.device, c.exactly_zero);
   EXPECT_LT(r.logit_diff, 1e-5);
   EXPECT_LT(r.loss_diff, 1e-5);
   EXPECT_LT(r.worst_grad, 1e-4) << r.worst_grad_name;
@@ -164,17 +164,12 @@ TEST_P(ImageParity, LogitsLossAndEveryGradientMatchTransformers) {
       r.worst_zero_grad);
 }
 
-template <typename Model>
-std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier> image_model(Model model) {
-  return {model.ptr(), test::classifier_of(model)};
-}
-
-std::function<std::pair<std::shared_ptr<torch::nn::Module>, test::ImageClassifier>()> vit(
+std::function<test::ImageModel()> vit(
     AttentionKind attention) {
   return [attention] {
     VitOptions options = vit_options(test::tiny_spec("tiny-vit"), at::TensorOptions());
     options.attention = attention;
-    return image_model(VitForImageClassification(options));
+    return test::image_model(VitForImageClassification(options));
   };
 }
 
@@ -193,9 +188,9 @@ INSTANTIATE_TEST_SUITE_P(
         ImageParityCase{"tiny_vit_fused_CUDA", "tiny-vit", vit(AttentionKind::kFused), at::kCUDA,
                         vit_key_bias},
         ImageParityCase{"tiny_convnext", "tiny-convnext",
-                        [] { return image_model(test::tiny_convnext()); }},
+                        [] { return test::image_model(test::tiny_convnext()); }},
         ImageParityCase{"tiny_convnext_CUDA", "tiny-convnext",
-                        [] { return image_model(test::tiny_convnext()); }, at::kCUDA}),
+                        [] { return test::image_model(test::tiny_convnext()); }, at::kCUDA}),
     test::case_label);
 
 // A model saved here (config.json + model.safetensors) loads with from_pretrained and gives our
