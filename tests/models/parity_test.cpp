@@ -1,15 +1,16 @@
-// Parity with HuggingFace transformers (the reference implementation): tiny models built and
-// randomised by make_fixtures.py, loaded here from the safetensors transformers wrote. Logits must
-// match within 1e-5 absolute and every parameter's gradient within 1e-4 relative (fp32), for each
-// attention (or scan) implementation. And a checkpoint saved here must load in transformers.
+// Parity with HuggingFace transformers (the reference implementation) for every family: tiny models
+// built and randomised by make_fixtures.py, loaded here from the safetensors transformers wrote.
+// Logits must match within 1e-5 absolute and every parameter's gradient within 1e-4 relative
+// (fp32), for each attention (or scan) implementation. And a checkpoint saved here must load in
+// transformers (config.json against transformers' is in family_behaviour_test.cpp).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <functional>
+#include <memory>
 
+#include "family_test_util.h"
 #include "models/hf_export.h"
 #include "models/safetensors.h"
 #include "models/zoo.h"
@@ -20,24 +21,37 @@ namespace {
 
 constexpr double kLogitTolerance = 1e-5;  // absolute, fp32
 // Gradients: max |g - g_ref| / scale per parameter tensor, where scale is the tensor's largest
-// reference entry, floored at kGradScaleFloor times the largest entry of any tensor. The floor
-// matters only for tensors whose true gradient is zero and whose reference is rounding noise
-// (RoBERTa's key biases: softmax ignores a constant added to every score of a query; ~5e-9).
+// reference entry, floored (transformer families) at kGradScaleFloor times the largest entry of
+// any tensor. The floor matters only for tensors whose true gradient is zero and whose reference is
+// rounding noise (RoBERTa's key biases: softmax ignores a constant added to every score of a query;
+// ~5e-9). Mamba has no such tensors and takes no floor.
 constexpr double kGradTolerance = 1e-4;
 constexpr double kGradScaleFloor = 1e-3;
 
 struct ParityCase {
-  std::string name;  // tests/models/data/<name>.toml, fixtures/<name>/
-  AttentionKind attention;
+  std::string name;            // tests/models/data/<name>.toml, fixtures/<name>/
+  std::string implementation;  // the attention or scan, as its to_string
+  ZooOptions options;
   at::DeviceType device = at::kCPU;
+  double grad_scale_floor = kGradScaleFloor;
 };
 
+ParityCase attention_case(const std::string& name, AttentionKind kind,
+                          at::DeviceType device = at::kCPU) {
+  return {name, to_string(kind), {.attention = kind, .param_options = {}}, device,
+          kGradScaleFloor};
+}
+
+ParityCase scan_case(const std::string& name, ScanKind kind, at::DeviceType device = at::kCPU) {
+  return {name, to_string(kind), {.param_options = {}, .scan = kind}, device, /*floor=*/0.0};
+}
+
 void PrintTo(const ParityCase& c, std::ostream* out) {
-  *out << c.name << " " << to_string(c.attention) << " " << at::DeviceTypeName(c.device, true);
+  *out << c.name << " " << c.implementation << " " << at::DeviceTypeName(c.device, true);
 }
 
 std::string case_label(const testing::TestParamInfo<ParityCase>& info) {
-  std::string label = info.param.name + "_" + to_string(info.param.attention) +
+  std::string label = info.param.name + "_" + info.param.implementation +
                       (info.param.device == at::kCUDA ? "_CUDA" : "");
   for (char& c : label) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return label;
@@ -51,15 +65,16 @@ Batch read_batch(const SafetensorsReader& file) {
 class Parity : public testing::TestWithParam<ParityCase> {};
 
 TEST_P(Parity, LogitsLossAndEveryGradientMatchTransformers) {
-  if (GetParam().device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
-  const ModelSpec spec = test::tiny_spec(GetParam().name);
-  ZooModel model = make_model(spec, {.attention = GetParam().attention, .param_options = {}});
+  const ParityCase& c = GetParam();
+  if (c.device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
+  const ModelSpec spec = test::tiny_spec(c.name);
+  ZooModel model = make_model(spec, c.options);
   load_safetensors(model.module(), test::fixture_path(spec.name, "model.safetensors"),
                    hf_load_options(spec.family));
-  model.module().to(GetParam().device);
+  model.module().to(c.device);
   model.module().eval();  // no dropout (the tiny recipes have some)
   const SafetensorsReader expected(test::fixture_path(spec.name, "expected.safetensors"));
-  const Batch batch = read_batch(expected).to(GetParam().device);
+  const Batch batch = read_batch(expected).to(c.device);
 
   const at::Tensor logits = model.logits(batch);
   const double logit_diff = test::max_abs_diff(logits, expected.read("logits"));
@@ -77,7 +92,8 @@ TEST_P(Parity, LogitsLossAndEveryGradientMatchTransformers) {
   size_t checked = 0;
   for (const auto& item : model.module().named_parameters()) {
     const at::Tensor ref = expected.read("grad/" + item.key());
-    const double scale = std::max(test::max_abs(ref), kGradScaleFloor * largest);
+    double scale = std::max(test::max_abs(ref), c.grad_scale_floor * largest);
+    if (c.grad_scale_floor == 0 && scale == 0) scale = 1;  // as test::max_rel_diff
     const double diff = test::max_abs_diff(item.value().grad(), ref) / scale;
     EXPECT_LT(diff, kGradTolerance) << item.key();
     if (diff >= worst_grad) std::tie(worst_grad, worst_name) = std::tie(diff, item.key());
@@ -88,48 +104,94 @@ TEST_P(Parity, LogitsLossAndEveryGradientMatchTransformers) {
   EXPECT_EQ(checked, static_cast<size_t>(grads)) << "every reference gradient is checked";
   std::cout << fmt::format("[parity] {} {} {}: logits max abs diff {:.3g}, gradients max rel diff "
                            "{:.3g} ({})\n",
-                           spec.name, to_string(GetParam().attention),
-                           at::DeviceTypeName(GetParam().device, /*lower_case=*/true), logit_diff,
+                           spec.name, c.implementation,
+                           at::DeviceTypeName(c.device, /*lower_case=*/true), logit_diff,
                            worst_grad, worst_name);
 }
 
+// Mamba: transformers' MambaForCausalLM slow path, for both scans.
 INSTANTIATE_TEST_SUITE_P(
     Tiny,
     Parity,
-    testing::Values(ParityCase{"tiny-gpt-neox", AttentionKind::kPlain},
-                    ParityCase{"tiny-gpt-neox", AttentionKind::kFused},
-                    ParityCase{"tiny-gpt-neox-sequential", AttentionKind::kPlain},
-                    ParityCase{"tiny-gpt-neox-sequential", AttentionKind::kFused},
-                    ParityCase{"tiny-roberta", AttentionKind::kPlain},
-                    ParityCase{"tiny-roberta", AttentionKind::kFused},
-                    ParityCase{"tiny-gpt-neox", AttentionKind::kFused, at::kCUDA},
-                    ParityCase{"tiny-roberta", AttentionKind::kFused, at::kCUDA}),
+    testing::Values(attention_case("tiny-gpt-neox", AttentionKind::kPlain),
+                    attention_case("tiny-gpt-neox", AttentionKind::kFused),
+                    attention_case("tiny-gpt-neox-sequential", AttentionKind::kPlain),
+                    attention_case("tiny-gpt-neox-sequential", AttentionKind::kFused),
+                    attention_case("tiny-roberta", AttentionKind::kPlain),
+                    attention_case("tiny-roberta", AttentionKind::kFused),
+                    attention_case("tiny-gpt-neox", AttentionKind::kFused, at::kCUDA),
+                    attention_case("tiny-roberta", AttentionKind::kFused, at::kCUDA),
+                    scan_case("tiny-mamba", ScanKind::kPlain),
+                    scan_case("tiny-mamba", ScanKind::kFused),
+                    scan_case("tiny-mamba-bias", ScanKind::kPlain),
+                    scan_case("tiny-mamba-bias", ScanKind::kFused),
+                    scan_case("tiny-mamba", ScanKind::kPlain, at::kCUDA)),
     case_label);
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
+// The image classifiers, through test::compare_with_fixture: the fixture loads all-or-nothing
+// (no hub extras skipped), and gradients that are zero in exact arithmetic are judged apart.
+struct ImageParityCase {
+  std::string label;
+  std::string name;  // fixtures/<name>/
+  std::function<test::ImageModel()> build;
+  at::DeviceType device = at::kCPU;
+  test::IsExactlyZero exactly_zero = nullptr;
+};
+
+void PrintTo(const ImageParityCase& c, std::ostream* out) { *out << c.label; }
+
+class ImageParity : public testing::TestWithParam<ImageParityCase> {};
+
+TEST_P(ImageParity, LogitsLossAndEveryGradientMatchTransformers) {
+  const ImageParityCase& c = GetParam();
+  if (c.device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
+  const test::ImageModel model = c.build();
+  const test::ParityReport r = test::compare_with_fixture(
+      *model.module, model.classify, c.name, c.device, c.exactly_zero);
+  EXPECT_LT(r.logit_diff, 1e-5);
+  EXPECT_LT(r.loss_diff, 1e-5);
+  EXPECT_LT(r.worst_grad, 1e-4) << r.worst_grad_name;
+  EXPECT_LT(r.worst_zero_grad, 1e-6) << "exactly-zero gradients are rounding noise on both sides";
+  EXPECT_EQ(r.checked, r.reference_grads) << "every reference gradient is checked";
+  std::cout << fmt::format(
+      "[parity] {}: logits max abs diff {:.3g}, loss diff {:.3g}, gradients max rel diff {:.3g} "
+      "({}), exactly-zero gradients {:.3g} of the largest\n",
+      c.label,
+      r.logit_diff,
+      r.loss_diff,
+      r.worst_grad,
+      r.worst_grad_name,
+      r.worst_zero_grad);
 }
 
-// Our config.json carries the same architecture as the one transformers wrote for the fixture.
-TEST(HfExport, ConfigJsonAgreesWithTransformers) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-      {"tiny-gpt-neox-sequential",
-       {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size", "hidden_act", "max_position_embeddings", "layer_norm_eps",
-        "use_parallel_residual", "tie_word_embeddings", "attention_bias", "rope_parameters"}},
-      {"tiny-roberta",
-       {"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-        "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size",
-        "layer_norm_eps", "pad_token_id", "tie_word_embeddings"}},
+std::function<test::ImageModel()> vit(
+    AttentionKind attention) {
+  return [attention] {
+    VitOptions options = vit_options(test::tiny_spec("tiny-vit"), at::TensorOptions());
+    options.attention = attention;
+    return test::image_model(VitForImageClassification(options));
   };
-  for (const auto& [name, keys] : cases) {
-    const ModelSpec spec = test::tiny_spec(name);
-    const nlohmann::json ours = hf_config_json(spec);
-    const nlohmann::json theirs = read_json(test::fixture_path(spec.name, "config.json"));
-    for (const std::string& key : keys) EXPECT_EQ(ours.at(key), theirs.at(key)) << name << ": " << key;
-  }
 }
+
+// ViT's key biases add q.b_k to every score of a query: softmax ignores it, their exact gradient
+// is 0.
+bool vit_key_bias(const std::string& name) { return name.ends_with("attention.attention.key.bias"); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Tiny,
+    ImageParity,
+    testing::Values(
+        ImageParityCase{"tiny_vit_plain", "tiny-vit", vit(AttentionKind::kPlain), at::kCPU,
+                        vit_key_bias},
+        ImageParityCase{"tiny_vit_fused", "tiny-vit", vit(AttentionKind::kFused), at::kCPU,
+                        vit_key_bias},
+        ImageParityCase{"tiny_vit_fused_CUDA", "tiny-vit", vit(AttentionKind::kFused), at::kCUDA,
+                        vit_key_bias},
+        ImageParityCase{"tiny_convnext", "tiny-convnext",
+                        [] { return test::image_model(test::tiny_convnext()); }},
+        ImageParityCase{"tiny_convnext_CUDA", "tiny-convnext",
+                        [] { return test::image_model(test::tiny_convnext()); }, at::kCUDA}),
+    test::case_label);
 
 // A model saved here (config.json + model.safetensors) loads with from_pretrained and gives our
 // logits (tests/models/check_hf_load.py, run in the reference environment).
@@ -146,10 +208,8 @@ TEST(HfExport, SavedCheckpointsLoadInTransformers) {
     if (batch.input_ids.defined()) inputs.emplace_back("input_ids", batch.input_ids);
     if (batch.pixel_values.defined()) inputs.emplace_back("pixel_values", batch.pixel_values);
     write_safetensors(dir + "/expected.safetensors", inputs);
-    const std::string command =
-        fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}", test::ref_python(),
-                    test::source_dir(), dir, kLogitTolerance);
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::string command;
+    EXPECT_TRUE(test::transformers_loads(dir, kLogitTolerance, &command)) << command;
   }
 }
 

@@ -1,6 +1,7 @@
-// RoBERTa unit tests: full-size parameter count on the meta device, RoBERTa's position ids,
-// padding that changes nothing else, plain vs fused attention with a padding mask, fp64 finite
-// differences, the recipe's MLM masking statistics, hub-checkpoint extras, a falling loss.
+// RoBERTa unit tests: RoBERTa's position ids, padding that changes nothing else, the recipe's MLM
+// masking statistics, hub-checkpoint extras, a falling loss on a masked task. Parameter count,
+// plain vs fused attention with a padding mask and finite differences are in family_test.cpp and
+// family_behaviour_test.cpp.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
@@ -9,17 +10,14 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
-#include <ATen/ops/randn_like.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
-#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
-#include "catalog/catalog.h"
-#include "catalog/param_count.h"
 #include "common/error.h"
+#include "family_test_util.h"
 #include "models/checkpoint.h"
 #include "models/hf_export.h"
 #include "models/losses.h"
@@ -29,26 +27,8 @@
 namespace gpudays::models {
 namespace {
 
-RobertaForMaskedLM tiny_model(at::ScalarType dtype = at::kFloat) {
-  torch::manual_seed(0);
-  RobertaForMaskedLM model(
-      roberta_options(test::tiny_spec("tiny-roberta"), at::TensorOptions().dtype(dtype)));
-  model->eval();  // no dropout
-  return model;
-}
-
 // Ordinary token ids of the tiny vocabulary (96): 4 .. 94 (0-3 and 95 are special).
 at::Tensor ordinary_tokens(int64_t batch, int64_t seq) { return at::randint(4, 95, {batch, seq}); }
-
-TEST(Roberta, FullSizeParameterCountOnTheMetaDeviceEqualsHuggingFaceAndPlanner) {
-  const Catalog catalog = Catalog::load({});
-  const ModelSpec& spec = catalog.model("roberta");
-  RobertaForMaskedLM model(roberta_options(spec, at::TensorOptions().device(at::kMeta)));
-  // HF RobertaForMaskedLM(roberta-large).num_parameters(), transformers 5.24.0.
-  EXPECT_EQ(count_parameters(*model), 355412057);
-  EXPECT_EQ(count_parameters(*model), count_params(spec).total);
-  EXPECT_FALSE(model->named_parameters().contains("lm_head.decoder.weight")) << "tied";
-}
 
 TEST(Roberta, PositionIdsCountNonPaddingTokensFromThePaddingOffset) {
   const at::Tensor tokens = at::tensor({5, 6, 7, 5, 1, 1}, at::kLong).view({2, 3});
@@ -57,7 +37,7 @@ TEST(Roberta, PositionIdsCountNonPaddingTokensFromThePaddingOffset) {
 }
 
 TEST(Roberta, PaddingChangesNoOtherTokensLogits) {
-  RobertaForMaskedLM model = tiny_model();
+  RobertaForMaskedLM model = test::tiny_roberta();
   const at::Tensor tokens = ordinary_tokens(1, 10);
   const at::Tensor padded = at::cat({tokens, at::full({1, 6}, 1, at::kLong)}, /*dim=*/1);
   const at::Tensor mask = at::cat({at::ones({1, 10}), at::zeros({1, 6})}, /*dim=*/1);
@@ -66,44 +46,6 @@ TEST(Roberta, PaddingChangesNoOtherTokensLogits) {
     const at::Tensor a = model->forward(tokens);
     const at::Tensor b = model->forward(padded, mask).narrow(1, 0, 10);
     EXPECT_LT(test::max_abs_diff(a, b), 1e-5) << to_string(kind);
-  }
-}
-
-TEST(Roberta, PlainAndFusedAttentionAgreeWithAPaddingMask) {
-  for (const auto dtype : {at::kFloat, at::kDouble}) {
-    RobertaForMaskedLM model = tiny_model(dtype);
-    at::Tensor tokens = ordinary_tokens(2, 16);
-    tokens.narrow(1, 12, 4)[1].fill_(1);
-    at::Tensor mask = at::ones({2, 16});
-    mask.narrow(1, 12, 4)[1].zero_();
-    model->set_attention(AttentionKind::kPlain);
-    const at::Tensor plain = model->forward(tokens, mask);
-    model->set_attention(AttentionKind::kFused);
-    const at::Tensor fused = model->forward(tokens, mask);
-    EXPECT_LT(test::max_abs_diff(plain, fused), dtype == at::kFloat ? 1e-5 : 1e-12);
-  }
-}
-
-TEST(Roberta, GradientsMatchFiniteDifferencesInDouble) {
-  RobertaForMaskedLM model = tiny_model(at::kDouble);
-  const at::Tensor tokens = ordinary_tokens(2, 8);
-  const MlmBatch batch = mask_tokens(tokens, {.probability = 0.5, .mask_token_id = 95,
-                                              .vocab_size = 96, .special_token_ids = {}});
-  const auto loss = [&] { return masked_lm_loss(model->forward(batch.inputs), batch.labels); };
-  loss().backward();
-  for (const auto& item : model->named_parameters()) {
-    at::Tensor p = item.value();
-    const at::Tensor v = at::randn_like(p);
-    const double analytic = (p.grad() * v).sum().item<double>();
-    at::NoGradGuard no_grad;
-    const double h = 1e-6;
-    p.add_(v, h);
-    const double up = loss().item<double>();
-    p.add_(v, -2 * h);
-    const double down = loss().item<double>();
-    p.add_(v, h);
-    EXPECT_NEAR((up - down) / (2 * h), analytic, 1e-7 * std::max(1.0, std::abs(analytic)))
-        << item.key();
   }
 }
 
@@ -132,14 +74,14 @@ TEST(Roberta, MlmMaskingFollowsTheRecipe) {
 }
 
 TEST(Roberta, HubCheckpointExtrasAreSkippedButUnknownTensorsAreNot) {
-  RobertaForMaskedLM model = tiny_model();
+  RobertaForMaskedLM model = test::tiny_roberta();
   const std::string path = test::scratch_dir("roberta-hub") + "/model.safetensors";
   NamedTensors state = named_state(*model);
   state.emplace_back("lm_head.decoder.weight", model->named_parameters()[
       "roberta.embeddings.word_embeddings.weight"]);
   state.emplace_back("roberta.pooler.dense.weight", at::randn({64, 64}));
   write_safetensors(path, state);
-  RobertaForMaskedLM other = tiny_model();
+  RobertaForMaskedLM other = test::tiny_roberta();
   EXPECT_NO_THROW(load_safetensors(*other, path, hf_load_options(Family::kRoberta)));
   state.emplace_back("roberta.something.else", at::randn({2}));
   write_safetensors(path, state);
@@ -150,7 +92,7 @@ TEST(Roberta, HubCheckpointExtrasAreSkippedButUnknownTensorsAreNot) {
 // neighbours. Fresh masks each step (the recipe's 15%), Adam, 200 steps; the last 20 averaged.
 TEST(Roberta, LossFallsOnALearnableSyntheticTask) {
   const ModelSpec spec = test::tiny_spec("tiny-roberta");
-  RobertaForMaskedLM model = tiny_model();
+  RobertaForMaskedLM model = test::tiny_roberta();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
   const at::Tensor tokens = (at::randint(91, {16, 1}) + at::arange(16).view({1, 16})) % 91 + 4;
   const MlmOptions mlm = roberta_mlm_options(spec);

@@ -1,6 +1,6 @@
-// Shared vision checks: fixture parity, finite differences, fixed-batch training, export round
-// trip.
-#include "vision_test_util.h"
+// Shared family checks: tiny models, fixture parity, finite differences, fixed-batch training,
+// export round trip.
+#include "family_test_util.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
@@ -10,10 +10,13 @@
 #include <c10/core/GradMode.h>
 #include <fmt/format.h>
 #include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 
 #include "models/checkpoint.h"
 #include "models/hf_export.h"
@@ -24,6 +27,43 @@
 namespace gpudays::test {
 
 using models::classification_loss;
+
+models::GptNeoxForCausalLM tiny_gpt_neox(at::ScalarType dtype) {
+  torch::manual_seed(0);
+  return models::GptNeoxForCausalLM(
+      models::gpt_neox_options(tiny_spec("tiny-gpt-neox"), at::TensorOptions().dtype(dtype)));
+}
+
+models::RobertaForMaskedLM tiny_roberta(at::ScalarType dtype) {
+  torch::manual_seed(0);
+  models::RobertaForMaskedLM model(
+      models::roberta_options(tiny_spec("tiny-roberta"), at::TensorOptions().dtype(dtype)));
+  model->eval();  // no dropout
+  return model;
+}
+
+models::MambaForCausalLM tiny_mamba(at::ScalarType dtype, models::ScanKind scan) {
+  torch::manual_seed(0);
+  models::MambaOptions options =
+      models::mamba_options(tiny_spec("tiny-mamba"), at::TensorOptions().dtype(dtype));
+  options.scan = scan;
+  return models::MambaForCausalLM(options);
+}
+
+models::VitForImageClassification tiny_vit(at::ScalarType dtype) {
+  torch::manual_seed(0);
+  return models::VitForImageClassification(
+      models::vit_options(tiny_spec("tiny-vit"), at::TensorOptions().dtype(dtype)));
+}
+
+models::ConvnextOptions tiny_convnext_options(at::ScalarType dtype) {
+  return models::convnext_options(tiny_spec("tiny-convnext"), at::TensorOptions().dtype(dtype));
+}
+
+models::ConvnextForImageClassification tiny_convnext(at::ScalarType dtype) {
+  torch::manual_seed(0);
+  return models::ConvnextForImageClassification(tiny_convnext_options(dtype));
+}
 
 ParityReport compare_with_fixture(torch::nn::Module& module,
                                   const ImageClassifier& classify,
@@ -65,16 +105,16 @@ ParityReport compare_with_fixture(torch::nn::Module& module,
   return report;
 }
 
-std::pair<double, std::string> worst_finite_difference_error(
-    torch::nn::Module& module, const std::function<at::Tensor()>& loss, double h) {
+std::vector<FiniteDifference> finite_differences(torch::nn::Module& module,
+                                                 const std::function<at::Tensor()>& loss,
+                                                 double h) {
   for (at::Tensor& p : module.parameters()) p.mutable_grad() = at::Tensor();
   loss().backward();
-  std::pair<double, std::string> worst = {0.0, ""};
+  std::vector<FiniteDifference> result;
   for (const auto& item : module.named_parameters()) {
     at::Tensor p = item.value();
     const at::Tensor v = at::randn_like(p);
-    const double analytic = (p.grad() * v).sum().item<double>();
-    double numeric = 0;
+    FiniteDifference d{.name = item.key(), .analytic = (p.grad() * v).sum().item<double>()};
     {
       at::NoGradGuard no_grad;
       p.add_(v, h);
@@ -82,29 +122,47 @@ std::pair<double, std::string> worst_finite_difference_error(
       p.add_(v, -2 * h);
       const double down = loss().item<double>();
       p.add_(v, h);
-      numeric = (up - down) / (2 * h);
+      d.numeric = (up - down) / (2 * h);
     }
-    const double error = std::abs(numeric - analytic) / std::max(1.0, std::abs(analytic));
-    if (error >= worst.first) worst = {error, item.key()};
+    d.error = std::abs(d.numeric - d.analytic) / std::max(1.0, std::abs(d.analytic));
+    result.push_back(d);
   }
-  return worst;
+  return result;
 }
 
 std::pair<double, double> train_fixed_batch(torch::nn::Module& module,
                                             const std::function<at::Tensor()>& loss,
                                             int steps,
-                                            double lr) {
-  torch::optim::Adam optimizer(module.parameters(), torch::optim::AdamOptions(lr));
+                                            double lr,
+                                            FixedBatchOptimizer optimizer_kind) {
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  if (optimizer_kind == FixedBatchOptimizer::kAdam) {
+    optimizer = std::make_unique<torch::optim::Adam>(module.parameters(),
+                                                     torch::optim::AdamOptions(lr));
+  } else {
+    optimizer = std::make_unique<torch::optim::AdamW>(
+        module.parameters(), torch::optim::AdamWOptions(lr).weight_decay(0.0));
+  }
   double first = 0;
   double last = 0;
   for (int step = 0; step < steps; ++step) {
-    optimizer.zero_grad();
+    optimizer->zero_grad();
     const at::Tensor value = loss();
     value.backward();
-    optimizer.step();
+    optimizer->step();
     (step == 0 ? first : last) = value.item<double>();
   }
   return {first, last};
+}
+
+bool transformers_loads(const std::string& dir, double tolerance, std::string* command) {
+  const std::string line = fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}",
+                                       ref_python(),
+                                       source_dir(),
+                                       dir,
+                                       tolerance);
+  if (command != nullptr) *command = line;
+  return std::system(line.c_str()) == 0;
 }
 
 bool loads_in_transformers(torch::nn::Module& module,
@@ -122,12 +180,7 @@ bool loads_in_transformers(torch::nn::Module& module,
   }
   models::write_safetensors(dir + "/expected.safetensors",
                             {{"pixel_values", images}, {"logits", logits}});
-  const std::string command = fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}",
-                                          ref_python(),
-                                          source_dir(),
-                                          dir,
-                                          tolerance);
-  return std::system(command.c_str()) == 0;
+  return transformers_loads(dir, tolerance);
 }
 
 }  // namespace gpudays::test
