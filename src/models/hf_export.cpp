@@ -19,87 +19,80 @@
 namespace gpudays::models {
 namespace {
 
+// The fields every transformer family's config shares, added to `fields`.
+nlohmann::json with_transformer_fields(const ArchSpec& a, nlohmann::json fields) {
+  fields.update({{"hidden_size", a.d_model},
+                 {"num_hidden_layers", a.n_layers},
+                 {"num_attention_heads", a.n_heads},
+                 {"intermediate_size", a.d_ffn},
+                 {"hidden_act", "gelu"},
+                 {"initializer_range", a.initializer_range},
+                 {"layer_norm_eps", a.layer_norm_eps},
+                 {"dtype", "float32"}});
+  return fields;
+}
+
 nlohmann::json gpt_neox_config(const ModelSpec& spec) {
   const ArchSpec& a = spec.arch;
-  return {
-      {"architectures", {"GPTNeoXForCausalLM"}},
-      {"model_type", "gpt_neox"},
-      {"vocab_size", a.vocab_size},
-      {"hidden_size", a.d_model},
-      {"num_hidden_layers", a.n_layers},
-      {"num_attention_heads", a.n_heads},
-      {"intermediate_size", a.d_ffn},
-      {"hidden_act", "gelu"},
-      {"max_position_embeddings", a.max_position_embeddings},
-      {"rotary_pct", a.rotary_pct},            // transformers 4.x
-      {"rotary_emb_base", a.rotary_emb_base},  // transformers 4.x
-      {"rope_parameters",                      // transformers 5.x
-       {{"rope_type", "default"},
-        {"rope_theta", a.rotary_emb_base},
-        {"partial_rotary_factor", a.rotary_pct}}},
-      {"layer_norm_eps", a.layer_norm_eps},
-      {"use_parallel_residual", a.use_parallel_residual},
-      {"tie_word_embeddings", a.tie_word_embeddings},
-      {"attention_bias", true},
-      {"hidden_dropout", spec.recipe.dropout},
-      {"attention_dropout", 0.0},
-      {"initializer_range", a.initializer_range},
-      {"bos_token_id", 0},  // Pythia's tokenizer: <|endoftext|> = 0 for both
-      {"eos_token_id", 0},
-      {"use_cache", true},
-      {"dtype", "float32"},
-  };
+  return with_transformer_fields(
+      a,
+      {
+          {"architectures", {"GPTNeoXForCausalLM"}},
+          {"model_type", "gpt_neox"},
+          {"vocab_size", a.vocab_size},
+          {"max_position_embeddings", a.max_position_embeddings},
+          {"rotary_pct", a.rotary_pct},            // transformers 4.x
+          {"rotary_emb_base", a.rotary_emb_base},  // transformers 4.x
+          {"rope_parameters",                      // transformers 5.x
+           {{"rope_type", "default"},
+            {"rope_theta", a.rotary_emb_base},
+            {"partial_rotary_factor", a.rotary_pct}}},
+          {"use_parallel_residual", a.use_parallel_residual},
+          {"tie_word_embeddings", a.tie_word_embeddings},
+          {"attention_bias", true},
+          {"hidden_dropout", spec.recipe.dropout},
+          {"attention_dropout", 0.0},
+          {"bos_token_id", 0},  // Pythia's tokenizer: <|endoftext|> = 0 for both
+          {"eos_token_id", 0},
+          {"use_cache", true},
+      });
 }
 
 nlohmann::json roberta_config(const ModelSpec& spec) {
   const ArchSpec& a = spec.arch;
-  return {
-      {"architectures", {"RobertaForMaskedLM"}},
-      {"model_type", "roberta"},
-      {"vocab_size", a.vocab_size},
-      {"hidden_size", a.d_model},
-      {"num_hidden_layers", a.n_layers},
-      {"num_attention_heads", a.n_heads},
-      {"intermediate_size", a.d_ffn},
-      {"hidden_act", "gelu"},
-      {"hidden_dropout_prob", spec.recipe.dropout},
-      {"attention_probs_dropout_prob", spec.recipe.dropout},
-      {"max_position_embeddings", a.max_position_embeddings},
-      {"type_vocab_size", a.type_vocab_size},
-      {"layer_norm_eps", a.layer_norm_eps},
-      {"initializer_range", a.initializer_range},
-      {"pad_token_id", a.pad_token_id},
-      {"bos_token_id", a.bos_token_id},
-      {"eos_token_id", a.eos_token_id},
-      {"tie_word_embeddings", true},
-      {"dtype", "float32"},
-  };
+  return with_transformer_fields(a,
+                                 {
+                                     {"architectures", {"RobertaForMaskedLM"}},
+                                     {"model_type", "roberta"},
+                                     {"vocab_size", a.vocab_size},
+                                     {"hidden_dropout_prob", spec.recipe.dropout},
+                                     {"attention_probs_dropout_prob", spec.recipe.dropout},
+                                     {"max_position_embeddings", a.max_position_embeddings},
+                                     {"type_vocab_size", a.type_vocab_size},
+                                     {"pad_token_id", a.pad_token_id},
+                                     {"bos_token_id", a.bos_token_id},
+                                     {"eos_token_id", a.eos_token_id},
+                                     {"tie_word_embeddings", true},
+                                 });
 }
 
 // ViTForImageClassification; encoder_stride (masked image modelling only) as the patch size.
 nlohmann::json vit_config(const ModelSpec& spec) {
   const ArchSpec& a = spec.arch;
   const VitOptions o = vit_options(spec, {});
-  return {
-      {"architectures", {"ViTForImageClassification"}},
-      {"model_type", "vit"},
-      {"hidden_size", a.d_model},
-      {"num_hidden_layers", a.n_layers},
-      {"num_attention_heads", a.n_heads},
-      {"intermediate_size", a.d_ffn},
-      {"hidden_act", "gelu"},
-      {"hidden_dropout_prob", o.hidden_dropout},
-      {"attention_probs_dropout_prob", o.attention_dropout},
-      {"image_size", a.image_size},
-      {"patch_size", a.patch_size},
-      {"num_channels", a.num_channels},
-      {"num_labels", a.num_labels},
-      {"qkv_bias", true},
-      {"encoder_stride", a.patch_size},
-      {"layer_norm_eps", a.layer_norm_eps},
-      {"initializer_range", a.initializer_range},
-      {"dtype", "float32"},
-  };
+  return with_transformer_fields(a,
+                                 {
+                                     {"architectures", {"ViTForImageClassification"}},
+                                     {"model_type", "vit"},
+                                     {"hidden_dropout_prob", o.hidden_dropout},
+                                     {"attention_probs_dropout_prob", o.attention_dropout},
+                                     {"image_size", a.image_size},
+                                     {"patch_size", a.patch_size},
+                                     {"num_channels", a.num_channels},
+                                     {"num_labels", a.num_labels},
+                                     {"qkv_bias", true},
+                                     {"encoder_stride", a.patch_size},
+                                 });
 }
 
 // ConvNextForImageClassification; inner LayerNorm epsilons are fixed in transformers' code.
@@ -175,7 +168,8 @@ nlohmann::json hf_config_json(const ModelSpec& spec) {
       return mamba_config(spec);
     default:
       throw InputError(fmt::format("model '{}': no HuggingFace export for family {} yet",
-                                   spec.name, to_string(spec.family)));
+                                   spec.name,
+                                   to_string(spec.family)));
   }
 }
 
@@ -188,8 +182,10 @@ LoadOptions hf_load_options(Family family) {
     case Family::kRoberta:
       // Hub checkpoints (roberta-large) still hold the tied decoder, the pooler of RobertaModel
       // and the old position_ids buffer.
-      options.ignored = {"lm_head.decoder.weight", "lm_head.decoder.bias",
-                         "roberta.pooler.dense.weight", "roberta.pooler.dense.bias",
+      options.ignored = {"lm_head.decoder.weight",
+                         "lm_head.decoder.bias",
+                         "roberta.pooler.dense.weight",
+                         "roberta.pooler.dense.bias",
                          "roberta.embeddings.position_ids"};
       break;
     case Family::kMamba:
@@ -202,7 +198,9 @@ LoadOptions hf_load_options(Family family) {
   return options;
 }
 
-void save_pretrained(const torch::nn::Module& module, const ModelSpec& spec, const std::string& dir) {
+void save_pretrained(const torch::nn::Module& module,
+                     const ModelSpec& spec,
+                     const std::string& dir) {
   const nlohmann::json config = hf_config_json(spec);
   std::filesystem::create_directories(dir);
   save_safetensors(module, (std::filesystem::path(dir) / "model.safetensors").string());
