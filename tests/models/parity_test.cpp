@@ -203,7 +203,9 @@ TEST(HfExport, SavedCheckpointsLoadInTransformers) {
     model.module().eval();
     const std::string dir = test::scratch_dir(std::string("hf-export-") + name);
     save_pretrained(model.module(), spec, dir);
-    const Batch batch = synthetic_batch(spec, {.batch_size = 2});
+    SyntheticOptions two_samples;
+    two_samples.batch_size = 2;
+    const Batch batch = synthetic_batch(spec, two_samples);
     NamedTensors inputs = {{"logits", model.logits(batch).detach()}};
     if (batch.input_ids.defined()) inputs.emplace_back("input_ids", batch.input_ids);
     if (batch.pixel_values.defined()) inputs.emplace_back("pixel_values", batch.pixel_values);
