@@ -138,7 +138,9 @@ TEST(Checkpoint, AliasesMapFileNamesToModuleNames) {
   write_safetensors(path, renamed);
   TwoLayers b;
   EXPECT_THROW(load_safetensors(b, path), InputError);
-  load_safetensors(b, path, LoadOptions{.aliases = {{"lm_head.weight", "proj.weight"}}});
+  LoadOptions aliased;
+  aliased.aliases = {{"lm_head.weight", "proj.weight"}};
+  load_safetensors(b, path, aliased);
   EXPECT_TRUE(at::equal(named_state(b)[0].second, named_state(a)[0].second));
 }
 

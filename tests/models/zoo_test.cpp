@@ -25,7 +25,10 @@ TEST(Zoo, SyntheticBatchesHaveTheRecipesShapesAndRanges) {
   EXPECT_TRUE(at::equal(synthetic_batch(neox, {.batch_size = 4, .generator = gen()}).input_ids,
                         a.input_ids))
       << "same generator, same batch";
-  EXPECT_EQ(synthetic_batch(neox, {.batch_size = 2, .seq_len = 8}).input_ids.size(1), 8);
+  SyntheticOptions short_samples;
+  short_samples.batch_size = 2;
+  short_samples.seq_len = 8;
+  EXPECT_EQ(synthetic_batch(neox, short_samples).input_ids.size(1), 8);
 
   const ModelSpec roberta = test::tiny_spec("tiny-roberta");
   const Batch b = synthetic_batch(roberta, {.batch_size = 64, .generator = gen()});
