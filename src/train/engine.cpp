@@ -279,32 +279,40 @@ std::vector<at::Tensor> Engine::local_grads() {
   return grads;
 }
 
+// The flag and the norm below are summed on the gradients' device and read once: no host wait
+// per tensor.
 bool Engine::unscale_and_check_overflow(const std::vector<at::Tensor>& grads) {
   if (options_.precision != Precision::kFp16) return false;
   at::NoGradGuard no_grad;
-  float bad = 0.0f;
+  at::Tensor bad = at::zeros({}, scalar_options(grads, at::kFloat));
   for (at::Tensor g : grads) {
     g.div_(scaler_.scale());
-    if (!at::isfinite(g).all().item<bool>()) bad = 1.0f;
+    bad = at::maximum(bad, at::logical_not(at::isfinite(g).all()).to(at::kFloat));
   }
-  comm_.all_reduce(&bad, 1, DType::kFloat32, ReduceOp::kMax);
-  return bad > 0.0f;
+  comm_.all_reduce(bad.data_ptr(), 1, DType::kFloat32, ReduceOp::kMax);
+  return bad.item<float>() > 0.0f;
 }
 
 // Clipping by the global norm over every rank's part of the gradient (slices are disjoint; with
 // no sharding every rank holds the same full gradient).
 double Engine::clip(const std::vector<at::Tensor>& grads) {
   at::NoGradGuard no_grad;
-  double sum_sq = 0.0;
-  for (const at::Tensor& g : grads) sum_sq += g.to(at::kDouble).pow(2).sum().item<double>();
-  if (units_) comm_.all_reduce(&sum_sq, 1, DType::kFloat64, ReduceOp::kSum);
-  const double norm = std::sqrt(sum_sq);
+  at::Tensor sum_sq = at::zeros({}, scalar_options(grads, at::kDouble));
+  for (const at::Tensor& g : grads) sum_sq.add_(g.to(at::kDouble).pow(2).sum());
+  if (units_) comm_.all_reduce(sum_sq.data_ptr(), 1, DType::kFloat64, ReduceOp::kSum);
+  const double norm = std::sqrt(sum_sq.item<double>());
   const double max_norm = options_.clip_grad_norm;
   if (max_norm > 0.0 && norm > max_norm) {
     const double coefficient = max_norm / (norm + 1e-6);
     for (at::Tensor g : grads) g.mul_(coefficient);
   }
   return norm;
+}
+
+at::TensorOptions Engine::scalar_options(const std::vector<at::Tensor>& grads,
+                                         at::ScalarType dtype) const {
+  const at::Device device = grads.empty() ? params_.front().device() : grads.front().device();
+  return at::TensorOptions().device(device).dtype(dtype);
 }
 
 void Engine::apply_update(double lr, const std::vector<at::Tensor>& grads) {

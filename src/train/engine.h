@@ -119,6 +119,8 @@ class Engine {
   std::vector<at::Tensor> local_grads();
   bool unscale_and_check_overflow(const std::vector<at::Tensor>& grads);
   double clip(const std::vector<at::Tensor>& grads);
+  at::TensorOptions scalar_options(const std::vector<at::Tensor>& grads,
+                                   at::ScalarType dtype) const;
   void apply_update(double lr, const std::vector<at::Tensor>& grads);
   void clear_grads();
   int stage() const;

@@ -173,8 +173,9 @@ void ShardUnits::reduce(ShardUnit& u) {
     }
   }
   at::Tensor part = at::empty({u.shard}, full.options());
+  // Divided before the sum, so that half-precision sums over many ranks do not overflow.
+  full.div_(static_cast<double>(comm_.size()));
   reduce_scatter(full, part);
-  part.div_(static_cast<double>(comm_.size()));
   if (u.flat_grad.defined()) {  // stage 1: the slice lives inside the full gradient
     u.grad_shard = u.flat_grad.narrow(0, comm_.rank() * u.shard, u.shard);
     u.grad_shard.copy_(part);

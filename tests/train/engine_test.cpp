@@ -259,17 +259,23 @@ TEST(MpiEngine, ModelStateMemoryPerStageEqualsTheFormulas) {
   }
 }
 
-// bf16 working weights at stage >= 1 (fp32 masters) train as the fp32 run does, to bf16 rounding.
+// bf16 and fp16 (loss-scaled) working weights at stage >= 1 (fp32 masters) train as the fp32 run
+// does, to half-precision rounding.
 TEST(MpiEngine, MixedPrecisionStagesTrackTheFp32Run) {
   if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
   auto world = make_mpi_communicator();
-  for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
-    EngineOptions o = base_options(2);
-    o.methods = MethodSet{false, false, s, false};
-    o.precision = Precision::kBf16;
-    Mlp m;
-    EXPECT_LT(max_diff(train(m, *world, o, 4), reference(base_options(1), 4)), 2e-2)
-        << to_string(s) << " on " << world->size() << " ranks";
+  for (Precision p : {Precision::kBf16, Precision::kFp16}) {
+    for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
+      EngineOptions o = base_options(2);
+      o.methods = MethodSet{false, false, s, false};
+      o.precision = p;
+      o.clip_grad_norm = 0.5;  // unscaled, agreed overflow flag and norm across the slices
+      Mlp m;
+      EngineOptions r = base_options(1);
+      r.clip_grad_norm = 0.5;
+      EXPECT_LT(max_diff(train(m, *world, o, 4), reference(r, 4)), 2e-2)
+          << to_string(s) << " " << to_string(p) << " on " << world->size() << " ranks";
+    }
   }
 }
 
