@@ -236,7 +236,6 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
                     comm->size(),
                     model.recipe.global_batch));
   }
-  set_tf32(/*enabled=*/spec.methods.free_lunch);
   std::optional<CpuMemoryScope> cpu_memory;
   if (device.is_cpu()) {
     cpu_memory.emplace(spec.memory_limit_bytes);
@@ -244,11 +243,12 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
     reset_peak_memory(device);
   }
   TrialResult r = measure(spec, model, *comm, device);
+  r.device_name = device_name(device);
+  r.driver = driver_version(device);
+  r.torch_version = TORCH_VERSION;
   if (r.status == TrialStatus::kOutOfMemory && comm->size() > 1) {
     // The other ranks may wait in a collective this rank will never join: report, then end the
     // job (the launcher stops the other ranks when one exits with an error).
-    r.device_name = device_name(device);
-    r.torch_version = TORCH_VERSION;
     std::cout << to_json(r).dump() << std::endl;
     std::_Exit(3);
   }
@@ -265,9 +265,6 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
                             format_gib(static_cast<double>(peak)),
                             format_gib(static_cast<double>(spec.memory_limit_bytes)));
   }
-  r.device_name = device_name(device);
-  r.driver = driver_version(device);
-  r.torch_version = TORCH_VERSION;
   if (comm->rank() == 0) std::cout << to_json(r).dump() << "\n";
 }
 

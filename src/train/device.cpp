@@ -12,6 +12,9 @@
 
 namespace gpudays {
 
+constexpr const char* kNoCudaMessage =
+    "this gpudays build has no CUDA support (build the CUDA variant: make cuda)";
+
 #ifndef GPUDAYS_CUDA
 bool cuda_built() {
   return false;
@@ -21,7 +24,7 @@ bool cuda_available() {
 }
 namespace detail {
 [[noreturn]] static void no_cuda() {
-  throw InputError("this gpudays build has no CUDA support (build the CUDA variant: make cuda)");
+  throw InputError(kNoCudaMessage);
 }
 }  // namespace detail
 void cuda_synchronize(int) {
@@ -66,7 +69,7 @@ c10::Device parse_device(const std::string& name) {
     throw InputError(fmt::format("unknown device '{}' (cpu, cuda or cuda:N)", name));
   }
   if (!cuda_built()) {
-    throw InputError("this gpudays build has no CUDA support (build the CUDA variant: make cuda)");
+    throw InputError(kNoCudaMessage);
   }
   if (!cuda_available()) throw InputError("no CUDA GPU is visible on this machine");
   try {

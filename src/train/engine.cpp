@@ -19,19 +19,6 @@
 namespace gpudays {
 namespace {
 
-// All gradients as one flat fp32 buffer (missing gradients: 0).
-at::Tensor flatten_grads(const std::vector<at::Tensor>& params) {
-  int64_t total = 0;
-  for (const at::Tensor& p : params) total += p.numel();
-  at::Tensor flat = at::zeros({total}, params.front().options().dtype(at::kFloat));
-  int64_t offset = 0;
-  for (const at::Tensor& p : params) {
-    if (p.grad().defined()) flat.narrow(0, offset, p.numel()).copy_(p.grad().reshape(-1));
-    offset += p.numel();
-  }
-  return flat;
-}
-
 // The search space's validity rules (plan/search_space.h) and the device's abilities.
 void check_methods(const EngineOptions& o, int world, const at::Device& device) {
   const std::string problem = method_set_problem(o.methods, Cluster{nullptr, 1, world});
@@ -225,7 +212,7 @@ void Engine::end_micro_step(bool last) {
 void Engine::all_reduce_unsharded() {
   if (comm_.size() == 1) return;
   at::NoGradGuard no_grad;
-  at::Tensor flat = flatten_grads(params_);
+  at::Tensor flat = flatten_grads(params_, shard_elements(), at::kFloat);
   comm_.all_reduce(flat.data_ptr(), flat.numel(), DType::kFloat32, ReduceOp::kSum);
   flat.div_(static_cast<double>(comm_.size()));
   int64_t offset = 0;

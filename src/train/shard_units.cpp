@@ -29,6 +29,18 @@ std::vector<std::vector<at::Tensor>> group_params(
 
 }  // namespace
 
+at::Tensor flatten_grads(const std::vector<at::Tensor>& params,
+                         int64_t size,
+                         at::ScalarType dtype) {
+  at::Tensor flat = at::zeros({size}, params.front().options().dtype(dtype));
+  int64_t offset = 0;
+  for (const at::Tensor& p : params) {
+    if (p.grad().defined()) flat.narrow(0, offset, p.numel()).copy_(p.grad().reshape(-1));
+    offset += p.numel();
+  }
+  return flat;
+}
+
 at::Tensor to_host(const at::Tensor& t, at::ScalarType dtype) {
   if (!t.is_cuda()) return t.to(dtype);
   const at::Tensor host =
@@ -164,13 +176,8 @@ void ShardUnits::reduce(ShardUnit& u) {
   at::NoGradGuard no_grad;
   at::Tensor full = u.flat_grad;
   if (!full.defined()) {
-    full = at::zeros({u.padded}, u.flat.options());
-    int64_t offset = 0;
-    for (at::Tensor& p : u.params) {
-      if (p.grad().defined()) full.narrow(0, offset, p.numel()).copy_(p.grad().reshape(-1));
-      p.mutable_grad() = at::Tensor();
-      offset += p.numel();
-    }
+    full = flatten_grads(u.params, u.padded, u.flat.scalar_type());
+    for (at::Tensor& p : u.params) p.mutable_grad() = at::Tensor();
   }
   at::Tensor part = at::empty({u.shard}, full.options());
   // Divided before the sum, so that half-precision sums over many ranks do not overflow.

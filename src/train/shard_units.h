@@ -80,6 +80,10 @@ class ShardUnits {
   ShardConfig config_;
 };
 
+// The parameters' gradients, in order, as one flat buffer of `size` elements (at least their
+// total; missing gradients and the rest are 0).
+at::Tensor flatten_grads(const std::vector<at::Tensor>& params, int64_t size, at::ScalarType dtype);
+
 // A host copy of `t` (as `dtype`): from a CUDA tensor into pinned memory, queued without waiting
 // (synchronise the device before reading it); a CPU tensor is converted (no copy when it already
 // has the dtype).
