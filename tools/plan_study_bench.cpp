@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
     for (const ModelSpec& model : catalog.models()) {
       for (const char* gpu : {"rtx-3090", "rtx-a6000", "a100", "h100"}) {
         for (int64_t count : {1, 2, 4, 8}) {
-          const Cluster cluster{&catalog.gpu(gpu), 1, count};
+          const Cluster cluster{{1, count}, &catalog.gpu(gpu)};
           rows += plan(model, cluster, PlanOptions{}).rows.size();
           ++requests;
         }

@@ -19,10 +19,10 @@ Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& cat
                       const ModelSpec& model, const std::string& gpu) {
   std::vector<double> ratios;
   for (const TrialRecord& t : trials) {
-    if (t.status != TrialStatus::kOk || t.gpu != gpu || t.predicted_step_time_s <= 0.0) continue;
+    if (!t.ok() || t.gpu != gpu || t.predicted_step_time_s <= 0.0) continue;
     const bool same_family =
         t.model == model.name || family_of(catalog, t.model) == std::optional(model.family);
-    if (same_family) ratios.push_back(t.step_time_median_s / t.predicted_step_time_s);
+    if (same_family) ratios.push_back(t.step_time_s() / t.predicted_step_time_s);
   }
   Calibration c;
   if (ratios.empty()) return c;
@@ -35,13 +35,9 @@ Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& cat
 
 std::optional<TrialRecord> measured_trial(const std::vector<TrialRecord>& trials,
                                           const PlanRow& row) {
-  const MethodSet& m = row.config.methods;
   for (const TrialRecord& t : trials) {
-    if (t.status == TrialStatus::kOk && t.model == row.model && t.gpu == row.gpu &&
-        t.num_nodes == row.num_nodes && t.gpus_per_node == row.gpus_per_node &&
-        t.micro_batch_size == row.config.micro_batch_size && t.free_lunch == m.free_lunch &&
-        t.activation_checkpointing == m.activation_checkpointing &&
-        t.sharding == to_string(m.sharding) && t.offloading == m.offloading) {
+    if (t.ok() && t.model == row.model && t.gpu == row.gpu && t.cluster == row.cluster &&
+        t.config == row.config) {
       return t;
     }
   }

@@ -105,8 +105,8 @@ std::string run_config_toml(const ExportRequest& r) {
   std::ostringstream out;
   out << "# gpudays run configuration, for the trainer: gpudays train --config FILE\n";
   out << fmt::format("model = \"{}\"\n", r.model->name);
-  out << fmt::format("gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n", r.gpu, r.num_nodes,
-                     r.gpus_per_node);
+  out << fmt::format("gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n", r.gpu, r.cluster.num_nodes,
+                     r.cluster.gpus_per_node);
   out << "[methods]\n";
   out << fmt::format("free_lunch = {}\nactivation_checkpointing = {}\n", m.free_lunch,
                      m.activation_checkpointing);

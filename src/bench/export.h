@@ -8,16 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/model_spec.h"
-#include "plan/search_space.h"
+#include "config/search_space.h"
 
 namespace gpudays {
 
 struct ExportRequest {
   const ModelSpec* model = nullptr;
   std::string gpu;  // catalog name
-  int64_t num_nodes = 1;
-  int64_t gpus_per_node = 1;
-  TrainConfig config;
+  ClusterShape cluster;
+  Configuration config;
   bool tf32_available = false;  // free-lunch turns TF32 on only where the GPU has it
 };
 

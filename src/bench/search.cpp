@@ -16,15 +16,10 @@ struct MethodGroup {
   double optimistic_step_s = 0.0;  // the planner's best step time among plausible micro-batches
 };
 
-bool same_methods(const MethodSet& a, const MethodSet& b) {
-  return a.free_lunch == b.free_lunch && a.activation_checkpointing == b.activation_checkpointing &&
-         a.sharding == b.sharding && a.offloading == b.offloading;
-}
-
 std::vector<MethodGroup> group_rows(const PlanResult& prediction) {
   std::vector<MethodGroup> groups;
   for (const PlanRow& row : prediction.rows) {
-    if (groups.empty() || !same_methods(groups.back().methods, row.config.methods)) {
+    if (groups.empty() || groups.back().methods != row.config.methods) {
       groups.push_back(MethodGroup{row.config.methods, {}, 0, 0.0});
     }
     groups.back().rows.push_back(&row);
@@ -51,7 +46,7 @@ class Searcher {
                         static_cast<int>(done + group_left + later_groups_bound_));
     }
     SearchTrial t;
-    t.request = TrialRequest{row.config.methods, row.config.micro_batch_size,
+    t.request = Configuration{row.config.methods, row.config.micro_batch_size,
                              row.config.grad_acc_steps};
     t.predicted_step_time_s = row.step_time_s;
     t.predicted_memory_bytes = static_cast<int64_t>(row.peak_memory_bytes());

@@ -16,12 +16,6 @@
 
 namespace gpudays {
 
-struct TrialRequest {
-  MethodSet methods;
-  int64_t micro_batch_size = 1;
-  int64_t grad_acc_steps = 1;
-};
-
 struct TrialOutcome {
   TrialStatus status = TrialStatus::kOk;
   double step_time_s = 0.0;        // median of the timed steps
@@ -29,7 +23,7 @@ struct TrialOutcome {
   std::string message;
 };
 
-using TrialExecutor = std::function<TrialOutcome(const TrialRequest&)>;
+using TrialExecutor = std::function<TrialOutcome(const Configuration&)>;
 
 enum class SearchStrategy { kExhaustive, kGuided };
 
@@ -47,7 +41,7 @@ struct SearchOptions {
 };
 
 struct SearchTrial {
-  TrialRequest request;
+  Configuration request;
   TrialOutcome outcome;
   double predicted_step_time_s = 0.0;
   int64_t predicted_memory_bytes = 0;

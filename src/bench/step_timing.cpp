@@ -11,16 +11,6 @@
 
 namespace gpudays {
 
-std::string to_string(StepTiming timing) {
-  return timing == StepTiming::kWhole ? "whole" : "parts";
-}
-
-StepTiming parse_step_timing(const std::string& text) {
-  if (text == "whole") return StepTiming::kWhole;
-  if (text == "parts") return StepTiming::kParts;
-  throw InputError(fmt::format("unknown step timing '{}' (whole or parts)", text));
-}
-
 Spread spread_of(std::vector<double> seconds) {
   if (seconds.empty()) throw std::invalid_argument("no durations to summarise");
   std::sort(seconds.begin(), seconds.end());

@@ -8,11 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace gpudays {
+#include "results/trial_record.h"  // StepTiming
 
-enum class StepTiming { kWhole, kParts };
-std::string to_string(StepTiming timing);         // "whole", "parts"
-StepTiming parse_step_timing(const std::string& text);  // throws InputError
+namespace gpudays {
 
 // A composition and whole steps agree when they differ by at most this fraction of the whole step.
 constexpr double kCompositionTolerance = 0.05;

@@ -55,13 +55,11 @@ class Sweep {
     trials_bound_ = trials_bound;
   }
 
-  TrialOutcome execute(const TrialRequest& request, const PlanRow& predicted) {
+  TrialOutcome execute(const Configuration& request, const PlanRow& predicted) {
     TrialRecord record = identity(request);
     ++index_;
     progress_ << format_progress({trial_, trials_bound_,
-                                  fmt::format("{}, micro-batch {}, accumulation {}",
-                                              describe(request.methods), request.micro_batch_size,
-                                              request.grad_acc_steps),
+                                  describe(request),
                                   seconds_since(start_), finished_s_})
               << std::flush;
     if (auto done = db_.find(record.key())) {
@@ -83,18 +81,12 @@ class Sweep {
   SweepSummary& summary() { return summary_; }
 
  private:
-  TrialRecord identity(const TrialRequest& r) const {
+  TrialRecord identity(const Configuration& r) const {
     TrialRecord t;
     t.model = model_.name;
     t.gpu = options_.device == "cpu" ? "cpu" : cluster_.gpu->name;
-    t.num_nodes = cluster_.num_nodes;
-    t.gpus_per_node = cluster_.gpus_per_node;
-    t.free_lunch = r.methods.free_lunch;
-    t.activation_checkpointing = r.methods.activation_checkpointing;
-    t.sharding = to_string(r.methods.sharding);
-    t.offloading = r.methods.offloading;
-    t.micro_batch_size = r.micro_batch_size;
-    t.grad_acc_steps = r.grad_acc_steps;
+    t.cluster = cluster_.shape();
+    t.config = r;
     t.memory_limit_bytes = options_.memory_limit_bytes;
     return t;
   }
@@ -105,21 +97,17 @@ class Sweep {
 
   // A family is a method set: its parts compose the same way whatever the micro-batch. Its first
   // parts-timed trial checks the composition; after a failed check it is timed in whole steps.
-  void note_timing_check(const TrialRequest& r, const TrialRecord& t) {
-    if (!t.timing_check.empty()) families_.emplace(describe(r.methods), t.timing_check == "agrees");
+  void note_timing_check(const Configuration& r, const TrialRecord& t) {
+    const std::string& check = t.measured.timing_check;
+    if (!check.empty()) families_.emplace(describe(r.methods), check == "agrees");
   }
 
-  TrialSpec spec_for(const TrialRequest& r) const {
+  TrialSpec spec_for(const Configuration& r) const {
     TrialSpec spec;
     spec.model = model_.name;
     spec.model_file = options_.model_file;
     spec.device = options_.device;
-    spec.gpu = cluster_.gpu->name;
-    spec.num_nodes = cluster_.num_nodes;
-    spec.gpus_per_node = cluster_.gpus_per_node;
-    spec.methods = r.methods;
-    spec.micro_batch_size = r.micro_batch_size;
-    spec.grad_acc_steps = r.grad_acc_steps;
+    spec.config = r;
     spec.warmup_steps = options_.warmup_steps;
     spec.timed_steps = options_.timed_steps;
     spec.memory_limit_bytes = options_.memory_limit_bytes;
@@ -132,7 +120,7 @@ class Sweep {
     return spec;
   }
 
-  TrialResult run_trial(const TrialSpec& spec) const {
+  TrialMeasurement run_trial(const TrialSpec& spec) const {
     const std::string dir = options_.work_dir.empty()
                                 ? std::filesystem::temp_directory_path().string()
                                 : options_.work_dir;
@@ -143,13 +131,13 @@ class Sweep {
     argv.insert(argv.end(), {"--spec", spec_path});
     const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir});
     std::filesystem::remove(spec_path);
-    TrialResult r = interpret(child);
+    TrialMeasurement r = interpret(child);
     if (r.status != TrialStatus::kOk) r.timing = spec.timing;  // what it was meant to measure
     return r;
   }
 
-  static TrialResult interpret(const ChildResult& child) {
-    TrialResult r;
+  static TrialMeasurement interpret(const ChildResult& child) {
+    TrialMeasurement r;
     if (child.timed_out) {
       r.status = TrialStatus::kTimeout;
       r.message = fmt::format("no result after {:.0f} s; killed", child.wall_s);
@@ -171,32 +159,18 @@ class Sweep {
     return r;
   }
 
-  // Measured figures, extrapolated days, and utilisation from the planner's FLOPs and peak.
-  void fill_outcome(TrialRecord& t, const TrialResult& r, const PlanRow& predicted) const {
-    t.status = r.status;
-    t.message = r.message;
-    t.device_name = r.device_name;
-    t.driver = r.driver;
-    t.torch_version = r.torch_version;
+  // The measurement, provenance, extrapolated days, and utilisation from the planner's FLOPs and
+  // peak.
+  void fill_outcome(TrialRecord& t, const TrialMeasurement& r, const PlanRow& predicted) const {
+    t.measured = r;
     t.gpudays_version = kVersion;
     t.git_commit = kGitCommit;
     t.hostname = host_name();
     t.created_at = utc_now();
     t.predicted_step_time_s = predicted.step_time_s;
     t.predicted_memory_bytes = static_cast<int64_t>(predicted.peak_memory_bytes());
-    t.timing = to_string(r.timing);
-    if (r.status != TrialStatus::kOk) return;
-    t.micro_step_time_s = r.micro_step_time_s;
-    t.last_micro_step_time_s = r.last_micro_step_time_s;
-    t.optimizer_time_s = r.optimizer_time_s;
-    t.check_step_time_s = r.check_step_time_s;
-    t.timing_check = r.timing_check;
-    t.steps_timed = r.steps_timed;
-    t.step_time_median_s = r.step_time_median_s;
-    t.step_time_min_s = r.step_time_min_s;
-    t.step_time_max_s = r.step_time_max_s;
-    t.peak_memory_bytes = r.peak_memory_bytes;
-    const double step = r.step_time_median_s;
+    if (!t.ok()) return;
+    const double step = t.step_time_s();
     t.samples_per_s = model_.recipe.global_batch / step;
     t.tokens_per_s = predicted.tokens_per_s * predicted.step_time_s / step;
     t.training_days = model_.recipe.train_steps * step / kSecondsPerDay;
@@ -204,21 +178,24 @@ class Sweep {
     t.mfu = predicted.mfu * predicted.step_time_s / step;
     t.hfu = predicted.hfu * predicted.step_time_s / step;
     if (options_.device != "cpu" && t.mfu > cluster_.gpu->matmul_ceiling_fraction) {
-      t.status = TrialStatus::kRejected;
-      t.message = fmt::format("MFU {:.1f}% exceeds the {} matmul ceiling {:.1f}%: a timing bug, not "
-                              "a result", 100 * t.mfu, cluster_.gpu->name,
-                              100 * cluster_.gpu->matmul_ceiling_fraction);
+      t.measured.status = TrialStatus::kRejected;
+      t.measured.message =
+          fmt::format("MFU {:.1f}% exceeds the {} matmul ceiling {:.1f}%: a timing bug, not a "
+                      "result", 100 * t.mfu, cluster_.gpu->name,
+                      100 * cluster_.gpu->matmul_ceiling_fraction);
     }
   }
 
   static TrialOutcome outcome_of(const TrialRecord& t) {
-    return TrialOutcome{t.status, t.step_time_median_s, t.peak_memory_bytes, t.message};
+    const TrialMeasurement& m = t.measured;
+    return TrialOutcome{m.status, m.step_time_median_s, m.peak_memory_bytes, m.message};
   }
 
   // Completes the progress line with the trial's outcome.
-  void report(const TrialRecord& t, const char* note) {
+  void report(const TrialRecord& record, const char* note) {
+    const TrialMeasurement& t = record.measured;
     std::string what = t.status == TrialStatus::kOk
-                           ? fmt::format("{:.3f} s/step ({}), {}", t.step_time_median_s, t.timing,
+                           ? fmt::format("{:.3f} s/step ({}), {}", t.step_time_median_s, to_string(t.timing),
                                          format_gib(static_cast<double>(t.peak_memory_bytes)))
                            : fmt::format("{}: {}", to_string(t.status), t.message);
     if (t.timing_check == "agrees") {
@@ -245,14 +222,9 @@ class Sweep {
   std::map<std::string, bool> families_;  // method set -> its composition check agreed
 };
 
-const PlanRow& predicted_row(const PlanResult& prediction, const TrialRequest& r) {
+const PlanRow& predicted_row(const PlanResult& prediction, const Configuration& r) {
   for (const PlanRow& row : prediction.rows) {
-    const MethodSet& m = row.config.methods;
-    if (row.config.micro_batch_size == r.micro_batch_size && m.free_lunch == r.methods.free_lunch &&
-        m.activation_checkpointing == r.methods.activation_checkpointing &&
-        m.sharding == r.methods.sharding && m.offloading == r.methods.offloading) {
-      return row;
-    }
+    if (row.config == r) return row;
   }
   throw std::logic_error("trial outside the planned search space");
 }
@@ -269,7 +241,7 @@ SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
   search.memory_capacity_bytes =
       options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
   search.on_trial = [&sweep](int trial, int bound) { sweep.on_trial(trial, bound); };
-  auto execute = [&](const TrialRequest& r) {
+  auto execute = [&](const Configuration& r) {
     return sweep.execute(r, predicted_row(prediction, r));
   };
   SweepSummary summary = sweep.summary();

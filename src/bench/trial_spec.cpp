@@ -1,4 +1,4 @@
-// JSON forms of TrialSpec and TrialResult.
+// JSON forms of TrialSpec and TrialMeasurement.
 #include "bench/trial_spec.h"
 
 #include <fmt/format.h>
@@ -11,15 +11,12 @@ nlohmann::json to_json(const TrialSpec& s) {
   return {{"model", s.model},
           {"model_file", s.model_file},
           {"device", s.device},
-          {"gpu", s.gpu},
-          {"num_nodes", s.num_nodes},
-          {"gpus_per_node", s.gpus_per_node},
-          {"free_lunch", s.methods.free_lunch},
-          {"activation_checkpointing", s.methods.activation_checkpointing},
-          {"sharding", to_string(s.methods.sharding)},
-          {"offloading", s.methods.offloading},
-          {"micro_batch_size", s.micro_batch_size},
-          {"grad_acc_steps", s.grad_acc_steps},
+          {"free_lunch", s.config.methods.free_lunch},
+          {"activation_checkpointing", s.config.methods.activation_checkpointing},
+          {"sharding", to_string(s.config.methods.sharding)},
+          {"offloading", s.config.methods.offloading},
+          {"micro_batch_size", s.config.micro_batch_size},
+          {"grad_acc_steps", s.config.grad_acc_steps},
           {"warmup_steps", s.warmup_steps},
           {"timed_steps", s.timed_steps},
           {"memory_limit_bytes", s.memory_limit_bytes},
@@ -33,15 +30,13 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.model = j.at("model").get<std::string>();
     s.model_file = j.value("model_file", "");
     s.device = j.at("device").get<std::string>();
-    s.gpu = j.at("gpu").get<std::string>();
-    s.num_nodes = j.at("num_nodes").get<int64_t>();
-    s.gpus_per_node = j.at("gpus_per_node").get<int64_t>();
-    s.methods.free_lunch = j.at("free_lunch").get<bool>();
-    s.methods.activation_checkpointing = j.at("activation_checkpointing").get<bool>();
-    s.methods.sharding = parse_sharding(j.at("sharding").get<std::string>());
-    s.methods.offloading = j.at("offloading").get<bool>();
-    s.micro_batch_size = j.at("micro_batch_size").get<int64_t>();
-    s.grad_acc_steps = j.at("grad_acc_steps").get<int64_t>();
+    MethodSet& m = s.config.methods;
+    m.free_lunch = j.at("free_lunch").get<bool>();
+    m.activation_checkpointing = j.at("activation_checkpointing").get<bool>();
+    m.sharding = parse_sharding(j.at("sharding").get<std::string>());
+    m.offloading = j.at("offloading").get<bool>();
+    s.config.micro_batch_size = j.at("micro_batch_size").get<int64_t>();
+    s.config.grad_acc_steps = j.at("grad_acc_steps").get<int64_t>();
     s.warmup_steps = j.value("warmup_steps", int64_t{1});
     s.timed_steps = j.value("timed_steps", int64_t{3});
     s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
@@ -53,7 +48,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
   }
 }
 
-nlohmann::json to_json(const TrialResult& r) {
+nlohmann::json to_json(const TrialMeasurement& r) {
   return {{"status", to_string(r.status)},
           {"message", r.message},
           {"steps_timed", r.steps_timed},
@@ -72,7 +67,7 @@ nlohmann::json to_json(const TrialResult& r) {
           {"torch_version", r.torch_version}};
 }
 
-TrialResult parse_trial_output(const std::string& text) {
+TrialMeasurement parse_trial_output(const std::string& text) {
   size_t end = text.find_last_not_of(" \n\r\t");
   if (end == std::string::npos) throw InputError("the trial printed no result");
   const size_t begin = text.rfind('\n', end);
@@ -80,7 +75,7 @@ TrialResult parse_trial_output(const std::string& text) {
                                        end - (begin == std::string::npos ? 0 : begin + 1) + 1);
   try {
     const nlohmann::json j = nlohmann::json::parse(line);
-    TrialResult r;
+    TrialMeasurement r;
     r.status = parse_trial_status(j.at("status").get<std::string>());
     r.message = j.value("message", "");
     r.steps_timed = j.value("steps_timed", int64_t{0});

@@ -156,7 +156,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
     gpu = &catalog.gpu(r.gpu);
   }
-  const Cluster cluster{gpu, r.nodes, r.gpus_per_node};
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
   PlanOptions plan_options;
   plan_options.preset = parse_preset(r.methods);
   if (r.device == "cpu") {  // no CUDA context, NCCL buffers or cuBLAS workspace on the CPU
@@ -193,13 +193,8 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--device", r->device, "cuda (the CUDA build, on a GPU) or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  cmd->add_option("--gpus-per-node", r->gpus_per_node,
-                  "Ranks per node; more than 1 runs each trial under mpirun (on the CPU too)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--nodes", r->nodes, "Nodes (ranks = nodes x gpus-per-node)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_cluster_options(*cmd, r->gpus_per_node, r->nodes,
+                      "Ranks per node; more than 1 runs each trial under mpirun (on the CPU too)");
   cmd->add_option("--methods", r->methods,
                   "Method sets searched: naive (none), free-lunch, or all (with activation "
                   "checkpointing, sharding zero_1/zero_2/zero_3 and FSDP's shard_grad_op (the "

@@ -55,7 +55,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const std::vector<TrialRecord> trials = load_trials(r);
   options.calibration = calibrate(trials, catalog, model, gpu.name);
-  const Cluster cluster{&gpu, r.nodes, r.gpus_per_node};
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, &gpu};
   const PlanResult result = plan(model, cluster, options);
   PlanEvidence evidence{options.calibration, std::nullopt};
   if (result.best) evidence.measured_best = measured_trial(trials, *result.best);
@@ -72,8 +72,8 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
                           {"trials", options.calibration.trials}};
     out["measured_best"] = nullptr;
     if (evidence.measured_best) {
-      out["measured_best"] = {{"step_time_s", evidence.measured_best->step_time_median_s},
-                              {"peak_memory_bytes", evidence.measured_best->peak_memory_bytes},
+      out["measured_best"] = {{"step_time_s", evidence.measured_best->step_time_s()},
+                              {"peak_memory_bytes", evidence.measured_best->measured.peak_memory_bytes},
                               {"created_at", evidence.measured_best->created_at}};
     }
     out["rows"] = nlohmann::json::array();
@@ -111,8 +111,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "mechanisms as zero_2 and zero_3.");
   add_model_options(*cmd, r->model, r->model_file);
   cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)")->required();
-  cmd->add_option("--gpus-per-node", r->gpus_per_node, "GPUs per node")->capture_default_str();
-  cmd->add_option("--nodes", r->nodes, "Nodes")->capture_default_str();
+  add_cluster_options(*cmd, r->gpus_per_node, r->nodes);
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");

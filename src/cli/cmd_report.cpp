@@ -52,9 +52,9 @@ std::vector<MeasuredRun> load_measurements(const ReportRequest& r,
   for (const TrialRecord& t : ResultsDb::open({r.db, /*read_only=*/true}).query({})) {
     const bool wanted = std::any_of(models.begin(), models.end(),
                                     [&](const ModelSpec* m) { return m->name == t.model; });
-    if (!wanted || t.status != TrialStatus::kOk || t.predicted_step_time_s <= 0.0) continue;
-    out.push_back(MeasuredRun{t.model, t.gpu, t.num_nodes * t.gpus_per_node,
-                              t.predicted_step_time_s, t.step_time_median_s,
+    if (!wanted || !t.ok() || t.predicted_step_time_s <= 0.0) continue;
+    out.push_back(MeasuredRun{t.model, t.gpu, t.cluster.world_size(),
+                              t.predicted_step_time_s, t.step_time_s(),
                               fmt::format("{} row '{}' ({})", r.db, t.key(), t.created_at)});
   }
   return out;

@@ -40,30 +40,24 @@ std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsReque
   ResultsDb db = ResultsDb::open({r.db, /*read_only=*/true});
   // Any model name the results hold: catalog models and models benchmarked from a file.
   const TrialFilter filter{r.model, gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node};
-  std::optional<TrialRecord> best;
-  for (TrialRecord& t : db.query(filter)) {
-    if (t.status != TrialStatus::kOk) continue;
-    if (!best || t.step_time_median_s < best->step_time_median_s) best = std::move(t);
-  }
-  return best;
-}
-
-MethodSet methods_of(const TrialRecord& t) {
-  return MethodSet{t.free_lunch, t.activation_checkpointing, parse_sharding(t.sharding),
-                   t.offloading};
+  const std::vector<TrialRecord> trials = db.query(filter);
+  const TrialRecord* best = fastest_ok(trials);
+  return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
 }
 
 void print_best(const ResultsRequest& r, const TrialRecord& t) {
   if (r.format == "json") {
-    std::cout << nlohmann::json{{"model", t.model}, {"gpu", t.gpu}, {"device_name", t.device_name},
-                                {"num_nodes", t.num_nodes}, {"gpus_per_node", t.gpus_per_node},
-                                {"methods", describe(methods_of(t))},
-                                {"micro_batch_size", t.micro_batch_size},
-                                {"grad_acc_steps", t.grad_acc_steps},
-                                {"step_time_s", t.step_time_median_s},
+    std::cout << nlohmann::json{{"model", t.model}, {"gpu", t.gpu},
+                                {"device_name", t.measured.device_name},
+                                {"num_nodes", t.cluster.num_nodes},
+                                {"gpus_per_node", t.cluster.gpus_per_node},
+                                {"methods", describe(t.config.methods)},
+                                {"micro_batch_size", t.config.micro_batch_size},
+                                {"grad_acc_steps", t.config.grad_acc_steps},
+                                {"step_time_s", t.step_time_s()},
                                 {"predicted_step_time_s", t.predicted_step_time_s},
                                 {"training_days", t.training_days}, {"gpu_days", t.gpu_days},
-                                {"mfu", t.mfu}, {"peak_memory_bytes", t.peak_memory_bytes},
+                                {"mfu", t.mfu}, {"peak_memory_bytes", t.measured.peak_memory_bytes},
                                 {"git_commit", t.git_commit}, {"created_at", t.created_at}}
                      .dump(2)
               << "\n";
@@ -72,9 +66,9 @@ void print_best(const ResultsRequest& r, const TrialRecord& t) {
   Table table({"model", "hardware", "methods", "micro_batch", "grad_acc", "step_s", "predicted_s",
                "days", "gpu_days", "mfu"});
   table.add_row({t.model,
-                 fmt::format("{} x {} ({})", t.num_nodes * t.gpus_per_node, t.gpu, t.device_name),
-                 describe(methods_of(t)), std::to_string(t.micro_batch_size),
-                 std::to_string(t.grad_acc_steps), fmt::format("{:.3f}", t.step_time_median_s),
+                 fmt::format("{} x {} ({})", t.cluster.world_size(), t.gpu, t.measured.device_name),
+                 describe(t.config.methods), std::to_string(t.config.micro_batch_size),
+                 std::to_string(t.config.grad_acc_steps), fmt::format("{:.3f}", t.step_time_s()),
                  fmt::format("{:.3f}", t.predicted_step_time_s),
                  fmt::format("{:.1f}", t.training_days), fmt::format("{:.1f}", t.gpu_days),
                  fmt::format("{:.1f}%", 100 * t.mfu)});
@@ -93,11 +87,11 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
 
 ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
   const ModelSpec& model = catalog.model(r.model);
-  ExportRequest e{&model, gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node, {}, false};
+  ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
   if (e.gpu != "cpu") e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
   if (r.source == "plan") {
     if (e.gpu == "cpu") throw InputError("--source plan needs a catalog GPU, not cpu");
-    const PlanResult p = plan(model, Cluster{&catalog.gpu(e.gpu), r.nodes, r.gpus_per_node}, {});
+    const PlanResult p = plan(model, Cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(e.gpu)}, {});
     if (!p.best) throw InputError(fmt::format("nothing fits {} on that hardware", model.name));
     e.config = p.best->config;
     return e;
@@ -107,7 +101,7 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
     throw InputError(fmt::format("no successful trial of {} on {} x {} in {} (or use --source plan)",
                                  r.model, r.nodes * r.gpus_per_node, r.gpu, r.db));
   }
-  e.config = TrainConfig{methods_of(*best), best->micro_batch_size, best->grad_acc_steps};
+  e.config = best->config;
   return e;
 }
 
@@ -139,8 +133,7 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {
   cmd->add_option("--model", r.model, "Catalog model name")->required();
   cmd->add_option("--gpu", r.gpu, "GPU name or alias, or cpu")->required();
-  cmd->add_option("--gpus-per-node", r.gpus_per_node, "GPUs per node")->capture_default_str();
-  cmd->add_option("--nodes", r.nodes, "Nodes")->capture_default_str();
+  add_cluster_options(*cmd, r.gpus_per_node, r.nodes);
   cmd->add_option("--db", r.db, "Results database")->capture_default_str();
 }
 

@@ -86,13 +86,13 @@ std::vector<double> run_steps(const TrialContext& c,
                               int64_t grad_acc_steps,
                               int64_t timed,
                               PhaseClock* clock) {
-  EngineOptions options = engine_options(c.model.recipe, c.spec.methods, grad_acc_steps);
+  EngineOptions options = engine_options(c.model.recipe, c.spec.config.methods, grad_acc_steps);
   if (clock != nullptr) {
     options.phase_hook = [clock](StepPhase p, int64_t i) { clock->on_phase(p, i); };
   }
   const std::unique_ptr<Engine> engine = make_engine(c.trainable, c.comm, options);
   const int64_t global = c.model.recipe.global_batch;
-  const int64_t micro = c.spec.micro_batch_size;
+  const int64_t micro = c.spec.config.micro_batch_size;
   const int64_t per_rank = micro * grad_acc_steps;
   std::vector<double> seconds;
   for (int64_t s = 0; s < c.spec.warmup_steps + timed; ++s) {
@@ -119,9 +119,9 @@ void take_slowest_rank(Communicator& comm, std::vector<double*> values) {
   for (size_t i = 0; i < values.size(); ++i) *values[i] = buffer[i];
 }
 
-TrialResult time_whole_steps(const TrialContext& c) {
-  const Spread step = spread_of(run_steps(c, c.spec.grad_acc_steps, c.spec.timed_steps, nullptr));
-  TrialResult r;
+TrialMeasurement time_whole_steps(const TrialContext& c) {
+  const Spread step = spread_of(run_steps(c, c.spec.config.grad_acc_steps, c.spec.timed_steps, nullptr));
+  TrialMeasurement r;
   r.status = TrialStatus::kOk;
   r.timing = StepTiming::kWhole;
   r.steps_timed = c.spec.timed_steps;
@@ -136,8 +136,8 @@ TrialResult time_whole_steps(const TrialContext& c) {
 // communication, the last one with it, and the optimizer; composed for the real accumulation.
 // With check_steps, whole steps of the real accumulation are timed first to check the composition;
 // when they disagree, they are the result.
-TrialResult time_step_parts(const TrialContext& c) {
-  const int64_t acc = c.spec.grad_acc_steps;
+TrialMeasurement time_step_parts(const TrialContext& c) {
+  const int64_t acc = c.spec.config.grad_acc_steps;
   Spread whole;
   if (c.spec.check_steps > 0) whole = spread_of(run_steps(c, acc, c.spec.check_steps, nullptr));
   PhaseClock clock(c.device, std::min<int64_t>(acc, 2));
@@ -153,7 +153,7 @@ TrialResult time_step_parts(const TrialContext& c) {
                      &whole.median_s,
                      &whole.min_s,
                      &whole.max_s});
-  TrialResult r;
+  TrialMeasurement r;
   r.status = TrialStatus::kOk;
   r.timing = StepTiming::kParts;
   r.steps_timed = c.spec.timed_steps;
@@ -186,21 +186,21 @@ TrialResult time_step_parts(const TrialContext& c) {
 
 // Builds the model on the device and times it; out-of-memory (CUDA's, or the CPU cap's) is a
 // result, "oom".
-TrialResult measure(const TrialSpec& spec,
+TrialMeasurement measure(const TrialSpec& spec,
                     const ModelSpec& model,
                     Communicator& comm,
                     c10::Device device) {
   try {
     auto trainable =
         make_trainable(model,
-                       {.fused_kernels = spec.methods.free_lunch,
-                        .activation_checkpointing = spec.methods.activation_checkpointing,
+                       {.fused_kernels = spec.config.methods.free_lunch,
+                        .activation_checkpointing = spec.config.methods.activation_checkpointing,
                         .data_seed = 1234,
                         .device = device});
     const TrialContext c{spec, model, comm, device, *trainable};
     return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
   } catch (const c10::OutOfMemoryError& e) {
-    TrialResult r;
+    TrialMeasurement r;
     r.status = TrialStatus::kOutOfMemory;
     r.timing = spec.timing;
     r.message = std::string(e.what_without_backtrace()).substr(0, 200);
@@ -227,12 +227,12 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
     bootstrap = make_mpi_communicator();
     comm = make_nccl_communicator(*bootstrap, device.index());
   }
-  if (spec.micro_batch_size * spec.grad_acc_steps * comm->size() != model.recipe.global_batch) {
+  if (spec.config.micro_batch_size * spec.config.grad_acc_steps * comm->size() != model.recipe.global_batch) {
     throw InputError(
         fmt::format("micro-batch {} x accumulation {} x {} ranks is not the global "
                     "batch {}",
-                    spec.micro_batch_size,
-                    spec.grad_acc_steps,
+                    spec.config.micro_batch_size,
+                    spec.config.grad_acc_steps,
                     comm->size(),
                     model.recipe.global_batch));
   }
@@ -242,7 +242,7 @@ void run_trial(const GlobalOptions& global, const TrialSpec& spec) {
   } else {
     reset_peak_memory(device);
   }
-  TrialResult r = measure(spec, model, *comm, device);
+  TrialMeasurement r = measure(spec, model, *comm, device);
   r.device_name = device_name(device);
   r.driver = driver_version(device);
   r.torch_version = TORCH_VERSION;

@@ -21,6 +21,10 @@ void add_report_command(CLI::App& app, const GlobalOptions& global);
 // --model NAME and --model-file PATH (resolved with Catalog::resolve_model), shared by commands.
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file);
 
+// --gpus-per-node N and --nodes K within the planner's bounds (config/search_space.h).
+void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
+                         const std::string& gpus_per_node_help = "GPUs per node");
+
 // --format validator shared by the commands.
 CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
                                const std::vector<std::string>& choices);

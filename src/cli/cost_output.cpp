@@ -21,7 +21,7 @@ std::string dollars(std::optional<double> usd) {
 }
 
 std::string option_name(const CostRow& r) {
-  return fmt::format("{} x {}", r.layout.gpu_count(), r.gpu);
+  return fmt::format("{} x {}", r.layout.world_size(), r.gpu);
 }
 
 std::string point_summary(const CostRow& r, CostBasis basis) {
@@ -38,7 +38,7 @@ std::vector<std::string> table_cells(const CostRow& r) {
     return fits ? fmt::format(fmt::runtime(fmt_spec), v) : std::string("-");
   };
   return {r.gpu,
-          std::to_string(r.layout.gpu_count()),
+          std::to_string(r.layout.world_size()),
           std::to_string(r.layout.num_nodes),
           fits ? num("{:.1f}", r.time.training_days) : "infeasible",
           num("{:.1f}", r.time.gpu_days),
@@ -116,7 +116,7 @@ nlohmann::json row_json(const CostRow& r) {
   return {
       {"model", r.model},
       {"gpu", r.gpu},
-      {"gpu_count", r.layout.gpu_count()},
+      {"gpu_count", r.layout.world_size()},
       {"num_nodes", r.layout.num_nodes},
       {"gpus_per_node", r.layout.gpus_per_node},
       {"fits", r.time.fits},

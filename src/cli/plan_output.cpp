@@ -35,8 +35,8 @@ nlohmann::json plan_row_json(const PlanRow& row) {
   nlohmann::json j = {
       {"model", row.model},
       {"gpu", row.gpu},
-      {"num_nodes", row.num_nodes},
-      {"gpus_per_node", row.gpus_per_node},
+      {"num_nodes", row.cluster.num_nodes},
+      {"gpus_per_node", row.cluster.gpus_per_node},
       {"free_lunch", m.free_lunch},
       {"activation_checkpointing", m.activation_checkpointing},
       {"sharding", to_string(m.sharding)},
@@ -96,10 +96,10 @@ void print_evidence(std::ostream& out, const PlanRow& best, const PlanEvidence& 
   }
   if (const auto& t = evidence.measured_best) {
     const std::string when = t->created_at.empty() ? "" : fmt::format("; {}", t->created_at);
-    const std::string where = t->device_name.empty() ? "" : fmt::format(" on {}", t->device_name);
+    const std::string where = t->measured.device_name.empty() ? "" : fmt::format(" on {}", t->measured.device_name);
     out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}){}{}\n",
-                       format_duration_s(t->step_time_median_s),
-                       format_gib(static_cast<double>(t->peak_memory_bytes)),
+                       format_duration_s(t->step_time_s()),
+                       format_gib(static_cast<double>(t->measured.peak_memory_bytes)),
                        format_duration_s(best.step_time_s), format_gib(best.peak_memory_bytes()),
                        when, where);
   }
@@ -114,8 +114,8 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   for (const PlanRow& r : result.rows) fitting += r.fits ? 1 : 0;
   const PlanRow& any = result.rows.front();
   out << fmt::format("{} on {} x {} ({}{}), {}: {} configurations, {} fit\n", model.name,
-                     any.num_nodes * any.gpus_per_node, gpu.name, gpu.display_name,
-                     any.num_nodes > 1 ? fmt::format(", {} nodes", any.num_nodes) : "",
+                     any.cluster.world_size(), gpu.name, gpu.display_name,
+                     any.cluster.num_nodes > 1 ? fmt::format(", {} nodes", any.cluster.num_nodes) : "",
                      to_string(model.recipe.precision), result.rows.size(), fitting);
   if (!result.best) {
     double least = result.rows.front().peak_memory_bytes();

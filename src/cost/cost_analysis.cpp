@@ -28,7 +28,7 @@ CostRow cost_row(const ModelSpec& model,
   row.cloud_usd =
       cloud_cost_usd(row.time.gpu_days * kHoursPerDay, row.price.cloud_usd_per_gpu_hour);
   row.energy = energy_use(
-      option.gpu->tdp_w, row.layout.gpu_count(), row.time.training_days * kHoursPerDay, a.energy);
+      option.gpu->tdp_w, row.layout.world_size(), row.time.training_days * kHoursPerDay, a.energy);
   return row;
 }
 

@@ -31,7 +31,7 @@ struct HardwareOption {
 struct CostRow {
   std::string model;
   std::string gpu;  // catalog name
-  MachineLayout layout;
+  ClusterShape layout;
   TrainingTime time;
   GpuPrice price;
   PurchaseCost purchase;

@@ -28,7 +28,7 @@ double base_machine_usd(int64_t gpus_per_node, const std::vector<BaseMachinePric
 
 }  // namespace
 
-MachineLayout machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines) {
+ClusterShape machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines) {
   if (machines.empty()) throw InputError("no base machine prices configured");
   const int64_t largest = machines.back().gpus_per_node;
   if (gpu_count > largest && gpu_count % largest == 0) return {gpu_count / largest, largest};
@@ -41,10 +41,10 @@ MachineLayout machine_layout(int64_t gpu_count, const std::vector<BaseMachinePri
 }
 
 PurchaseCost purchase_cost(double gpu_usd,
-                           const MachineLayout& layout,
+                           const ClusterShape& layout,
                            const std::vector<BaseMachinePrice>& machines) {
   PurchaseCost c;
-  c.gpus_usd = gpu_usd * static_cast<double>(layout.gpu_count());
+  c.gpus_usd = gpu_usd * static_cast<double>(layout.world_size());
   c.base_machines_usd =
       base_machine_usd(layout.gpus_per_node, machines) * static_cast<double>(layout.num_nodes);
   return c;

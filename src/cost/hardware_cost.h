@@ -7,19 +7,14 @@
 #include <optional>
 #include <vector>
 
+#include "config/cluster.h"
 #include "cost/cost_assumptions.h"
 
 namespace gpudays {
 
-struct MachineLayout {
-  int64_t num_nodes = 1;
-  int64_t gpus_per_node = 1;
-  int64_t gpu_count() const { return num_nodes * gpus_per_node; }
-};
-
 // Counts up to the largest base machine must be a base machine size (1, 2, 4, 8); larger counts
 // must be whole multiples of it (nodes of the largest machine). Throws InputError otherwise.
-MachineLayout machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines);
+ClusterShape machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines);
 
 struct PurchaseCost {
   double gpus_usd = 0.0;
@@ -29,7 +24,7 @@ struct PurchaseCost {
 
 // GPUs x price per GPU + one base machine per node.
 PurchaseCost purchase_cost(double gpu_usd,
-                           const MachineLayout& layout,
+                           const ClusterShape& layout,
                            const std::vector<BaseMachinePrice>& machines);
 
 // The run's share of the purchase: purchase x training days / (years x 365).

@@ -19,10 +19,10 @@ class PlanTimeSource final : public TrainingTimeSource {
 
   TrainingTime training_time(const ModelSpec& model,
                              const GpuSpec& gpu,
-                             const MachineLayout& layout) const override {
+                             const ClusterShape& layout) const override {
     TrainingTime t;
     t.provenance = name();
-    const Cluster cluster{&gpu, layout.num_nodes, layout.gpus_per_node};
+    const Cluster cluster{layout, &gpu};
     PlanResult result;
     try {
       result = plan(model, cluster, options_);

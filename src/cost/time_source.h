@@ -35,7 +35,7 @@ class TrainingTimeSource {
   // fits = false and the reason; it is never dropped or thrown.
   virtual TrainingTime training_time(const ModelSpec& model,
                                      const GpuSpec& gpu,
-                                     const MachineLayout& layout) const = 0;
+                                     const ClusterShape& layout) const = 0;
 };
 
 struct TimeSourceOptions {

@@ -17,32 +17,23 @@ class BenchTimeSource final : public TrainingTimeSource {
   std::string name() const override { return "fastest measured trial (" + db_.path() + ")"; }
 
   TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
-                             const MachineLayout& layout) const override {
+                             const ClusterShape& layout) const override {
     const auto trials =
         db_.query({model.name, gpu.name, layout.num_nodes, layout.gpus_per_node});
-    const TrialRecord* best = nullptr;
-    for (const TrialRecord& t : trials) {
-      if (t.status != TrialStatus::kOk) continue;
-      if (best == nullptr || t.step_time_median_s < best->step_time_median_s) best = &t;
-    }
+    const TrialRecord* best = fastest_ok(trials);
     TrainingTime out;
     if (best == nullptr) {
       out.reason = fmt::format("no successful benchmark trial on {} x {} in {}",
-                               layout.gpu_count(), gpu.name, db_.path());
+                               layout.world_size(), gpu.name, db_.path());
       return out;
     }
     out.fits = true;
     out.training_days = best->training_days;
     out.gpu_days = best->gpu_days;
     out.mfu = best->mfu;
-    const std::string ckpt = best->activation_checkpointing ? " + ckpt" : "";
-    const std::string shard = best->sharding == "none" ? "" : " + " + best->sharding;
-    out.settings = fmt::format("{}{}{}{}, micro-batch {}, accumulation {}",
-                               best->free_lunch ? "free-lunch" : "plain", ckpt, shard,
-                               best->offloading ? " + offload" : "", best->micro_batch_size,
-                               best->grad_acc_steps);
+    out.settings = describe(best->config);
     out.provenance = fmt::format("fastest of {} trials, measured {} on {}", trials.size(),
-                                 best->created_at, best->device_name);
+                                 best->created_at, best->measured.device_name);
     return out;
   }
 

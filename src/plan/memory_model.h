@@ -4,8 +4,8 @@
 #pragma once
 
 #include "catalog/model_spec.h"
-#include "plan/cluster.h"
-#include "plan/methods.h"
+#include "config/cluster.h"
+#include "config/methods.h"
 #include "plan/workload_summary.h"
 
 namespace gpudays {

@@ -20,15 +20,14 @@ std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
                      format_gib(static_cast<double>(gpu.memory_bytes)));
 }
 
-PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const TrainConfig& config,
+PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configuration& config,
                  double params, const WorkloadSummary& w, const DeviceModel& device,
                  const PlanOptions& options) {
   const Precision precision = model.recipe.precision;
   PlanRow row;
   row.model = model.name;
   row.gpu = cluster.gpu->name;
-  row.num_nodes = cluster.num_nodes;
-  row.gpus_per_node = cluster.gpus_per_node;
+  row.cluster = cluster.shape();
   row.config = config;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
   row.time = predict_step_time(params, precision, config.methods, cluster, config.grad_acc_steps,
@@ -71,7 +70,7 @@ bool faster(const PlanRow& a, const PlanRow& b) {
 }  // namespace
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options) {
-  const std::vector<TrainConfig> configs = enumerate_configs(model, cluster, options.preset);
+  const std::vector<Configuration> configs = enumerate_configs(model, cluster, options.preset);
   const double params = static_cast<double>(count_params(model).total);
   const Precision precision = model.recipe.precision;
   const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device);
@@ -80,7 +79,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
   std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
   PlanResult result;
   result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
-  for (const TrainConfig& config : configs) {
+  for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
     const DeviceModel& device = fl ? free_lunch : plain;
     result.matmul_dtype = device.matmul_dtype();

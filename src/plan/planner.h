@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
-#include "plan/cluster.h"
+#include "config/cluster.h"
 #include "plan/device_model.h"
 #include "plan/memory_model.h"
-#include "plan/search_space.h"
+#include "config/search_space.h"
 #include "plan/time_model.h"
 
 namespace gpudays {
@@ -34,9 +34,8 @@ struct PlanOptions {
 struct PlanRow {
   std::string model;
   std::string gpu;
-  int64_t num_nodes = 1;
-  int64_t gpus_per_node = 1;
-  TrainConfig config;
+  ClusterShape cluster;
+  Configuration config;
   bool fits = false;
   std::string reason;  // why it does not fit (empty when it fits)
   MemoryBreakdown memory;

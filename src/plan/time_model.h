@@ -4,9 +4,9 @@
 #pragma once
 
 #include "catalog/model_spec.h"
-#include "plan/cluster.h"
+#include "config/cluster.h"
 #include "plan/device_model.h"
-#include "plan/methods.h"
+#include "config/methods.h"
 #include "plan/workload_summary.h"
 
 namespace gpudays {

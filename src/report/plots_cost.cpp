@@ -102,7 +102,7 @@ std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
     for (const CostRow& r : analysis.rows) {
       if (r.gpu != gpu) continue;
       if (!r.time.fits) {
-        no_fit.push_back(r.layout.gpu_count());
+        no_fit.push_back(r.layout.world_size());
         continue;
       }
       days.add(r.time.training_days);
@@ -110,7 +110,7 @@ std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
       rows += fmt::format("{:.6g} {:.6g} \"×{}\"\n",
                           r.time.training_days,
                           r.purchase.total_usd(),
-                          r.layout.gpu_count());
+                          r.layout.world_size());
     }
     if (rows.empty()) {  // a legend entry without points says that nothing runs
       series.push_back(fmt::format("NaN with points pt {} ps 1.6 lc rgb '{}' title {}",

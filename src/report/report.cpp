@@ -44,7 +44,7 @@ std::string no_fit_note(const CostAnalysis& analysis) {
   std::string missing;
   for (const CostRow& r : analysis.rows) {
     if (!r.time.fits)
-      missing += fmt::format("{}{} x {}", missing.empty() ? "" : ", ", r.layout.gpu_count(), r.gpu);
+      missing += fmt::format("{}{} x {}", missing.empty() ? "" : ", ", r.layout.world_size(), r.gpu);
   }
   return missing.empty() ? "Every option fits."
                          : "Not drawn (cannot run; see the table): " + missing + ".";

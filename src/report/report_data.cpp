@@ -59,7 +59,7 @@ ReportData collect_report_data(const ReportDataOptions& options) {
     data.costs.push_back(analyse_costs(*model, options.hardware, all_source, options.cost));
     for (const GpuSpec* gpu : data.gpus) {
       for (int64_t count : data.counts) {
-        const MachineLayout layout = machine_layout(count, options.cost.assumptions.base_machines);
+        const ClusterShape layout = machine_layout(count, options.cost.assumptions.base_machines);
         TierDetail detail{model->name, gpu->name, layout, {}};
         for (size_t t = 0; t < kReportTierCount; ++t) {
           detail.tiers[t] = tier_sources[t]->training_time(*model, *gpu, layout);

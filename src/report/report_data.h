@@ -33,7 +33,7 @@ inline constexpr size_t kReportTierCount = 3;
 struct TierDetail {
   std::string model;
   std::string gpu;
-  MachineLayout layout;
+  ClusterShape layout;
   TrainingTime tiers[kReportTierCount];  // naive, free-lunch, all
 };
 

@@ -44,7 +44,7 @@ DocTable cost_table(const ReportData& data, size_t model_index) {
   for (const CostRow& r : data.costs[model_index].rows) {
     const bool fits = r.time.fits;
     t.rows.push_back({r.gpu,
-                      std::to_string(r.layout.gpu_count()),
+                      std::to_string(r.layout.world_size()),
                       days(r.time),
                       fits ? fmt::format("{:.1f}", r.time.gpu_days) : "-",
                       fits ? fmt::format("{:.0f}%", 100 * r.time.mfu) : "-",
@@ -135,7 +135,7 @@ DocTable speedup_table(const ReportData& data) {
                "all speed-up",
                "fastest settings (all)"};
   for (const TierDetail& d : data.details) {
-    if (d.layout.gpu_count() != data.detail_gpu_count) continue;
+    if (d.layout.world_size() != data.detail_gpu_count) continue;
     const TrainingTime& naive = d.tiers[0];
     const auto speedup = [&naive](const TrainingTime& tier) {
       return naive.fits && tier.fits
@@ -207,7 +207,7 @@ std::string cost_rows_csv(const ReportData& data) {
       out += fmt::format("{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{},{},{},{},{},{}\n",
                          r.model,
                          r.gpu,
-                         r.layout.gpu_count(),
+                         r.layout.world_size(),
                          r.layout.num_nodes,
                          fits,
                          fits ? fmt::format("{:.6g}", r.time.training_days) : "",
@@ -237,7 +237,7 @@ std::string tier_rows_csv(const ReportData& data) {
       out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n",
                          d.model,
                          d.gpu,
-                         d.layout.gpu_count(),
+                         d.layout.world_size(),
                          to_string(kReportTiers[k]),
                          t.fits,
                          t.fits ? fmt::format("{:.6g}", t.training_days) : "",

@@ -1,7 +1,11 @@
-// Column mapping of TrialRecord <-> SQLite.
+// Column mapping of TrialRecord <-> SQLite. Each column names the record's field through an
+// accessor; enumerations are stored as their names.
 #include "results/trial_columns.h"
 
 #include <sqlite3.h>
+
+// An accessor of a TrialRecord field, const or not: FIELD(config.micro_batch_size).
+#define FIELD(path) [](auto& r) -> auto& { return r.path; }
 
 namespace gpudays {
 namespace {
@@ -11,89 +15,94 @@ std::string text_at(sqlite3_stmt* s, int i) {
   return t == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(t));
 }
 
-template <typename T>
-TrialColumn text(const char* name, T TrialRecord::*field, int since = 1, const char* def = "''") {
+void bind_text(sqlite3_stmt* s, int i, const std::string& value) {
+  sqlite3_bind_text(s, i, value.c_str(), -1, SQLITE_TRANSIENT);
+}
+
+template <typename Field>
+TrialColumn text(const char* name, Field field, int since = 1, const char* def = "''") {
+  return {name, "TEXT NOT NULL", since, def,
+          [field](sqlite3_stmt* s, int i, const TrialRecord& r) { bind_text(s, i, field(r)); },
+          [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = text_at(s, i); }};
+}
+
+// An enumeration stored as its name (to_string / parse).
+template <typename Field, typename Parse>
+TrialColumn named(const char* name, Field field, Parse parse, int since, const char* def) {
   return {name, "TEXT NOT NULL", since, def,
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            sqlite3_bind_text(s, i, (r.*field).c_str(), -1, SQLITE_TRANSIENT);
+            bind_text(s, i, to_string(field(r)));
           },
-          [field](sqlite3_stmt* s, int i, TrialRecord& r) { r.*field = text_at(s, i); }};
+          [field, parse](sqlite3_stmt* s, int i, TrialRecord& r) {
+            field(r) = parse(text_at(s, i));
+          }};
 }
 
-template <typename T>
-TrialColumn integer(const char* name, T TrialRecord::*field) {
+template <typename Field>
+TrialColumn integer(const char* name, Field field) {
   return {name, "INTEGER NOT NULL", 1, "0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(r.*field));
+            sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(field(r)));
           },
           [field](sqlite3_stmt* s, int i, TrialRecord& r) {
-            r.*field = static_cast<T>(sqlite3_column_int64(s, i));
+            using T = std::remove_reference_t<decltype(field(r))>;
+            field(r) = static_cast<T>(sqlite3_column_int64(s, i));
           }};
 }
 
-TrialColumn real(const char* name, double TrialRecord::*field, int since = 1) {
+template <typename Field>
+TrialColumn real(const char* name, Field field, int since = 1) {
   return {name, "REAL NOT NULL", since, "0.0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            sqlite3_bind_double(s, i, r.*field);
+            sqlite3_bind_double(s, i, field(r));
           },
-          [field](sqlite3_stmt* s, int i, TrialRecord& r) { r.*field = sqlite3_column_double(s, i); }};
-}
-
-TrialColumn status_column() {
-  return {"status", "TEXT NOT NULL", 1, "'ok'",
-          [](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            sqlite3_bind_text(s, i, to_string(r.status).c_str(), -1, SQLITE_TRANSIENT);
-          },
-          [](sqlite3_stmt* s, int i, TrialRecord& r) {
-            r.status = parse_trial_status(text_at(s, i));
-          }};
+          [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = sqlite3_column_double(s, i); }};
 }
 
 }  // namespace
 
 const std::vector<TrialColumn>& trial_columns() {
-  using R = TrialRecord;
   static const std::vector<TrialColumn> kColumns = {
-      text("model", &R::model),
-      text("gpu", &R::gpu),
-      text("device_name", &R::device_name),
-      integer("num_nodes", &R::num_nodes),
-      integer("gpus_per_node", &R::gpus_per_node),
-      integer("free_lunch", &R::free_lunch),
-      integer("activation_checkpointing", &R::activation_checkpointing),
-      text("sharding", &R::sharding),
-      integer("offloading", &R::offloading),
-      integer("micro_batch_size", &R::micro_batch_size),
-      integer("grad_acc_steps", &R::grad_acc_steps),
-      integer("memory_limit_bytes", &R::memory_limit_bytes),
-      status_column(),
-      text("message", &R::message),
-      integer("steps_timed", &R::steps_timed),
-      real("step_time_median_s", &R::step_time_median_s),
-      real("step_time_min_s", &R::step_time_min_s),
-      real("step_time_max_s", &R::step_time_max_s),
-      integer("peak_memory_bytes", &R::peak_memory_bytes),
-      real("samples_per_s", &R::samples_per_s),
-      real("tokens_per_s", &R::tokens_per_s),
-      real("mfu", &R::mfu),
-      real("hfu", &R::hfu),
-      real("training_days", &R::training_days),
-      real("gpu_days", &R::gpu_days),
-      real("predicted_step_time_s", &R::predicted_step_time_s),
-      integer("predicted_memory_bytes", &R::predicted_memory_bytes),
-      text("gpudays_version", &R::gpudays_version),
-      text("git_commit", &R::git_commit),
-      text("torch_version", &R::torch_version),
-      text("driver", &R::driver),
-      text("hostname", &R::hostname),
-      text("created_at", &R::created_at),
+      text("model", FIELD(model)),
+      text("gpu", FIELD(gpu)),
+      text("device_name", FIELD(measured.device_name)),
+      integer("num_nodes", FIELD(cluster.num_nodes)),
+      integer("gpus_per_node", FIELD(cluster.gpus_per_node)),
+      integer("free_lunch", FIELD(config.methods.free_lunch)),
+      integer("activation_checkpointing", FIELD(config.methods.activation_checkpointing)),
+      named("sharding", FIELD(config.methods.sharding), parse_sharding, 1, "'none'"),
+      integer("offloading", FIELD(config.methods.offloading)),
+      integer("micro_batch_size", FIELD(config.micro_batch_size)),
+      integer("grad_acc_steps", FIELD(config.grad_acc_steps)),
+      integer("memory_limit_bytes", FIELD(memory_limit_bytes)),
+      named("status", FIELD(measured.status), parse_trial_status, 1, "'ok'"),
+      text("message", FIELD(measured.message)),
+      integer("steps_timed", FIELD(measured.steps_timed)),
+      real("step_time_median_s", FIELD(measured.step_time_median_s)),
+      real("step_time_min_s", FIELD(measured.step_time_min_s)),
+      real("step_time_max_s", FIELD(measured.step_time_max_s)),
+      integer("peak_memory_bytes", FIELD(measured.peak_memory_bytes)),
+      real("samples_per_s", FIELD(samples_per_s)),
+      real("tokens_per_s", FIELD(tokens_per_s)),
+      real("mfu", FIELD(mfu)),
+      real("hfu", FIELD(hfu)),
+      real("training_days", FIELD(training_days)),
+      real("gpu_days", FIELD(gpu_days)),
+      real("predicted_step_time_s", FIELD(predicted_step_time_s)),
+      integer("predicted_memory_bytes", FIELD(predicted_memory_bytes)),
+      text("gpudays_version", FIELD(gpudays_version)),
+      text("git_commit", FIELD(git_commit)),
+      text("torch_version", FIELD(measured.torch_version)),
+      text("driver", FIELD(measured.driver)),
+      text("hostname", FIELD(hostname)),
+      text("created_at", FIELD(created_at)),
       // Schema 2: composed-parts timing.
-      text("timing", &R::timing, 2, "'whole'"),
-      real("micro_step_time_s", &R::micro_step_time_s, 2),
-      real("last_micro_step_time_s", &R::last_micro_step_time_s, 2),
-      real("optimizer_time_s", &R::optimizer_time_s, 2),
-      real("check_step_time_s", &R::check_step_time_s, 2),
-      text("timing_check", &R::timing_check, 2),
+      named("timing", FIELD(measured.timing), parse_step_timing, 2, "'whole'"),
+      real("micro_step_time_s", FIELD(measured.micro_step_time_s), 2),
+      real("last_micro_step_time_s", FIELD(measured.last_micro_step_time_s), 2),
+      real("optimizer_time_s", FIELD(measured.optimizer_time_s), 2),
+      real("check_step_time_s", FIELD(measured.check_step_time_s), 2),
+      text("timing_check", FIELD(measured.timing_check), 2),
   };
   return kColumns;
 }

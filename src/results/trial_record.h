@@ -1,10 +1,15 @@
-// One benchmark trial as stored in the results database: what was run (model, hardware, method
-// set, micro-batch), what happened (status, timings, memory, throughput, utilisation) and what
-// produced it (software version and commit, torch version, device, driver, date, host).
+// One benchmark trial as stored in the results database: what was run (model, hardware, the
+// configuration), what the trial measured (status, timings, memory, the device it ran on), what
+// the sweep derived from it (throughput, utilisation, days, the planner's prediction) and what
+// produced it (software version and commit, host, date).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "config/cluster.h"
+#include "config/configuration.h"
 
 namespace gpudays {
 
@@ -12,29 +17,45 @@ enum class TrialStatus { kOk, kOutOfMemory, kCrash, kTimeout, kRejected };
 std::string to_string(TrialStatus status);
 TrialStatus parse_trial_status(const std::string& text);  // throws InputError
 
-struct TrialRecord {
-  // Identity: the configuration and the hardware it ran on.
-  std::string model;
-  std::string gpu;          // catalog name, or "cpu"
-  std::string device_name;  // as the device reports it
-  int64_t num_nodes = 1;
-  int64_t gpus_per_node = 1;
-  bool free_lunch = false;
-  bool activation_checkpointing = false;
-  std::string sharding = "none";
-  bool offloading = false;
-  int64_t micro_batch_size = 1;
-  int64_t grad_acc_steps = 1;
-  int64_t memory_limit_bytes = 0;  // 0: the device's own memory
+// How a step time was measured: "whole" optimizer steps, or "parts" composed as
+// (accumulation - 1) x micro_step_time_s + last_micro_step_time_s + optimizer_time_s (medians).
+enum class StepTiming { kWhole, kParts };
+std::string to_string(StepTiming timing);               // "whole", "parts"
+StepTiming parse_step_timing(const std::string& text);  // throws InputError
 
-  // Outcome.
-  TrialStatus status = TrialStatus::kOk;
+// What one trial process measures and reports (bench/trial_spec.h carries it as JSON).
+struct TrialMeasurement {
+  TrialStatus status = TrialStatus::kCrash;
   std::string message;  // why it failed or was rejected
   int64_t steps_timed = 0;
   double step_time_median_s = 0.0;
   double step_time_min_s = 0.0;
   double step_time_max_s = 0.0;
-  int64_t peak_memory_bytes = 0;
+  int64_t peak_memory_bytes = 0;  // the largest rank's
+  StepTiming timing = StepTiming::kWhole;
+  double micro_step_time_s = 0.0;       // parts: a micro-step without gradient communication
+  double last_micro_step_time_s = 0.0;  // parts: the last micro-step, with it
+  double optimizer_time_s = 0.0;        // parts
+  // A parts trial that checked its composition against whole steps records their median here and
+  // timing_check "agrees" or "disagrees" (more than 5% apart); "" otherwise.
+  double check_step_time_s = 0.0;
+  std::string timing_check;
+  std::string device_name;  // as the device reports it
+  std::string driver;
+  std::string torch_version;
+};
+
+struct TrialRecord {
+  // Identity: the configuration and the hardware it ran on.
+  std::string model;
+  std::string gpu;  // catalog name, or "cpu" for the host CPU
+  ClusterShape cluster;
+  Configuration config;
+  int64_t memory_limit_bytes = 0;  // 0: the device's own memory
+
+  TrialMeasurement measured;
+
+  // Derived by the sweep from the measurement and the planner's row.
   double samples_per_s = 0.0;
   double tokens_per_s = 0.0;
   double mfu = 0.0;
@@ -44,28 +65,21 @@ struct TrialRecord {
   double predicted_step_time_s = 0.0;
   int64_t predicted_memory_bytes = 0;
 
-  // How the step time was measured (schema 2): "whole" optimizer steps, or "parts" composed as
-  // (accumulation - 1) x micro_step_time_s + last_micro_step_time_s + optimizer_time_s (medians).
-  // A parts trial that checked its composition against whole steps records their median in
-  // check_step_time_s and timing_check "agrees" or "disagrees" (more than 5% apart); "" otherwise.
-  std::string timing = "whole";
-  double micro_step_time_s = 0.0;       // a micro-step without gradient communication
-  double last_micro_step_time_s = 0.0;  // the last micro-step, with it
-  double optimizer_time_s = 0.0;
-  double check_step_time_s = 0.0;
-  std::string timing_check;
-
-  // Provenance.
+  // Provenance (the device's own is in `measured`).
   std::string gpudays_version;
   std::string git_commit;
-  std::string torch_version;
-  std::string driver;
   std::string hostname;
   std::string created_at;  // ISO 8601 UTC
+
+  bool ok() const { return measured.status == TrialStatus::kOk; }
+  double step_time_s() const { return measured.step_time_median_s; }
 
   // The identity as one string: two trials with equal keys measure the same thing (the catalog
   // GPU, not the device's own name, identifies the hardware, so a rerun finds it before running).
   std::string key() const;
 };
+
+// The fastest trial with status ok, or nullptr when none is.
+const TrialRecord* fastest_ok(const std::vector<TrialRecord>& trials);
 
 }  // namespace gpudays

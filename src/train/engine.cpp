@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "plan/search_space.h"
+#include "config/search_space.h"
 #include "train/cuda_graph.h"
 #include "train/device.h"
 #include "train/shard_units.h"
@@ -19,17 +19,13 @@
 namespace gpudays {
 namespace {
 
-// The search space's validity rules (plan/search_space.h) and the device's abilities.
+// The search space's validity rules (config/search_space.h) and the device's abilities.
 void check_methods(const EngineOptions& o, int world, const at::Device& device) {
-  const std::string problem = method_set_problem(o.methods, Cluster{nullptr, 1, world});
-  if (!problem.empty()) throw InputError(problem);
-  if (o.precision == Precision::kBf16 && device.is_cuda() && compute_capability(device) < 80) {
-    throw InputError(
-        fmt::format("bf16 needs an Ampere or newer GPU; {} has compute capability "
-                    "{:.1f} (use fp16 or fp32)",
-                    device_name(device),
-                    compute_capability(device) / 10.0));
+  std::string problem = method_set_problem(o.methods, world);
+  if (problem.empty() && device.is_cuda()) {
+    problem = precision_problem(o.precision, device_name(device), compute_capability(device) / 10.0);
   }
+  if (!problem.empty()) throw InputError(problem);
   if (o.grad_acc_steps < 1) throw InputError("gradient accumulation must be >= 1");
 }
 

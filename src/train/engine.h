@@ -21,7 +21,7 @@
 #include "catalog/model_spec.h"
 #include "dist/communicator.h"
 #include "models/block_runner.h"
-#include "plan/methods.h"
+#include "config/methods.h"
 #include "train/adam.h"
 #include "train/loss_scaler.h"
 #include "train/schedule.h"

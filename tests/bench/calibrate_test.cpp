@@ -20,10 +20,10 @@ TrialRecord trial(const std::string& model, const std::string& gpu, double measu
   TrialRecord t;
   t.model = model;
   t.gpu = gpu;
-  t.status = TrialStatus::kOk;
-  t.step_time_median_s = measured;
+  t.measured.status = TrialStatus::kOk;
+  t.measured.step_time_median_s = measured;
   t.predicted_step_time_s = predicted;
-  t.micro_batch_size = static_cast<int64_t>(measured * 1000);  // distinct keys
+  t.config.micro_batch_size = static_cast<int64_t>(measured * 1000);  // distinct keys
   return t;
 }
 
@@ -52,13 +52,13 @@ TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {
     ResultsDb db = ResultsDb::open({db_path});
     TrialRecord t = trial("pythia-410m", "a100-80gb-sxm", 1.25 * best["step_time_s"].get<double>(),
                           best["step_time_s"].get<double>());
-    t.free_lunch = best["free_lunch"];
-    t.activation_checkpointing = best["activation_checkpointing"];
-    t.sharding = best["sharding"];
-    t.offloading = best["offloading"];
-    t.micro_batch_size = best["micro_batch_size"];
-    t.grad_acc_steps = best["grad_acc_steps"];
-    t.peak_memory_bytes = 1 << 30;
+    t.config.methods.free_lunch = best["free_lunch"];
+    t.config.methods.activation_checkpointing = best["activation_checkpointing"];
+    t.config.methods.sharding = parse_sharding(best["sharding"].get<std::string>());
+    t.config.methods.offloading = best["offloading"];
+    t.config.micro_batch_size = best["micro_batch_size"];
+    t.config.grad_acc_steps = best["grad_acc_steps"];
+    t.measured.peak_memory_bytes = 1 << 30;
     db.insert(t);
   }
   const auto r = test::run_gpudays("plan --model pythia-410m --gpu a100 --format json --db " +

@@ -24,23 +24,23 @@ std::string db_with_trials() {
     TrialRecord t;
     t.model = "pythia-160m";
     t.gpu = "a100-80gb-sxm";
-    t.device_name = "NVIDIA A100-SXM4-80GB";
-    t.gpus_per_node = 4;
-    t.free_lunch = true;
-    t.sharding = "zero_2";
-    t.offloading = micro == 8;
-    t.micro_batch_size = micro;
-    t.grad_acc_steps = 256 / micro;
-    t.step_time_median_s = 10.0 / micro;  // micro-batch 8 is the fastest
-    t.status = TrialStatus::kOk;
+    t.measured.device_name = "NVIDIA A100-SXM4-80GB";
+    t.cluster.gpus_per_node = 4;
+    t.config.methods.free_lunch = true;
+    t.config.methods.sharding = Sharding::kZero2;
+    t.config.methods.offloading = micro == 8;
+    t.config.micro_batch_size = micro;
+    t.config.grad_acc_steps = 256 / micro;
+    t.measured.step_time_median_s = 10.0 / micro;  // micro-batch 8 is the fastest
+    t.measured.status = TrialStatus::kOk;
     db.insert(t);
   }
   TrialRecord oom;
   oom.model = "pythia-160m";
   oom.gpu = "a100-80gb-sxm";
-  oom.gpus_per_node = 4;
-  oom.micro_batch_size = 16;
-  oom.status = TrialStatus::kOutOfMemory;
+  oom.cluster.gpus_per_node = 4;
+  oom.config.micro_batch_size = 16;
+  oom.measured.status = TrialStatus::kOutOfMemory;
   db.insert(oom);
   return path;
 }
@@ -90,7 +90,7 @@ TEST(Export, HuggingFaceAndDeepSpeedCarryTheReferenceFields) {
 TEST(Export, FsdpMapsToTrainingArgumentsFsdpOptions) {
   const ModelSpec& model = catalog().model("pythia-410m");
   ExportRequest e{&model, "h100-sxm", 1, 8, {}, true};
-  e.config = TrainConfig{{true, true, Sharding::kFsdpFullShard, true}, 4, 32};
+  e.config = Configuration{{true, true, Sharding::kFsdpFullShard, true}, 4, 32};
   const auto args = hf_training_arguments(e);
   EXPECT_EQ(args["fsdp"], "full_shard auto_wrap offload");
   EXPECT_TRUE(args["deepspeed"].is_null());

@@ -19,15 +19,15 @@ int main(int argc, char** argv) {
   if (argc != 3 || std::string(argv[1]) != "--spec") return 64;
   std::ifstream in(argv[2]);
   const TrialSpec spec = trial_spec_from_json(nlohmann::json::parse(in));
-  const std::string sharding = to_string(spec.methods.sharding);
+  const std::string sharding = to_string(spec.config.methods.sharding);
   if (const char* crash = std::getenv("FAKE_CRASH_SHARDING"); crash && sharding == crash) {
     std::abort();
   }
   if (const char* hang = std::getenv("FAKE_HANG_SHARDING"); hang && sharding == hang) sleep(3600);
   if (const char* pause = std::getenv("FAKE_SLEEP_S")) usleep(std::atof(pause) * 1e6);
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double memory = spec.micro_batch_size * gib * (spec.methods.activation_checkpointing ? 0.5 : 1.0);
-  TrialResult r;
+  const double memory = spec.config.micro_batch_size * gib * (spec.config.methods.activation_checkpointing ? 0.5 : 1.0);
+  TrialMeasurement r;
   r.device_name = "fake device";
   r.torch_version = "none";
   if (spec.memory_limit_bytes > 0 && memory > spec.memory_limit_bytes) {
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
     r.message = "fake out of memory";
   } else {
     r.status = TrialStatus::kOk;
-    const double step = (1.0 + 8.0 / spec.micro_batch_size) * (spec.methods.free_lunch ? 0.7 : 1.0) *
-                        (spec.methods.activation_checkpointing ? 1.3 : 1.0);
+    const double step = (1.0 + 8.0 / spec.config.micro_batch_size) * (spec.config.methods.free_lunch ? 0.7 : 1.0) *
+                        (spec.config.methods.activation_checkpointing ? 1.3 : 1.0);
     r.steps_timed = spec.timed_steps;
     r.step_time_median_s = step;
     r.step_time_min_s = step * 0.99;
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     r.timing = spec.timing;
     if (spec.timing == StepTiming::kParts) {
       r.optimizer_time_s = 0.1 * step;
-      r.last_micro_step_time_s = 0.9 * step / static_cast<double>(spec.grad_acc_steps);
-      r.micro_step_time_s = spec.grad_acc_steps > 1 ? r.last_micro_step_time_s : 0.0;
+      r.last_micro_step_time_s = 0.9 * step / static_cast<double>(spec.config.grad_acc_steps);
+      r.micro_step_time_s = spec.config.grad_acc_steps > 1 ? r.last_micro_step_time_s : 0.0;
     }
     if (spec.timing == StepTiming::kParts && spec.check_steps > 0) {
       r.check_step_time_s = std::getenv("FAKE_DISAGREE") ? 1.2 * step : step;

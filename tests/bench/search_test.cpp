@@ -25,7 +25,7 @@ struct SimulatedMachine {
     return 0.88 + 0.24 * std::fmod(std::sin(code * 12.9898) * 43758.5453 + 1e6, 1.0);
   }
 
-  TrialOutcome operator()(const TrialRequest& r) const {
+  TrialOutcome operator()(const Configuration& r) const {
     for (const PlanRow& row : prediction->rows) {
       const MethodSet& m = row.config.methods;
       if (row.config.micro_batch_size != r.micro_batch_size || m.free_lunch != r.methods.free_lunch ||
@@ -56,7 +56,7 @@ TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
                         Case{"pythia-1b", "rtx-3090", 8}, Case{"pythia-410m", "rtx-a6000", 2},
                         Case{"roberta", "h100", 8}, Case{"vit", "a100", 8},
                         Case{"convnext-large-1k", "rtx-3090", 4}, Case{"mamba", "h100", 8}}) {
-    const Cluster cluster{&catalog().gpu(c.gpu), 1, c.gpus};
+    const Cluster cluster{{1, c.gpus}, &catalog().gpu(c.gpu)};
     const PlanResult prediction = plan(catalog().model(c.model), cluster, PlanOptions{});
     const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
     SearchOptions options;
@@ -83,10 +83,10 @@ TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
 }
 
 TEST(Search, CrashesAndTimeoutsAreRecordedAndTheSearchGoesOn) {
-  const Cluster cluster{&catalog().gpu("a100"), 1, 4};
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100")};
   const PlanResult prediction = plan(catalog().model("pythia-160m"), cluster, PlanOptions{});
   const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
-  auto flaky = [&](const TrialRequest& r) -> TrialOutcome {
+  auto flaky = [&](const Configuration& r) -> TrialOutcome {
     if (r.methods.sharding == Sharding::kZero2) return {TrialStatus::kCrash, 0, 0, "segfault"};
     if (r.methods.sharding == Sharding::kZero3) return {TrialStatus::kTimeout, 0, 0, "hung"};
     return machine(r);
@@ -108,7 +108,7 @@ TEST(Search, CrashesAndTimeoutsAreRecordedAndTheSearchGoesOn) {
 }
 
 TEST(Search, OutOfMemoryHalvesUntilItFits) {
-  const Cluster cluster{&catalog().gpu("rtx-3090"), 1, 1};
+  const Cluster cluster{{1, 1}, &catalog().gpu("rtx-3090")};
   PlanOptions po;
   po.preset = MethodPreset::kFreeLunch;
   const PlanResult prediction = plan(catalog().model("pythia-410m"), cluster, po);
@@ -127,7 +127,7 @@ TEST(Search, OutOfMemoryHalvesUntilItFits) {
 // search goes on to run, and never grows (each trial narrows the plan).
 TEST(Search, ProgressBoundIsAnUpperBoundThatNeverGrows) {
   for (const SearchStrategy strategy : {SearchStrategy::kExhaustive, SearchStrategy::kGuided}) {
-    const Cluster cluster{&catalog().gpu("rtx-3090"), 1, 8};
+    const Cluster cluster{{1, 8}, &catalog().gpu("rtx-3090")};
     const PlanResult prediction = plan(catalog().model("pythia-1b"), cluster, PlanOptions{});
     const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
     SearchOptions options;

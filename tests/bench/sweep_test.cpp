@@ -23,7 +23,7 @@ constexpr int64_t kGiB = 1024LL * 1024 * 1024;
 
 struct SweepFixture {
   std::string db_path;
-  Cluster cluster{&catalog().gpu("rtx-3090"), 1, 2};
+  Cluster cluster{{1, 2}, &catalog().gpu("rtx-3090")};
   SweepOptions options;
   PlanOptions plan_options;
 
@@ -57,7 +57,7 @@ TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
   EXPECT_NE(progress.str().find("ETA ≤ "), std::string::npos);
   const auto rows = ResultsDb::open({f.db_path}).query({});
   EXPECT_EQ(static_cast<int>(rows.size()), first.trials_run);
-  EXPECT_EQ(rows.front().device_name, "fake device");
+  EXPECT_EQ(rows.front().measured.device_name, "fake device");
   EXPECT_FALSE(rows.front().created_at.empty());
   EXPECT_FALSE(rows.front().git_commit.empty());
 
@@ -80,9 +80,9 @@ TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
   unsetenv("FAKE_HANG_SHARDING");
   int crashes = 0, timeouts = 0, ok = 0;
   for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) {
-    crashes += t.status == TrialStatus::kCrash;
-    timeouts += t.status == TrialStatus::kTimeout;
-    ok += t.status == TrialStatus::kOk;
+    crashes += t.measured.status == TrialStatus::kCrash;
+    timeouts += t.measured.status == TrialStatus::kTimeout;
+    ok += t.measured.status == TrialStatus::kOk;
   }
   // zero_2 x {free-lunch, checkpointing, offloading off and on}: the first micro-batch of each.
   EXPECT_EQ(crashes, 8);
@@ -141,13 +141,13 @@ TEST(Sweep, FirstTrialOfEachMethodSetChecksThePartsComposition) {
     unsetenv("FAKE_DISAGREE");
     const auto rows = ResultsDb::open({f.db_path}).query({});
     ASSERT_GE(rows.size(), 3u);
-    EXPECT_EQ(rows[0].timing, "parts");
-    EXPECT_EQ(rows[0].timing_check, disagree ? "disagrees" : "agrees");
-    EXPECT_GT(rows[0].check_step_time_s, 0.0);
-    EXPECT_GT(rows[0].optimizer_time_s, 0.0);
+    EXPECT_EQ(rows[0].measured.timing, StepTiming::kParts);
+    EXPECT_EQ(rows[0].measured.timing_check, disagree ? "disagrees" : "agrees");
+    EXPECT_GT(rows[0].measured.check_step_time_s, 0.0);
+    EXPECT_GT(rows[0].measured.optimizer_time_s, 0.0);
     for (size_t i = 1; i < rows.size(); ++i) {
-      EXPECT_EQ(rows[i].timing_check, "") << i;
-      EXPECT_EQ(rows[i].timing, disagree ? "whole" : "parts") << i;
+      EXPECT_EQ(rows[i].measured.timing_check, "") << i;
+      EXPECT_EQ(rows[i].measured.timing, disagree ? StepTiming::kWhole : StepTiming::kParts) << i;
     }
     EXPECT_EQ(progress.str().find("TIMING CHECK FAILED") != std::string::npos, disagree)
         << progress.str();

@@ -22,16 +22,16 @@ class FixedTimeSource final : public TrainingTimeSource {
   std::string name() const override { return "fixed"; }
   TrainingTime training_time(const ModelSpec&,
                              const GpuSpec& gpu,
-                             const MachineLayout& layout) const override {
+                             const ClusterShape& layout) const override {
     TrainingTime t;
-    const auto it = days_.find({gpu.name, layout.gpu_count()});
+    const auto it = days_.find({gpu.name, layout.world_size()});
     if (it == days_.end()) {
       t.reason = "does not fit";
       return t;
     }
     t.fits = true;
     t.training_days = it->second;
-    t.gpu_days = it->second * static_cast<double>(layout.gpu_count());
+    t.gpu_days = it->second * static_cast<double>(layout.world_size());
     return t;
   }
 

@@ -23,7 +23,7 @@ const CostAssumptions& shipped() {
 
 double machine_usd(const std::string& gpu, int64_t count) {
   const GpuPrice price = gpu_price(catalog().gpu(gpu), /*canonical_overrides=*/{});
-  const MachineLayout layout = machine_layout(count, shipped().base_machines);
+  const ClusterShape layout = machine_layout(count, shipped().base_machines);
   return purchase_cost(price.purchase_usd, layout, shipped().base_machines).total_usd();
 }
 
@@ -36,7 +36,7 @@ TEST(CostArithmetic, ReferenceMachinePrices) {
 }
 
 TEST(CostArithmetic, MultiNodeBuysOneBaseMachinePerNode) {
-  const MachineLayout layout = machine_layout(16, shipped().base_machines);
+  const ClusterShape layout = machine_layout(16, shipped().base_machines);
   EXPECT_EQ(layout.num_nodes, 2);
   EXPECT_EQ(layout.gpus_per_node, 8);
   const PurchaseCost c = purchase_cost(30000.0, layout, shipped().base_machines);

@@ -12,10 +12,10 @@ namespace {
 using test::catalog;
 
 Cluster cluster_of(const char* gpu, int64_t gpus_per_node, int64_t nodes = 1) {
-  return Cluster{&catalog().gpu(gpu), nodes, gpus_per_node};
+  return Cluster{{nodes, gpus_per_node}, &catalog().gpu(gpu)};
 }
 
-bool same_except(const TrainConfig& a, const TrainConfig& b, bool ckpt, bool sharding) {
+bool same_except(const Configuration& a, const Configuration& b, bool ckpt, bool sharding) {
   return a.micro_batch_size == b.micro_batch_size && a.methods.free_lunch == b.methods.free_lunch &&
          a.methods.offloading == b.methods.offloading &&
          (ckpt || a.methods.activation_checkpointing == b.methods.activation_checkpointing) &&
@@ -100,7 +100,7 @@ TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
 TEST(PlannerSanity, FreeLunchIsNeverSlower) {
   for (const GpuSpec& g : catalog().gpus()) {
     for (const ModelSpec& m : catalog().models()) {
-      const Cluster c{&g, 1, 8};
+      const Cluster c{{1, 8}, &g};
       if (m.recipe.precision == Precision::kBf16 && !g.supports_bf16()) continue;
       PlanOptions naive, free_lunch;
       naive.preset = MethodPreset::kNaive;

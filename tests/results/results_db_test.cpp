@@ -35,13 +35,13 @@ TrialRecord sample_trial(int64_t micro_batch) {
   TrialRecord t;
   t.model = "pythia-14m";
   t.gpu = "cpu";
-  t.device_name = "test cpu";
-  t.micro_batch_size = micro_batch;
-  t.grad_acc_steps = 64 / micro_batch;
-  t.status = TrialStatus::kOk;
-  t.steps_timed = 3;
-  t.step_time_median_s = 1.25;
-  t.peak_memory_bytes = 123456789;
+  t.measured.device_name = "test cpu";
+  t.config.micro_batch_size = micro_batch;
+  t.config.grad_acc_steps = 64 / micro_batch;
+  t.measured.status = TrialStatus::kOk;
+  t.measured.steps_timed = 3;
+  t.measured.step_time_median_s = 1.25;
+  t.measured.peak_memory_bytes = 123456789;
   t.mfu = 0.42;
   t.git_commit = "abc123";
   t.created_at = "2026-11-30T06:00:00Z";
@@ -68,10 +68,10 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
   ResultsDb db = ResultsDb::open({path});
   const auto found = db.find(sample_trial(4).key());
   ASSERT_TRUE(found);
-  EXPECT_EQ(found->micro_batch_size, 4);
-  EXPECT_EQ(found->peak_memory_bytes, 123456789);
+  EXPECT_EQ(found->config.micro_batch_size, 4);
+  EXPECT_EQ(found->measured.peak_memory_bytes, 123456789);
   EXPECT_DOUBLE_EQ(found->mfu, 0.42);
-  EXPECT_EQ(found->status, TrialStatus::kOk);
+  EXPECT_EQ(found->measured.status, TrialStatus::kOk);
   EXPECT_EQ(found->git_commit, "abc123");
   EXPECT_EQ(db.query({.model = "pythia-14m", .gpu = ""}).size(), 2u);
   EXPECT_TRUE(db.query({.model = "pythia-70m", .gpu = ""}).empty());
@@ -139,29 +139,51 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
     const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].model, "old");
-    EXPECT_DOUBLE_EQ(rows[0].step_time_median_s, 0.5);
-    EXPECT_EQ(rows[0].timing, "whole");  // the default for rows before composed timing
-    EXPECT_EQ(rows[0].timing_check, "");
+    EXPECT_DOUBLE_EQ(rows[0].measured.step_time_median_s, 0.5);
+    EXPECT_EQ(rows[0].measured.timing, StepTiming::kWhole);  // the default for rows before composed timing
+    EXPECT_EQ(rows[0].measured.timing_check, "");
   }
   EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
   {
     ResultsDb db = ResultsDb::open({path});
     TrialRecord t = sample_trial(4);
-    t.timing = "parts";
-    t.micro_step_time_s = 0.1;
-    t.last_micro_step_time_s = 0.2;
-    t.optimizer_time_s = 0.05;
-    t.check_step_time_s = 1.6;
-    t.timing_check = "disagrees";
+    t.measured.timing = StepTiming::kParts;
+    t.measured.micro_step_time_s = 0.1;
+    t.measured.last_micro_step_time_s = 0.2;
+    t.measured.optimizer_time_s = 0.05;
+    t.measured.check_step_time_s = 1.6;
+    t.measured.timing_check = "disagrees";
     EXPECT_TRUE(db.insert(t));
   }
   const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].timing, "whole");
-  EXPECT_EQ(rows[1].timing, "parts");
-  EXPECT_DOUBLE_EQ(rows[1].last_micro_step_time_s, 0.2);
-  EXPECT_DOUBLE_EQ(rows[1].check_step_time_s, 1.6);
-  EXPECT_EQ(rows[1].timing_check, "disagrees");
+  EXPECT_EQ(rows[0].measured.timing, StepTiming::kWhole);
+  EXPECT_EQ(rows[1].measured.timing, StepTiming::kParts);
+  EXPECT_DOUBLE_EQ(rows[1].measured.last_micro_step_time_s, 0.2);
+  EXPECT_DOUBLE_EQ(rows[1].measured.check_step_time_s, 1.6);
+  EXPECT_EQ(rows[1].measured.timing_check, "disagrees");
+}
+
+// The configuration and the cluster shape are stored field by field and read back equal, and the
+// key of what was read is the key of what was written.
+TEST(ResultsDb, ConfigurationAndShapeRoundTrip) {
+  const std::string path = fresh_path("config-roundtrip.db");
+  TrialRecord t = sample_trial(2);
+  t.cluster = {2, 4};
+  t.config.methods = {true, true, Sharding::kFsdpFullShard, true};
+  t.measured.timing = StepTiming::kParts;
+  t.measured.status = TrialStatus::kTimeout;
+  {
+    ResultsDb db = ResultsDb::open({path});
+    EXPECT_TRUE(db.insert(t));
+  }
+  const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].config, t.config);
+  EXPECT_EQ(rows[0].cluster, t.cluster);
+  EXPECT_EQ(rows[0].measured.timing, StepTiming::kParts);
+  EXPECT_EQ(rows[0].measured.status, TrialStatus::kTimeout);
+  EXPECT_EQ(rows[0].key(), t.key());
 }
 
 TEST(ResultsDb, NewerSchemaIsLeftUntouched) {

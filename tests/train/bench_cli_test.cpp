@@ -44,25 +44,25 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
   const auto summary = nlohmann::json::parse(r.out);
   const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
   ASSERT_EQ(trials.size(), 5u);  // micro-batches 1, 2, 4, 8 fit; 16 runs out of memory
-  EXPECT_EQ(trials.back().micro_batch_size, 16);
-  EXPECT_EQ(trials.back().status, TrialStatus::kOutOfMemory);
+  EXPECT_EQ(trials.back().config.micro_batch_size, 16);
+  EXPECT_EQ(trials.back().measured.status, TrialStatus::kOutOfMemory);
   // The largest micro-batch that ran is the largest under the cap; the optimal row is the fastest
   // measured one (which micro-batch that is depends on this machine's timings).
-  EXPECT_EQ(trials[trials.size() - 2].micro_batch_size, 8);
+  EXPECT_EQ(trials[trials.size() - 2].config.micro_batch_size, 8);
   const TrialRecord* fastest = &trials.front();
   for (size_t i = 0; i + 1 < trials.size(); ++i) {
-    if (trials[i].step_time_median_s < fastest->step_time_median_s) fastest = &trials[i];
-    EXPECT_EQ(trials[i].status, TrialStatus::kOk);
-    EXPECT_LE(trials[i].peak_memory_bytes, 83886080);
-    EXPECT_GE(trials[i].steps_timed, 3);
-    EXPECT_LE(trials[i].step_time_min_s, trials[i].step_time_median_s);
-    EXPECT_FALSE(trials[i].torch_version.empty());
+    if (trials[i].measured.step_time_median_s < fastest->measured.step_time_median_s) fastest = &trials[i];
+    EXPECT_EQ(trials[i].measured.status, TrialStatus::kOk);
+    EXPECT_LE(trials[i].measured.peak_memory_bytes, 83886080);
+    EXPECT_GE(trials[i].measured.steps_timed, 3);
+    EXPECT_LE(trials[i].measured.step_time_min_s, trials[i].measured.step_time_median_s);
+    EXPECT_FALSE(trials[i].measured.torch_version.empty());
   }
   const ChildResult best =
       gpudays("best --model bench-gpt-neox --gpu cpu --format json --db " + db);
   ASSERT_EQ(best.exit_code, 0) << best.err;
-  EXPECT_EQ(summary["best"]["micro_batch_size"], fastest->micro_batch_size);
-  EXPECT_EQ(nlohmann::json::parse(best.out)["micro_batch_size"], fastest->micro_batch_size);
+  EXPECT_EQ(summary["best"]["micro_batch_size"], fastest->config.micro_batch_size);
+  EXPECT_EQ(nlohmann::json::parse(best.out)["micro_batch_size"], fastest->config.micro_batch_size);
 }
 
 // Two ranks on the CPU: every trial runs under mpirun; the reduction crosses processes.
@@ -83,11 +83,11 @@ TEST(BenchCli, ARankOutOfMemoryIsRecordedAndTheSweepStopsGrowing) {
   const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
   int64_t largest_ok = 0, smallest_oom = 0;
   for (const TrialRecord& t : trials) {
-    ASSERT_TRUE(t.status == TrialStatus::kOk || t.status == TrialStatus::kOutOfMemory)
-        << to_string(t.status) << " " << t.message;
-    if (t.status == TrialStatus::kOk) largest_ok = std::max(largest_ok, t.micro_batch_size);
-    if (t.status == TrialStatus::kOutOfMemory && smallest_oom == 0)
-      smallest_oom = t.micro_batch_size;
+    ASSERT_TRUE(t.measured.status == TrialStatus::kOk || t.measured.status == TrialStatus::kOutOfMemory)
+        << to_string(t.measured.status) << " " << t.measured.message;
+    if (t.measured.status == TrialStatus::kOk) largest_ok = std::max(largest_ok, t.config.micro_batch_size);
+    if (t.measured.status == TrialStatus::kOutOfMemory && smallest_oom == 0)
+      smallest_oom = t.config.micro_batch_size;
   }
   EXPECT_GT(largest_ok, 0) << r.out;
   EXPECT_EQ(smallest_oom, 2 * largest_ok) << r.out;
@@ -122,23 +122,24 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
   // The method set's first measured trial checked its composition against whole steps; its later
   // trials are parts, or whole steps after a failed check (this machine may be loaded).
   const auto first_ok = std::find_if(trials.begin(), trials.end(), [](const TrialRecord& t) {
-    return t.status == TrialStatus::kOk;
+    return t.measured.status == TrialStatus::kOk;
   });
   ASSERT_NE(first_ok, trials.end()) << r.out;
-  EXPECT_EQ(first_ok->timing, "parts");
-  EXPECT_NE(first_ok->timing_check, "") << r.out;
-  EXPECT_GT(first_ok->check_step_time_s, 0.0);
+  EXPECT_EQ(first_ok->measured.timing, StepTiming::kParts);
+  EXPECT_NE(first_ok->measured.timing_check, "") << r.out;
+  EXPECT_GT(first_ok->measured.check_step_time_s, 0.0);
   for (const TrialRecord& t : trials) {
-    EXPECT_EQ(t.gpus_per_node, 2);
-    EXPECT_EQ(t.micro_batch_size * t.grad_acc_steps * 2, 32);
+    EXPECT_EQ(t.cluster.gpus_per_node, 2);
+    EXPECT_EQ(t.config.micro_batch_size * t.config.grad_acc_steps * 2, 32);
     // A rank out of memory reports it and ends the job: never a crash or a hang.
-    EXPECT_TRUE(t.status == TrialStatus::kOk || t.status == TrialStatus::kOutOfMemory)
-        << to_string(t.status) << " " << t.message;
-    if (t.status != TrialStatus::kOk) continue;
-    EXPECT_EQ(t.timing, first_ok->timing_check == "agrees" || &t == &*first_ok ? "parts" : "whole");
-    EXPECT_GT(t.step_time_median_s, 0.0);
-    EXPECT_GT(t.peak_memory_bytes, 0);
-    EXPECT_LE(t.peak_memory_bytes, 67108864);
+    EXPECT_TRUE(t.measured.status == TrialStatus::kOk || t.measured.status == TrialStatus::kOutOfMemory)
+        << to_string(t.measured.status) << " " << t.measured.message;
+    if (t.measured.status != TrialStatus::kOk) continue;
+    const bool parts = first_ok->measured.timing_check == "agrees" || &t == &*first_ok;
+    EXPECT_EQ(t.measured.timing, parts ? StepTiming::kParts : StepTiming::kWhole);
+    EXPECT_GT(t.measured.step_time_median_s, 0.0);
+    EXPECT_GT(t.measured.peak_memory_bytes, 0);
+    EXPECT_LE(t.measured.peak_memory_bytes, 67108864);
   }
 }
 

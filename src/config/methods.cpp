@@ -1,5 +1,5 @@
 // Names and parsing of the search-space methods.
-#include "plan/methods.h"
+#include "config/methods.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,7 @@
-// The reference search space's methods: free-lunch, activation checkpointing, sharding stage,
-// offloading — and the presets naive / free-lunch / all.
+// The vocabulary of the reference search space's methods: free-lunch, activation checkpointing,
+// sharding stage, offloading, and the presets naive / free-lunch / all. Names, parsing and value
+// equality only; which combinations are valid is config/search_space.h's, and how a method is
+// switched on is train/apply_methods.h's.
 #pragma once
 
 #include <string>
@@ -24,6 +26,7 @@ struct MethodSet {
   bool activation_checkpointing = false;
   Sharding sharding = Sharding::kNone;
   bool offloading = false;  // optimizer state to CPU (and parameters at stage 3)
+  bool operator==(const MethodSet&) const = default;
 };
 
 std::string describe(const MethodSet& methods);  // "free-lunch + ckpt + zero_2 + offload"

@@ -1,5 +1,5 @@
 // Validity rules of the reference search space (shared/DESIGN.md, "Search space").
-#include "plan/search_space.h"
+#include "config/search_space.h"
 
 #include <fmt/format.h>
 
@@ -14,12 +14,13 @@ bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 void check_request(const ModelSpec& model, const Cluster& cluster) {
   if (cluster.gpu == nullptr) throw InputError("no GPU given");
-  if (cluster.gpus_per_node < 1 || cluster.gpus_per_node > 64) {
-    throw InputError(
-        fmt::format("--gpus-per-node must be between 1 and 64, got {}", cluster.gpus_per_node));
+  if (cluster.gpus_per_node < 1 || cluster.gpus_per_node > kMaxGpusPerNode) {
+    throw InputError(fmt::format("GPUs per node must be between 1 and {}, got {}",
+                                 kMaxGpusPerNode, cluster.gpus_per_node));
   }
-  if (cluster.num_nodes < 1 || cluster.num_nodes > 4096) {
-    throw InputError(fmt::format("--nodes must be between 1 and 4096, got {}", cluster.num_nodes));
+  if (cluster.num_nodes < 1 || cluster.num_nodes > kMaxNodes) {
+    throw InputError(
+        fmt::format("nodes must be between 1 and {}, got {}", kMaxNodes, cluster.num_nodes));
   }
   const int64_t world = cluster.world_size();
   const int64_t batch = model.recipe.global_batch;
@@ -29,20 +30,27 @@ void check_request(const ModelSpec& model, const Cluster& cluster) {
         "use a GPU count that divides it into a power of two (for example 1, 2, 4 or 8)",
         batch, model.name, world));
   }
-  if (model.recipe.precision == Precision::kBf16 && !cluster.gpu->supports_bf16()) {
-    throw InputError(fmt::format("{} trains in bf16, which {} ({}) does not support; bf16 needs "
-                                 "Ampere or newer",
-                                 model.name, cluster.gpu->display_name, cluster.gpu->architecture));
-  }
+  const std::string precision = precision_problem(
+      model.recipe.precision, cluster.gpu->display_name, cluster.gpu->compute_capability);
+  if (!precision.empty()) throw InputError(fmt::format("{}: {}", model.name, precision));
 }
 
 int64_t per_gpu_batch(const ModelSpec& model, const Cluster& cluster) {
   return model.recipe.global_batch / cluster.world_size();
 }
 
-std::string method_set_problem(const MethodSet& m, const Cluster& cluster) {
+std::string precision_problem(Precision precision, const std::string& device,
+                              double compute_capability) {
+  if (precision != Precision::kBf16 || compute_capability >= kBf16MinComputeCapability) return "";
+  if (compute_capability <= 0.0) return "";  // a CPU: bf16 autocast runs there
+  return fmt::format("bf16 needs an Ampere or newer GPU (compute capability {:.1f}); {} has {:.1f} "
+                     "(use fp16 or fp32)",
+                     kBf16MinComputeCapability, device, compute_capability);
+}
+
+std::string method_set_problem(const MethodSet& m, int64_t world_size) {
   if (m.offloading && m.sharding == Sharding::kNone) return "offloading needs sharding";
-  if (cluster.world_size() == 1 && m.sharding != Sharding::kNone && !m.offloading) {
+  if (world_size == 1 && m.sharding != Sharding::kNone && !m.offloading) {
     return "sharding on one GPU is only useful with offloading";
   }
   return "";
@@ -57,7 +65,7 @@ std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster&
       for (Sharding sharding : all_shardings()) {
         for (bool offload : {false, true}) {
           MethodSet m{free_lunch, ckpt, sharding, offload};
-          if (method_set_problem(m, cluster).empty()) sets.push_back(m);
+          if (method_set_problem(m, cluster.world_size()).empty()) sets.push_back(m);
         }
       }
     }
@@ -65,14 +73,14 @@ std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster&
   return sets;
 }
 
-std::vector<TrainConfig> enumerate_configs(const ModelSpec& model, const Cluster& cluster,
+std::vector<Configuration> enumerate_configs(const ModelSpec& model, const Cluster& cluster,
                                            MethodPreset preset) {
   check_request(model, cluster);
   const int64_t per_gpu = per_gpu_batch(model, cluster);
-  std::vector<TrainConfig> configs;
+  std::vector<Configuration> configs;
   for (const MethodSet& m : enumerate_method_sets(preset, cluster)) {
     for (int64_t micro = 1; micro <= per_gpu; micro *= 2) {
-      configs.push_back(TrainConfig{m, micro, per_gpu / micro});
+      configs.push_back(Configuration{m, micro, per_gpu / micro});
     }
   }
   return configs;
