@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/communicator.h"
+#include "train/apply_methods.h"
 #include "train/cpu_memory.h"
 #include "train/device.h"
 #include "train/engine.h"
@@ -86,7 +87,9 @@ std::vector<double> run_steps(const TrialContext& c,
                               int64_t grad_acc_steps,
                               int64_t timed,
                               PhaseClock* clock) {
-  EngineOptions options = engine_options(c.model.recipe, c.spec.config.methods, grad_acc_steps);
+  Configuration config = c.spec.config;
+  config.grad_acc_steps = grad_acc_steps;
+  EngineOptions options = apply_methods(config, c.model.recipe, c.device).engine;
   if (clock != nullptr) {
     options.phase_hook = [clock](StepPhase p, int64_t i) { clock->on_phase(p, i); };
   }
@@ -191,12 +194,7 @@ TrialMeasurement measure(const TrialSpec& spec,
                     Communicator& comm,
                     c10::Device device) {
   try {
-    auto trainable =
-        make_trainable(model,
-                       {.fused_kernels = spec.config.methods.free_lunch,
-                        .activation_checkpointing = spec.config.methods.activation_checkpointing,
-                        .data_seed = 1234,
-                        .device = device});
+    auto trainable = make_trainable(model, apply_methods(spec.config, model.recipe, device).trainable);
     const TrialContext c{spec, model, comm, device, *trainable};
     return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
   } catch (const c10::OutOfMemoryError& e) {

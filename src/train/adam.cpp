@@ -8,14 +8,13 @@
 
 namespace gpudays {
 
-AdamOptions adam_options(const RecipeSpec& recipe, bool fused) {
+AdamOptions adam_options(const RecipeSpec& recipe) {
   AdamOptions o;
   o.beta1 = recipe.beta1;
   o.beta2 = recipe.beta2;
   o.eps = recipe.eps;
   o.weight_decay = recipe.weight_decay;
   o.decoupled_weight_decay = recipe.optimizer == OptimizerKind::kAdamW;
-  o.fused = fused;
   return o;
 }
 

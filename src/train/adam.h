@@ -21,7 +21,7 @@ struct AdamOptions {
   bool fused = false;
 };
 
-AdamOptions adam_options(const RecipeSpec& recipe, bool fused);
+AdamOptions adam_options(const RecipeSpec& recipe);  // the recipe's; not fused
 
 class Adam {
  public:

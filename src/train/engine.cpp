@@ -21,7 +21,8 @@ namespace {
 
 // The search space's validity rules (config/search_space.h) and the device's abilities.
 void check_methods(const EngineOptions& o, int world, const at::Device& device) {
-  std::string problem = method_set_problem(o.methods, world);
+  std::string problem =
+      method_set_problem(MethodSet{.sharding = o.sharding, .offloading = o.offload}, world);
   if (problem.empty() && device.is_cuda()) {
     problem = precision_problem(o.precision, device_name(device), compute_capability(device) / 10.0);
   }
@@ -31,8 +32,8 @@ void check_methods(const EngineOptions& o, int world, const at::Device& device) 
 
 ShardConfig shard_config(const EngineOptions& o) {
   ShardConfig c;
-  c.stage = sharding_stage(o.methods.sharding);
-  c.offload = o.methods.offloading;
+  c.stage = sharding_stage(o.sharding);
+  c.offload = o.offload;
   c.working_dtype = o.precision == Precision::kBf16   ? at::kBFloat16
                     : o.precision == Precision::kFp16 ? at::kHalf
                                                       : at::kFloat;
@@ -40,21 +41,6 @@ ShardConfig shard_config(const EngineOptions& o) {
 }
 
 }  // namespace
-
-EngineOptions engine_options(const RecipeSpec& recipe,
-                             const MethodSet& methods,
-                             int64_t grad_acc_steps) {
-  EngineOptions o;
-  o.methods = methods;
-  o.precision = recipe.precision;
-  o.grad_acc_steps = grad_acc_steps;
-  o.clip_grad_norm = recipe.clip_grad_norm;
-  o.adam = adam_options(recipe, methods.free_lunch);
-  o.schedule = schedule_options(recipe);
-  o.cuda_graphs = methods.free_lunch;
-  o.tf32 = methods.free_lunch;
-  return o;
-}
 
 Engine::Engine(std::vector<at::Tensor> params,
                Communicator& comm,
@@ -66,8 +52,7 @@ Engine::Engine(std::vector<at::Tensor> params,
   set_tf32(options_.tf32);
   const at::Device device = params_.front().device();
   loss_factor_ = at::ones({}, at::TensorOptions().device(device).dtype(at::kFloat));
-  if (options_.cuda_graphs && device.is_cuda() && stage() == 0 &&
-      !options_.methods.activation_checkpointing) {
+  if (options_.cuda_graphs && device.is_cuda() && stage() == 0) {
     graph_ = std::make_unique<MicroStepGraph>();
   }
   if (stage() == 0) {
@@ -84,7 +69,7 @@ Engine::~Engine() {
 }
 
 int Engine::stage() const {
-  return sharding_stage(options_.methods.sharding);
+  return sharding_stage(options_.sharding);
 }
 
 int64_t Engine::optimizer_state_bytes() const {
@@ -253,7 +238,7 @@ std::vector<at::Tensor> Engine::local_grads() {
     return grads;
   }
   // With offloading every unit's copy to pinned host memory is queued first, then one wait.
-  const bool offload = options_.methods.offloading;
+  const bool offload = options_.offload;
   for (ShardUnit& u : units_->units()) {
     if (u.numel == 0) continue;
     grads.push_back(offload ? to_host(u.grad_shard, at::kFloat) : u.grad_shard.to(at::kFloat));

@@ -35,26 +35,23 @@ namespace gpudays {
 enum class StepPhase { kMicroStepBegin, kMicroStepEnd, kOptimizerBegin, kOptimizerEnd };
 using PhaseHook = std::function<void(StepPhase phase, int64_t micro_step)>;
 
+// The engine's mechanisms; train/apply_methods.h sets them from a configuration.
 struct EngineOptions {
-  MethodSet methods;
+  Sharding sharding = Sharding::kNone;  // the data-parallel mechanism: its stage 0..3
+  bool offload = false;                 // the optimizer's slice on the CPU (stage >= 1)
   Precision precision = Precision::kFp32;
   int64_t grad_acc_steps = 1;
   double clip_grad_norm = 0.0;  // 0: no clipping
-  AdamOptions adam;             // engine_options: fused with free-lunch
+  AdamOptions adam;
   ScheduleOptions schedule;
   LossScalerOptions loss_scaler;
   PhaseHook phase_hook;  // optional; micro_step is -1 for the optimizer phases
-  // Capture the micro-step as a CUDA graph (free-lunch) where it can be: a CUDA device, no
-  // sharding, no activation checkpointing, and micro-batches given as MicroBatches.
+  // Capture the micro-step as a CUDA graph where it can be: a CUDA device, no sharding, and
+  // micro-batches given as MicroBatches (the caller leaves it off with activation checkpointing).
   bool cuda_graphs = false;
-  // TF32 for fp32 matmuls and convolutions (free-lunch; Ampere and newer).
+  // TF32 for fp32 matmuls and convolutions (Ampere and newer).
   bool tf32 = false;
 };
-
-// The options a recipe and a method set imply.
-EngineOptions engine_options(const RecipeSpec& recipe,
-                             const MethodSet& methods,
-                             int64_t grad_acc_steps);
 
 // The loss of micro-batch `index` (0 .. grad_acc_steps-1) of this rank, as a scalar tensor whose
 // backward reaches the parameters.

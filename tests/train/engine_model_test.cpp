@@ -11,6 +11,7 @@
 #include "dist/communicator.h"
 #include "train/cpu_memory.h"
 #include "train/device.h"
+#include "train/apply_methods.h"
 #include "train/engine.h"
 #include "train/trainable.h"
 
@@ -22,18 +23,18 @@ struct TrainRun {
   std::vector<at::Tensor> params;
 };
 
-TrainRun train_gpt_neox(Communicator& comm,
-                        const MethodSet& methods,
-                        bool checkpointing,
-                        int steps) {
+// Both the trainable's and the engine's methods come from apply_methods, as in a trial.
+TrainRun train_gpt_neox(Communicator& comm, const MethodSet& methods, int steps) {
   const ModelSpec spec =
       load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-gpt-neox.toml");
   const int64_t global = spec.recipe.global_batch;  // 8
   const int64_t per_rank = global / comm.size();
   const int64_t micro = 2;  // the same micro-batches (synthetic data is drawn per micro-batch)
   at::manual_seed(11);      // the initial weights
-  auto model = make_trainable(spec, {false, checkpointing, 1234});
-  auto engine = make_engine(*model, comm, engine_options(spec.recipe, methods, per_rank / micro));
+  const MethodOptions options =
+      apply_methods(Configuration{methods, micro, per_rank / micro}, spec.recipe, at::kCPU);
+  auto model = make_trainable(spec, options.trainable);
+  auto engine = make_engine(*model, comm, options.engine);
   TrainRun run;
   for (int s = 0; s < steps; ++s) {
     double loss =
@@ -58,11 +59,11 @@ double max_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>&
 
 TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnGptNeox) {
   auto single = make_single_process_communicator();
-  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, false, 3);
+  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 3);
   for (Sharding s : {Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
     for (bool checkpointing : {false, true}) {
       const TrainRun r =
-          train_gpt_neox(*single, MethodSet{false, checkpointing, s, true}, checkpointing, 3);
+          train_gpt_neox(*single, MethodSet{false, checkpointing, s, true}, 3);
       EXPECT_EQ(max_diff(r.params, plain.params), 0.0)
           << to_string(s) << (checkpointing ? " + checkpointing" : "");
     }
@@ -77,7 +78,7 @@ int64_t step_peak(CpuMemoryScope& scope, int64_t micro) {
   scope.reset_peak();
   auto model = make_trainable(spec, {false, false, 1234});
   auto comm = make_single_process_communicator();
-  auto engine = make_engine(*model, *comm, engine_options(spec.recipe, MethodSet{}, 1));
+  auto engine = make_engine(*model, *comm, apply_methods(Configuration{MethodSet{}, 4, 1}, spec.recipe, at::kCPU).engine);
   engine->step([&](int64_t) { return model->micro_loss(0, micro); });
   return scope.stats().peak_bytes;
 }
@@ -115,7 +116,7 @@ std::vector<double> train_loaded(const at::Device& device,
   t.device = device;
   auto model = make_trainable(spec, t);
   auto comm = make_single_process_communicator();
-  EngineOptions o = engine_options(spec.recipe, MethodSet{true, false, Sharding::kNone, false}, 2);
+  EngineOptions o = apply_methods(Configuration{MethodSet{true, false, Sharding::kNone, false}, 4, 2}, spec.recipe, at::kCPU).engine;
   o.cuda_graphs = cuda_graphs;
   auto engine = make_engine(*model, *comm, o);
   std::vector<double> losses;
@@ -138,7 +139,7 @@ TEST(Engine, LoadedMicroBatchesEqualMicroLosses) {
   auto engine =
       make_engine(*model,
                   *comm,
-                  engine_options(spec.recipe, MethodSet{true, false, Sharding::kNone, false}, 2));
+                  apply_methods(Configuration{MethodSet{true, false, Sharding::kNone, false}, 4, 2}, spec.recipe, at::kCPU).engine);
   std::vector<double> losses;
   for (int s = 0; s < 4; ++s) {
     losses.push_back(
@@ -161,11 +162,11 @@ TEST(MpiEngine, ShardedGptNeoxTracksOneProcess) {
   if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
   auto world = make_mpi_communicator();
   auto single = make_single_process_communicator();
-  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, false, 4);
+  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 4);
   for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3}) {
     for (bool checkpointing : {false, true}) {
       const TrainRun r =
-          train_gpt_neox(*world, MethodSet{false, checkpointing, s, false}, checkpointing, 4);
+          train_gpt_neox(*world, MethodSet{false, checkpointing, s, false}, 4);
       for (size_t i = 0; i < plain.losses.size(); ++i) {
         EXPECT_NEAR(r.losses[i], plain.losses[i], 1e-5 * plain.losses[i])
             << to_string(s) << (checkpointing ? " + checkpointing" : "") << " step " << i;

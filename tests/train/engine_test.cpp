@@ -88,7 +88,6 @@ double max_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>&
 std::vector<at::Tensor> reference(EngineOptions o, int steps) {
   auto single = make_single_process_communicator();
   Mlp m;
-  o.methods = MethodSet{};
   o.grad_acc_steps = 1;
   return train(m, *single, o, steps);
 }
@@ -116,7 +115,8 @@ TEST(Engine, ShardedOffloadOnOneRankIsBitIdentical) {
                      Sharding::kZero3,
                      Sharding::kFsdpFullShard}) {
     EngineOptions o = base_options(2);
-    o.methods = MethodSet{false, false, s, /*offloading=*/true};
+    o.sharding = s;
+  o.offload = true;
     Mlp m, plain;
     const auto sharded = train(m, *single, o, 5);
     EXPECT_EQ(max_diff(sharded, train(plain, *single, base_options(2), 5)), 0.0) << to_string(s);
@@ -130,7 +130,8 @@ TEST(Engine, Stage3GathersEachBlockOnlyWhileItRuns) {
   auto single = make_single_process_communicator();
   Mlp m;
   EngineOptions o = base_options(1);
-  o.methods = MethodSet{false, false, Sharding::kZero3, /*offloading=*/true};
+  o.sharding = Sharding::kZero3;
+  o.offload = true;
   Engine engine(m.params(), *single, o, m.blocks());
   const auto gathered = [&](int64_t block) {
     return m.blocks()[static_cast<size_t>(block)][0].storage().nbytes() > 0;
@@ -193,9 +194,11 @@ TEST(Engine, RejectsMethodSetsItCannotRun) {
   auto single = make_single_process_communicator();
   Mlp m;
   EngineOptions o = base_options(1);
-  o.methods = MethodSet{false, false, Sharding::kNone, true};
+  o.sharding = Sharding::kNone;
+  o.offload = true;
   EXPECT_THROW(Engine(m.params(), *single, o), InputError);
-  o.methods = MethodSet{false, false, Sharding::kZero2, false};
+  o.sharding = Sharding::kZero2;
+  o.offload = false;
   EXPECT_THROW(Engine(m.params(), *single, o), InputError);  // one rank without offloading
 }
 
@@ -211,7 +214,8 @@ ModelState model_state(Communicator& comm, Sharding sharding, Precision precisio
   double params = 0.0;
   for (const at::Tensor& p : m.params()) params += static_cast<double>(p.numel());
   EngineOptions o = base_options(1);
-  o.methods = MethodSet{false, false, sharding, false};
+  o.sharding = sharding;
+  o.offload = false;
   o.precision = precision;
   int64_t live = 0;
   int64_t step = 0;
@@ -267,7 +271,8 @@ TEST(MpiEngine, MixedPrecisionStagesTrackTheFp32Run) {
   for (Precision p : {Precision::kBf16, Precision::kFp16}) {
     for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
       EngineOptions o = base_options(2);
-      o.methods = MethodSet{false, false, s, false};
+      o.sharding = s;
+  o.offload = false;
       o.precision = p;
       o.clip_grad_norm = 0.5;  // unscaled, agreed overflow flag and norm across the slices
       Mlp m;
@@ -291,7 +296,8 @@ TEST(MpiEngine, EveryStageMatchesOneProcessOnTheGlobalBatch) {
     for (bool offload : {false, true}) {
       if (offload && s == Sharding::kNone) continue;
       EngineOptions o = base_options(/*acc=*/2);
-      o.methods = MethodSet{false, false, s, offload};
+      o.sharding = s;
+  o.offload = offload;
       o.clip_grad_norm = 0.5;  // the global norm must be right across shards
       Mlp m;
       EXPECT_LT(max_diff(train(m, *world, o, 4),

@@ -9,6 +9,7 @@
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
+#include "train/apply_methods.h"
 #include "train/engine.h"
 #include "train/trainable.h"
 
@@ -25,7 +26,7 @@ std::vector<at::Tensor> train_tiny(const TrainableOptions& t, const MethodSet& m
   at::manual_seed(11);  // the initial weights
   auto model = make_trainable(spec, t);
   auto comm = make_single_process_communicator();
-  Engine engine(model->parameters(), *comm, engine_options(spec.recipe, methods, 2));
+  Engine engine(model->parameters(), *comm, apply_methods(Configuration{methods, 4, 2}, spec.recipe, at::kCPU).engine);
   for (int s = 0; s < steps; ++s) {
     const StepResult r = engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
     if (losses != nullptr) losses->push_back(r.loss);
@@ -48,7 +49,7 @@ TEST(Trainable, EveryZooFamilyTrainsWithAndWithoutCheckpointing) {
       auto model = make_trainable(spec, {false, checkpointing, 1234});
       EXPECT_FALSE(model->block_parameters().empty()) << file;
       auto comm = make_single_process_communicator();
-      Engine engine(model->parameters(), *comm, engine_options(spec.recipe, MethodSet{}, 1));
+      Engine engine(model->parameters(), *comm, apply_methods(Configuration{MethodSet{}, 4, 1}, spec.recipe, at::kCPU).engine);
       const StepResult r = engine.step([&](int64_t) { return model->micro_loss(0, 2); });
       EXPECT_TRUE(std::isfinite(r.loss)) << file << " checkpointing " << checkpointing;
     }
