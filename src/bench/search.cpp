@@ -32,6 +32,9 @@ std::vector<MethodGroup> group_rows(const PlanResult& prediction) {
   return groups;
 }
 
+// The guided search's last stage times at most this many micro-batches near its best trial.
+constexpr size_t kRefineTrials = 24;
+
 class Searcher {
  public:
   Searcher(const TrialExecutor& execute, const SearchOptions& options)
@@ -93,15 +96,86 @@ class Searcher {
     return bound >= result_.best->outcome.step_time_s;
   }
 
+  // The planner orders a method set's micro-batches only as well as it predicts them, and its
+  // error changes from one micro-batch to the next: time every untried micro-batch (down to 1,
+  // up while the next may fit) of each method set whose best measured step is within `margin` of
+  // the best one, closest first, within `budget` trials.
+  void refine(const std::vector<MethodGroup>& groups, double margin, size_t budget) {
+    std::vector<const MethodGroup*> close;
+    for (const MethodGroup& g : groups) {
+      const double best = best_of(g.methods);
+      if (best > 0.0 && best <= (1.0 + margin) * result_.best->outcome.step_time_s) {
+        close.push_back(&g);
+      }
+    }
+    std::stable_sort(close.begin(), close.end(), [&](const MethodGroup* a, const MethodGroup* b) {
+      return best_of(a->methods) < best_of(b->methods);
+    });
+    for (const MethodGroup* g : close) {
+      for (size_t j = 0; j < g->rows.size() && budget > 0; ++j) {
+        if (tried(g->rows[j]->config) || !may_fit(*g, j)) continue;
+        set_later_groups_bound(0);
+        run(*g->rows[j], budget--);
+      }
+    }
+  }
+
   SearchResult& result() { return result_; }
 
  private:
   // Scales the planner's memory for the next micro-batch by how far its prediction for this one
   // was off; probes when that estimate is within 10% of the capacity.
   bool next_may_fit(const PlanRow& done, const PlanRow& next) const {
-    const double measured = static_cast<double>(result_.trials.back().outcome.peak_memory_bytes);
+    return next_may_fit(result_.trials.back(), done, next);
+  }
+
+  bool next_may_fit(const SearchTrial& trial, const PlanRow& done, const PlanRow& next) const {
+    const double measured = static_cast<double>(trial.outcome.peak_memory_bytes);
     const double scale = measured > 0 ? measured / done.peak_memory_bytes() : 1.0;
     return next.peak_memory_bytes() * scale <= 1.1 * options_.memory_capacity_bytes;
+  }
+
+  // The best measured step of a method set; 0 when none succeeded.
+  double best_of(const MethodSet& m) const {
+    double best = 0.0;
+    for (const SearchTrial& t : result_.trials) {
+      if (t.request.methods != m || t.outcome.status != TrialStatus::kOk) continue;
+      if (best == 0.0 || t.outcome.step_time_s < best) best = t.outcome.step_time_s;
+    }
+    return best;
+  }
+
+  bool tried(const Configuration& config) const {
+    for (const SearchTrial& t : result_.trials) {
+      if (t.request == config) return true;
+    }
+    return false;
+  }
+
+  // Whether row j of the group may fit: no micro-batch at or below it ran out of memory, and the
+  // largest successful smaller one, its memory rescaled as in next_may_fit, says it may.
+  bool may_fit(const MethodGroup& g, size_t j) const {
+    const SearchTrial* below = nullptr;
+    size_t below_row = 0;
+    const int64_t micro = g.rows[j]->config.micro_batch_size;
+    for (const SearchTrial& t : result_.trials) {
+      if (t.request.methods != g.methods || t.request.micro_batch_size > micro) continue;
+      if (t.outcome.status == TrialStatus::kOutOfMemory) return false;
+      if (t.outcome.status != TrialStatus::kOk) continue;
+      if (below == nullptr || t.request.micro_batch_size > below->request.micro_batch_size) {
+        below = &t;
+      }
+    }
+    if (below == nullptr) return true;  // only larger micro-batches ran: smaller ones fit
+    while (g.rows[below_row]->config != below->request) ++below_row;
+    return next_may_fit(*below, *g.rows[below_row], *g.rows[j]);
+  }
+
+  static const MethodGroup* group_of(const std::vector<MethodGroup>& groups, const MethodSet& m) {
+    for (const MethodGroup& g : groups) {
+      if (g.methods == m) return &g;
+    }
+    return nullptr;
   }
 
   const TrialExecutor& execute_;
@@ -156,7 +230,7 @@ SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execu
     return std::move(result);
   }
   prepare_guided(groups, options, result.method_sets_skipped);
-  later.assign(groups.size() + 1, 0);
+  later.assign(groups.size() + 1, kRefineTrials);
   for (size_t i = groups.size(); i-- > 0;) {
     later[i] = later[i + 1] + Searcher::guided_group_bound(groups[i]);
   }
@@ -168,6 +242,7 @@ SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execu
     searcher.set_later_groups_bound(later[i + 1]);
     searcher.search_micro_batches(groups[i]);
   }
+  if (result.best) searcher.refine(groups, options.refine_margin, kRefineTrials);
   return std::move(result);
 }
 

@@ -34,6 +34,9 @@ struct SearchOptions {
   double skip_memory_factor = 1.5;
   // The bound: measured / predicted may be this much below the lowest ratio seen so far.
   double bound_safety = 0.8;
+  // Last, every micro-batch of each method set whose best measured step is within this fraction of
+  // the best one is timed (the planner's error changes from one micro-batch to the next).
+  double refine_margin = 0.10;
   // Called before each trial with its number (from 1) and the most trials the search may run in
   // all, this one included (an upper bound: an out-of-memory trial, a failure or the guided
   // search's bound can end it sooner). Optional.
