@@ -72,7 +72,7 @@ class Sweep {
     fill_outcome(record, run_trial(spec_for(request)), predicted);
     finished_s_.push_back(seconds_since(started));
     note_timing_check(request, record);
-    db_.insert(record);
+    if (!db_.insert(record)) ++summary_.trials_not_stored;
     ++summary_.trials_run;
     report(record, "");
     return outcome_of(record);
@@ -248,6 +248,7 @@ SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
   summary.search = run_search(prediction, execute, search);
   summary.trials_reused = sweep.summary().trials_reused;
   summary.trials_run = sweep.summary().trials_run;
+  summary.trials_not_stored = sweep.summary().trials_not_stored;
   return summary;
 }
 

@@ -35,6 +35,8 @@ struct SweepSummary {
   SearchResult search;
   int trials_reused = 0;  // found in the database
   int trials_run = 0;     // run now
+  // Run now but not stored: the database already held the key (another sweep stored it first).
+  int trials_not_stored = 0;
 };
 
 SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster, const PlanOptions& plan_options,

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -92,7 +93,16 @@ TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
   EXPECT_NE(progress.str().find("crash: "), std::string::npos);
 }
 
+// The fake trial is deterministic: a sweep killed with SIGKILL and resumed must end with exactly
+// the rows and the best configuration of a sweep that was never interrupted, and the resumed run
+// must not try to store a trial the killed one had stored (counted before the insert, not by the
+// table's unique key).
 TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
+  SweepFixture reference("sweep_uninterrupted.db");
+  reference.plan_options.preset = MethodPreset::kAll;
+  std::ostringstream reference_progress;
+  const SweepSummary uninterrupted = reference.run(reference_progress);
+  EXPECT_EQ(uninterrupted.trials_not_stored, 0);
   SweepFixture f("sweep_kill.db");
   f.plan_options.preset = MethodPreset::kAll;
   setenv("FAKE_SLEEP_S", "0.005", 1);
@@ -121,11 +131,19 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
   const SweepSummary resumed = f.run(progress);
   unsetenv("FAKE_SLEEP_S");
   EXPECT_GE(resumed.trials_reused, static_cast<int>(before));
+  EXPECT_EQ(resumed.trials_not_stored, 0) << "the resumed sweep re-ran a stored trial";
   const auto rows = ResultsDb::open({f.db_path}).query({});
-  std::set<std::string> keys;
-  for (const TrialRecord& t : rows) keys.insert(t.key());
-  EXPECT_EQ(keys.size(), rows.size()) << "duplicated trials";
   EXPECT_EQ(static_cast<int>(rows.size()), resumed.trials_run + resumed.trials_reused);
+  // Same rows as the uninterrupted sweep: every key, its status and its step time.
+  std::map<std::string, std::pair<TrialStatus, double>> expected, got;
+  for (const TrialRecord& t : ResultsDb::open({reference.db_path}).query({})) {
+    expected[t.key()] = {t.measured.status, t.step_time_s()};
+  }
+  for (const TrialRecord& t : rows) got[t.key()] = {t.measured.status, t.step_time_s()};
+  EXPECT_EQ(got, expected);
+  ASSERT_TRUE(uninterrupted.search.best && resumed.search.best);
+  EXPECT_EQ(resumed.search.best->request, uninterrupted.search.best->request);
+  EXPECT_EQ(resumed.search.best->outcome.step_time_s, uninterrupted.search.best->outcome.step_time_s);
 }
 
 // Parts timing: the first trial of each method set checks its composition against whole steps;
