@@ -54,4 +54,12 @@ CommandResult run_gpudays(const std::string& args) {
   return r;
 }
 
+void set_measured_step(TrialRecord& trial, double step_s) {
+  trial.measured.status = TrialStatus::kOk;
+  trial.measured.steps_timed = 3;
+  trial.measured.step_time_median_s = step_s;
+  trial.measured.step_time_min_s = step_s;
+  trial.measured.step_time_max_s = step_s;
+}
+
 }  // namespace gpudays::test

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "results/trial_record.h"
 
 namespace gpudays::test {
 
@@ -16,5 +17,9 @@ struct CommandResult {
   std::string err;  // stderr
 };
 CommandResult run_gpudays(const std::string& args);
+
+// A successful measurement of `step_s` seconds per step (3 steps, no spread), as a valid stored
+// row needs it.
+void set_measured_step(TrialRecord& trial, double step_s);
 
 }  // namespace gpudays::test

@@ -22,7 +22,10 @@ Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& cat
     if (!t.ok() || t.gpu != gpu || t.predicted_step_time_s <= 0.0) continue;
     const bool same_family =
         t.model == model.name || family_of(catalog, t.model) == std::optional(model.family);
-    if (same_family) ratios.push_back(t.step_time_s() / t.predicted_step_time_s);
+    const double ratio = t.step_time_s() / t.predicted_step_time_s;
+    if (same_family && ratio >= 1.0 / kMaxCalibrationRatio && ratio <= kMaxCalibrationRatio) {
+      ratios.push_back(ratio);
+    }
   }
   Calibration c;
   if (ratios.empty()) return c;

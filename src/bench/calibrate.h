@@ -1,5 +1,6 @@
 // Calibration of the planner from benchmark results: the median of measured / predicted step time
-// over the successful trials on the same GPU and model family; and the measured trial of a given
+// over the successful trials on the same GPU and model family whose ratio is plausible; and the
+// measured trial of a given
 // configuration, to show next to its prediction.
 #pragma once
 
@@ -11,6 +12,10 @@
 #include "results/trial_record.h"
 
 namespace gpudays {
+
+// A measured / predicted ratio beyond this factor either way is not a planner error but a broken
+// measurement (or a wrong catalog GPU): such trials are left out of the calibration.
+constexpr double kMaxCalibrationRatio = 4.0;
 
 Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& catalog,
                       const ModelSpec& model, const std::string& gpu);

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,16 @@ void exec(sqlite3* db, const std::string& sql) {
 int64_t pragma_int(sqlite3* db, const char* pragma) {
   Stmt s = prepare(db, fmt::format("PRAGMA {}", pragma));
   return sqlite3_step(s.get()) == SQLITE_ROW ? sqlite3_column_int64(s.get(), 0) : 0;
+}
+
+// SQLite's quick integrity check; a file too damaged to run it is not intact either.
+bool intact(sqlite3* db) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr) != SQLITE_OK) return false;
+  Stmt check(raw);
+  if (sqlite3_step(check.get()) != SQLITE_ROW) return false;
+  const unsigned char* text = sqlite3_column_text(check.get(), 0);
+  return text != nullptr && std::string(reinterpret_cast<const char*>(text)) == "ok";
 }
 
 bool looks_like_sqlite(const std::string& path) {
@@ -95,15 +106,14 @@ void create_schema(sqlite3* db) {
 // An existing file must be an intact gpudays database of our schema version or an older one;
 // returns its version.
 int64_t validate(sqlite3* db, const std::string& path) {
+  // A damaged file can misread its own header: its integrity decides before its application id.
+  if (!intact(db)) {
+    throw InputError(fmt::format("{} is a corrupted or truncated SQLite database (integrity check "
+                                 "failed); left untouched", path));
+  }
   if (pragma_int(db, "application_id") != kApplicationId) {
     throw InputError(fmt::format("{} is a SQLite database of another application; left untouched "
                                  "(choose another file with --db)", path));
-  }
-  Stmt check = prepare(db, "PRAGMA quick_check");
-  if (sqlite3_step(check.get()) != SQLITE_ROW ||
-      std::string(reinterpret_cast<const char*>(sqlite3_column_text(check.get(), 0))) != "ok") {
-    throw InputError(fmt::format("{} is corrupted (SQLite integrity check failed); left untouched",
-                                 path));
   }
   const int64_t version = pragma_int(db, "user_version");
   if (version < 1 || version > kSchemaVersion) {
@@ -111,6 +121,27 @@ int64_t validate(sqlite3* db, const std::string& path) {
                                  "untouched", path, version, kSchemaVersion));
   }
   return version;
+}
+
+// Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
+// An unreadable or invalid row is empty, with a warning on stderr the first time it is met.
+std::optional<TrialRecord> read_row(sqlite3_stmt* s, const std::string& path,
+                                    std::set<int64_t>& warned) {
+  const int64_t id = sqlite3_column_int64(s, 0);
+  TrialRecord r;
+  std::string problem;
+  try {
+    int i = 1;
+    for (const TrialColumn& c : trial_columns()) c.read(s, i++, r);
+    problem = row_problem(r);
+  } catch (const InputError& e) {
+    problem = e.what();
+  }
+  if (problem.empty()) return r;
+  if (warned.insert(id).second) {
+    std::cerr << fmt::format("gpudays: warning: {}: trial row {} ignored: {}\n", path, id, problem);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -171,13 +202,10 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
 
 std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
   Stmt s = prepare(db_.get(),
-                   fmt::format("SELECT {} FROM trials WHERE trial_key = ?1", select_list_));
+                   fmt::format("SELECT id, {} FROM trials WHERE trial_key = ?1", select_list_));
   sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
-  TrialRecord r;
-  int i = 0;
-  for (const TrialColumn& c : trial_columns()) c.read(s.get(), i++, r);
-  return r;
+  return read_row(s.get(), path_, warned_);
 }
 
 bool ResultsDb::insert(const TrialRecord& trial) {
@@ -191,12 +219,20 @@ bool ResultsDb::insert(const TrialRecord& trial) {
   if (sqlite3_step(s.get()) != SQLITE_DONE) {
     throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
   }
-  return sqlite3_changes(db_.get()) == 1;
+  if (sqlite3_changes(db_.get()) == 1) return true;
+  // The key is taken. An invalid row under it is never used: the new trial replaces it.
+  if (find(trial.key())) return false;
+  Stmt drop = prepare(db_.get(), "DELETE FROM trials WHERE trial_key = ?1");
+  sqlite3_bind_text(drop.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(drop.get()) != SQLITE_DONE) {
+    throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+  }
+  return insert(trial);
 }
 
 std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
   Stmt s = prepare(db_.get(),
-                   fmt::format("SELECT {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
+                   fmt::format("SELECT id, {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
                                "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
                                "(?4 = 0 OR gpus_per_node = ?4) ORDER BY id",
                                select_list_));
@@ -206,10 +242,7 @@ std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
   sqlite3_bind_int64(s.get(), 4, f.gpus_per_node);
   std::vector<TrialRecord> out;
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
-    TrialRecord r;
-    int i = 0;
-    for (const TrialColumn& c : trial_columns()) c.read(s.get(), i++, r);
-    out.push_back(std::move(r));
+    if (auto r = read_row(s.get(), path_, warned_)) out.push_back(std::move(*r));
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,11 @@ class ResultsDb {
   ResultsDb& operator=(ResultsDb&&) noexcept = default;
   ~ResultsDb();
 
+  // Rows are validated as they are read (row_problem): an invalid row is never returned, and is
+  // named once on stderr.
   std::optional<TrialRecord> find(const std::string& key) const;
-  // Stores `trial` unless a trial with the same key exists; returns whether it was stored.
+  // Stores `trial` unless a valid trial with the same key exists (an invalid one is replaced);
+  // returns whether it was stored.
   bool insert(const TrialRecord& trial);
   std::vector<TrialRecord> query(const TrialFilter& filter) const;
   const std::string& path() const { return path_; }
@@ -49,6 +53,7 @@ class ResultsDb {
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
   std::string select_list_;  // the columns, with defaults for those an older file lacks
+  mutable std::set<int64_t> warned_;  // ids of invalid rows already warned about
 };
 
 }  // namespace gpudays

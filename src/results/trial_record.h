@@ -79,6 +79,10 @@ struct TrialRecord {
   std::string key() const;
 };
 
+// Why a stored row cannot be a real measurement (a non-positive or unordered step time, an MFU
+// above 1, sizes out of range), or empty when it can. Rows that fail are never used.
+std::string row_problem(const TrialRecord& trial);
+
 // The fastest trial with status ok, or nullptr when none is.
 const TrialRecord* fastest_ok(const std::vector<TrialRecord>& trials);
 

@@ -20,8 +20,7 @@ TrialRecord trial(const std::string& model, const std::string& gpu, double measu
   TrialRecord t;
   t.model = model;
   t.gpu = gpu;
-  t.measured.status = TrialStatus::kOk;
-  t.measured.step_time_median_s = measured;
+  test::set_measured_step(t, measured);
   t.predicted_step_time_s = predicted;
   t.config.micro_batch_size = static_cast<int64_t>(measured * 1000);  // distinct keys
   return t;
@@ -40,6 +39,23 @@ TEST(Calibrate, MedianOverSameGpuAndFamily) {
   EXPECT_EQ(c.trials, 3);
   EXPECT_DOUBLE_EQ(c.step_time_factor, 1.2);
   EXPECT_EQ(calibrate(trials, catalog(), catalog().model("mamba"), "a100-80gb-sxm").trials, 0);
+}
+
+// A measurement 10x off the prediction (a 0 s row, a stalled machine) says nothing about the
+// planner: it is left out, and a calibration built only from such rows is no calibration.
+TEST(Calibrate, ImplausibleRatiosAreLeftOut) {
+  const std::vector<TrialRecord> trials = {
+      trial("pythia-160m", "a100-80gb-sxm", 1e-6, 10.0),  // 1e-7
+      trial("pythia-70m", "a100-80gb-sxm", 100.0, 10.0),  // 10
+      trial("pythia-1b", "a100-80gb-sxm", 11.0, 10.0),    // 1.1
+  };
+  const Calibration c = calibrate(trials, catalog(), catalog().model("pythia-410m"),
+                                  "a100-80gb-sxm");
+  EXPECT_EQ(c.trials, 1);
+  EXPECT_DOUBLE_EQ(c.step_time_factor, 1.1);
+  const std::vector<TrialRecord> only_bad = {trials[0], trials[1]};
+  EXPECT_EQ(calibrate(only_bad, catalog(), catalog().model("pythia-410m"), "a100-80gb-sxm").trials,
+            0);
 }
 
 TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {

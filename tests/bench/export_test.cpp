@@ -31,8 +31,7 @@ std::string db_with_trials() {
     t.config.methods.offloading = micro == 8;
     t.config.micro_batch_size = micro;
     t.config.grad_acc_steps = 256 / micro;
-    t.measured.step_time_median_s = 10.0 / micro;  // micro-batch 8 is the fastest
-    t.measured.status = TrialStatus::kOk;
+    test::set_measured_step(t, 10.0 / micro);  // micro-batch 8 is the fastest
     db.insert(t);
   }
   TrialRecord oom;

@@ -142,8 +142,7 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
       t.config.methods.free_lunch = true;
       t.config.micro_batch_size = micro;
       t.config.grad_acc_steps = 256 / micro;
-      t.measured.status = TrialStatus::kOk;
-      t.measured.step_time_median_s = micro == 8 ? 20.0 : 25.0;
+      test::set_measured_step(t, micro == 8 ? 20.0 : 25.0);
       t.training_days = 143000 * t.measured.step_time_median_s / 86400;
       t.gpu_days = 4 * t.training_days;
       t.mfu = 0.5;

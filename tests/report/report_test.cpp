@@ -177,8 +177,7 @@ TEST(ReportCli, MeasurementsFromTheResultsDatabaseArePlotted) {
     TrialRecord t;
     t.model = "pythia-160m";
     t.gpu = "a100-80gb-sxm";
-    t.measured.status = TrialStatus::kOk;
-    t.measured.step_time_median_s = 12.0;
+    test::set_measured_step(t, 12.0);
     t.predicted_step_time_s = 10.0;
     t.created_at = "2026-11-30T07:00:00Z";
     db.insert(t);

@@ -41,6 +41,8 @@ TrialRecord sample_trial(int64_t micro_batch) {
   t.measured.status = TrialStatus::kOk;
   t.measured.steps_timed = 3;
   t.measured.step_time_median_s = 1.25;
+  t.measured.step_time_min_s = 1.2;
+  t.measured.step_time_max_s = 1.3;
   t.measured.peak_memory_bytes = 123456789;
   t.mfu = 0.42;
   t.git_commit = "abc123";
@@ -124,7 +126,9 @@ void write_schema1_database(const std::string& path) {
   }
   const std::string sql = fmt::format(
       "CREATE TABLE trials ({}); PRAGMA application_id = {}; PRAGMA user_version = 1; "
-      "INSERT INTO trials (trial_key, model, step_time_median_s) VALUES ('old', 'old', 0.5);",
+      "INSERT INTO trials (trial_key, model, gpu, num_nodes, gpus_per_node, micro_batch_size, "
+      "grad_acc_steps, steps_timed, step_time_median_s, step_time_min_s, step_time_max_s) "
+      "VALUES ('old', 'old', 'cpu', 1, 1, 1, 1, 3, 0.5, 0.5, 0.5);",
       columns, 0x47505544);
   ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(raw);
@@ -184,6 +188,53 @@ TEST(ResultsDb, ConfigurationAndShapeRoundTrip) {
   EXPECT_EQ(rows[0].measured.timing, StepTiming::kParts);
   EXPECT_EQ(rows[0].measured.status, TrialStatus::kTimeout);
   EXPECT_EQ(rows[0].key(), t.key());
+}
+
+// Rewrites one column of every stored row behind the database's back (a hostile or damaged row).
+void overwrite_column(const std::string& path, const std::string& assignment) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string sql = "UPDATE trials SET " + assignment;
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+// Rows no trial can have measured are never used: a zero or negative step, an unordered spread,
+// an MFU above 100%, an unknown sharding or status name. A new trial replaces such a row.
+TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
+  for (const char* assignment :
+       {"step_time_median_s = -5.0, step_time_min_s = -5.0, step_time_max_s = -5.0",
+        "step_time_median_s = 0.0, step_time_min_s = 0.0", "step_time_min_s = 9.0",
+        "mfu = 1.09", "sharding = 'zero_9'", "status = 'great'", "micro_batch_size = 0",
+        "training_days = -1.0", "peak_memory_bytes = -1"}) {
+    const std::string path = fresh_path("invalid-row.db");
+    {
+      ResultsDb db = ResultsDb::open({path});
+      ASSERT_TRUE(db.insert(sample_trial(4)));
+    }
+    overwrite_column(path, assignment);
+    ResultsDb db = ResultsDb::open({path});
+    EXPECT_TRUE(db.query({}).empty()) << assignment;
+    EXPECT_FALSE(db.find(sample_trial(4).key())) << assignment;
+    EXPECT_TRUE(db.insert(sample_trial(4))) << assignment;
+    ASSERT_EQ(db.query({}).size(), 1u) << assignment;
+    EXPECT_DOUBLE_EQ(db.query({})[0].step_time_s(), 1.25) << assignment;
+  }
+}
+
+TEST(ResultsDb, TruncatedIsCalledCorruptedNotForeign) {
+  const std::string path = fresh_path("truncated.db");
+  {
+    ResultsDb db = ResultsDb::open({path});
+    for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
+  }
+  const std::string bytes = bytes_of(path).substr(0, 5000);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string error = open_error(path);
+  EXPECT_NE(error.find("corrupted or truncated"), std::string::npos) << error;
+  EXPECT_EQ(error.find("another application"), std::string::npos) << error;
+  EXPECT_EQ(bytes_of(path), bytes);
 }
 
 TEST(ResultsDb, NewerSchemaIsLeftUntouched) {
