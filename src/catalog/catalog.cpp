@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -44,6 +45,23 @@ void check_unique(const std::vector<Spec>& specs, const char* what) {
   }
 }
 
+// A GPU's name or alias names exactly one GPU (an alias another file also claims would make the
+// second file silently win).
+void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
+  std::map<std::string, std::string> owner;  // name or alias -> the GPU it names
+  for (const GpuSpec& g : gpus) {
+    std::set<std::string> own = {g.name};
+    own.insert(g.aliases.begin(), g.aliases.end());
+    for (const std::string& name : own) {
+      const auto [it, fresh] = owner.emplace(name, g.name);
+      if (!fresh) {
+        throw InputError(fmt::format("{}: '{}' already names GPU '{}'", g.source_path, name,
+                                     it->second));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string resolve_config_dir(const CatalogOptions& options) {
@@ -70,6 +88,7 @@ Catalog Catalog::load(const CatalogOptions& options) {
   });
   check_unique(c.models_, "model");
   check_unique(c.gpus_, "gpu");
+  check_unique_gpu_names(c.gpus_);
   return c;
 }
 
@@ -114,7 +133,9 @@ std::vector<std::string> Catalog::gpu_names() const {
   std::vector<std::string> names;
   for (const GpuSpec& g : gpus_) {
     names.push_back(g.name);
-    for (const auto& alias : g.aliases) names.push_back(alias);
+    for (const auto& alias : g.aliases) {
+      if (alias != g.name) names.push_back(alias);
+    }
   }
   return names;
 }

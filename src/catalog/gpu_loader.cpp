@@ -14,8 +14,16 @@ void read_peak(const TomlFields& t, GpuSpec& g) {
   g.peak_tf32_tflops = t.get_double_or("tf32", 0.0);
   g.peak_fp16_tflops = t.get_double("fp16");
   g.peak_bf16_tflops = t.get_double_or("bf16", 0.0);
-  if (g.peak_fp32_tflops <= 0.0) t.fail("fp32", "must be positive");
-  if (g.peak_fp16_tflops <= 0.0) t.fail("fp16", "must be positive");
+  // The largest dense peak of any GPU is a few thousand TFLOP/s; 1e5 catches unit mistakes.
+  const auto check = [&t](double v, const char* key, bool required) {
+    if ((required ? v <= 0.0 : v < 0.0) || v > 1e5) {
+      t.fail(key, fmt::format("must be in {}0, 100000] TFLOP/s, is {}", required ? "(" : "[", v));
+    }
+  };
+  check(g.peak_fp32_tflops, "fp32", true);
+  check(g.peak_tf32_tflops, "tf32", false);
+  check(g.peak_fp16_tflops, "fp16", true);
+  check(g.peak_bf16_tflops, "bf16", false);
 }
 
 void read_ceiling(const TomlFields& t, GpuSpec& g) {
@@ -49,6 +57,11 @@ void read_price(const TomlFields& t, GpuSpec& g) {
   g.cloud_usd_per_gpu_hour = t.get_double_or("cloud_usd_per_gpu_hour", 0.0);
   g.cloud_date = t.get_string_or("cloud_date", "");
   if (t.has("cloud_source")) g.sources["cloud"] = t.get_string("cloud_source");
+  if (g.purchase_usd < 0.0) t.fail("purchase_usd", fmt::format("must be >= 0, is {}", g.purchase_usd));
+  if (g.cloud_usd_per_gpu_hour < 0.0) {
+    t.fail("cloud_usd_per_gpu_hour", fmt::format("must be >= 0 (0: unknown), is {}",
+                                                 g.cloud_usd_per_gpu_hour));
+  }
 }
 
 // Reads table `key` with `reader`, records its source and rejects unknown keys.
@@ -71,12 +84,19 @@ GpuSpec load_gpu_file(const std::string& path) {
   g.aliases = root.get_string_array_or("aliases");
   g.architecture = root.get_string("architecture");
   g.compute_capability = root.get_double("compute_capability");
+  if (g.compute_capability < 0.0 || g.compute_capability > 100.0) {
+    root.fail("compute_capability", fmt::format("must be in [0, 100], is {}", g.compute_capability));
+  }
   read_table(root, "peak_tflops", g, read_peak);
   read_table(root, "matmul_ceiling", g, read_ceiling);
   read_table(root, "memory", g, read_memory);
   read_table(root, "links", g, read_links);
-  read_table(root, "power", g,
-             [](const TomlFields& t, GpuSpec& gpu) { gpu.tdp_w = t.get_double("tdp_w"); });
+  read_table(root, "power", g, [](const TomlFields& t, GpuSpec& gpu) {
+    gpu.tdp_w = t.get_double("tdp_w");
+    if (gpu.tdp_w <= 0.0 || gpu.tdp_w > 1e5) {
+      t.fail("tdp_w", fmt::format("must be in (0, 100000] W, is {}", gpu.tdp_w));
+    }
+  });
   read_table(root, "price", g, read_price);
   root.check_all_used();
   return g;

@@ -8,18 +8,28 @@
 namespace gpudays {
 namespace {
 
+// Upper bounds far beyond any real model, so that sizes, their products in the parameter count
+// (d_model x d_ffn x layers < 2^63) and the planner's arithmetic stay exact and finite.
+constexpr int64_t kMaxWidth = int64_t{1} << 20;      // d_model, d_ffn, hidden sizes, heads
+constexpr int64_t kMaxLayers = 10'000;
+constexpr int64_t kMaxVocab = int64_t{1} << 24;
+constexpr int64_t kMaxSeqLen = int64_t{1} << 24;     // tokens per sample
+constexpr int64_t kMaxImageSize = int64_t{1} << 16;  // pixels per side
+constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
+constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
+
 struct Checker {
   const ModelSpec& m;
   void require(bool ok, const char* table, const char* field, const std::string& why) const {
     if (!ok) throw InputError(fmt::format("{} [{}]: {}: {}", m.source_path, table, field, why));
   }
-  void positive(int64_t v, const char* table, const char* field) const {
-    require(v > 0, table, field, fmt::format("must be positive, is {}", v));
+  void positive(int64_t v, const char* table, const char* field, int64_t max = kMaxWidth) const {
+    require(v > 0 && v <= max, table, field, fmt::format("must be in [1, {}], is {}", max, v));
   }
 };
 
 void check_transformer(const Checker& c, const ArchSpec& a) {
-  c.positive(a.n_layers, "arch", "n_layers");
+  c.positive(a.n_layers, "arch", "n_layers", kMaxLayers);
   c.positive(a.d_model, "arch", "d_model");
   c.positive(a.n_heads, "arch", "n_heads");
   c.positive(a.d_ffn, "arch", "d_ffn");
@@ -33,8 +43,8 @@ void check_probability(const Checker& c, double p, const char* field) {
 
 void check_gpt_neox(const Checker& c, const ArchSpec& a) {
   check_transformer(c, a);
-  c.positive(a.vocab_size, "arch", "vocab_size");
-  c.positive(a.seq_len, "arch", "seq_len");
+  c.positive(a.vocab_size, "arch", "vocab_size", kMaxVocab);
+  c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
   c.require(a.rotary_pct > 0.0 && a.rotary_pct <= 1.0, "arch", "rotary_pct", "must be in (0, 1]");
   const int64_t rotary_dims = static_cast<int64_t>((a.d_model / a.n_heads) * a.rotary_pct);
   c.require(rotary_dims % 2 == 0 && rotary_dims > 0,
@@ -64,8 +74,8 @@ void check_special_id(const Checker& c, const ArchSpec& a, int64_t id, const cha
 
 void check_roberta(const Checker& c, const ArchSpec& a) {
   check_transformer(c, a);
-  c.positive(a.vocab_size, "arch", "vocab_size");
-  c.positive(a.seq_len, "arch", "seq_len");
+  c.positive(a.vocab_size, "arch", "vocab_size", kMaxVocab);
+  c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
   check_special_id(c, a, a.pad_token_id, "pad_token_id");
   check_special_id(c, a, a.bos_token_id, "bos_token_id");
   check_special_id(c, a, a.eos_token_id, "eos_token_id");
@@ -81,7 +91,8 @@ void check_roberta(const Checker& c, const ArchSpec& a) {
 void check_vit(const Checker& c, const ArchSpec& a) {
   check_transformer(c, a);
   c.positive(a.patch_size, "arch", "patch_size");
-  c.positive(a.num_labels, "arch", "num_labels");
+  c.positive(a.num_labels, "arch", "num_labels", kMaxVocab);
+  c.positive(a.image_size, "arch", "image_size", kMaxImageSize);
   c.require(
       a.image_size > 0 && a.image_size % a.patch_size == 0,
       "arch",
@@ -98,11 +109,12 @@ void check_convnext(const Checker& c, const ArchSpec& a) {
                         a.depths.size(),
                         a.hidden_sizes.size()));
   for (size_t i = 0; i < a.depths.size(); ++i) {
-    c.positive(a.depths[i], "arch", "depths");
+    c.positive(a.depths[i], "arch", "depths", kMaxLayers);
     c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");
   }
-  c.positive(a.num_labels, "arch", "num_labels");
+  c.positive(a.num_labels, "arch", "num_labels", kMaxVocab);
   const int64_t total_stride = int64_t{4} << (a.depths.size() - 1);  // stem 4, then 2 per stage
+  c.positive(a.image_size, "arch", "image_size", kMaxImageSize);
   c.require(a.image_size > 0 && a.image_size % total_stride == 0,
             "arch",
             "image_size",
@@ -117,10 +129,10 @@ void check_convnext(const Checker& c, const ArchSpec& a) {
 }
 
 void check_mamba(const Checker& c, const ArchSpec& a) {
-  c.positive(a.n_layers, "arch", "n_layers");
+  c.positive(a.n_layers, "arch", "n_layers", kMaxLayers);
   c.positive(a.d_model, "arch", "d_model");
-  c.positive(a.vocab_size, "arch", "vocab_size");
-  c.positive(a.seq_len, "arch", "seq_len");
+  c.positive(a.vocab_size, "arch", "vocab_size", kMaxVocab);
+  c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
   c.positive(a.d_state, "arch", "d_state");
   c.positive(a.d_conv, "arch", "d_conv");
   c.positive(a.expand, "arch", "expand");
@@ -165,8 +177,8 @@ void check_arch(const Checker& c, Family family, const ArchSpec& a) {
 }
 
 void check_recipe(const Checker& c, const RecipeSpec& r) {
-  c.positive(r.global_batch, "recipe", "global_batch");
-  c.positive(r.train_steps, "recipe", "train_steps");
+  c.positive(r.global_batch, "recipe", "global_batch", kMaxGlobalBatch);
+  c.positive(r.train_steps, "recipe", "train_steps", kMaxTrainSteps);
   c.require(r.lr > 0.0, "recipe", "lr", "must be positive");
   c.require(r.min_lr >= 0.0 && r.min_lr <= r.lr, "recipe", "min_lr", "must be in [0, lr]");
   c.require(r.warmup_steps >= 0 && r.warmup_steps < r.train_steps, "recipe", "warmup_steps",

@@ -1,6 +1,8 @@
 // TomlFields: checked getters over toml++ tables.
 #include "catalog/toml_fields.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -54,7 +56,10 @@ int64_t TomlFields::get_int_or(std::string_view key, int64_t fallback) const {
 double TomlFields::get_double(std::string_view key) const {
   const toml::node* n = as_node(node(key));
   if (n == nullptr) fail(key, "missing (a number)");
-  if (auto v = n->value_exact<double>()) return *v;
+  if (auto v = n->value_exact<double>()) {
+    if (!std::isfinite(*v)) fail(key, fmt::format("must be a finite number, is {}", *v));
+    return *v;
+  }
   if (auto v = n->value_exact<int64_t>()) return static_cast<double>(*v);
   fail(key, "must be a number");
 }

@@ -81,6 +81,7 @@ std::vector<Configuration> enumerate_configs(const ModelSpec& model, const Clust
   for (const MethodSet& m : enumerate_method_sets(preset, cluster)) {
     for (int64_t micro = 1; micro <= per_gpu; micro *= 2) {
       configs.push_back(Configuration{m, micro, per_gpu / micro});
+      if (micro > per_gpu / 2) break;  // the next doubling would pass per_gpu (or overflow)
     }
   }
   return configs;

@@ -39,8 +39,12 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   const double world = static_cast<double>(cluster.world_size());
   row.model_flops_per_sample = w.model_flops / static_cast<double>(w.samples);
   const double step_flops = row.model_flops_per_sample * global_batch;
-  // Calibration may not make a configuration faster than the matmul ceiling allows.
-  const double ceiling_step_s = step_flops / (world * device.ceiling_flops());
+  const bool recomputes = config.methods.activation_checkpointing;
+  const double exec_step_flops =
+      (w.exec_flops + (recomputes ? w.recompute_exec_flops : 0.0)) / w.samples * global_batch;
+  // Calibration may not make a configuration faster than the matmul ceiling allows for the FLOPs
+  // its kernels execute.
+  const double ceiling_step_s = exec_step_flops / (world * device.ceiling_flops());
   row.step_time_s = std::max(row.uncalibrated_step_time_s * options.calibration.step_time_factor,
                              std::min(row.uncalibrated_step_time_s, ceiling_step_s));
   row.samples_per_s = global_batch / row.step_time_s;
@@ -50,13 +54,15 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
   const double capacity = row.step_time_s * world * device.peak_flops();
   row.mfu = step_flops / capacity;
-  const double recompute = config.methods.activation_checkpointing
-                               ? w.recompute_flops / w.samples * global_batch
-                               : 0.0;
+  const double recompute = recomputes ? w.recompute_flops / w.samples * global_batch : 0.0;
   row.hfu = (step_flops + recompute) / capacity;
-  if (row.mfu > cluster.gpu->matmul_ceiling_fraction) {
-    throw std::logic_error(fmt::format("planner bug: {} on {} predicts MFU {:.3f} above the matmul "
-                                       "ceiling {:.3f}", model.name, cluster.gpu->name, row.mfu,
+  // MFU counts attention whole (PaLM's definition), so with causal fused attention it can pass
+  // the ceiling on long sequences; the executed FLOPs cannot.
+  row.executed_utilisation = exec_step_flops / capacity;
+  if (row.executed_utilisation > cluster.gpu->matmul_ceiling_fraction * (1.0 + 1e-9)) {
+    throw std::logic_error(fmt::format("planner bug: {} on {} predicts executed FLOPs at {:.3f} of "
+                                       "peak, above the matmul ceiling {:.3f}", model.name,
+                                       cluster.gpu->name, row.executed_utilisation,
                                        cluster.gpu->matmul_ceiling_fraction));
   }
   return row;

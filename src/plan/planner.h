@@ -49,6 +49,9 @@ struct PlanRow {
   double gpu_days_ratio = 0.0;   // to the originally reported run; 0 when none is reported
   double mfu = 0.0;
   double hfu = 0.0;
+  // Executed FLOPs (causal attention's skipped half excluded, recomputation included) / peak: a
+  // physical fraction, never above the matmul ceiling.
+  double executed_utilisation = 0.0;
   double model_flops_per_sample = 0.0;  // forward + backward
   double peak_memory_bytes() const { return memory.total_bytes(); }
 };

@@ -8,6 +8,7 @@ namespace {
 
 struct OpTotals {
   double forward_s = 0.0, backward_s = 0.0, saved = 0.0, transient = 0.0, tensor = 0.0, flops = 0.0;
+  double exec_flops = 0.0;
 };
 
 OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
@@ -19,6 +20,7 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
     t.transient = std::max(t.transient, op.transient_bytes);
     t.tensor = std::max(t.tensor, op.saved_bytes);
     t.flops += op.model_flops;
+    t.exec_flops += op.exec_flops;
   }
   return t;
 }
@@ -37,6 +39,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.max_transient_bytes = stem.transient;
   s.max_tensor_bytes = stem.tensor;  // the head's gradient buffers are in head_transient_bytes
   double forward_flops = stem.flops + head.flops;
+  double forward_exec_flops = stem.exec_flops + head.exec_flops;
   for (const Block& b : w.blocks) {
     const OpTotals t = total(b.ops, device);
     s.forward_s += b.count * t.forward_s;
@@ -48,10 +51,13 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.max_transient_bytes = std::max(s.max_transient_bytes, t.transient);
     s.max_tensor_bytes = std::max(s.max_tensor_bytes, t.tensor);
     forward_flops += b.count * t.flops;
+    forward_exec_flops += b.count * t.exec_flops;
     s.recompute_flops += b.count * t.flops;
+    s.recompute_exec_flops += b.count * t.exec_flops;
     s.largest_block_params = std::max(s.largest_block_params, b.params);
   }
   s.model_flops = 3.0 * forward_flops;
+  s.exec_flops = 3.0 * forward_exec_flops;
   s.param_tensors = w.param_tensors;
   s.samples = w.samples;
   s.tokens_per_sample = w.tokens_per_sample;

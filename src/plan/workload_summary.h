@@ -21,6 +21,10 @@ struct WorkloadSummary {
   double max_tensor_bytes = 0.0;      // largest saved tensor group (its gradient is a buffer too)
   double model_flops = 0.0;           // forward + backward = 3x forward
   double recompute_flops = 0.0;       // forward FLOPs of the blocks
+  // What the kernels execute (causal fused attention skips the masked half): the FLOPs a device
+  // must do, which no step time may beat at the matmul ceiling. Model FLOPs count attention whole.
+  double exec_flops = 0.0;            // forward + backward
+  double recompute_exec_flops = 0.0;
   int64_t largest_block_params = 0;
   int64_t param_tensors = 0;
   int64_t samples = 0;

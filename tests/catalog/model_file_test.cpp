@@ -1,6 +1,7 @@
 // Bad model and GPU files: each gets an InputError naming the file, table and field.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -192,6 +193,59 @@ TEST(GpuFile, NegativeBandwidthIsRejected) {
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("bandwidth_gb_per_s"), std::string::npos) << e.what();
+  }
+}
+
+// Sizes past any real model are refused before they reach the planner's arithmetic (a global batch
+// of 2^62 used to overflow the micro-batch doubling and end in SIGFPE).
+TEST(ModelFile, SizesBeyondAnyModelAreRefused) {
+  expect_error(replace(pythia_70m(), "global_batch = 1024", "global_batch = 4611686018427387904"),
+               "[recipe]: global_batch: must be in [1, 1073741824]");
+  expect_error(replace(replace(pythia_70m(), "seq_len = 2048", "seq_len = 1000000000000"),
+                       "max_position_embeddings = 2048", "max_position_embeddings = 1000000000000"),
+               "[arch]: seq_len: must be in [1, 16777216]");
+  expect_error(replace(pythia_70m(), "d_model = 512", "d_model = 4294967296"), "d_model");
+}
+
+std::string gpu_error(const std::string& from, const std::string& to) {
+  const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
+  const std::string path = test::write_temp_file("gpu.toml", replace(a100, from, to));
+  try {
+    load_gpu_file(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// NaN passes "<= 0" checks: every TOML number must be finite; powers and prices are not negative.
+TEST(GpuFile, NonFiniteAndNegativeFiguresAreRejected) {
+  EXPECT_NE(gpu_error("fp32 = 19.5", "fp32 = nan").find("fp32: must be a finite number"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("fp32 = 19.5", "fp32 = inf").find("fp32: must be a finite number"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("tdp_w = 400.0", "tdp_w = -400.0").find("tdp_w"), std::string::npos);
+  EXPECT_NE(gpu_error("purchase_usd = 19000.0", "purchase_usd = nan").find("purchase_usd"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("purchase_usd = 19000.0", "purchase_usd = -1.0").find("purchase_usd"),
+            std::string::npos);
+}
+
+// Two GPU files claiming one alias: the catalog refuses to load instead of letting one win.
+TEST(GpuFile, AnAliasNamesOneGpu) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::write_temp_file("dup-catalog/x", "")).parent_path();
+  fs::create_directories(dir / "models");
+  fs::create_directories(dir / "gpus");
+  const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
+  const std::string h100 = read_file(test::catalog().gpu("h100").source_path);
+  std::ofstream(dir / "gpus" / "a.toml") << a100;
+  std::ofstream(dir / "gpus" / "h.toml") << replace(h100, "aliases = [", "aliases = [\"a100\", ");
+  try {
+    Catalog::load({dir.string()});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a100' already names GPU"), std::string::npos) << e.what();
   }
 }
 

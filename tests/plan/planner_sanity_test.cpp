@@ -83,6 +83,7 @@ TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
         const PlanResult r = plan(m, c, {});
         for (const PlanRow& row : r.rows) {
           EXPECT_LE(row.mfu, c.gpu->matmul_ceiling_fraction) << m.name << " " << gpu;
+          EXPECT_LE(row.executed_utilisation, c.gpu->matmul_ceiling_fraction) << m.name;
           EXPECT_GE(row.hfu, row.mfu);
           EXPECT_GT(row.step_time_s, 0.0);
           if (r.best && row.fits) {
@@ -94,6 +95,22 @@ TEST(PlannerSanity, MfuNeverAboveTheMatmulCeilingAndBestIsFastestFit) {
         }
       }
     }
+  }
+}
+
+// Causal fused attention executes half the attention FLOPs that MFU counts: on a very long
+// sequence MFU may pass the ceiling, the executed FLOPs never (a seq_len of 1e12 once ended in
+// "planner bug"; the catalog now caps seq_len at 2^24).
+TEST(PlannerSanity, LongCausalSequencesStayUnderTheCeilingInExecutedFlops) {
+  ModelSpec m = catalog().model("pythia-70m");
+  m.arch.seq_len = m.arch.max_position_embeddings = int64_t{1} << 24;
+  m.recipe.global_batch = 8;
+  const Cluster c = cluster_of("h100", 8);
+  const PlanResult r = plan(m, c, {});
+  ASSERT_FALSE(r.rows.empty());
+  for (const PlanRow& row : r.rows) {
+    EXPECT_LE(row.executed_utilisation, c.gpu->matmul_ceiling_fraction * (1 + 1e-9));
+    EXPECT_GE(row.executed_utilisation, 0.0);
   }
 }
 
