@@ -23,6 +23,7 @@ struct ReportRequest {
   std::string out_dir;
   std::string db = "gpudays.db";
   bool db_given = false;
+  bool force = false;  // replace a non-empty --out
   std::vector<std::string> models;  // empty: every catalog model
   int64_t detail_gpu_count = 0;     // 0: the largest of --counts
   std::string gnuplot = "gnuplot";
@@ -69,6 +70,7 @@ std::string today() {
 void run_report(const GlobalOptions& global, const ReportRequest& r) {
   ReportOutputOptions output;
   output.out_dir = r.out_dir;
+  output.replace = r.force;
   output.gnuplot.executable = r.gnuplot;
   require_gnuplot(output.gnuplot);  // before any work
   const Catalog catalog = Catalog::load({global.config_dir});
@@ -108,7 +110,11 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
       "report",
       "Write a report (index.html, report.md, PNG and SVG plots drawn by gnuplot, CSV data) on "
       "what pre-training each model costs and takes on each GPU type and count.");
-  cmd->add_option("--out", r->out_dir, "Output directory (created if missing)")->required();
+  cmd->add_option("--out", r->out_dir,
+                  "Output directory (created if missing; a non-empty one needs --force)")
+      ->required();
+  cmd->add_flag("--force", r->force,
+                "Replace a non-empty --out directory (only once the new report is complete)");
   cmd->add_option("--db", r->db,
                   "Benchmark results for predicted vs measured (default: ./gpudays.db if it exists)")
       ->each([r](const std::string&) { r->db_given = true; });

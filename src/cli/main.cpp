@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 2;
+  } catch (const EnvironmentError& e) {
+    std::cerr << "gpudays: error: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "gpudays: internal error: " << e.what() << "\n";
     return 1;

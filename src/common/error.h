@@ -14,6 +14,13 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The environment failed, not the request and not gpudays: a disk full, a tool that crashed. The
+// command line prints its one-line message with exit code 1 (not as an internal error).
+class EnvironmentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // "a, b or c" — used by look-ups that fail, to name the valid choices.
 std::string join_choices(const std::vector<std::string>& choices);
 

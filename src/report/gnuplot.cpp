@@ -133,19 +133,19 @@ void run_gnuplot(const std::string& script_name,
   if (const int rc =
           posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
       rc != 0) {
-    throw std::runtime_error(fmt::format("cannot start {}: error {}", executable, rc));
+    throw EnvironmentError(fmt::format("cannot start {}: error {}", executable, rc));
   }
   ChildProcess child(pid);
   const std::optional<int> status = child.wait(options.timeout_s);
   if (!status) {
-    throw std::runtime_error(fmt::format("gnuplot ran past {:g} s on {}/{}; see {}",
+    throw EnvironmentError(fmt::format("gnuplot ran past {:g} s on {}/{}; see {}",
                                          options.timeout_s,
                                          work_dir,
                                          script_name,
                                          log_path.string()));
   }
   if (*status != 0) {
-    throw std::runtime_error(fmt::format("gnuplot failed on {}/{} (exit {}): {} (log: {})",
+    throw EnvironmentError(fmt::format("gnuplot failed on {}/{} (exit {}): {} (log: {})",
                                          work_dir,
                                          script_name,
                                          *status,

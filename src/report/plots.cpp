@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/output_files.h"
+
 namespace gpudays {
 namespace fs = std::filesystem;
 namespace {
@@ -38,9 +40,7 @@ std::string write_report_file(const std::string& dir,
                               const std::string& contents) {
   const fs::path path = fs::path(dir) / relative;
   fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << contents;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  write_file_atomically(path.string(), contents);
   return relative;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/output_files.h"
 #include "report/plots.h"
 
 namespace gpudays {
@@ -168,12 +169,10 @@ Document build_document(const ReportData& data,
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options) {
   require_gnuplot(options.gnuplot);
-  std::error_code ec;
-  fs::create_directories(options.out_dir, ec);
-  if (ec || !fs::is_directory(options.out_dir)) {
-    throw InputError(fmt::format("--out {}: cannot create the directory", options.out_dir));
-  }
-  const std::string& dir = options.out_dir;
+  // Everything is written into a staging directory that replaces out_dir only when complete, so
+  // a failed plot leaves the previous report as it was.
+  StagedDirectory staged(options.out_dir, options.replace);
+  const std::string& dir = staged.path();
   std::vector<std::string> files;
   files.push_back(write_report_file(dir, "costs.csv", cost_rows_csv(data)));
   files.push_back(write_report_file(dir, "tiers.csv", tier_rows_csv(data)));
@@ -184,6 +183,7 @@ std::vector<std::string> generate_report(const ReportData& data,
   files.push_back(write_report_file(dir, "report.md", render_markdown(doc)));
   embed_figures(doc, dir);
   files.push_back(write_report_file(dir, "index.html", render_html(doc)));
+  staged.commit();
   return files;
 }
 

@@ -18,10 +18,12 @@ struct ReportOutputOptions {
   std::string generated_by;  // "gpudays 0.1.0 (abc1234)"
   std::string generated_at;  // ISO date
   std::string config_dir;    // the catalog the numbers came from
+  bool replace = false;      // replace a non-empty out_dir (else refuse it)
 };
 
-// Returns the files written, relative to out_dir. Throws InputError when gnuplot is missing or
-// out_dir cannot be created, std::runtime_error when gnuplot fails.
+// Returns the files written, relative to out_dir. Writes all or nothing: out_dir is replaced only
+// when every file was written. Throws InputError when gnuplot is missing or out_dir is not empty
+// (without `replace`), EnvironmentError when gnuplot or a write fails.
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options);
 

@@ -131,6 +131,35 @@ TEST(Report, MissingGnuplotIsAClearInputError) {
   }
 }
 
+// A report is written whole or not at all: a plotter that fails leaves the previous report
+// byte for byte, with no staging directory left behind; a non-empty directory needs `replace`.
+TEST(Report, FailedPlotLeavesThePreviousReportIntact) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string dir = fresh_dir("atomic");
+  generate_report(small_report_data(), output_to(dir));
+  const std::string before = read_file(fs::path(dir) / "index.html");
+  ASSERT_FALSE(before.empty());
+  EXPECT_THROW(generate_report(small_report_data(), output_to(dir)), InputError);  // not empty
+  const fs::path failing = fs::path(fresh_dir("failing-gnuplot"));
+  fs::create_directories(failing);
+  const fs::path script = failing / "gnuplot";
+  std::ofstream(script) << "#!/bin/sh\n[ \"$1\" = --version ] && echo 'gnuplot 5.4' && exit 0\n"
+                           "echo 'plot failed' >&2\nexit 3\n";
+  fs::permissions(script, fs::perms::owner_all);
+  ReportOutputOptions o = output_to(dir);
+  o.replace = true;
+  o.gnuplot.executable = script.string();
+  EXPECT_THROW(generate_report(small_report_data(), o), EnvironmentError);
+  EXPECT_EQ(read_file(fs::path(dir) / "index.html"), before);
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos)
+        << entry.path();
+  }
+  o.gnuplot.executable = "gnuplot";
+  generate_report(small_report_data(), o);  // replaces it once complete
+  EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / "index.html"));
+}
+
 TEST(Report, DetailCountMustBeOneOfTheCounts) {
   ReportDataOptions options;
   options.models = {&catalog().model("pythia-160m")};

@@ -1,0 +1,45 @@
+// Output files that are either written whole or not at all: a file goes to a temporary name in
+// its directory, is flushed to disk (fsync) and renamed over the destination; a directory of
+// outputs is built in a staging directory beside the destination and renamed into place only
+// when every file in it was written. Every write, flush and close is checked; a failure throws
+// IoError naming the path and the system's reason, and leaves the destination as it was.
+#pragma once
+
+#include <string>
+
+#include "common/error.h"
+
+namespace gpudays {
+
+// A failed write (disk full, read-only, permission).
+class IoError : public EnvironmentError {
+ public:
+  using EnvironmentError::EnvironmentError;
+};
+
+// Writes `contents` to `path` atomically. A path that is not a regular file (/dev/stdout,
+// /dev/full) is written in place, every write checked.
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+// A directory of outputs written all or nothing.
+class StagedDirectory {
+ public:
+  // Throws InputError when `destination` exists and is not empty unless `replace` is set, or is
+  // not a directory; IoError when the staging directory cannot be made.
+  StagedDirectory(std::string destination, bool replace);
+  ~StagedDirectory();  // removes the staging directory unless committed
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+
+  const std::string& path() const { return staging_; }  // where to write now
+  // Renames the staging directory over the destination (the old one, with `replace`, is removed
+  // only after the new one is in place).
+  void commit();
+
+ private:
+  std::string destination_;
+  std::string staging_;
+  bool committed_ = false;
+};
+
+}  // namespace gpudays
