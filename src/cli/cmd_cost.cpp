@@ -84,10 +84,10 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
   r->max_days_option =
       cmd->add_option(
              "--max-days", r->max_days, "Show the cheapest option that finishes within D days")
-          ->check(number_check(/*allow_zero=*/false));
+          ->check(number_check(0.0, 1e9, /*low_open=*/true));
   r->budget_option =
       cmd->add_option("--budget", r->budget_usd, "Show the fastest option that costs at most USD")
-          ->check(number_check(/*allow_zero=*/false));
+          ->check(number_check(0.0, 1e15, /*low_open=*/true));
   add_format_option(*cmd, r->format, {"table", "json", "csv"});
   cmd->footer(
       "Formulas (docs/cost.md): purchase = GPUs x GPU price + one base machine per node ($1,000 / "

@@ -127,7 +127,7 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
                   r->detail_gpu_count,
                   "GPU count of the speed-up and GPU-days plots, one of --counts (default: the "
                   "largest of --counts)")
-      ->check(number_check(/*allow_zero=*/false));
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--gnuplot", r->gnuplot, "gnuplot executable (name on PATH or path)")
       ->capture_default_str();
   cmd->footer(

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "config/search_space.h"
 #include "cost/hardware_cost.h"
 
 namespace gpudays {
@@ -19,9 +20,10 @@ void apply_if_given(double flag_value, double& into) {
 
 }  // namespace
 
-CLI::Validator number_check(bool allow_zero) {
+CLI::Validator number_check(double low, double high, bool low_open) {
+  const std::string range = fmt::format("{}{:g}, {:g}]", low_open ? "(" : "[", low, high);
   return CLI::Validator(
-      [allow_zero](std::string& text) -> std::string {
+      [low, high, low_open, range](std::string& text) -> std::string {
         double value = 0.0;
         try {
           size_t used = 0;
@@ -30,12 +32,13 @@ CLI::Validator number_check(bool allow_zero) {
         } catch (const std::exception&) {
           return "'" + text + "' is not a number";
         }
-        if (value < 0 || (value == 0 && !allow_zero) || !std::isfinite(value)) {
-          return allow_zero ? "must be a non-negative number" : "must be a positive number";
+        const bool above_low = low_open ? value > low : value >= low;
+        if (!std::isfinite(value) || !above_low || value > high) {
+          return fmt::format("'{}' is not in {}", text, range);
         }
         return "";
       },
-      allow_zero ? "NUMBER>=0" : "NUMBER>0");
+      "NUMBER in " + range);
 }
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
@@ -48,6 +51,7 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
                  "GPU counts, comma-separated: 1, 2, 4, 8 (one machine) or multiples of 8 (nodes "
                  "of 8)")
       ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode * kMaxNodes))
       ->capture_default_str();
   cmd.add_option("--price",
                  r.purchase_prices,
@@ -68,22 +72,22 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option("--usd-per-kwh",
                  r.usd_per_kwh,
                  "Electricity price, USD (default: the cost config's; 0.13 as shipped)")
-      ->check(number_check(/*allow_zero=*/true));
+      ->check(number_check(0.0, 100.0, /*low_open=*/false));
   cmd.add_option("--grid-gco2-per-kwh",
                  r.grid_gco2_per_kwh,
                  "Grid carbon intensity (default: the cost config's; 436, the 2022 world average, "
                  "as shipped)")
-      ->check(number_check(/*allow_zero=*/true));
+      ->check(number_check(0.0, 5000.0, /*low_open=*/false));
   cmd.add_option("--power-fraction",
                  r.power_fraction_of_tdp,
                  "Average GPU power draw while training, as a fraction of TDP (default: the cost "
-                 "config's; 0.8 as shipped)")
-      ->check(number_check(/*allow_zero=*/false));
+                 "config's; 0.8 as shipped; at most 1, the TDP)")
+      ->check(number_check(0.0, 1.0, /*low_open=*/true));
   cmd.add_option(
          "--amortisation-years",
          r.amortisation_years,
          "Years the hardware is written off over (default: the cost config's; 5 as shipped)")
-      ->check(number_check(/*allow_zero=*/false));
+      ->check(number_check(0.0, 100.0, /*low_open=*/true));
 }
 
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,

@@ -95,6 +95,17 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_input_error("plan --model-file " + bad + " --gpu a100", "arch");
 }
 
+// Numbers are finite and within physical ranges; values past int64 are refused, not saturated.
+TEST(Cli, NumbersOutOfRangeAreRefused) {
+  expect_input_error("cost --model pythia-1b --power-fraction 50", "--power-fraction");
+  expect_input_error("cost --model pythia-1b --power-fraction nan", "not in (0, 1]");
+  expect_input_error("cost --model pythia-1b --usd-per-kwh -1", "--usd-per-kwh");
+  expect_input_error("cost --model pythia-1b --counts 99999999999999999999", "--counts");
+  expect_input_error("cost --model pythia-1b --max-days inf", "--max-days");
+  expect_input_error("plan --model pythia-1b --gpu a100 --nodes 99999999999999999999", "--nodes");
+  expect_input_error("bench --model pythia-1b --gpu a100 --gpus-per-node 100", "--gpus-per-node");
+}
+
 TEST(Cli, HelpAndVersion) {
   const auto help = run_gpudays("plan --help");
   EXPECT_EQ(help.exit_code, 0);

@@ -100,7 +100,7 @@ TEST(CostCli, BadInputIsOneLineAndExitTwo) {
       {"cost --model pythia-1b --gpus tpu", "unknown GPU 'tpu'"},
       {"cost --model pythia-1b --price a100", "expected NAME=NUMBER"},
       {"cost --model pythia-1b --price tpu=5", "unknown GPU 'tpu'"},
-      {"cost --model pythia-1b --budget -5", "must be a positive number"},
+      {"cost --model pythia-1b --budget -5", "--budget: '-5' is not in (0, "},
       {"cost --model pythia-1b --max-days soon", "is not a number"},
       {"cost --model pythia-1b --cost-basis lease", "--cost-basis"},
       {"cost --model nope", "unknown model 'nope'"},
