@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "bench/interrupt.h"
 
 namespace gpudays {
 namespace {
@@ -55,6 +58,9 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const ChildOpti
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
     setpgid(0, 0);  // own group: the time limit kills the child and all it started
+    // A parent that dies without cleaning up (SIGKILL) takes the child with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(127);  // the parent died before prctl
     const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int in = ::open("/dev/null", O_RDONLY);
@@ -80,6 +86,19 @@ ChildProcess::~ChildProcess() {
 
 void ChildProcess::kill_group() { ::kill(-pid_, SIGKILL); }
 
+// SIGTERM to the group, SIGKILL after kStopGrace_s, and reaped: a stopped trial leaves nothing.
+void ChildProcess::stop_group() {
+  constexpr double kStopGrace_s = 5.0;
+  ::kill(-pid_, SIGTERM);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kStopGrace_s);
+  while (waitpid(pid_, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill_group();
+  waitpid(pid_, nullptr, 0);
+}
+
 ChildResult ChildProcess::wait() {
   ChildResult r;
   const auto start = std::chrono::steady_clock::now();
@@ -89,6 +108,11 @@ ChildResult ChildProcess::wait() {
   while (true) {
     const pid_t done = waitpid(pid_, &status, WNOHANG);
     if (done == pid_) break;
+    if (const int signal = interrupted()) {  // Ctrl-C or SIGTERM: stop the trial, then unwind
+      stop_group();
+      pid_ = -1;
+      throw Interrupted(signal);
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       r.timed_out = true;
       kill_group();

@@ -1,6 +1,7 @@
 // Runs one command as a child process in its own process group with a time limit, capturing its
 // standard output and error to files. A child (and everything it started) that outlives the limit
-// is killed. RAII: a ChildProcess that is destroyed while running kills its group.
+// is killed. RAII: a ChildProcess that is destroyed while running kills its group; the child dies
+// with its parent (PR_SET_PDEATHSIG), also when the parent is killed with SIGKILL.
 #pragma once
 
 #include <sys/types.h>
@@ -32,10 +33,13 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
   ~ChildProcess();
 
-  ChildResult wait();  // blocks until it exits or the time limit passes
+  // Blocks until it exits or the time limit passes. Under an InterruptScope (bench/interrupt.h),
+  // a SIGINT/SIGTERM stops the child's whole group and throws Interrupted.
+  ChildResult wait();
 
  private:
   void kill_group();
+  void stop_group();
   pid_t pid_ = -1;
   ChildOptions options_;
   std::string out_path_;

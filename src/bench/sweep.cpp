@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench/child_process.h"
+#include "bench/interrupt.h"
 #include "bench/progress.h"
 #include "bench/trial_spec.h"
 #include "common/build_info.h"
@@ -41,6 +42,15 @@ std::string last_line(const std::string& text) {
   return text.substr(begin == std::string::npos ? 0 : begin + 1,
                      end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
+
+// Removes a file when the scope ends, whichever way it ends.
+struct RemovedAtExit {
+  std::string path;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
 
 class Sweep {
  public:
@@ -126,11 +136,11 @@ class Sweep {
                                 : options_.work_dir;
     const std::string spec_path =
         (std::filesystem::path(dir) / fmt::format("trial.{}.{}.json", getpid(), index_)).string();
+    const RemovedAtExit spec_file{spec_path};  // also when a signal interrupts the trial
     std::ofstream(spec_path) << to_json(spec).dump();
     std::vector<std::string> argv = options_.trial_command;
     argv.insert(argv.end(), {"--spec", spec_path});
     const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir});
-    std::filesystem::remove(spec_path);
     TrialMeasurement r = interpret(child);
     if (r.status != TrialStatus::kOk) r.timing = spec.timing;  // what it was meant to measure
     return r;
@@ -236,6 +246,7 @@ SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
                        const PlanOptions& plan_options, const SweepOptions& options, ResultsDb& db,
                        std::ostream& progress) {
   const PlanResult prediction = plan(model, cluster, plan_options);
+  const InterruptScope interrupt_scope;  // Ctrl-C stops the running trial and records nothing of it
   Sweep sweep(model, cluster, options, db, progress);
   SearchOptions search;
   search.strategy = options.strategy;

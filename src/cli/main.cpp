@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/interrupt.h"
 #include "cli/commands.h"
 #include "common/build_info.h"
 #include "common/error.h"
@@ -96,6 +97,10 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& e) {
+    std::cerr << fmt::format("gpudays: interrupted by signal {}; the running trial was stopped and "
+                             "nothing of it was recorded\n", e.signal());
+    return 128 + e.signal();
   } catch (const EnvironmentError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 1;

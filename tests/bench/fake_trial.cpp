@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   if (const char* crash = std::getenv("FAKE_CRASH_SHARDING"); crash && sharding == crash) {
     std::abort();
   }
+  if (const char* pid_file = std::getenv("FAKE_PID_FILE")) std::ofstream(pid_file) << getpid();
   if (const char* hang = std::getenv("FAKE_HANG_SHARDING"); hang && sharding == hang) sleep(3600);
   if (const char* pause = std::getenv("FAKE_SLEEP_S")) usleep(std::atof(pause) * 1e6);
   const double gib = 1024.0 * 1024.0 * 1024.0;

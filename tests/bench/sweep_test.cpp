@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "bench/interrupt.h"
 #include "bench/sweep.h"
 #include "common/error.h"
 #include "test_util.h"
@@ -149,6 +151,89 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
 // Parts timing: the first trial of each method set checks its composition against whole steps;
 // the others do not. A failed check is stored, shouted in the progress, and the method set's later
 // trials are timed in whole steps.
+// Ctrl-C (SIGINT) or SIGTERM to a sweep stops the running trial's whole process group, removes
+// its temporary spec file, records nothing of it and ends the sweep with Interrupted.
+TEST(Sweep, SignalStopsTheRunningTrialAndRecordsNothing) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SweepFixture f("sweep_signal.db");
+    const std::string dir =
+        (std::filesystem::path(test::write_temp_file("signal.marker", "")).parent_path() /
+         "sweep-signal-work")
+            .string();
+    std::filesystem::create_directories(dir);
+    f.options.work_dir = dir;
+    f.options.trial_timeout_s = 60.0;
+    const std::string pid_file = dir + "/trial.pid";
+    std::filesystem::remove(pid_file);
+    setenv("FAKE_HANG_SHARDING", "none", 1);
+    setenv("FAKE_PID_FILE", pid_file.c_str(), 1);
+    const pid_t sweeper = fork();
+    if (sweeper == 0) {
+      std::ostringstream sink;
+      try {
+        f.run(sink);
+      } catch (const Interrupted& e) {
+        _exit(128 + e.signal());
+      }
+      _exit(0);
+    }
+    unsetenv("FAKE_HANG_SHARDING");
+    unsetenv("FAKE_PID_FILE");
+    for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the pid is written
+    pid_t trial = 0;
+    std::ifstream(pid_file) >> trial;
+    ASSERT_GT(trial, 0);
+    kill(sweeper, signal);
+    int status = 0;
+    waitpid(sweeper, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
+    EXPECT_NE(kill(trial, 0), 0) << "the trial outlived the sweep";
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      EXPECT_EQ(entry.path().extension(), ".pid") << entry.path() << " left behind";
+    }
+    EXPECT_TRUE(ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).empty());
+  }
+}
+
+// A sweep killed with SIGKILL cannot clean up: its trial dies with it (PR_SET_PDEATHSIG) instead
+// of holding the device until its time limit.
+TEST(Sweep, TrialDiesWithAKilledSweep) {
+  SweepFixture f("sweep_sigkill.db");
+  f.options.trial_timeout_s = 60.0;
+  const std::string pid_file = test::write_temp_file("sigkill-trial.pid", "");
+  std::filesystem::remove(pid_file);
+  setenv("FAKE_HANG_SHARDING", "none", 1);
+  setenv("FAKE_PID_FILE", pid_file.c_str(), 1);
+  const pid_t sweeper = fork();
+  if (sweeper == 0) {
+    std::ostringstream sink;
+    f.run(sink);
+    _exit(0);
+  }
+  unsetenv("FAKE_HANG_SHARDING");
+  unsetenv("FAKE_PID_FILE");
+  for (int i = 0; i < 500 && !std::filesystem::exists(pid_file); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pid_t trial = 0;
+  std::ifstream(pid_file) >> trial;
+  ASSERT_GT(trial, 0);
+  kill(sweeper, SIGKILL);
+  waitpid(sweeper, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = kill(trial, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "trial " << trial << " outlived the killed sweep";
+  if (!gone) kill(trial, SIGKILL);
+}
+
 TEST(Sweep, FirstTrialOfEachMethodSetChecksThePartsComposition) {
   for (const bool disagree : {false, true}) {
     SweepFixture f(disagree ? "sweep_check_bad.db" : "sweep_check.db");
