@@ -1,6 +1,7 @@
 // Sweep: trial identity, child-process execution, recording, progress.
 #include "bench/sweep.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,6 +34,12 @@ std::string host_name() {
   char buffer[256] = {};
   gethostname(buffer, sizeof(buffer) - 1);
   return buffer;
+}
+
+// Signals another process sends (the OOM killer, a scheduler's pre-emption, kill), as opposed to
+// those a failing program raises itself (SIGSEGV, SIGABRT, SIGFPE, SIGBUS).
+bool killed_from_outside(int signal) {
+  return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
 }
 
 std::string last_line(const std::string& text) {
@@ -72,7 +79,11 @@ class Sweep {
                                   describe(request),
                                   seconds_since(start_), finished_s_})
               << std::flush;
-    if (auto done = db_.find(record.key())) {
+    auto done = db_.find(record.key());
+    if (done && done->measured.status == TrialStatus::kKilled && options_.retry_killed) {
+      done.reset();  // killed from outside last time: measure it again
+    }
+    if (done) {
       ++summary_.trials_reused;
       note_timing_check(request, *done);
       report(*done, "reused");
@@ -154,7 +165,7 @@ class Sweep {
       return r;
     }
     if (child.signaled) {
-      r.status = TrialStatus::kCrash;
+      r.status = killed_from_outside(child.signal) ? TrialStatus::kKilled : TrialStatus::kCrash;
       r.message = fmt::format("killed by signal {}: {}", child.signal, last_line(child.err));
       return r;
     }

@@ -29,6 +29,9 @@ struct SweepOptions {
   int64_t check_steps = 3;  // whole steps checking each family's first composition (parts timing)
   SearchStrategy strategy = SearchStrategy::kGuided;
   std::string work_dir;  // trial specs and outputs (default: the temporary directory)
+  // Measure again, once per run, a stored trial that a signal from outside killed (status
+  // "killed"); false: reuse it as it is.
+  bool retry_killed = true;
 };
 
 struct SweepSummary {

@@ -220,8 +220,10 @@ bool ResultsDb::insert(const TrialRecord& trial) {
     throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
   }
   if (sqlite3_changes(db_.get()) == 1) return true;
-  // The key is taken. An invalid row under it is never used: the new trial replaces it.
-  if (find(trial.key())) return false;
+  // The key is taken. An invalid row under it is never used, and a killed trial is measured
+  // again: the new trial replaces either.
+  const std::optional<TrialRecord> stored = find(trial.key());
+  if (stored && stored->measured.status != TrialStatus::kKilled) return false;
   Stmt drop = prepare(db_.get(), "DELETE FROM trials WHERE trial_key = ?1");
   sqlite3_bind_text(drop.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(drop.get()) != SQLITE_DONE) {

@@ -39,7 +39,8 @@ class ResultsDb {
   // Rows are validated as they are read (row_problem): an invalid row is never returned, and is
   // named once on stderr.
   std::optional<TrialRecord> find(const std::string& key) const;
-  // Stores `trial` unless a valid trial with the same key exists (an invalid one is replaced);
+  // Stores `trial` unless a valid trial with the same key exists (an invalid or killed one is
+  // replaced);
   // returns whether it was stored.
   bool insert(const TrialRecord& trial);
   std::vector<TrialRecord> query(const TrialFilter& filter) const;

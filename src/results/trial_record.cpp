@@ -14,13 +14,14 @@ std::string to_string(TrialStatus status) {
     case TrialStatus::kCrash: return "crash";
     case TrialStatus::kTimeout: return "timeout";
     case TrialStatus::kRejected: return "rejected";
+    case TrialStatus::kKilled: return "killed";
   }
   return "?";
 }
 
 TrialStatus parse_trial_status(const std::string& text) {
   for (TrialStatus s : {TrialStatus::kOk, TrialStatus::kOutOfMemory, TrialStatus::kCrash,
-                        TrialStatus::kTimeout, TrialStatus::kRejected}) {
+                        TrialStatus::kTimeout, TrialStatus::kRejected, TrialStatus::kKilled}) {
     if (to_string(s) == text) return s;
   }
   throw InputError(fmt::format("unknown trial status '{}'", text));

@@ -13,7 +13,10 @@
 
 namespace gpudays {
 
-enum class TrialStatus { kOk, kOutOfMemory, kCrash, kTimeout, kRejected };
+// kKilled: stopped by a signal from outside (SIGKILL, SIGTERM, SIGINT, SIGHUP: the OOM killer,
+// pre-emption, a stray kill), which says nothing about the configuration: a rerun measures it
+// again. kCrash: the trial failed by itself (a fault, an abort, an error exit) and stays recorded.
+enum class TrialStatus { kOk, kOutOfMemory, kCrash, kTimeout, kRejected, kKilled };
 std::string to_string(TrialStatus status);
 TrialStatus parse_trial_status(const std::string& text);  // throws InputError
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,6 +26,9 @@ int main(int argc, char** argv) {
   }
   if (const char* pid_file = std::getenv("FAKE_PID_FILE")) std::ofstream(pid_file) << getpid();
   if (const char* hang = std::getenv("FAKE_HANG_SHARDING"); hang && sharding == hang) sleep(3600);
+  if (const char* killed = std::getenv("FAKE_KILL_SHARDING"); killed && sharding == killed) {
+    raise(SIGKILL);  // as the OOM killer or a pre-emption would
+  }
   if (const char* pause = std::getenv("FAKE_SLEEP_S")) usleep(std::atof(pause) * 1e6);
   const double gib = 1024.0 * 1024.0 * 1024.0;
   const double memory = spec.config.micro_batch_size * gib * (spec.config.methods.activation_checkpointing ? 0.5 : 1.0);

@@ -95,6 +95,42 @@ TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
   EXPECT_NE(progress.str().find("crash: "), std::string::npos);
 }
 
+// A trial killed by a signal from outside (SIGKILL here, as the OOM killer or a pre-emption) is
+// recorded as "killed" and measured again on the next run; a trial that crashed by itself
+// (SIGABRT) stays recorded and is reused. With retry_killed off, killed trials are reused too.
+TEST(Sweep, KilledTrialsAreMeasuredAgainCrashesAreNot) {
+  SweepFixture f("sweep_killed.db");
+  f.options.trial_timeout_s = 5.0;
+  f.plan_options.preset = MethodPreset::kAll;
+  setenv("FAKE_KILL_SHARDING", "zero_1", 1);
+  setenv("FAKE_CRASH_SHARDING", "zero_2", 1);
+  std::ostringstream progress;
+  f.run(progress);
+  unsetenv("FAKE_KILL_SHARDING");
+  unsetenv("FAKE_CRASH_SHARDING");
+  const auto count = [&](TrialStatus status, Sharding sharding) {
+    int n = 0;
+    for (const TrialRecord& t : ResultsDb::open({f.db_path, /*read_only=*/true}).query({})) {
+      n += t.measured.status == status && t.config.methods.sharding == sharding;
+    }
+    return n;
+  };
+  const int killed = count(TrialStatus::kKilled, Sharding::kZero1);
+  EXPECT_GT(killed, 0);
+  EXPECT_GT(count(TrialStatus::kCrash, Sharding::kZero2), 0);
+  f.options.retry_killed = false;
+  const SweepSummary reused = f.run(progress);
+  EXPECT_EQ(reused.trials_run, 0);
+  EXPECT_EQ(count(TrialStatus::kKilled, Sharding::kZero1), killed);
+  f.options.retry_killed = true;
+  const SweepSummary again = f.run(progress);
+  EXPECT_GE(again.trials_run, killed);
+  EXPECT_EQ(again.trials_not_stored, 0);
+  EXPECT_EQ(count(TrialStatus::kKilled, Sharding::kZero1), 0);
+  EXPECT_GT(count(TrialStatus::kOk, Sharding::kZero1), 0);
+  EXPECT_GT(count(TrialStatus::kCrash, Sharding::kZero2), 0);
+}
+
 // The fake trial is deterministic: a sweep killed with SIGKILL and resumed must end with exactly
 // the rows and the best configuration of a sweep that was never interrupted, and the resumed run
 // must not try to store a trial the killed one had stored (counted before the insert, not by the
