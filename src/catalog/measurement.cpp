@@ -148,6 +148,11 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
       a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
       a.pad_token_id = 1;
       a.max_position_embeddings = a.seq_len + a.pad_token_id + 1;
+      extras.mlm_max_predictions = t.get_int_or("mlm_max_predictions", 0);
+      if (extras.mlm_max_predictions < 0 || extras.mlm_max_predictions > a.seq_len) {
+        t.fail("mlm_max_predictions", fmt::format("must be in [0, seq_len = {}], is {}", a.seq_len,
+                                                  extras.mlm_max_predictions));
+      }
       break;
     case Family::kVit: {
       a.patch_size = t.get_int("patch_size");
@@ -359,7 +364,8 @@ std::string to_string(MeasurementSplit split) {
 bool Measurement::representable() const {
   const bool full_heads =
       arch_extras.n_kv_heads == 0 || arch_extras.n_kv_heads == model.arch.n_heads;
-  return full_heads && !arch_extras.gated_ffn && tensor_parallel == 1 && pipeline_parallel == 1;
+  return full_heads && !arch_extras.gated_ffn && arch_extras.mlm_max_predictions == 0 &&
+         tensor_parallel == 1 && pipeline_parallel == 1;
 }
 
 MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog) {

@@ -39,6 +39,8 @@ struct ArchExtras {
   int64_t n_kv_heads = 0;                     // key/value heads (grouped-query attention)
   bool gated_ffn = false;                     // SwiGLU-style MLP: three d_model x d_ffn matrices
   bool learned_position_embeddings = false;   // GPT-2 style table instead of rotary
+  int64_t mlm_max_predictions = 0;  // roberta: MLM head on masked positions only, at most this
+                                    // many per sample (0: on every position, as ModelSpec counts)
 
   bool operator==(const ArchExtras&) const = default;
 };
@@ -106,7 +108,8 @@ struct Measurement {
   int64_t gpus() const { return nodes * gpus_per_node; }
   int64_t data_parallel() const { return gpus() / (tensor_parallel * pipeline_parallel); }
   // True when ModelSpec describes the measured model exactly (no grouped-query attention, no
-  // gated MLP) and the run used neither tensor nor pipeline parallelism.
+  // gated MLP, an MLM head on every position) and the run used neither tensor nor pipeline
+  // parallelism.
   bool representable() const;
 };
 
