@@ -27,7 +27,7 @@ const std::vector<std::string> kCheckpointing = {"none", "full", "selective", "s
 const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
-constexpr double kDerivedTolerance = 1e-3;
+constexpr double kDerivedTolerance = 1e-5;
 
 std::shared_ptr<toml::table> parse_document(const std::string& path) {
   try {

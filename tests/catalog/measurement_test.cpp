@@ -2,6 +2,7 @@
 // bad input gets a one-line InputError naming the file, the case and the key.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "catalog/measurement.h"
@@ -11,6 +12,8 @@
 
 namespace gpudays {
 namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 TEST(Measurements, EveryShippedFileLoadsAndResolves) {
   const Catalog& catalog = test::catalog();
@@ -26,6 +29,31 @@ TEST(Measurements, EveryShippedFileLoadsAndResolves) {
       EXPECT_FALSE(c.citation.empty());
       EXPECT_EQ(c.split, file.source.split);
     }
+  }
+}
+
+// Issue 12: at least 30 cases from at least 5 independent sources; both halves hold A100 and
+// H100 cases; untrusted sources stay out of both halves.
+TEST(Measurements, CoverageAndSplit) {
+  std::set<std::string> sources, fit, check;
+  int cases = 0;
+  for (const MeasurementFile& file : load_measurements(test::catalog())) {
+    EXPECT_EQ(file.source.trusted, file.source.split != MeasurementSplit::kExcluded);
+    if (!file.source.trusted) continue;
+    sources.insert(file.source.id);
+    for (const Measurement& c : file.cases) {
+      ++cases;
+      const std::string kind = starts_with(c.gpu, "a100") ? "a100"
+                               : starts_with(c.gpu, "h100") ? "h100"
+                                                            : c.gpu;
+      (c.split == MeasurementSplit::kFit ? fit : check).insert(kind);
+    }
+  }
+  EXPECT_GE(cases, 30);
+  EXPECT_GE(sources.size(), 5U);
+  for (const auto* half : {&fit, &check}) {
+    EXPECT_TRUE(half->contains("a100"));
+    EXPECT_TRUE(half->contains("h100"));
   }
 }
 
@@ -155,8 +183,8 @@ TEST(MeasurementFile, ModelMustResolveOrBeComplete) {
 }
 
 TEST(MeasurementFile, ConsistencyChecks) {
-  expect_error(edit("tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1100.0"),
-               {"[derived]", "tokens_per_s_per_gpu"});
+  expect_error(edit("tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1000.1"),
+               {"case 'one' [derived]", "tokens_per_s_per_gpu", "give 1000"});
   expect_error(edit("global_batch_size = 64", "global_batch_size = 60"), {"global_batch_size"});
   expect_error(edit("tokens_per_s = 8000.0", "peak_memory_gb = 10.0"), {"no throughput"});
   expect_error(edit("split = \"fit\"", "split = \"fit\"\ntrusted = false"), {"split", "excluded"});
