@@ -19,11 +19,15 @@ namespace gpudays {
 namespace fs = std::filesystem;
 namespace {
 
-const std::vector<std::string> kShardings = {"none", "zero_1", "zero_2", "zero_3",
-                                             "fsdp_shard_grad_op", "fsdp_full_shard",
+const std::vector<std::string> kShardings = {"none",
+                                             "zero_1",
+                                             "zero_2",
+                                             "zero_3",
+                                             "fsdp_shard_grad_op",
+                                             "fsdp_full_shard",
                                              "fsdp_hybrid_shard"};
-const std::vector<std::string> kCheckpointing = {"none", "full", "selective", "selective_op",
-                                                 "selective_layer"};
+const std::vector<std::string> kCheckpointing = {
+    "none", "full", "selective", "selective_op", "selective_layer"};
 const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
@@ -87,8 +91,8 @@ MeasurementSource read_source(const TomlFields& t, const std::string& path) {
   s.path = path;
   s.id = t.get_string("id");
   if (s.id != fs::path(path).stem().string()) {
-    t.fail("id", fmt::format("'{}' must equal the file name '{}'", s.id,
-                             fs::path(path).stem().string()));
+    t.fail("id",
+           fmt::format("'{}' must equal the file name '{}'", s.id, fs::path(path).stem().string()));
   }
   s.title = t.get_string("title");
   s.citation = t.get_string("citation");
@@ -96,7 +100,7 @@ MeasurementSource read_source(const TomlFields& t, const std::string& path) {
   s.trusted = t.get_bool_or("trusted", true);
   const std::string split = one_of(t, "split", kSplits);
   if (split.empty()) t.fail("split", "missing (fit, check or excluded)");
-  s.split = split == "fit" ? MeasurementSplit::kFit
+  s.split = split == "fit"     ? MeasurementSplit::kFit
             : split == "check" ? MeasurementSplit::kCheck
                                : MeasurementSplit::kExcluded;
   if (!s.trusted && s.split != MeasurementSplit::kExcluded) {
@@ -140,8 +144,8 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
       extras.gated_ffn = t.get_bool_or("gated_ffn", false);
       extras.learned_position_embeddings = t.get_bool_or("learned_position_embeddings", false);
       if (extras.n_kv_heads <= 0 || a.n_heads % extras.n_kv_heads != 0) {
-        t.fail("n_kv_heads", fmt::format("{} does not divide n_heads {}", extras.n_kv_heads,
-                                         a.n_heads));
+        t.fail("n_kv_heads",
+               fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
       }
       break;
     case Family::kRoberta:
@@ -150,8 +154,9 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
       a.max_position_embeddings = a.seq_len + a.pad_token_id + 1;
       extras.mlm_max_predictions = t.get_int_or("mlm_max_predictions", 0);
       if (extras.mlm_max_predictions < 0 || extras.mlm_max_predictions > a.seq_len) {
-        t.fail("mlm_max_predictions", fmt::format("must be in [0, seq_len = {}], is {}", a.seq_len,
-                                                  extras.mlm_max_predictions));
+        t.fail("mlm_max_predictions",
+               fmt::format(
+                   "must be in [0, seq_len = {}], is {}", a.seq_len, extras.mlm_max_predictions));
       }
       break;
     case Family::kVit: {
@@ -232,9 +237,10 @@ PublishedFigures read_published(const TomlFields& t) {
   p.approximate = t.get_bool_or("approximate", false);
   if (!p.tokens_per_s_per_gpu && !p.tokens_per_s && !p.samples_per_s && !p.step_time_s &&
       !p.step_time_ms && !p.tflops_per_gpu && !p.mfu && !p.mfu_percent && !p.train_time_days) {
-    t.fail("tokens_per_s_per_gpu", "no throughput given (tokens_per_s_per_gpu, tokens_per_s, "
-                                   "samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, "
-                                   "mfu, mfu_percent or train_time_days)");
+    t.fail("tokens_per_s_per_gpu",
+           "no throughput given (tokens_per_s_per_gpu, tokens_per_s, "
+           "samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, "
+           "mfu, mfu_percent or train_time_days)");
   }
   t.check_all_used();
   return p;
@@ -280,15 +286,20 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
   c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);
   if (c.gpus() % (c.tensor_parallel * c.pipeline_parallel) != 0) {
-    t.fail("tensor_parallel", fmt::format("tensor x pipeline parallel {} does not divide {} GPUs",
-                                          c.tensor_parallel * c.pipeline_parallel, c.gpus()));
+    t.fail("tensor_parallel",
+           fmt::format("tensor x pipeline parallel {} does not divide {} GPUs",
+                       c.tensor_parallel * c.pipeline_parallel,
+                       c.gpus()));
   }
   if (c.micro_batch_size && c.gradient_accumulation && c.global_batch_size &&
       *c.micro_batch_size * *c.gradient_accumulation * c.data_parallel() != *c.global_batch_size) {
     t.fail("global_batch_size",
            fmt::format("{} != micro_batch_size {} x gradient_accumulation {} x {} data-parallel "
-                       "GPUs", *c.global_batch_size, *c.micro_batch_size,
-                       *c.gradient_accumulation, c.data_parallel()));
+                       "GPUs",
+                       *c.global_batch_size,
+                       *c.micro_batch_size,
+                       *c.gradient_accumulation,
+                       c.data_parallel()));
   }
 }
 
@@ -301,9 +312,9 @@ std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
   if (p.tokens_per_s) return *p.tokens_per_s / gpus;
   if (is_vision(c.model.family)) return std::nullopt;  // tokens are not what vision counts
   if (p.samples_per_s) return *p.samples_per_s * seq_len / gpus;
-  const std::optional<double> step_s =
-      p.step_time_s ? p.step_time_s : p.step_time_ms ? std::optional(*p.step_time_ms / 1e3)
-                                                     : std::nullopt;
+  const std::optional<double> step_s = p.step_time_s    ? p.step_time_s
+                                       : p.step_time_ms ? std::optional(*p.step_time_ms / 1e3)
+                                                        : std::nullopt;
   if (step_s && c.global_batch_size) return *c.global_batch_size * seq_len / *step_s / gpus;
   if (p.train_time_days && c.train_steps && c.global_batch_size) {
     return static_cast<double>(*c.train_steps) * *c.global_batch_size * seq_len /
@@ -321,13 +332,15 @@ void read_derived(const TomlFields& t, Measurement& c) {
     if (rel > kDerivedTolerance) {
       t.fail("tokens_per_s_per_gpu",
              fmt::format("{} but the published figures give {:.6g}",
-                         *c.derived_tokens_per_s_per_gpu, *implied));
+                         *c.derived_tokens_per_s_per_gpu,
+                         *implied));
     }
   }
   t.check_all_used();
 }
 
-Measurement read_case(const TomlFields& t, const MeasurementSource& source,
+Measurement read_case(const TomlFields& t,
+                      const MeasurementSource& source,
                       const Catalog& catalog) {
   Measurement c;
   c.source_id = source.id;
@@ -354,9 +367,12 @@ Measurement read_case(const TomlFields& t, const MeasurementSource& source,
 
 std::string to_string(MeasurementSplit split) {
   switch (split) {
-    case MeasurementSplit::kFit: return "fit";
-    case MeasurementSplit::kCheck: return "check";
-    case MeasurementSplit::kExcluded: return "excluded";
+    case MeasurementSplit::kFit:
+      return "fit";
+    case MeasurementSplit::kCheck:
+      return "check";
+    case MeasurementSplit::kExcluded:
+      return "excluded";
   }
   return "?";
 }

@@ -13,7 +13,9 @@
 namespace gpudays {
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 TEST(Measurements, EveryShippedFileLoadsAndResolves) {
   const Catalog& catalog = test::catalog();
@@ -43,7 +45,7 @@ TEST(Measurements, CoverageAndSplit) {
     sources.insert(file.source.id);
     for (const Measurement& c : file.cases) {
       ++cases;
-      const std::string kind = starts_with(c.gpu, "a100") ? "a100"
+      const std::string kind = starts_with(c.gpu, "a100")   ? "a100"
                                : starts_with(c.gpu, "h100") ? "h100"
                                                             : c.gpu;
       (c.split == MeasurementSplit::kFit ? fit : check).insert(kind);
@@ -118,8 +120,8 @@ void expect_error(const std::string& contents, std::initializer_list<std::string
 }
 
 TEST(MeasurementFile, ValidFileLoads) {
-  const auto file = load_measurement_file(test::write_temp_file("meas.toml", kValid),
-                                          test::catalog());
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", kValid), test::catalog());
   ASSERT_EQ(file.cases.size(), 1U);
   const Measurement& c = file.cases[0];
   EXPECT_EQ(file.source.split, MeasurementSplit::kFit);
@@ -133,13 +135,14 @@ TEST(MeasurementFile, ValidFileLoads) {
 }
 
 TEST(MeasurementFile, CatalogModelResolves) {
-  const std::string text = edit("[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
-                                "n_layers = 2\nd_model = 64\nn_heads = 4\nd_ffn = 256\n"
-                                "vocab_size = 1000\nseq_len = 128\n",
-                                "model = \"pythia-160m\"\n");
+  const std::string text = edit(
+      "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
+      "n_layers = 2\nd_model = 64\nn_heads = 4\nd_ffn = 256\n"
+      "vocab_size = 1000\nseq_len = 128\n",
+      "model = \"pythia-160m\"\n");
   const std::string no_derived = text.substr(0, text.find("[cases.derived]"));
-  const auto file = load_measurement_file(test::write_temp_file("meas.toml", no_derived),
-                                          test::catalog());
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", no_derived), test::catalog());
   EXPECT_TRUE(file.cases[0].model_from_catalog);
   EXPECT_EQ(file.cases[0].model.arch.n_layers, 12);
 }
