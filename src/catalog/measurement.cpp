@@ -1,0 +1,439 @@
+// Measurement files: parsing, validation against the catalog, and the derived-throughput check.
+#include "catalog/measurement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
+#include "catalog/toml_fields.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace fs = std::filesystem;
+namespace {
+
+const std::vector<std::string> kShardings = {"none",
+                                             "zero_1",
+                                             "zero_2",
+                                             "zero_3",
+                                             "fsdp_shard_grad_op",
+                                             "fsdp_full_shard",
+                                             "fsdp_hybrid_shard"};
+const std::vector<std::string> kCheckpointing = {
+    "none", "full", "selective", "selective_op", "selective_layer"};
+const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
+const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
+// A stored derived throughput must match what the loader recomputes from the published figures.
+constexpr double kDerivedTolerance = 1e-5;
+
+std::shared_ptr<toml::table> parse_document(const std::string& path) {
+  try {
+    return std::make_shared<toml::table>(toml::parse_file(path));
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
+    throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
+  }
+}
+
+std::optional<double> optional_number(const TomlFields& t, const char* key) {
+  if (!t.has(key)) return std::nullopt;
+  const double v = t.get_double(key);
+  if (!std::isfinite(v)) t.fail(key, "must be a finite number");
+  return v;
+}
+
+std::optional<double> optional_positive(const TomlFields& t, const char* key) {
+  auto v = optional_number(t, key);
+  if (v && *v <= 0.0) t.fail(key, fmt::format("must be positive, is {}", *v));
+  return v;
+}
+
+std::optional<double> optional_fraction(const TomlFields& t, const char* key, double top) {
+  auto v = optional_number(t, key);
+  if (v && (*v <= 0.0 || *v > top)) t.fail(key, fmt::format("must be in (0, {}], is {}", top, *v));
+  return v;
+}
+
+std::optional<int64_t> optional_count(const TomlFields& t, const char* key) {
+  if (!t.has(key)) return std::nullopt;
+  const int64_t v = t.get_int(key);
+  if (v <= 0) t.fail(key, fmt::format("must be a positive integer, is {}", v));
+  return v;
+}
+
+std::optional<bool> optional_bool(const TomlFields& t, const char* key) {
+  if (!t.has(key)) return std::nullopt;
+  return t.get_bool_or(key, false);
+}
+
+std::string one_of(const TomlFields& t, const char* key, const std::vector<std::string>& choices) {
+  const std::string v = t.get_string_or(key, "");
+  if (!v.empty() && std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    t.fail(key, fmt::format("'{}' is not one of {}", v, join_choices(choices)));
+  }
+  return v;
+}
+
+void exclusive(const TomlFields& t, const char* a, const char* b) {
+  if (t.has(a) && t.has(b)) t.fail(b, fmt::format("give either {} or {}, not both", a, b));
+}
+
+MeasurementSource read_source(const TomlFields& t, const std::string& path) {
+  MeasurementSource s;
+  s.path = path;
+  s.id = t.get_string("id");
+  if (s.id != fs::path(path).stem().string()) {
+    t.fail("id",
+           fmt::format("'{}' must equal the file name '{}'", s.id, fs::path(path).stem().string()));
+  }
+  s.title = t.get_string("title");
+  s.citation = t.get_string("citation");
+  s.notes = t.get_string_or("notes", "");
+  s.trusted = t.get_bool_or("trusted", true);
+  const std::string split = one_of(t, "split", kSplits);
+  if (split.empty()) t.fail("split", "missing (fit, check or excluded)");
+  s.split = split == "fit"     ? MeasurementSplit::kFit
+            : split == "check" ? MeasurementSplit::kCheck
+                               : MeasurementSplit::kExcluded;
+  if (!s.trusted && s.split != MeasurementSplit::kExcluded) {
+    t.fail("split", "an untrusted source (trusted = false) must be split = \"excluded\"");
+  }
+  if (s.trusted && s.split == MeasurementSplit::kExcluded) {
+    t.fail("split", "\"excluded\" is for untrusted sources (trusted = false)");
+  }
+  t.check_all_used();
+  return s;
+}
+
+// Architecture keys by family; the rest of ArchSpec keeps the catalog's defaults.
+void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
+  ArchSpec& a = m.arch;
+  if (m.family == Family::kConvnext) {
+    a.depths = t.get_int_array("depths");
+    a.hidden_sizes = t.get_int_array("hidden_sizes");
+  } else {
+    a.n_layers = t.get_int("n_layers");
+    a.d_model = t.get_int("d_model");
+  }
+  if (m.family != Family::kConvnext && m.family != Family::kMamba) {
+    a.n_heads = t.get_int("n_heads");
+    a.d_ffn = t.get_int("d_ffn");
+  }
+  if (is_vision(m.family)) {
+    a.image_size = t.get_int("image_size");
+    a.num_labels = t.get_int("num_labels");
+    a.num_channels = t.get_int_or("num_channels", 3);
+  } else {
+    a.vocab_size = t.get_int("vocab_size");
+    a.seq_len = t.get_int("seq_len");
+  }
+  switch (m.family) {
+    case Family::kGptNeox:
+      a.rotary_pct = 1.0;  // irrelevant to FLOPs and memory; learned tables are in extras
+      a.max_position_embeddings = a.seq_len;
+      a.tie_word_embeddings = t.get_bool_or("tie_word_embeddings", false);
+      extras.n_kv_heads = t.get_int_or("n_kv_heads", a.n_heads);
+      extras.gated_ffn = t.get_bool_or("gated_ffn", false);
+      extras.learned_position_embeddings = t.get_bool_or("learned_position_embeddings", false);
+      if (extras.n_kv_heads <= 0 || a.n_heads % extras.n_kv_heads != 0) {
+        t.fail("n_kv_heads",
+               fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
+      }
+      break;
+    case Family::kRoberta:
+      a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
+      a.pad_token_id = 1;
+      a.max_position_embeddings = a.seq_len + a.pad_token_id + 1;
+      extras.mlm_max_predictions = t.get_int_or("mlm_max_predictions", 0);
+      if (extras.mlm_max_predictions < 0 || extras.mlm_max_predictions > a.seq_len) {
+        t.fail("mlm_max_predictions",
+               fmt::format(
+                   "must be in [0, seq_len = {}], is {}", a.seq_len, extras.mlm_max_predictions));
+      }
+      break;
+    case Family::kVit: {
+      a.patch_size = t.get_int("patch_size");
+      const int64_t side = a.patch_size > 0 ? a.image_size / a.patch_size : 0;
+      a.seq_len = side * side + 1;
+      break;
+    }
+    case Family::kConvnext:
+      break;
+    case Family::kMamba:
+      a.d_state = t.get_int("d_state");
+      a.d_conv = t.get_int("d_conv");
+      a.expand = t.get_int("expand");
+      a.dt_rank = t.get_int("dt_rank");
+      break;
+  }
+}
+
+// Placeholder recipe for an inline model: validate_model needs one; the case's own fields are
+// the configuration that was measured.
+RecipeSpec placeholder_recipe(const Measurement& c) {
+  RecipeSpec r;
+  r.global_batch = c.global_batch_size.value_or(
+      c.micro_batch_size.value_or(1) * c.gradient_accumulation.value_or(1) * c.data_parallel());
+  r.train_steps = c.train_steps.value_or(1);
+  r.precision = c.precision;
+  r.lr = 1e-4;
+  r.mlm_probability = c.model.family == Family::kRoberta ? 0.15 : 0.0;
+  return r;
+}
+
+void read_model(const TomlFields& t, const Catalog& catalog, Measurement& c) {
+  const auto arch = t.table_or_none("arch");
+  if (t.has("model") == arch.has_value()) {
+    t.fail("model", "give exactly one of model = \"<catalog name>\" and an inline [arch] table");
+  }
+  if (!arch) {
+    c.model_name = t.get_string("model");
+    try {
+      c.model = catalog.model(c.model_name);
+    } catch (const InputError& e) {
+      t.fail("model", e.what());
+    }
+    c.model_from_catalog = true;
+    return;
+  }
+  c.model_name = arch->get_string("name");
+  c.model.name = c.model_name;
+  try {
+    c.model.family = parse_family(arch->get_string("family"));
+  } catch (const InputError& e) {
+    arch->fail("family", e.what());
+  }
+  c.model.source_path = t.context();
+  read_inline_arch(*arch, c.model, c.arch_extras);
+  arch->get_string_or("source", "");
+  arch->check_all_used();
+}
+
+PublishedFigures read_published(const TomlFields& t) {
+  PublishedFigures p;
+  exclusive(t, "step_time_s", "step_time_ms");
+  exclusive(t, "mfu", "mfu_percent");
+  exclusive(t, "peak_memory_gib", "peak_memory_gb");
+  p.tokens_per_s_per_gpu = optional_positive(t, "tokens_per_s_per_gpu");
+  p.tokens_per_s = optional_positive(t, "tokens_per_s");
+  p.samples_per_s = optional_positive(t, "samples_per_s");
+  p.step_time_s = optional_positive(t, "step_time_s");
+  p.step_time_ms = optional_positive(t, "step_time_ms");
+  p.tflops_per_gpu = optional_positive(t, "tflops_per_gpu");
+  p.mfu = optional_fraction(t, "mfu", 1.0);
+  p.mfu_percent = optional_fraction(t, "mfu_percent", 100.0);
+  p.hfu = optional_fraction(t, "hfu", 1.0);
+  p.peak_memory_gib = optional_positive(t, "peak_memory_gib");
+  p.peak_memory_gb = optional_positive(t, "peak_memory_gb");
+  p.train_time_days = optional_positive(t, "train_time_days");
+  p.approximate = t.get_bool_or("approximate", false);
+  if (!p.tokens_per_s_per_gpu && !p.tokens_per_s && !p.samples_per_s && !p.step_time_s &&
+      !p.step_time_ms && !p.tflops_per_gpu && !p.mfu && !p.mfu_percent && !p.train_time_days) {
+    t.fail("tokens_per_s_per_gpu",
+           "no throughput given (tokens_per_s_per_gpu, tokens_per_s, "
+           "samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, "
+           "mfu, mfu_percent or train_time_days)");
+  }
+  t.check_all_used();
+  return p;
+}
+
+void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement& c) {
+  c.gpu = t.get_string("gpu");
+  const GpuSpec* gpu = nullptr;
+  try {
+    gpu = &catalog.gpu(c.gpu);
+  } catch (const InputError& e) {
+    t.fail("gpu", e.what());
+  }
+  if (gpu->name != c.gpu) {
+    t.fail("gpu", fmt::format("'{}' is an alias; use the catalog name '{}'", c.gpu, gpu->name));
+  }
+  c.gpu_note = t.get_string_or("gpu_note", "");
+  c.nodes = optional_count(t, "nodes").value_or(1);
+  if (!t.has("gpus_per_node")) t.fail("gpus_per_node", "missing (an integer)");
+  c.gpus_per_node = *optional_count(t, "gpus_per_node");
+  c.inter_node_gbit_per_s = optional_positive(t, "inter_node_gbit_per_s");
+  try {
+    c.precision = parse_precision(t.get_string("precision"));
+  } catch (const InputError& e) {
+    t.fail("precision", e.what());
+  }
+  if (c.precision == Precision::kBf16 && gpu->peak_bf16_tflops <= 0.0) {
+    t.fail("precision", fmt::format("bf16 needs Ampere or newer; {} has none", gpu->name));
+  }
+  c.tf32 = t.get_bool_or("tf32", false);
+  if (c.tf32 && (c.precision != Precision::kFp32 || gpu->peak_tf32_tflops <= 0.0)) {
+    t.fail("tf32", "needs precision = \"fp32\" on a GPU with TF32");
+  }
+  c.sharding = one_of(t, "sharding", kShardings);
+  c.activation_checkpointing = one_of(t, "activation_checkpointing", kCheckpointing);
+  c.optimizer = one_of(t, "optimizer", kOptimizers);
+  c.micro_batch_size = optional_count(t, "micro_batch_size");
+  c.gradient_accumulation = optional_count(t, "gradient_accumulation");
+  c.global_batch_size = optional_count(t, "global_batch_size");
+  c.train_steps = optional_count(t, "train_steps");
+  c.fused_attention = optional_bool(t, "fused_attention");
+  c.compiled = optional_bool(t, "compiled");
+  c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
+  c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);
+  if (c.gpus() % (c.tensor_parallel * c.pipeline_parallel) != 0) {
+    t.fail("tensor_parallel",
+           fmt::format("tensor x pipeline parallel {} does not divide {} GPUs",
+                       c.tensor_parallel * c.pipeline_parallel,
+                       c.gpus()));
+  }
+  if (c.micro_batch_size && c.gradient_accumulation && c.global_batch_size &&
+      *c.micro_batch_size * *c.gradient_accumulation * c.data_parallel() != *c.global_batch_size) {
+    t.fail("global_batch_size",
+           fmt::format("{} != micro_batch_size {} x gradient_accumulation {} x {} data-parallel "
+                       "GPUs",
+                       *c.global_batch_size,
+                       *c.micro_batch_size,
+                       *c.gradient_accumulation,
+                       c.data_parallel()));
+  }
+}
+
+// Tokens per second per GPU implied by the published figures, where that is plain arithmetic.
+std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
+  const PublishedFigures& p = c.published;
+  const double gpus = static_cast<double>(c.gpus());
+  const double seq_len = static_cast<double>(c.model.arch.seq_len);
+  if (p.tokens_per_s_per_gpu) return *p.tokens_per_s_per_gpu;
+  if (p.tokens_per_s) return *p.tokens_per_s / gpus;
+  if (is_vision(c.model.family)) return std::nullopt;  // tokens are not what vision counts
+  if (p.samples_per_s) return *p.samples_per_s * seq_len / gpus;
+  const std::optional<double> step_s = p.step_time_s    ? p.step_time_s
+                                       : p.step_time_ms ? std::optional(*p.step_time_ms / 1e3)
+                                                        : std::nullopt;
+  if (step_s && c.global_batch_size) return *c.global_batch_size * seq_len / *step_s / gpus;
+  if (p.train_time_days && c.train_steps && c.global_batch_size) {
+    return static_cast<double>(*c.train_steps) * *c.global_batch_size * seq_len /
+           (*p.train_time_days * 86400.0 * gpus);
+  }
+  return std::nullopt;
+}
+
+void read_derived(const TomlFields& t, Measurement& c) {
+  c.derived_tokens_per_s_per_gpu = optional_positive(t, "tokens_per_s_per_gpu");
+  if (!c.derived_tokens_per_s_per_gpu) t.fail("tokens_per_s_per_gpu", "missing (a number)");
+  c.derivation = t.get_string("derivation");
+  if (auto implied = implied_tokens_per_s_per_gpu(c)) {
+    const double rel = std::abs(*c.derived_tokens_per_s_per_gpu - *implied) / *implied;
+    if (rel > kDerivedTolerance) {
+      t.fail("tokens_per_s_per_gpu",
+             fmt::format("{} but the published figures give {:.6g}",
+                         *c.derived_tokens_per_s_per_gpu,
+                         *implied));
+    }
+  }
+  t.check_all_used();
+}
+
+Measurement read_case(const TomlFields& t,
+                      const MeasurementSource& source,
+                      const Catalog& catalog) {
+  Measurement c;
+  c.source_id = source.id;
+  c.source_path = source.path;
+  c.split = source.split;
+  c.trusted = source.trusted;
+  c.name = t.get_string("name");
+  c.citation = t.get_string("citation");
+  c.notes = t.get_string_or("notes", "");
+  read_configuration(t, catalog, c);
+  read_model(t, catalog, c);
+  if (!c.model_from_catalog) c.model.recipe = placeholder_recipe(c);
+  validate_model(c.model);
+  c.published = read_published(t.table("published"));
+  if (c.published.train_time_days && !c.train_steps) {
+    t.fail("train_steps", "missing: train_time_days needs the number of optimizer steps");
+  }
+  if (auto derived = t.table_or_none("derived")) read_derived(*derived, c);
+  t.check_all_used();
+  return c;
+}
+
+}  // namespace
+
+std::string to_string(MeasurementSplit split) {
+  switch (split) {
+    case MeasurementSplit::kFit:
+      return "fit";
+    case MeasurementSplit::kCheck:
+      return "check";
+    case MeasurementSplit::kExcluded:
+      return "excluded";
+  }
+  return "?";
+}
+
+bool Measurement::representable() const {
+  const bool full_heads =
+      arch_extras.n_kv_heads == 0 || arch_extras.n_kv_heads == model.arch.n_heads;
+  return full_heads && !arch_extras.gated_ffn && arch_extras.mlm_max_predictions == 0 &&
+         tensor_parallel == 1 && pipeline_parallel == 1;
+}
+
+MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog) {
+  const auto document = parse_document(path);
+  const auto owner = std::static_pointer_cast<const void>(document);
+  for (auto&& [key, value] : *document) {
+    if (key.str() != "source" && key.str() != "cases") {
+      throw InputError(fmt::format("{}: {}: unknown key (see docs/catalog.md)", path, key.str()));
+    }
+  }
+  const toml::table* source_table = (*document)["source"].as_table();
+  if (source_table == nullptr) throw InputError(fmt::format("{}: [source]: missing table", path));
+  MeasurementFile file;
+  file.source = read_source(TomlFields(*source_table, path + " [source]", owner), path);
+  const toml::array* cases = (*document)["cases"].as_array();
+  if (cases == nullptr || cases->empty() || !cases->is_array_of_tables()) {
+    throw InputError(fmt::format("{}: cases: missing (one [[cases]] table per case)", path));
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < cases->size(); ++i) {
+    const toml::table& table = *cases->get(i)->as_table();
+    const auto name = table["name"].value<std::string>();
+    const std::string context =
+        name ? fmt::format("{} case '{}'", path, *name) : fmt::format("{} cases[{}]", path, i);
+    Measurement c = read_case(TomlFields(table, context, owner), file.source, catalog);
+    if (!names.insert(c.name).second) {
+      throw InputError(fmt::format("{}: name: '{}' is used twice", context, c.name));
+    }
+    file.cases.push_back(std::move(c));
+  }
+  return file;
+}
+
+std::vector<MeasurementFile> load_measurement_dir(const std::string& dir, const Catalog& catalog) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(fmt::format("measurement directory {} does not exist", dir));
+  }
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
+      paths.push_back(entry.path().string());
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<MeasurementFile> files;
+  for (const auto& path : paths) files.push_back(load_measurement_file(path, catalog));
+  return files;
+}
+
+std::vector<MeasurementFile> load_measurements(const Catalog& catalog) {
+  return load_measurement_dir((fs::path(catalog.config_dir()) / "measurements").string(), catalog);
+}
+
+}  // namespace gpudays

@@ -1,0 +1,128 @@
+// Published training-throughput measurements (configs/measurements/*.toml, one file per source;
+// schema in docs/catalog.md): the model, the GPUs, the configuration and the figure as published,
+// each with its citation. Loading checks every key and resolves models and GPUs against the
+// catalog; comparing the figures with the planner is the caller's job.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/model_spec.h"
+
+namespace gpudays {
+
+class Catalog;
+
+// Which half of the validation set a source belongs to, fixed in its file. kExcluded holds
+// untrusted sources, which neither fit nor check anything.
+enum class MeasurementSplit { kFit, kCheck, kExcluded };
+std::string to_string(MeasurementSplit split);
+
+// The [source] table: one publication.
+struct MeasurementSource {
+  std::string id;        // equals the file's stem, e.g. "flashattention2-paper"
+  std::string title;     // the publication's title
+  std::string citation;  // authors/venue, URL, commit or date
+  MeasurementSplit split = MeasurementSplit::kFit;
+  bool trusted = true;  // false: known-bad numbers, kept for comparison only
+  std::string notes;
+  std::string path;  // the file it was read from
+
+  bool operator==(const MeasurementSource&) const = default;
+};
+
+// Architecture the catalog's ModelSpec has no field for (inline models only). The ModelSpec of a
+// case keeps the published n_heads and d_ffn; these say how the real model differs from it.
+struct ArchExtras {
+  int64_t n_kv_heads = 0;                    // key/value heads (grouped-query attention)
+  bool gated_ffn = false;                    // SwiGLU-style MLP: three d_model x d_ffn matrices
+  bool learned_position_embeddings = false;  // GPT-2 style table instead of rotary
+  int64_t mlm_max_predictions = 0;  // roberta: MLM head on masked positions only, at most this
+                                    // many per sample (0: on every position, as ModelSpec counts)
+
+  bool operator==(const ArchExtras&) const = default;
+};
+
+// The figures exactly as the source publishes them, each in its own unit; absent when not given.
+// Rates and times are of the whole job unless the name says per GPU.
+struct PublishedFigures {
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<double> tokens_per_s;   // all GPUs together
+  std::optional<double> samples_per_s;  // all GPUs together (sequences or images)
+  std::optional<double> step_time_s;    // one optimizer step
+  std::optional<double> step_time_ms;
+  std::optional<double> tflops_per_gpu;  // model TFLOP/s per GPU, by the source's FLOP count
+  std::optional<double> mfu;             // model FLOPs utilisation, a fraction
+  std::optional<double> mfu_percent;
+  std::optional<double> hfu;              // hardware FLOPs utilisation, a fraction
+  std::optional<double> peak_memory_gib;  // per GPU, 2^30 bytes
+  std::optional<double> peak_memory_gb;   // per GPU, as the source writes "GB"
+  std::optional<double> train_time_days;  // a whole run of `train_steps` optimizer steps
+  bool approximate = false;               // the source itself marks the figure "~" or "about"
+
+  bool operator==(const PublishedFigures&) const = default;
+};
+
+// One published case. Configuration strings are the source's, in the project's words; an empty
+// string or an absent optional means the source does not say.
+struct Measurement {
+  std::string source_id;
+  std::string source_path;
+  MeasurementSplit split = MeasurementSplit::kFit;
+  bool trusted = true;
+
+  std::string name;        // unique within its file
+  std::string citation;    // where in the source: table, row, column, section, line
+  std::string model_name;  // catalog name, or the inline architecture's name
+  bool model_from_catalog = false;
+  ModelSpec model;  // inline: the architecture and a placeholder recipe (see docs/catalog.md)
+  ArchExtras arch_extras;
+
+  std::string gpu;       // catalog GPU name
+  std::string gpu_note;  // how the measured GPU differs from the catalog's, when it does
+  int64_t nodes = 1;
+  int64_t gpus_per_node = 1;
+  std::optional<double> inter_node_gbit_per_s;
+
+  Precision precision = Precision::kBf16;
+  bool tf32 = false;     // fp32 recipes: matmuls in TF32
+  std::string sharding;  // none, zero_1..3, fsdp_shard_grad_op, fsdp_full_shard, fsdp_hybrid_shard
+  std::string activation_checkpointing;     // none, full, selective, selective_op, selective_layer
+  std::optional<int64_t> micro_batch_size;  // samples per GPU per micro-step
+  std::optional<int64_t> gradient_accumulation;  // micro-steps per optimizer step
+  std::optional<int64_t> global_batch_size;      // samples per optimizer step, all GPUs
+  std::optional<int64_t> train_steps;            // steps behind train_time_days
+  std::optional<bool> fused_attention;
+  std::optional<bool> compiled;  // torch.compile or an equivalent graph compiler
+  std::string optimizer;         // adam, adamw, lamb, sgd
+  int64_t tensor_parallel = 1;
+  int64_t pipeline_parallel = 1;
+
+  PublishedFigures published;
+  std::optional<double> derived_tokens_per_s_per_gpu;  // exact arithmetic on published figures
+  std::string derivation;                              // that arithmetic, in words
+  std::string notes;
+
+  int64_t gpus() const { return nodes * gpus_per_node; }
+  int64_t data_parallel() const { return gpus() / (tensor_parallel * pipeline_parallel); }
+  // True when ModelSpec describes the measured model exactly (no grouped-query attention, no
+  // gated MLP, an MLM head on every position) and the run used neither tensor nor pipeline
+  // parallelism.
+  bool representable() const;
+};
+
+struct MeasurementFile {
+  MeasurementSource source;
+  std::vector<Measurement> cases;
+};
+
+// Reads one file; throws InputError with a one-line message naming the file, the case and the key.
+MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog);
+// Every *.toml in `dir`, sorted by name; source ids must be unique.
+std::vector<MeasurementFile> load_measurement_dir(const std::string& dir, const Catalog& catalog);
+// The catalog's own set: <config dir>/measurements.
+std::vector<MeasurementFile> load_measurements(const Catalog& catalog);
+
+}  // namespace gpudays

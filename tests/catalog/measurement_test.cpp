@@ -1,0 +1,204 @@
+// The published-measurement set: every shipped file loads and resolves against the catalog, and
+// bad input gets a one-line InputError naming the file, the case and the key.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "catalog/measurement.h"
+#include "catalog/model_loader.h"
+#include "common/error.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(Measurements, EveryShippedFileLoadsAndResolves) {
+  const Catalog& catalog = test::catalog();
+  for (const MeasurementFile& file : load_measurements(catalog)) {
+    EXPECT_FALSE(file.cases.empty()) << file.source.path;
+    for (const Measurement& c : file.cases) {
+      SCOPED_TRACE(file.source.id + " / " + c.name);
+      EXPECT_EQ(catalog.gpu(c.gpu).name, c.gpu);
+      if (c.model_from_catalog) {
+        EXPECT_EQ(catalog.model(c.model_name).name, c.model.name);
+      }
+      EXPECT_NO_THROW(validate_model(c.model));
+      EXPECT_FALSE(c.citation.empty());
+      EXPECT_EQ(c.split, file.source.split);
+    }
+  }
+}
+
+// Issue 12: at least 30 cases from at least 5 independent sources; both halves hold A100 and
+// H100 cases; untrusted sources stay out of both halves.
+TEST(Measurements, CoverageAndSplit) {
+  std::set<std::string> sources, fit, check;
+  int cases = 0;
+  for (const MeasurementFile& file : load_measurements(test::catalog())) {
+    EXPECT_EQ(file.source.trusted, file.source.split != MeasurementSplit::kExcluded);
+    if (!file.source.trusted) continue;
+    sources.insert(file.source.id);
+    for (const Measurement& c : file.cases) {
+      ++cases;
+      const std::string kind = starts_with(c.gpu, "a100")   ? "a100"
+                               : starts_with(c.gpu, "h100") ? "h100"
+                                                            : c.gpu;
+      (c.split == MeasurementSplit::kFit ? fit : check).insert(kind);
+    }
+  }
+  EXPECT_GE(cases, 30);
+  EXPECT_GE(sources.size(), 5U);
+  for (const auto* half : {&fit, &check}) {
+    EXPECT_TRUE(half->contains("a100"));
+    EXPECT_TRUE(half->contains("h100"));
+  }
+}
+
+// A small valid file; each bad-input test edits one line of it.
+const char* kValid = R"(
+[source]
+id = "meas"
+title = "A paper"
+citation = "Someone 2024, Table 1"
+split = "fit"
+
+[[cases]]
+name = "one"
+citation = "Table 1, row 1"
+gpu = "a100-80gb-sxm"
+gpus_per_node = 8
+precision = "bf16"
+micro_batch_size = 4
+gradient_accumulation = 2
+global_batch_size = 64
+[cases.arch]
+name = "tiny"
+family = "gpt_neox"
+n_layers = 2
+d_model = 64
+n_heads = 4
+d_ffn = 256
+vocab_size = 1000
+seq_len = 128
+[cases.published]
+tokens_per_s = 8000.0
+[cases.derived]
+tokens_per_s_per_gpu = 1000.0
+derivation = "tokens_per_s / 8 GPUs"
+)";
+
+std::string edit(const std::string& from, const std::string& to) {
+  std::string text = kValid;
+  const size_t pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return text.replace(pos, from.size(), to);
+}
+
+std::string load_error(const std::string& contents) {
+  const std::string path = test::write_temp_file("meas.toml", contents);
+  try {
+    load_measurement_file(path, test::catalog());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The error is one line and names the file and every `needles` part (case, table, key, problem).
+void expect_error(const std::string& contents, std::initializer_list<std::string> needles) {
+  const std::string error = load_error(contents);
+  EXPECT_NE(error.find("meas.toml"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  for (const auto& needle : needles) {
+    EXPECT_NE(error.find(needle), std::string::npos) << "'" << needle << "' not in: " << error;
+  }
+}
+
+TEST(MeasurementFile, ValidFileLoads) {
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", kValid), test::catalog());
+  ASSERT_EQ(file.cases.size(), 1U);
+  const Measurement& c = file.cases[0];
+  EXPECT_EQ(file.source.split, MeasurementSplit::kFit);
+  EXPECT_EQ(c.model.family, Family::kGptNeox);
+  EXPECT_EQ(c.model.arch.seq_len, 128);
+  EXPECT_EQ(c.gpus(), 8);
+  EXPECT_EQ(*c.published.tokens_per_s, 8000.0);
+  EXPECT_EQ(*c.derived_tokens_per_s_per_gpu, 1000.0);
+  EXPECT_TRUE(c.representable());
+  EXPECT_FALSE(c.published.approximate);
+}
+
+TEST(MeasurementFile, CatalogModelResolves) {
+  const std::string text = edit(
+      "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
+      "n_layers = 2\nd_model = 64\nn_heads = 4\nd_ffn = 256\n"
+      "vocab_size = 1000\nseq_len = 128\n",
+      "model = \"pythia-160m\"\n");
+  const std::string no_derived = text.substr(0, text.find("[cases.derived]"));
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", no_derived), test::catalog());
+  EXPECT_TRUE(file.cases[0].model_from_catalog);
+  EXPECT_EQ(file.cases[0].model.arch.n_layers, 12);
+}
+
+TEST(MeasurementFile, UnknownKeyIsAnError) {
+  expect_error(edit("gpus_per_node = 8", "gpus_per_node = 8\ncolour = 1"),
+               {"case 'one'", "colour: unknown key"});
+  expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\ntokens_per_sec = 1.0"),
+               {"case 'one' [published]", "tokens_per_sec: unknown key"});
+  expect_error(edit("seq_len = 128", "seq_len = 128\nrotary = 1"), {"[arch]", "rotary"});
+  expect_error(edit("split = \"fit\"", "split = \"fit\"\nyear = 2024"),
+               {"[source]", "year: unknown key"});
+  expect_error(std::string(kValid) + "\n[extra]\nx = 1\n", {"extra: unknown key"});
+}
+
+TEST(MeasurementFile, NumbersMustBeFiniteAndInRange) {
+  expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = nan"),
+               {"case 'one' [published]", "tokens_per_s: must be a finite number"});
+  expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = -8000.0"),
+               {"[published]", "tokens_per_s: must be positive"});
+  expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\nmfu = 1.2"), {"mfu"});
+  expect_error(edit("gpus_per_node = 8", "gpus_per_node = 0"), {"gpus_per_node"});
+}
+
+TEST(MeasurementFile, GpuMustBeACatalogName) {
+  expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"a100x\""),
+               {"case 'one'", "gpu: unknown GPU 'a100x'"});
+  expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"a100\""), {"gpu", "alias"});
+  expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"v100-32gb\""), {"precision", "bf16"});
+}
+
+TEST(MeasurementFile, ModelMustResolveOrBeComplete) {
+  expect_error(edit("d_ffn = 256\n", ""), {"case 'one' [arch]", "d_ffn: missing"});
+  expect_error(edit("n_heads = 4", "n_heads = 3"), {"[arch]", "n_heads"});
+  expect_error(edit("gpus_per_node = 8", "gpus_per_node = 8\nmodel = \"pythia-160m\""),
+               {"model", "exactly one"});
+  expect_error(edit("[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\nn_layers = 2\n"
+                    "d_model = 64\nn_heads = 4\nd_ffn = 256\nvocab_size = 1000\nseq_len = 128\n",
+                    "model = \"pythia-9b\"\n"),
+               {"model", "unknown model 'pythia-9b'"});
+}
+
+TEST(MeasurementFile, ConsistencyChecks) {
+  expect_error(edit("tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1000.1"),
+               {"case 'one' [derived]", "tokens_per_s_per_gpu", "give 1000"});
+  expect_error(edit("global_batch_size = 64", "global_batch_size = 60"), {"global_batch_size"});
+  expect_error(edit("tokens_per_s = 8000.0", "peak_memory_gb = 10.0"), {"no throughput"});
+  expect_error(edit("split = \"fit\"", "split = \"fit\"\ntrusted = false"), {"split", "excluded"});
+  expect_error(edit("id = \"meas\"", "id = \"other\""), {"[source]", "id"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"fp8\""), {"precision"});
+  expect_error(edit("tokens_per_s = 8000.0", "train_time_days = 2.0"), {"train_steps"});
+}
+
+TEST(MeasurementFile, SyntaxErrorHasALine) {
+  expect_error("[source]\nid = \n", {"meas.toml:2"});
+}
+
+}  // namespace
+}  // namespace gpudays
