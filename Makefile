@@ -9,7 +9,8 @@ JOBS ?= $(shell nproc)
 WITH_TORCH ?= ON
 TORCH_PYTHON ?= python3
 
-.PHONY: all deps torch torch-ref fixtures configure build test run cuda clean format
+.PHONY: all deps torch torch-ref fixtures configure build test run cuda clean format \
+        format-check
 
 all: build
 
@@ -63,8 +64,12 @@ cuda:
 	  -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-cuda -j $(JOBS)
 
-format:
+format: deps
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+# Changes nothing: lists the files `make format` would change (scripts/format-check.sh).
+format-check: deps
+	@bash scripts/format-check.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
