@@ -9,8 +9,8 @@ JOBS ?= $(shell nproc)
 WITH_TORCH ?= ON
 TORCH_PYTHON ?= python3
 
-.PHONY: all deps torch torch-ref fixtures configure build test run cuda clean format \
-        format-check
+.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test run cuda clean \
+        format format-check
 
 all: build
 
@@ -36,6 +36,10 @@ configure: deps torch
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The gpudays binary alone (what `make run` runs), not the tests.
+build-gpudays: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpudays
+
 # Parity fixtures from transformers (tests/models/make_fixtures.py), remade when their inputs change.
 fixtures: build torch-ref
 ifeq ($(WITH_TORCH),ON)
@@ -48,7 +52,7 @@ test: build fixtures
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
 # in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
 # 8 x RTX 3090.
-run: build
+run: build-gpudays
 	@mkdir -p out
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/gpudays bench --model-file tests/data/bench-gpt-neox.toml \
 	  --device cpu --methods free-lunch --memory-limit 134217728 --db out/gpudays.db
