@@ -1,16 +1,18 @@
 # gpudays — top-level entry points. `make run` and `make test` install what they need, build and run.
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
 # LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
+# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 JOBS ?= $(shell nproc)
 WITH_TORCH ?= ON
+WITH_CUDA_BUILD ?= ON
 TORCH_PYTHON ?= python3
 
-.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test run cuda clean \
-        format format-check
+.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda run cuda \
+        clean format format-check
 
 all: build
 
@@ -48,6 +50,16 @@ endif
 
 test: build fixtures
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
+	@$(MAKE) --no-print-directory test-cuda
+endif
+
+# The CUDA variant against the venv's torch (the full wheel of `make torch-ref` is a CUDA build),
+# so that no change breaks the GPU path unseen: every target compiles and links, and the GPU tests
+# (*_CUDA) run, skipping themselves without a GPU. The CPU tests are the ones above.
+test-cuda: torch-ref
+	@$(MAKE) --no-print-directory cuda TORCH_PYTHON=$(CURDIR)/.venv/bin/python3
+	@build-cuda/tests/models/gpudays_torch_tests --gtest_filter='*_CUDA' --gtest_brief=1
 
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
 # in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
@@ -76,4 +88,4 @@ format-check: deps
 	@bash scripts/format-check.sh
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-cuda
