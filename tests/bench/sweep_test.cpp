@@ -16,6 +16,7 @@
 #include "bench/interrupt.h"
 #include "bench/sweep.h"
 #include "common/error.h"
+#include "process_dir.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -34,6 +35,8 @@ struct SweepFixture {
     db_path = test::write_temp_file(name, "");
     std::filesystem::remove(db_path);
     options.trial_command = {FAKE_TRIAL_BINARY};
+    // Trial specs and outputs in this process's directory: a killed sweep leaves them behind.
+    options.work_dir = test::process_temp_dir().path().string();
     options.device = "cpu";
     options.memory_limit_bytes = 8 * kGiB;
     options.trial_timeout_s = 2.0;

@@ -5,23 +5,22 @@
 // composition against whole steps.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "../process_dir.h"
 #include "bench/child_process.h"
 #include "results/results_db.h"
 
 namespace gpudays {
 namespace {
 
-// A database path of this process alone (other checkouts may run these tests at the same time).
+// A database path of this process alone (other checkouts may run these tests at the same time),
+// removed at its exit.
 std::string temp_db(const std::string& name) {
-  const std::string path =
-      std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()) + ".db");
+  const std::string path = test::process_temp_dir().path() / (name + ".db");
   std::filesystem::remove(path);
   return path;
 }
