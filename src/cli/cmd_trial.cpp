@@ -1,12 +1,14 @@
 // `gpudays trial`: the command line of one trial process (bench/trial_runner.h does the trial).
 // `--spec FILE` runs the trial a sweep wrote and prints its JSON result line (rank 0);
-// `--check-device NAME` says whether this build can run trials there.
+// `--check-device NAME` says whether this build can run trials there; `--probe-device NAME`
+// measures the device (bench/device_probe.h) and prints one JSON line.
 #include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/device_probe.h"
 #include "bench/trial_runner.h"
 #include "bench/trial_spec.h"
 #include "catalog/catalog.h"
@@ -44,20 +46,30 @@ void run_trial_command(const GlobalOptions& global, const std::string& spec_path
 void add_trial_command(CLI::App& app, const GlobalOptions& global) {
   auto spec_path = std::make_shared<std::string>();
   auto check_device = std::make_shared<std::string>();
+  auto probe_device_name = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "trial", "Run one benchmark trial from a specification file (used by `gpudays bench`)");
   CLI::Option* spec =
       cmd->add_option("--spec", *spec_path, "Trial specification (JSON)")->check(CLI::ExistingFile);
-  cmd->add_option("--check-device",
-                  *check_device,
-                  "Only check that trials can run on this device (cpu, cuda, cuda:N) and print "
-                  "its name")
-      ->excludes(spec);
-  cmd->callback([&global, spec_path, check_device] {
+  CLI::Option* check =
+      cmd->add_option("--check-device",
+                      *check_device,
+                      "Only check that trials can run on this device (cpu, cuda, cuda:N) and print "
+                      "its name")
+          ->excludes(spec);
+  cmd->add_option("--probe-device",
+                  *probe_device_name,
+                  "Measure this device (cpu, cuda, cuda:N) for a few seconds: fp32 and bf16 "
+                  "matmul TFLOP/s, memory bandwidth and size; prints one JSON line")
+      ->excludes(spec)
+      ->excludes(check);
+  cmd->callback([&global, spec_path, check_device, probe_device_name] {
     if (!check_device->empty()) {
       std::cout << device_name(parse_device(*check_device)) << "\n";
+    } else if (!probe_device_name->empty()) {
+      std::cout << to_json(probe_device(parse_device(*probe_device_name))).dump() << "\n";
     } else if (spec_path->empty()) {
-      throw InputError("trial needs --spec FILE (or --check-device NAME)");
+      throw InputError("trial needs --spec FILE (or --check-device NAME, or --probe-device NAME)");
     } else {
       run_trial_command(global, *spec_path);
     }
