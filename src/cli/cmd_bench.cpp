@@ -19,6 +19,7 @@
 #include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "dist/launcher.h"
 
 namespace gpudays {
 namespace {
@@ -61,39 +62,18 @@ GpuSpec host_cpu_spec(int64_t memory_limit_bytes) {
   return g;
 }
 
-std::string self_path() {
-  char self[4096] = {};
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) throw std::runtime_error("cannot find this program's path");
-  return std::string(self, n);
-}
-
-// The argv prefix of one trial: `gpudays trial`, under `mpirun -np N` for several ranks. CPU ranks
-// share the host's cores by design (--oversubscribe; OMP_NUM_THREADS split between them unless
-// set); --allow-run-as-root when run as root (containers, CI).
+// The argv of one trial: `gpudays trial`, on every rank of the launch (dist/launcher.h).
 std::vector<std::string> trial_command(const GlobalOptions& global, const BenchRequest& r,
                                        int64_t world) {
-  std::vector<std::string> argv;
-  if (world > 1) {
-#ifdef GPUDAYS_MPIEXEC
-    const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-    argv = {GPUDAYS_MPIEXEC, "-np", std::to_string(world)};
-    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-    if (r.device == "cpu" || world > cores) argv.push_back("--oversubscribe");
-    if (r.device == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
-      argv.insert(argv.end(), {"-x", fmt::format("OMP_NUM_THREADS={}",
-                                                 std::max<int64_t>(1, cores / world))});
-    }
-#else
-    throw InputError(fmt::format(
-        "{} ranks per trial need an MPI launcher (mpirun), and none was found when gpudays was "
-        "built: install openmpi-bin and libopenmpi-dev, then rebuild", world));
-#endif
+  LaunchOptions launch;
+  launch.ranks = world;
+  launch.device = r.device == "cpu" ? RankDevice::kCpu : RankDevice::kCuda;
+  launch.program = {self_path()};
+  if (!global.config_dir.empty()) {
+    launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
   }
-  argv.push_back(self_path());
-  if (!global.config_dir.empty()) argv.insert(argv.end(), {"--config-dir", global.config_dir});
-  argv.push_back("trial");
-  return argv;
+  launch.program.push_back("trial");
+  return launch_argv(launch);
 }
 
 // Before any trial: can this build and machine run trials on the device? (No CUDA build or no GPU
