@@ -1,6 +1,6 @@
 // The host probe and its cache: {"host_cpu_probes": [{"host", "omp_num_threads", "probed_at",
-// "probe": the probe's line}, ...]}, one entry per host name and OMP_NUM_THREADS (its value, or ""
-// when unset: the threads LibTorch uses, and so what the probe measures). Written whole, through a
+// "probe": the probe's line}, ...]}, one entry per host name and a rank's OMP_NUM_THREADS (""
+// when unset: LibTorch's default), which is what the probe measures. Written whole, through a
 // temporary file renamed over it.
 #include "bench/host_probe.h"
 
@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -33,11 +34,19 @@ struct CacheKey {
   }
 };
 
-CacheKey this_host() {
+// The threads one rank computes with, as the launcher gives them: OMP_NUM_THREADS when set; for
+// several ranks on the host, its cores split between them; else LibTorch's default ("").
+std::string rank_threads(int64_t ranks) {
+  if (const char* set = std::getenv("OMP_NUM_THREADS")) return set;
+  if (ranks <= 1) return "";
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::to_string(std::max<int64_t>(1, cores / ranks));
+}
+
+CacheKey this_host(int64_t ranks) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  const char* threads = std::getenv("OMP_NUM_THREADS");
-  return {host, threads == nullptr ? "" : threads};
+  return {host, rank_threads(ranks)};
 }
 
 std::string utc_now() {
@@ -86,10 +95,11 @@ std::string last_line(const std::string& text) {
                      end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
-std::string run_probe(const HostProbeOptions& options) {
+std::string run_probe(const HostProbeOptions& options, const std::string& threads) {
   if (options.probe_command.empty()) throw std::invalid_argument("host probe: no command");
-  const ChildResult child =
-      run_child(options.probe_command, ChildOptions{options.time_limit_s, ""});
+  std::vector<std::string> argv = options.probe_command;
+  if (!threads.empty()) argv.insert(argv.begin(), {"env", "OMP_NUM_THREADS=" + threads});
+  const ChildResult child = run_child(argv, ChildOptions{options.time_limit_s, ""});
   if (child.exit_code == 0 && !child.signaled && !child.timed_out) return last_line(child.out);
   std::string error = last_line(child.err);
   if (const size_t at = error.find("error: "); at != std::string::npos)
@@ -107,12 +117,12 @@ std::string host_probe_cache_path(const std::string& db_path) {
 }
 
 HostMeasurement measure_host_cpu(const HostProbeOptions& options) {
-  const CacheKey key = this_host();
+  const CacheKey key = this_host(options.ranks);
   nlohmann::json cache = read_cache(options.cache_path);
   for (const nlohmann::json& entry : cache[kEntries]) {
     if (key.matches(entry)) return parse_host_probe(entry.value("probe", nlohmann::json()).dump());
   }
-  const HostMeasurement measured = parse_host_probe(run_probe(options));
+  const HostMeasurement measured = parse_host_probe(run_probe(options, key.omp_num_threads));
   if (options.cache_path.empty()) return measured;
   cache[kEntries].push_back({{"host", key.host},
                              {"omp_num_threads", key.omp_num_threads},

@@ -131,8 +131,8 @@ GpuSpec host_cpu_spec(const HostMeasurement& measured, const HostCpuOptions& opt
   g.kind = DeviceKind::kCpu;
   g.name = kHostCpuName;
   g.display_name = fmt::format("{}, {} threads", measured.device_name, measured.threads);
-  g.peak_fp32_tflops = measured.matmul_fp32_tflops / ranks;
-  g.peak_bf16_tflops = measured.matmul_bf16_tflops / ranks;
+  g.peak_fp32_tflops = measured.matmul_fp32_tflops;  // one rank's threads, measured
+  g.peak_bf16_tflops = measured.matmul_bf16_tflops;
   g.matmul_ceiling_fraction = 1.0;  // the peaks are measured matmuls: the ceiling itself
   g.matmul_ceiling_measured = true;
   g.memory_bytes = options.memory_limit_bytes > 0 ? options.memory_limit_bytes
@@ -154,10 +154,11 @@ GpuSpec host_cpu_spec(const HostMeasurement& measured, const HostCpuOptions& opt
 
 GpuSpec host_cpu_stand_in(const HostCpuOptions& options) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  HostMeasurement nominal;
+  const int64_t rank_cores = std::max<int64_t>(1, cores / std::max<int64_t>(1, options.ranks));
+  HostMeasurement nominal;  // of one rank's cores, as a probe would measure
   nominal.device_name = "host CPU (not measured)";
-  nominal.threads = cores;
-  nominal.matmul_fp32_tflops = nominal.matmul_bf16_tflops = 0.05 * static_cast<double>(cores);
+  nominal.threads = rank_cores;
+  nominal.matmul_fp32_tflops = nominal.matmul_bf16_tflops = 0.05 * static_cast<double>(rank_cores);
   nominal.memory_bandwidth_gb_per_s = 20.0 * static_cast<double>(cores);
   nominal.memory_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   GpuSpec g = host_cpu_spec(nominal, options);

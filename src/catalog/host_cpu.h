@@ -37,13 +37,13 @@ std::string to_probe_line(const HostMeasurement& measured);  // the inverse, one
 
 struct HostCpuOptions {
   int64_t memory_limit_bytes = 0;  // per rank (--memory-limit); 0: the physical memory
-  int64_t ranks = 1;               // ranks sharing the host (its cores, bandwidth and memory)
+  int64_t ranks = 1;               // ranks sharing the host (its bandwidth and memory)
 };
 
-// A DeviceKind::kCpu spec named "cpu": each rank's peaks are the measured matmul throughput divided
-// among the ranks (fp16: none, it is not measured), its matmul ceiling is that peak (fraction 1,
-// measured, so MFU on the CPU is relative to measured matmuls), its bandwidth the measured one
-// divided among the ranks, its memory the cap or its share of the physical memory.
+// A DeviceKind::kCpu spec named "cpu" for one rank, from a probe run with one rank's threads: its
+// peaks are the measured matmul throughput (fp16: none, it is not measured), its matmul ceiling
+// that peak (fraction 1, measured, so MFU on the CPU is relative to measured matmuls), its
+// bandwidth its share of the measured one, its memory the cap or its share of the physical memory.
 GpuSpec host_cpu_spec(const HostMeasurement& measured, const HostCpuOptions& options = {});
 
 // When the host cannot be measured: a spec of nominal figures (50 GFLOP/s and 20 GB/s per core,

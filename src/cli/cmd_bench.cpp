@@ -172,7 +172,8 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
 
 GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options) {
   const HostProbeOptions probe{{self_path(), "trial", "--probe-device", kHostCpuName},
-                               host_probe_cache_path(db)};
+                               host_probe_cache_path(db),
+                               options.ranks};
   return host_cpu_spec(measure_host_cpu(probe), options);
 }
 

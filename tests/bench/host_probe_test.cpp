@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "bench/host_probe.h"
 #include "common/error.h"
@@ -27,7 +28,8 @@ std::string read(const std::string& path) {
   return text.str();
 }
 
-// A probe that prints `line` after a warning and counts its runs.
+// A probe that prints `line` after a warning and counts its runs ("run THREADS" a line, with the
+// OMP_NUM_THREADS it ran with).
 struct CountingProbe {
   HostProbeOptions options;
   std::string runs_path;
@@ -41,9 +43,11 @@ CountingProbe counting_probe(const std::string& name, const std::string& line) {
   const std::string runs = test::write_temp_file(name + ".runs", "");
   const std::string cache = test::write_temp_file(name + ".host-cpu.json", "");
   std::filesystem::remove(cache);
-  return {
-      {{"/bin/sh", "-c", "echo run >> " + runs + "; echo 'a warning'; echo '" + line + "'"}, cache},
-      runs};
+  return {{{"/bin/sh",
+            "-c",
+            "echo run $OMP_NUM_THREADS >> " + runs + "; echo 'a warning'; echo '" + line + "'"},
+           cache},
+          runs};
 }
 
 // OMP_NUM_THREADS as it was when the test began, restored at its end.
@@ -84,6 +88,24 @@ TEST(HostProbe, ProbesOnceAndReusesTheCachedLine) {
   uncached.cache_path.clear();
   measure_host_cpu(uncached);
   EXPECT_EQ(probe.runs(), 3);
+}
+
+// Ranks sharing the host each compute with its cores split between them (unless OMP_NUM_THREADS
+// says otherwise): the probe measures one rank's threads.
+TEST(HostProbe, SeveralRanksAreProbedWithOneRanksThreads) {
+  const OmpThreadsRestored restored;
+  unsetenv("OMP_NUM_THREADS");
+  CountingProbe probe = counting_probe("probe_ranks", kLine);
+  probe.options.ranks = 2;
+  measure_host_cpu(probe.options);
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string threads = std::to_string(std::max<int64_t>(1, cores / 2));
+  EXPECT_EQ(read(probe.runs_path), "run " + threads + "\n");
+  EXPECT_NE(read(probe.options.cache_path).find("\"omp_num_threads\": \"" + threads + "\""),
+            std::string::npos);
+  setenv("OMP_NUM_THREADS", "3", 1);
+  measure_host_cpu(probe.options);
+  EXPECT_EQ(read(probe.runs_path), "run " + threads + "\nrun 3\n");
 }
 
 TEST(HostProbe, AFailedProbeOrABadLineIsOneInputError) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -21,20 +22,28 @@ namespace {
 const std::string kModelFile = std::string(GPUDAYS_TEST_DATA_DIR) + "/bench-gpt-neox.toml";
 
 // A results database path whose probe cache holds this host's measurement (figures of the
-// development machine), so that plan never runs the probe.
+// development machine) for one rank and for two (a rank's threads: OMP_NUM_THREADS, else the cores
+// split between the ranks), so that plan never runs the probe.
 std::string db_with_cached_probe(const std::string& name) {
   const std::string db = test::write_temp_file(name + ".db", "");
   std::filesystem::remove(db);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  const char* threads = std::getenv("OMP_NUM_THREADS");
+  const char* set = std::getenv("OMP_NUM_THREADS");
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string one_rank = set == nullptr ? "" : set;
+  const std::string two_ranks =
+      set == nullptr ? std::to_string(std::max<int64_t>(1, cores / 2)) : set;
   const HostMeasurement m{"Cached CPU", 1, 0.08, 0.48, 28.0, int64_t{24} << 30};
-  const nlohmann::json cache = {{"host_cpu_probes",
-                                 {{{"host", host},
-                                   {"omp_num_threads", threads == nullptr ? "" : threads},
-                                   {"probed_at", "2026-12-01T00:00:00Z"},
-                                   {"probe", nlohmann::json::parse(to_probe_line(m))}}}}};
-  std::ofstream(std::filesystem::path(db).replace_extension(".host-cpu.json")) << cache.dump();
+  nlohmann::json entries = nlohmann::json::array();
+  for (const std::string& threads : {one_rank, two_ranks}) {
+    entries.push_back({{"host", host},
+                       {"omp_num_threads", threads},
+                       {"probed_at", "2026-12-01T00:00:00Z"},
+                       {"probe", nlohmann::json::parse(to_probe_line(m))}});
+  }
+  std::ofstream(std::filesystem::path(db).replace_extension(".host-cpu.json"))
+      << nlohmann::json{{"host_cpu_probes", entries}}.dump();
   return db;
 }
 
