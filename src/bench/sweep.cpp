@@ -93,8 +93,15 @@ class Sweep {
     fill_outcome(record, run_trial(spec_for(request)), predicted);
     finished_s_.push_back(seconds_since(started));
     note_timing_check(request, record);
-    if (!db_.insert(record)) ++summary_.trials_not_stored;
     ++summary_.trials_run;
+    if (!db_.insert(record)) {  // another run stored this configuration first
+      ++summary_.trials_not_stored;
+      if (auto stored = db_.find(record.key())) {
+        report(record, "kept as a repeat: another run stored this configuration first; its "
+                       "measurement is used");
+        return outcome_of(*stored);
+      }
+    }
     report(record, "");
     return outcome_of(record);
   }

@@ -38,7 +38,8 @@ struct SweepSummary {
   SearchResult search;
   int trials_reused = 0;  // found in the database
   int trials_run = 0;     // run now
-  // Run now but not stored: the database already held the key (another sweep stored it first).
+  // Run now but not stored as the key's trial: another sweep stored it first; this measurement is
+  // kept as a repeat (ResultsDb::repeat_count) and the stored one is used.
   int trials_not_stored = 0;
 };
 

@@ -17,6 +17,7 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/cost_options.h"
 #include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -40,7 +41,24 @@ struct BenchRequest {
   int64_t timed_steps = 3;
   double trial_timeout_s = 600.0;
   std::string format = "table";
+  bool no_retry_killed = false;
 };
+
+constexpr double kMaxTrialTimeoutS = 7 * 86400.0;
+constexpr int64_t kMinMemoryLimitBytes = int64_t{1} << 20;
+
+// --memory-limit: 0 (the device's memory) or at least 1 MiB (no model's trial runs below it).
+CLI::Validator memory_limit_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        int64_t bytes = 0;
+        if (!CLI::detail::lexical_cast(text, bytes)) return "'" + text + "' is not a byte count";
+        if (bytes == 0 || bytes >= kMinMemoryLimitBytes) return "";
+        return fmt::format("'{}' is neither 0 (the device's memory) nor at least {} bytes (1 MiB)",
+                           text, kMinMemoryLimitBytes);
+      },
+      "0 or >= 1 MiB");
+}
 
 // The argv of one trial: `gpudays trial`, on every rank of the launch (dist/launcher.h).
 std::vector<std::string> trial_command(const GlobalOptions& global, const BenchRequest& r,
@@ -65,7 +83,9 @@ void check_device(const std::string& device) {
   std::string error = child.err;
   while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
   error = error.substr(error.rfind('\n') == std::string::npos ? 0 : error.rfind('\n') + 1);
-  if (error.rfind("error: ", 0) == 0) error = error.substr(7);
+  for (const char* prefix : {"gpudays: ", "error: "}) {
+    if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
+  }
   throw InputError(fmt::format("cannot run trials on {}: {}", device,
                                error.empty() ? "the device check failed" : error));
 }
@@ -142,10 +162,19 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   options.strategy = r.strategy == "exhaustive" ? SearchStrategy::kExhaustive
                                                 : SearchStrategy::kGuided;
   options.timing = parse_step_timing(r.timing);
+  options.retry_killed = !r.no_retry_killed;
   if (gpu->kind == DeviceKind::kGpu) check_device(r.device);
   ResultsDb db = ResultsDb::open({r.db});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
-  print_summary(r, model, run_sweep(model, cluster, plan_options, options, db, progress));
+  const SweepSummary summary = run_sweep(model, cluster, plan_options, options, db, progress);
+  print_summary(r, model, summary);
+  if (!summary.search.best) {
+    throw EnvironmentError(fmt::format(
+        "no configuration of {} ran successfully on {}: {} trials run or reused (their outcomes "
+        "are in {}), {} of {} method sets predicted not to fit",
+        model.name, gpu->display_name, summary.trials_run + summary.trials_reused, r.db,
+        summary.search.method_sets_skipped, summary.search.method_sets_total));
+  }
 }
 
 }  // namespace
@@ -188,7 +217,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--memory-limit", r->memory_limit_bytes,
                   "Per-device memory cap in bytes (CPU trials raise out-of-memory above it; a CUDA "
                   "trial peaking above it counts as out-of-memory)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(memory_limit_check());
   cmd->add_option("--db", r->db,
                   "Results database (SQLite): every trial is stored as it ends; trials already "
                   "in it are reused")
@@ -201,8 +230,11 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--trial-timeout", r->trial_timeout_s,
                   "Seconds before a trial (its whole process group) is killed and recorded as a "
                   "timeout")
-      ->check(CLI::PositiveNumber)
+      ->check(number_check(0.0, kMaxTrialTimeoutS, /*low_open=*/true))
       ->capture_default_str();
+  cmd->add_flag("--no-retry-killed", r->no_retry_killed,
+                "Reuse trials killed by a signal from outside (the OOM killer, pre-emption, a "
+                "stray kill) as recorded; by default they are measured again");
   add_format_option(*cmd, r->format, {"table", "json"})
       ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
   cmd->callback([&global, r] { run_bench(global, *r); });

@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/cost_options.h"
 #include "cli/plan_output.h"
 #include "common/error.h"
 #include "plan/planner.h"
@@ -147,9 +148,11 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   add_format_option(*cmd, r->format, {"table", "json", "csv"});
   cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
+      ->check(number_check(0.0, 1e4, /*low_open=*/true))
       ->capture_default_str();
   cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
+      ->check(number_check(0.0, 1e13, /*low_open=*/true))
       ->capture_default_str();
   cmd->add_option("--db", r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "

@@ -1,6 +1,5 @@
 // `gpudays best` (the optimal measured row, like the reference's) and `gpudays export` (the chosen
 // configuration as HuggingFace TrainingArguments, DeepSpeed configuration or gpudays run file).
-#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -14,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "common/units.h"
 #include "plan/planner.h"
 #include "results/results_db.h"
@@ -131,8 +131,7 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
     std::cout << text;
     return;
   }
-  std::ofstream out(r.out);
-  if (!(out << text)) throw InputError(fmt::format("cannot write {}", r.out));
+  write_file_atomically(r.out, text);
 }
 
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {

@@ -19,7 +19,7 @@ namespace gpudays {
 namespace {
 
 constexpr int kApplicationId = 0x47505544;  // "GPUD"
-constexpr int kSchemaVersion = 2;  // 2: composed-parts timing columns
+constexpr int kSchemaVersion = 3;  // 2: composed-parts timing columns; 3: the repeats table
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
@@ -82,6 +82,14 @@ std::string select_list(int64_t version) {
   return out;
 }
 
+// Trials of a key already stored, measured again by another run at the same time: kept, never
+// dropped, and never used in place of the key's trial.
+void create_repeats_table(sqlite3* db) {
+  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL";
+  for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
+  exec(db, fmt::format("CREATE TABLE repeats ({})", columns));
+}
+
 void upgrade_schema(sqlite3* db, int64_t version) {
   exec(db, "BEGIN");
   for (const TrialColumn& c : trial_columns()) {
@@ -89,6 +97,7 @@ void upgrade_schema(sqlite3* db, int64_t version) {
     exec(db, fmt::format("ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type,
                          c.default_sql));
   }
+  if (version < 3) create_repeats_table(db);
   exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
   exec(db, "COMMIT");
 }
@@ -98,6 +107,7 @@ void create_schema(sqlite3* db) {
   for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
   exec(db, "BEGIN");
   exec(db, fmt::format("CREATE TABLE trials ({})", columns));
+  create_repeats_table(db);
   exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId));
   exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
   exec(db, "COMMIT");
@@ -121,6 +131,22 @@ int64_t validate(sqlite3* db, const std::string& path) {
                                  "untouched", path, version, kSchemaVersion));
   }
   return version;
+}
+
+// A database opened for writing must take a write before any trial runs (a read-only file or
+// directory otherwise fails only when the first trial is stored): a table made and rolled back.
+void check_writable(sqlite3* db, const std::string& path) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(
+      db, "BEGIN IMMEDIATE; CREATE TABLE gpudays_write_check (x); ROLLBACK", nullptr, nullptr,
+      &error);
+  const std::string message = error != nullptr ? error : sqlite3_errstr(rc);
+  sqlite3_free(error);
+  if (rc == SQLITE_OK) return;
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  throw InputError(fmt::format("cannot write the results database {} ({}); choose another file "
+                               "with --db",
+                               path, message));
 }
 
 // Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
@@ -149,7 +175,8 @@ std::optional<TrialRecord> read_row(sqlite3_stmt* s, const std::string& path,
 void ResultsDb::Closer::operator()(sqlite3* db) const { sqlite3_close(db); }
 
 ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t version)
-    : db_(std::move(db)), path_(std::move(path)), select_list_(select_list(version)) {}
+    : db_(std::move(db)), path_(std::move(path)), select_list_(select_list(version)),
+      schema_version_(version) {}
 
 ResultsDb::~ResultsDb() = default;
 
@@ -187,6 +214,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
     if (dynamic_cast<const InputError*>(&e)) throw;
     throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
   }
+  if (!options.read_only) check_writable(db.get(), path);
   if (version < kSchemaVersion && !options.read_only) {
     try {
       upgrade_schema(db.get(), version);
@@ -208,22 +236,37 @@ std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
   return read_row(s.get(), path_, warned_);
 }
 
-bool ResultsDb::insert(const TrialRecord& trial) {
+// INSERT OR IGNORE into `table` (trials or repeats); returns whether a row was added.
+bool ResultsDb::insert_into(const char* table, const TrialRecord& trial) {
   std::string placeholders = "?1";
   for (size_t i = 0; i < trial_columns().size(); ++i) placeholders += fmt::format(", ?{}", i + 2);
-  Stmt s = prepare(db_.get(), fmt::format("INSERT OR IGNORE INTO trials (trial_key, {}) VALUES ({})",
-                                          column_list(), placeholders));
+  Stmt s = prepare(db_.get(), fmt::format("INSERT OR IGNORE INTO {} (trial_key, {}) VALUES ({})",
+                                          table, column_list(), placeholders));
   sqlite3_bind_text(s.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   int i = 2;
   for (const TrialColumn& c : trial_columns()) c.bind(s.get(), i++, trial);
   if (sqlite3_step(s.get()) != SQLITE_DONE) {
     throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
   }
-  if (sqlite3_changes(db_.get()) == 1) return true;
+  return sqlite3_changes(db_.get()) == 1;
+}
+
+int64_t ResultsDb::repeat_count(const std::string& key) const {
+  if (schema_version_ < 3) return 0;
+  Stmt s = prepare(db_.get(), "SELECT COUNT(*) FROM repeats WHERE trial_key = ?1");
+  sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  return sqlite3_step(s.get()) == SQLITE_ROW ? sqlite3_column_int64(s.get(), 0) : 0;
+}
+
+bool ResultsDb::insert(const TrialRecord& trial) {
+  if (insert_into("trials", trial)) return true;
   // The key is taken. An invalid row under it is never used, and a killed trial is measured
   // again: the new trial replaces either.
   const std::optional<TrialRecord> stored = find(trial.key());
-  if (stored && stored->measured.status != TrialStatus::kKilled) return false;
+  if (stored && stored->measured.status != TrialStatus::kKilled) {
+    insert_into("repeats", trial);
+    return false;
+  }
   Stmt drop = prepare(db_.get(), "DELETE FROM trials WHERE trial_key = ?1");
   sqlite3_bind_text(drop.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(drop.get()) != SQLITE_DONE) {

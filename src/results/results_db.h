@@ -39,10 +39,12 @@ class ResultsDb {
   // Rows are validated as they are read (row_problem): an invalid row is never returned, and is
   // named once on stderr.
   std::optional<TrialRecord> find(const std::string& key) const;
-  // Stores `trial` unless a valid trial with the same key exists (an invalid or killed one is
-  // replaced);
-  // returns whether it was stored.
+  // Stores `trial` as its key's trial unless a valid trial with that key exists (an invalid or
+  // killed one is replaced); returns whether it was. Otherwise (another run measured the same
+  // configuration at the same time) it is kept as a repeat, never used in place of the stored one.
   bool insert(const TrialRecord& trial);
+  // Repeats kept under `key` (0 in a file older than schema 3).
+  int64_t repeat_count(const std::string& key) const;
   std::vector<TrialRecord> query(const TrialFilter& filter) const;
   const std::string& path() const { return path_; }
 
@@ -53,7 +55,9 @@ class ResultsDb {
   ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t schema_version);
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
+  bool insert_into(const char* table, const TrialRecord& trial);
   std::string select_list_;  // the columns, with defaults for those an older file lacks
+  int64_t schema_version_ = 0;
   mutable std::set<int64_t> warned_;  // ids of invalid rows already warned about
 };
 

@@ -2,6 +2,8 @@
 // exit code 2.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -104,6 +106,21 @@ TEST(Cli, NumbersOutOfRangeAreRefused) {
   expect_input_error("cost --model pythia-1b --max-days inf", "--max-days");
   expect_input_error("plan --model pythia-1b --gpu a100 --nodes 99999999999999999999", "--nodes");
   expect_input_error("bench --model pythia-1b --gpu a100 --gpus-per-node 100", "--gpus-per-node");
+  expect_input_error("plan --model pythia-1b --gpu a100 --inter-node-gb-per-s nan",
+                     "--inter-node-gb-per-s");
+  expect_input_error("plan --model pythia-1b --gpu a100 --cpu-adam-params-per-s -1",
+                     "--cpu-adam-params-per-s");
+  expect_input_error("bench --model pythia-14m --device cpu --trial-timeout nan",
+                     "--trial-timeout");
+  expect_input_error("bench --model pythia-14m --device cpu --memory-limit 1", "1 MiB");
+}
+
+// A failed write of an exported file is an error naming it (exit 1), not a silent success.
+TEST(Cli, ExportToAFullDeviceFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const auto r = run_gpudays("export --model pythia-160m --gpu a100 --source plan --out /dev/full");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot write /dev/full"), std::string::npos) << r.err;
 }
 
 TEST(Cli, HelpAndVersion) {

@@ -2,6 +2,8 @@
 // rejected with a clear error and left byte-for-byte untouched.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -78,6 +80,43 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
   EXPECT_EQ(db.query({.model = "pythia-14m", .gpu = ""}).size(), 2u);
   EXPECT_TRUE(db.query({.model = "pythia-70m", .gpu = ""}).empty());
   EXPECT_FALSE(db.find(sample_trial(16).key()));
+}
+
+// Two runs measuring one configuration at once: the second measurement is kept as a repeat, never
+// dropped silently and never used in place of the stored trial.
+TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
+  const std::string path = fresh_path("repeats.db");
+  ResultsDb first = ResultsDb::open({path});
+  ResultsDb second = ResultsDb::open({path});
+  ASSERT_TRUE(first.insert(sample_trial(4)));
+  TrialRecord again = sample_trial(4);
+  test::set_measured_step(again, 9.0);
+  EXPECT_FALSE(second.insert(again));
+  EXPECT_FALSE(first.insert(again));
+  EXPECT_EQ(first.repeat_count(again.key()), 2);
+  EXPECT_EQ(first.repeat_count(sample_trial(8).key()), 0);
+  const auto stored = second.find(again.key());
+  ASSERT_TRUE(stored);
+  EXPECT_DOUBLE_EQ(stored->step_time_s(), sample_trial(4).step_time_s());
+  EXPECT_EQ(first.query({}).size(), 1u);
+}
+
+// A file that cannot be written is refused when opened for writing, before any trial runs; read
+// only, it opens. (Root writes any file: the case needs an ordinary user.)
+TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write a read-only file";
+  const std::string path = fresh_path("read-only.db");
+  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read);
+  try {
+    ResultsDb::open({path});
+    ADD_FAILURE() << "opened a read-only file for writing";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write the results database"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
 TEST(ResultsDb, NotSqliteIsLeftUntouched) {

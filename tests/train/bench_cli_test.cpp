@@ -142,6 +142,20 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
   }
 }
 
+// A sweep in which nothing runs (a cap below what any micro-batch needs) ends with its summary and
+// a one-line error, exit 1.
+TEST(BenchCli, NothingRunningSuccessfullyIsAnError) {
+  const std::string db = temp_db("gpudays_bench_cli_nothing");
+  const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
+  const ChildResult r = gpudays("bench --model-file " + model +
+                                " --device cpu --methods naive --memory-limit 1048576 --db " + db);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("No configuration ran successfully"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("no configuration of bench-gpt-neox ran successfully"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
 // trial with a one-line error, and records nothing.
 TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
