@@ -15,6 +15,7 @@
 #include "bench/out_of_memory.h"
 #include "bench/phase_clock.h"
 #include "bench/step_loop.h"
+#include "common/checked_math.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"
@@ -141,7 +142,9 @@ TrialMeasurement measure(const TrialSpec& spec,
 }
 
 void check_global_batch(const Configuration& config, int ranks, int64_t global_batch) {
-  if (config.micro_batch_size * config.grad_acc_steps * ranks == global_batch) return;
+  if (checked_product({config.micro_batch_size, config.grad_acc_steps, ranks}) == global_batch) {
+    return;
+  }
   throw InputError(
       fmt::format("micro-batch {} x accumulation {} x {} ranks is not the global batch {}",
                   config.micro_batch_size,

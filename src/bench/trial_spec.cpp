@@ -24,6 +24,28 @@ nlohmann::json to_json(const TrialSpec& s) {
           {"check_steps", s.check_steps}};
 }
 
+namespace {
+
+// Every count of a specification within what a trial can run (the catalog bounds a global batch
+// to 2^30 samples): no product of them can overflow afterwards.
+void check_spec_ranges(const TrialSpec& s) {
+  const auto check = [](const char* key, int64_t value, int64_t low, int64_t high) {
+    if (value < low || value > high) {
+      throw InputError(fmt::format("bad trial specification: {} = {} is not in [{}, {}]", key,
+                                   value, low, high));
+    }
+  };
+  constexpr int64_t kMaxSamples = int64_t{1} << 30;
+  check("micro_batch_size", s.config.micro_batch_size, 1, kMaxSamples);
+  check("grad_acc_steps", s.config.grad_acc_steps, 1, kMaxSamples);
+  check("warmup_steps", s.warmup_steps, 0, 1000);
+  check("timed_steps", s.timed_steps, 1, 100000);
+  check("check_steps", s.check_steps, 0, 1000);
+  check("memory_limit_bytes", s.memory_limit_bytes, 0, int64_t{1} << 50);
+}
+
+}  // namespace
+
 TrialSpec trial_spec_from_json(const nlohmann::json& j) {
   try {
     TrialSpec s;
@@ -42,6 +64,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
     s.timing = parse_step_timing(j.value("timing", "whole"));
     s.check_steps = j.value("check_steps", int64_t{0});
+    check_spec_ranges(s);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("bad trial specification: {}", e.what()));

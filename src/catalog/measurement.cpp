@@ -13,6 +13,7 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "catalog/toml_fields.h"
+#include "common/checked_math.h"
 #include "common/error.h"
 
 namespace gpudays {
@@ -292,7 +293,8 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
                        c.gpus()));
   }
   if (c.micro_batch_size && c.gradient_accumulation && c.global_batch_size &&
-      *c.micro_batch_size * *c.gradient_accumulation * c.data_parallel() != *c.global_batch_size) {
+      checked_product({*c.micro_batch_size, *c.gradient_accumulation, c.data_parallel()}) !=
+          *c.global_batch_size) {
     t.fail("global_batch_size",
            fmt::format("{} != micro_batch_size {} x gradient_accumulation {} x {} data-parallel "
                        "GPUs",
