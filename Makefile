@@ -1,15 +1,18 @@
 # gpudays — top-level entry points. `make run` and `make test` install what they need, build and run.
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
 # LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
+# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 JOBS ?= $(shell nproc)
 WITH_TORCH ?= ON
+WITH_CUDA_BUILD ?= ON
 TORCH_PYTHON ?= python3
 
-.PHONY: all deps torch torch-ref fixtures configure build test run cuda clean format
+.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda run cuda \
+        clean format format-check
 
 all: build
 
@@ -35,6 +38,10 @@ configure: deps torch
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The gpudays binary alone (what `make run` runs), not the tests.
+build-gpudays: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpudays
+
 # Parity fixtures from transformers (tests/models/make_fixtures.py), remade when their inputs change.
 fixtures: build torch-ref
 ifeq ($(WITH_TORCH),ON)
@@ -43,11 +50,21 @@ endif
 
 test: build fixtures
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
+	@$(MAKE) --no-print-directory test-cuda
+endif
+
+# The CUDA variant against the venv's torch (the full wheel of `make torch-ref` is a CUDA build),
+# so that no change breaks the GPU path unseen: every target compiles and links, and the GPU tests
+# (*_CUDA) run, skipping themselves without a GPU. The CPU tests are the ones above.
+test-cuda: torch-ref
+	@$(MAKE) --no-print-directory cuda TORCH_PYTHON=$(CURDIR)/.venv/bin/python3
+	@build-cuda/tests/models/gpudays_torch_tests --gtest_filter='*_CUDA' --gtest_brief=1
 
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
 # in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
 # 8 x RTX 3090.
-run: build
+run: build-gpudays
 	@mkdir -p out
 	OMP_NUM_THREADS=1 $(BUILD_DIR)/gpudays bench --model-file tests/data/bench-gpt-neox.toml \
 	  --device cpu --methods free-lunch --memory-limit 134217728 --db out/gpudays.db
@@ -63,8 +80,12 @@ cuda:
 	  -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-cuda -j $(JOBS)
 
-format:
+format: deps
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
+# Changes nothing: lists the files `make format` would change (scripts/format-check.sh).
+format-check: deps
+	@bash scripts/format-check.sh
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-cuda

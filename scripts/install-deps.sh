@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev gnuplot-nox
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

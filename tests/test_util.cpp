@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "process_dir.h"
+
 namespace gpudays::test {
 namespace {
 
@@ -27,11 +29,8 @@ const Catalog& catalog() {
 }
 
 std::string write_temp_file(const std::string& name, const std::string& contents) {
-  // One directory per process: ctest runs test processes in parallel.
-  const auto dir = std::filesystem::temp_directory_path() / "gpudays_tests" /
-                   std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+  // One directory per process (ctest runs test processes in parallel), removed at its exit.
+  const auto path = process_temp_dir().path() / name;
   std::ofstream(path) << contents;
   return path.string();
 }

@@ -9,6 +9,7 @@
 namespace gpudays::test {
 
 const Catalog& catalog();  // the repository's configs/, loaded once
+// <process_temp_dir()>/name with these contents; removed with the directory when the process exits.
 std::string write_temp_file(const std::string& name, const std::string& contents);
 
 struct CommandResult {

@@ -105,7 +105,7 @@ class Sweep {
   TrialRecord identity(const Configuration& r) const {
     TrialRecord t;
     t.model = model_.name;
-    t.gpu = options_.device == "cpu" ? "cpu" : cluster_.gpu->name;
+    t.gpu = cluster_.gpu->name;  // the host CPU's spec is named "cpu" (catalog/host_cpu.h)
     t.cluster = cluster_.shape();
     t.config = r;
     t.memory_limit_bytes = options_.memory_limit_bytes;
@@ -127,7 +127,7 @@ class Sweep {
     TrialSpec spec;
     spec.model = model_.name;
     spec.model_file = options_.model_file;
-    spec.device = options_.device;
+    spec.device = cluster_.gpu->kind == DeviceKind::kCpu ? "cpu" : "cuda";  // LibTorch's names
     spec.config = r;
     spec.warmup_steps = options_.warmup_steps;
     spec.timed_steps = options_.timed_steps;
@@ -198,8 +198,12 @@ class Sweep {
     t.gpu_days = t.training_days * cluster_.world_size();
     t.mfu = predicted.mfu * predicted.step_time_s / step;
     t.hfu = predicted.hfu * predicted.step_time_s / step;
+    if (!cluster_.gpu->peaks_known()) {  // the host CPU's stand-in: utilisation unknown
+      t.mfu = t.hfu = 0.0;
+      return;
+    }
     const double executed = predicted.executed_utilisation * predicted.step_time_s / step;
-    if (options_.device != "cpu" && executed > cluster_.gpu->matmul_ceiling_fraction) {
+    if (executed > cluster_.gpu->matmul_ceiling_fraction) {
       t.measured.status = TrialStatus::kRejected;
       t.measured.message =
           fmt::format("MFU {:.1f}% (executed FLOPs at {:.1f}% of peak) exceeds the {} matmul "

@@ -3,6 +3,7 @@
 // (with provenance) the moment it ends, rejects impossible timings, and prints a progress line
 // (bench/progress.h). With parts timing, the first trial of each method set (its family) also
 // times whole steps to check the composition; a family whose check fails falls back to whole steps.
+// The trials run on the cluster's device: the host CPU for a DeviceKind::kCpu spec, else CUDA.
 #pragma once
 
 #include <ostream>
@@ -19,7 +20,6 @@ namespace gpudays {
 
 struct SweepOptions {
   std::vector<std::string> trial_command;  // argv prefix; "--spec FILE" is appended
-  std::string device = "cuda";             // what the trials run on: "cuda" or "cpu"
   std::string model_file;                  // when the model is not from the catalog
   double trial_timeout_s = 600.0;
   int64_t warmup_steps = 1;

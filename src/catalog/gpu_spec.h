@@ -1,5 +1,6 @@
-// GPU catalog entries: dense peak throughput per dtype, memory, links, power and prices, each
-// figure with its source (kept in `sources`, keyed by TOML table). Parsing lives in gpu_loader.cpp.
+// A device: a catalog GPU (dense peak throughput per dtype, memory, links, power and prices, each
+// figure with its source, kept in `sources` by TOML table; parsing lives in gpu_loader.cpp), or the
+// host CPU, a device kind of its own built from a measurement (host_cpu.h).
 #pragma once
 
 #include <cstdint>
@@ -9,19 +10,26 @@
 
 namespace gpudays {
 
+// What differs for the host CPU (host_cpu.h): no CUDA context, NCCL buffers or cuBLAS workspace in
+// its memory (plan/memory_model.cpp), no CUDA graphs (plan/device_model.cpp), bf16 by autocast
+// whatever its compute capability (0), no prices; its peaks and ceiling are measured, not sourced.
+enum class DeviceKind { kGpu, kCpu };
+
 struct GpuSpec {
-  std::string name;          // catalog key, e.g. "a100-80gb-sxm"
+  DeviceKind kind = DeviceKind::kGpu;
+  std::string name;          // catalog key, e.g. "a100-80gb-sxm"; "cpu" for the host CPU
   std::string display_name;  // e.g. "NVIDIA A100 80GB SXM"
   std::vector<std::string> aliases;  // reference system's names, e.g. "a100"
   std::string architecture;          // "ampere", "hopper", ...
-  double compute_capability = 0.0;   // 8.0 for A100
+  double compute_capability = 0.0;   // 8.0 for A100; 0 for the host CPU
 
   // Dense (no sparsity) peak tensor throughput, TFLOP/s; 0 where the dtype is unsupported.
   double peak_fp32_tflops = 0.0;
   double peak_tf32_tflops = 0.0;
   double peak_fp16_tflops = 0.0;
   double peak_bf16_tflops = 0.0;
-  // Best achievable matmul throughput as a fraction of peak (measured where published).
+  // Best achievable matmul throughput as a fraction of peak (measured where published; the host
+  // CPU's peaks are its measured matmul throughput, so its fraction is 1).
   double matmul_ceiling_fraction = 0.0;
   bool matmul_ceiling_measured = false;
 
@@ -35,7 +43,7 @@ struct GpuSpec {
   double host_link_gb_per_s = 0.0;      // per direction, theoretical
 
   double tdp_w = 0.0;
-  double purchase_usd = 0.0;
+  double purchase_usd = 0.0;  // 0 for the host CPU (and its cloud price): it is not for sale
   std::string purchase_date;
   double cloud_usd_per_gpu_hour = 0.0;  // 0: unknown
   std::string cloud_date;
@@ -45,6 +53,10 @@ struct GpuSpec {
 
   bool supports_bf16() const { return peak_bf16_tflops > 0.0; }
   bool supports_tf32() const { return peak_tf32_tflops > 0.0; }
+  // Whether the peaks are known (a GPU's datasheet, the host CPU's measurement), so that MFU means
+  // something and a measurement above the matmul ceiling is a timing bug; not for the host CPU's
+  // stand-in, whose figures are invented.
+  bool peaks_known() const { return kind == DeviceKind::kGpu || matmul_ceiling_measured; }
 };
 
 }  // namespace gpudays

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/child_process.h"
+#include "bench/host_probe.h"
 #include "bench/sweep.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
@@ -19,6 +20,7 @@
 #include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "dist/launcher.h"
 
 namespace gpudays {
 namespace {
@@ -40,60 +42,18 @@ struct BenchRequest {
   std::string format = "table";
 };
 
-// The planner knows no CPU: a stand-in whose figures only order the trials (nominal 50 GFLOP/s
-// and 20 GB/s per core; no matmul-ceiling check applies to CPU results).
-GpuSpec host_cpu_spec(int64_t memory_limit_bytes) {
-  const double cores = std::max(1u, std::thread::hardware_concurrency());
-  GpuSpec g;
-  g.name = "cpu";
-  g.display_name = "host CPU";
-  g.architecture = "cpu";
-  g.peak_fp32_tflops = g.peak_fp16_tflops = g.peak_bf16_tflops = 0.05 * cores;
-  g.matmul_ceiling_fraction = 0.8;
-  g.memory_bytes = memory_limit_bytes > 0
-                       ? memory_limit_bytes
-                       : static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  g.memory_bandwidth_gb_per_s = 20.0 * cores;
-  g.gpu_link = "shared-memory";
-  g.gpu_link_gb_per_s = 10.0;
-  g.host_link = "none";
-  g.host_link_gb_per_s = 10.0;
-  return g;
-}
-
-std::string self_path() {
-  char self[4096] = {};
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) throw std::runtime_error("cannot find this program's path");
-  return std::string(self, n);
-}
-
-// The argv prefix of one trial: `gpudays trial`, under `mpirun -np N` for several ranks. CPU ranks
-// share the host's cores by design (--oversubscribe; OMP_NUM_THREADS split between them unless
-// set); --allow-run-as-root when run as root (containers, CI).
+// The argv of one trial: `gpudays trial`, on every rank of the launch (dist/launcher.h).
 std::vector<std::string> trial_command(const GlobalOptions& global, const BenchRequest& r,
                                        int64_t world) {
-  std::vector<std::string> argv;
-  if (world > 1) {
-#ifdef GPUDAYS_MPIEXEC
-    const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-    argv = {GPUDAYS_MPIEXEC, "-np", std::to_string(world)};
-    if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-    if (r.device == "cpu" || world > cores) argv.push_back("--oversubscribe");
-    if (r.device == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
-      argv.insert(argv.end(), {"-x", fmt::format("OMP_NUM_THREADS={}",
-                                                 std::max<int64_t>(1, cores / world))});
-    }
-#else
-    throw InputError(fmt::format(
-        "{} ranks per trial need an MPI launcher (mpirun), and none was found when gpudays was "
-        "built: install openmpi-bin and libopenmpi-dev, then rebuild", world));
-#endif
+  LaunchOptions launch;
+  launch.ranks = world;
+  launch.device = r.device == "cpu" ? RankDevice::kCpu : RankDevice::kCuda;
+  launch.program = {self_path()};
+  if (!global.config_dir.empty()) {
+    launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
   }
-  argv.push_back(self_path());
-  if (!global.config_dir.empty()) argv.insert(argv.end(), {"--config-dir", global.config_dir});
-  argv.push_back("trial");
-  return argv;
+  launch.program.push_back("trial");
+  return launch_argv(launch);
 }
 
 // Before any trial: can this build and machine run trials on the device? (No CUDA build or no GPU
@@ -144,13 +104,27 @@ void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSum
                            format_count(model.recipe.train_steps));
 }
 
+// The host CPU measured; where it cannot be (the probe failed), a stand-in that only orders the
+// trials, said on stderr: the benchmark itself measures, with or without the planner's figures.
+GpuSpec bench_host_cpu(const BenchRequest& r) {
+  const HostCpuOptions host{r.memory_limit_bytes, r.gpus_per_node};
+  try {
+    return host_cpu_device(r.db, host);
+  } catch (const InputError& e) {
+    std::cerr << fmt::format("warning: {}; the trials are ordered by a stand-in CPU spec (not "
+                             "measured, so MFU is not checked)\n",
+                             e.what());
+    return host_cpu_stand_in(host);
+  }
+}
+
 void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   GpuSpec cpu;
   const GpuSpec* gpu = nullptr;
-  if (r.device == "cpu") {
-    cpu = host_cpu_spec(r.memory_limit_bytes);
+  if (r.device == "cpu") {  // the host CPU, measured; its ranks share it
+    cpu = bench_host_cpu(r);
     gpu = &cpu;
   } else {
     if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
@@ -159,14 +133,8 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
   PlanOptions plan_options;
   plan_options.preset = parse_preset(r.methods);
-  if (r.device == "cpu") {  // no CUDA context, NCCL buffers or cuBLAS workspace on the CPU
-    plan_options.memory.cuda_context_bytes = 0;
-    plan_options.memory.communicator_bytes = 0;
-    plan_options.memory.cublas_workspace_bytes = 0;
-  }
   SweepOptions options;
   options.trial_command = trial_command(global, r, cluster.world_size());
-  options.device = r.device;
   options.model_file = r.model_file;
   options.trial_timeout_s = r.trial_timeout_s;
   options.timed_steps = r.timed_steps;
@@ -174,13 +142,20 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   options.strategy = r.strategy == "exhaustive" ? SearchStrategy::kExhaustive
                                                 : SearchStrategy::kGuided;
   options.timing = parse_step_timing(r.timing);
-  if (r.device != "cpu") check_device(r.device);
+  if (gpu->kind == DeviceKind::kGpu) check_device(r.device);
   ResultsDb db = ResultsDb::open({r.db});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
   print_summary(r, model, run_sweep(model, cluster, plan_options, options, db, progress));
 }
 
 }  // namespace
+
+GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options) {
+  const HostProbeOptions probe{{self_path(), "trial", "--probe-device", kHostCpuName},
+                               host_probe_cache_path(db),
+                               options.ranks};
+  return host_cpu_spec(measure_host_cpu(probe), options);
+}
 
 void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   auto r = std::make_shared<BenchRequest>();

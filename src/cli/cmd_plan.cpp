@@ -1,4 +1,5 @@
-// `gpudays plan`: the analytic planner from the command line.
+// `gpudays plan`: the analytic planner from the command line, on a catalog GPU or on the host CPU
+// (measured by its probe, cmd_bench.cpp's host_cpu_device).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +24,7 @@ struct PlanRequest {
   std::string model;
   std::string model_file;
   std::string gpu;
+  std::string device = "cuda";
   int64_t gpus_per_node = 1;
   int64_t nodes = 1;
   std::string methods = "all";
@@ -42,10 +44,28 @@ std::vector<TrialRecord> load_trials(const PlanRequest& r) {
   return ResultsDb::open({r.db, /*read_only=*/true}).query({});
 }
 
+// The device planned on: the host CPU (--device cpu, or --gpu cpu as best and export spell it),
+// measured and shared by its ranks, kept in `host`; or a catalog GPU.
+const GpuSpec& plan_device(const Catalog& catalog, const PlanRequest& r, GpuSpec& host) {
+  if (r.device != "cpu" && !is_host_cpu_name(r.gpu)) {
+    if (r.gpu.empty()) {
+      throw InputError("plan needs --gpu NAME (see `gpudays gpus`) or --device cpu");
+    }
+    return catalog.gpu(r.gpu);
+  }
+  if (!r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
+    throw InputError(fmt::format("--device cpu plans on the host CPU, not on {}: leave out --gpu "
+                                 "or --device cpu", r.gpu));
+  }
+  host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
+  return host;
+}
+
 void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
-  const GpuSpec& gpu = catalog.gpu(r.gpu);
+  GpuSpec host;
+  const GpuSpec& gpu = plan_device(catalog, r, host);
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
@@ -59,11 +79,14 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   const PlanResult result = plan(model, cluster, options);
   PlanEvidence evidence{options.calibration, std::nullopt};
   if (result.best) evidence.measured_best = measured_trial(trials, *result.best);
-  if (r.gpu != gpu.name && r.format == "table") {
+  if (!r.gpu.empty() && r.gpu != gpu.name && r.format == "table") {
     std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
   }
   std::vector<Suggestion> suggestions;
-  if (!result.best) suggestions = suggest_alternatives(model, cluster, catalog.gpus(), options);
+  // More ranks on the host CPU only share it: suggestions are about GPUs.
+  if (!result.best && gpu.kind == DeviceKind::kGpu) {
+    suggestions = suggest_alternatives(model, cluster, catalog.gpus(), options);
+  }
 
   if (r.format == "json") {
     nlohmann::json out;
@@ -110,8 +133,14 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "the hardware.\nSharding names fsdp_shard_grad_op and fsdp_full_shard run the same "
       "mechanisms as zero_2 and zero_3.");
   add_model_options(*cmd, r->model, r->model_file);
-  cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)")->required();
-  add_cluster_options(*cmd, r->gpus_per_node, r->nodes);
+  cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)");
+  cmd->add_option("--device", r->device,
+                  "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, measured once by "
+                  "`gpudays trial --probe-device cpu`; the result is kept next to --db)")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  add_cluster_options(*cmd, r->gpus_per_node, r->nodes,
+                      "GPUs per node (with --device cpu: ranks sharing this machine)");
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
@@ -133,7 +162,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "of free-lunch, activation checkpointing, sharding (none, zero_1, zero_2, zero_3, "
       "fsdp_shard_grad_op, fsdp_full_shard) and offloading, each with every power-of-two "
       "micro-batch.\nExamples:\n  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4\n"
-      "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv");
+      "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv\n"
+      "  gpudays plan --model-file tests/data/bench-gpt-neox.toml --device cpu");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

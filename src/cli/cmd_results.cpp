@@ -9,6 +9,7 @@
 
 #include "bench/export.h"
 #include "catalog/catalog.h"
+#include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/table.h"
@@ -31,9 +32,9 @@ struct ResultsRequest {
   std::string out;
 };
 
-// "cpu" stands for trials run on the CPU; anything else must be a catalog GPU.
+// The results key of --gpu: the host CPU's name, or a catalog GPU's.
 std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
-  return gpu == "cpu" ? gpu : catalog.gpu(gpu).name;
+  return is_host_cpu_name(gpu) ? kHostCpuName : catalog.gpu(gpu).name;
 }
 
 std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
@@ -88,9 +89,13 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
 ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
   const ModelSpec& model = catalog.model(r.model);
   ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
-  if (e.gpu != "cpu") e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
+  const bool host_cpu = is_host_cpu_name(e.gpu);
+  if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
   if (r.source == "plan") {
-    if (e.gpu == "cpu") throw InputError("--source plan needs a catalog GPU, not cpu");
+    if (host_cpu) {
+      throw InputError("--source plan needs a catalog GPU; for the host CPU use --source bench "
+                       "(or see `gpudays plan --device cpu`)");
+    }
     const PlanResult p = plan(model, Cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(e.gpu)}, {});
     if (!p.best) throw InputError(fmt::format("nothing fits {} on that hardware", model.name));
     e.config = p.best->config;

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "catalog/host_cpu.h"
+
 namespace gpudays {
 
 struct GlobalOptions {
@@ -24,6 +26,10 @@ void add_model_options(CLI::App& cmd, std::string& model, std::string& model_fil
 // --gpus-per-node N and --nodes K within the planner's bounds (config/search_space.h).
 void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
+
+// The host CPU as a device (--device cpu): this machine measured by `gpudays trial --probe-device
+// cpu`, or that measurement cached next to the results database `db` (bench/host_probe.h).
+GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
 
 // --format validator shared by the commands.
 CLI::Option* add_format_option(CLI::App& cmd, std::string& format,

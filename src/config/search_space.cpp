@@ -30,8 +30,7 @@ void check_request(const ModelSpec& model, const Cluster& cluster) {
         "use a GPU count that divides it into a power of two (for example 1, 2, 4 or 8)",
         batch, model.name, world));
   }
-  const std::string precision = precision_problem(
-      model.recipe.precision, cluster.gpu->display_name, cluster.gpu->compute_capability);
+  const std::string precision = precision_problem(model.recipe.precision, *cluster.gpu);
   if (!precision.empty()) throw InputError(fmt::format("{}: {}", model.name, precision));
 }
 
@@ -46,6 +45,21 @@ std::string precision_problem(Precision precision, const std::string& device,
   return fmt::format("bf16 needs an Ampere or newer GPU (compute capability {:.1f}); {} has {:.1f} "
                      "(use fp16 or fp32)",
                      kBf16MinComputeCapability, device, compute_capability);
+}
+
+std::string precision_problem(Precision precision, const GpuSpec& device) {
+  if (device.kind == DeviceKind::kGpu) {
+    return precision_problem(precision, device.display_name, device.compute_capability);
+  }
+  const double peak_tflops = precision == Precision::kFp32   ? device.peak_fp32_tflops
+                             : precision == Precision::kBf16 ? device.peak_bf16_tflops
+                                                             : device.peak_fp16_tflops;
+  if (peak_tflops > 0.0) return "";
+  return fmt::format("{} on the host CPU ({}) has no measured matmul throughput (its probe "
+                     "measures fp32 and bf16; fp16 matmuls are far slower than fp32 on most CPUs); "
+                     "use {}",
+                     to_string(precision), device.display_name,
+                     device.supports_bf16() ? "bf16 or fp32" : "fp32");
 }
 
 std::string method_set_problem(const MethodSet& m, int64_t world_size) {

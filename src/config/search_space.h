@@ -22,6 +22,9 @@ constexpr double kBf16MinComputeCapability = 8.0;
 // or empty when it can.
 std::string precision_problem(Precision precision, const std::string& device,
                               double compute_capability);
+// The same for a device spec, whose kind decides: a GPU by its compute capability; the host CPU
+// runs bf16 by autocast, and any precision whose matmuls its probe measured (fp32, bf16), not fp16.
+std::string precision_problem(Precision precision, const GpuSpec& device);
 
 // The cluster sizes the planner accepts.
 constexpr int64_t kMaxGpusPerNode = 64;

@@ -8,6 +8,10 @@
 #include <memory>
 #include <string>
 
+// The launch this process belongs to, and the communicator it implies (launched_with_several_ranks,
+// local_rank, make_communicator).
+#include "dist/launcher.h"
+
 namespace gpudays {
 
 enum class DType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt64 };
@@ -55,9 +59,5 @@ inline std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootst
   return make_nccl_communicator(bootstrap, NcclOptions{cuda_device, nullptr});
 }
 bool nccl_available();
-// True when this process was started by mpirun/srun with more than one rank.
-bool launched_with_several_ranks();
-// This process's rank among the ranks of its node, as the launcher says (0 when it says nothing).
-int local_rank();
 
 }  // namespace gpudays

@@ -34,7 +34,10 @@ DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunc
       }
       break;
   }
-  dispatch_s_ = free_lunch ? c_.graph_dispatch_s : c_.eager_dispatch_s;
+  // CUDA graphs replay kernels on a GPU; on the host CPU every operation is dispatched eagerly.
+  const bool graphs = free_lunch && gpu.kind == DeviceKind::kGpu;
+  half_dim_ = gpu.kind == DeviceKind::kCpu ? c_.cpu_matmul_half_dim : c_.matmul_half_dim;
+  dispatch_s_ = graphs ? c_.graph_dispatch_s : c_.eager_dispatch_s;
 }
 
 double DeviceModel::bandwidth_bytes_per_s() const {
@@ -42,7 +45,7 @@ double DeviceModel::bandwidth_bytes_per_s() const {
 }
 
 double DeviceModel::matmul_efficiency(const Op& op) const {
-  const double h = c_.matmul_half_dim;
+  const double h = half_dim_;
   return gpu_->matmul_ceiling_fraction * shape_factor(op.m, h) * shape_factor(op.n, h) *
          shape_factor(op.k, h);
 }
@@ -57,7 +60,7 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
       // short sequences lose efficiency.
       const double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
-      const double sequence = shape_factor(op.m, c_.matmul_half_dim);
+      const double sequence = shape_factor(op.m, half_dim_);
       compute_s = flops / (peak_flops_ * gpu_->matmul_ceiling_fraction * sequence * fraction);
       break;
     }
@@ -66,6 +69,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       break;
     case OpClass::kMemory: break;  // arithmetic hidden under memory traffic
   }
+  // No operation executes faster than the matmul ceiling: a CPU's bf16 matmuls can be slower than
+  // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
+  compute_s = std::max(compute_s, flops / ceiling_flops());
   const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
   const double dispatch_s = op.kernels * factor * dispatch_s_;
   return std::max({compute_s, memory_s, dispatch_s});

@@ -1,6 +1,7 @@
 // Roofline timing of one workload operation on one GPU: matmuls at a shape-dependent efficiency
 // bounded by the GPU's measured matmul ceiling, memory-bound operations at achievable bandwidth,
-// and a per-kernel dispatch floor (eager launches, or CUDA-graph replay under free-lunch).
+// and a per-kernel dispatch floor (eager launches, or CUDA-graph replay under free-lunch on a GPU;
+// the host CPU has no graphs).
 #pragma once
 
 #include "catalog/gpu_spec.h"
@@ -13,6 +14,11 @@ namespace gpudays {
 struct DeviceModelConstants {
   double memory_efficiency = 0.85;        // achievable fraction of memory bandwidth
   double matmul_half_dim = 128.0;         // a GEMM dimension of this size halves efficiency
+  // The same on the host CPU, whose GEMMs need no large tiles to fill the device: measured with
+  // LibTorch on one thread of the development machine's AMD EPYC (docs/planner.md, "The host
+  // CPU"), [4096 x n] x [n x n] runs at 0.75, 0.87, 0.96 and 0.98 of a 1024^3 GEMM's rate for
+  // n = 16, 32, 64 and 128; x / (x + 2) per dimension gives 0.79, 0.89, 0.94 and 0.97.
+  double cpu_matmul_half_dim = 2.0;
   // Fraction of the matmul ceiling: FlashAttention-2 (Dao 2023) reaches 50-73% of the A100's peak
   // forward and 40-63% backward, i.e. 0.57-0.84 and 0.46-0.72 of its ceiling; midpoints.
   double fused_attention_forward = 0.70;
@@ -38,6 +44,7 @@ class DeviceModel {
   double matmul_efficiency(const Op& op) const;
   const GpuSpec* gpu_;
   DeviceModelConstants c_;
+  double half_dim_ = 0.0;  // the matmul half dimension of this device's kind
   double peak_flops_ = 0.0;
   double dispatch_s_ = 0.0;
   const char* matmul_dtype_ = "";

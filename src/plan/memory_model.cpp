@@ -7,6 +7,23 @@
 #include <algorithm>
 
 namespace gpudays {
+namespace {
+
+// What a device's runtime holds besides tensors: on a GPU the CUDA context, NCCL buffers (several
+// ranks) and the cuBLAS workspace; the host CPU has none of them.
+struct RuntimeBytes {
+  double context = 0.0;
+  double communicator = 0.0;
+  double workspace = 0.0;
+};
+
+RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c) {
+  if (cluster.gpu->kind == DeviceKind::kCpu) return {};
+  return {c.cuda_context_bytes, cluster.world_size() > 1 ? c.communicator_bytes : 0.0,
+          c.cublas_workspace_bytes};
+}
+
+}  // namespace
 
 StateBytesPerParam state_bytes_per_param(Precision precision) {
   if (precision == Precision::kFp32) return {4.0, 4.0, 8.0};
@@ -46,19 +63,18 @@ MemoryBreakdown predict_memory(double params, Precision precision, const MethodS
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
   // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.
+  const RuntimeBytes runtime = runtime_bytes(cluster, c);
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
   const double block = static_cast<double>(w.largest_block_params);
   double comm_buffers = 0.0;
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
-  m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + c.cublas_workspace_bytes +
-                      comm_buffers;
+  m.temporary_bytes =
+      w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
 
   const double dynamic = m.total_bytes();
-  m.framework_bytes = c.cuda_context_bytes +
-                      (cluster.world_size() > 1 ? c.communicator_bytes : 0.0) +
-                      c.fragmentation * dynamic;
+  m.framework_bytes = runtime.context + runtime.communicator + c.fragmentation * dynamic;
   return m;
 }
 

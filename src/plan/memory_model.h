@@ -26,6 +26,8 @@ struct MemoryBreakdown {
   }
 };
 
+// The CUDA terms apply to GPUs only: the host CPU (DeviceKind::kCpu) has no CUDA context, NCCL
+// buffers or cuBLAS workspace.
 struct MemoryModelConstants {
   double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;      // CUDA context + library handles
   double communicator_bytes = 0.25 * 1024 * 1024 * 1024;     // NCCL buffers when world > 1

@@ -15,7 +15,9 @@
 
 #include "bench/interrupt.h"
 #include "bench/sweep.h"
+#include "catalog/host_cpu.h"
 #include "common/error.h"
+#include "process_dir.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -24,9 +26,18 @@ namespace {
 using test::catalog;
 constexpr int64_t kGiB = 1024LL * 1024 * 1024;
 
+// Two ranks on a host CPU with made-up figures: fast enough that the fake trial's times stay
+// physically possible, and an fp16 peak (a probe measures none) for pythia-70m's recipe.
+GpuSpec fake_host_cpu(double tflops = 500.0) {
+  GpuSpec cpu = host_cpu_spec({"fake cpu", 2, tflops, tflops, 20.0, 48 * kGiB}, {.ranks = 2});
+  cpu.peak_fp16_tflops = cpu.peak_bf16_tflops;
+  return cpu;
+}
+
 struct SweepFixture {
   std::string db_path;
-  Cluster cluster{{1, 2}, &catalog().gpu("rtx-3090")};
+  GpuSpec cpu = fake_host_cpu();
+  Cluster cluster{{1, 2}, &cpu};
   SweepOptions options;
   PlanOptions plan_options;
 
@@ -34,7 +45,8 @@ struct SweepFixture {
     db_path = test::write_temp_file(name, "");
     std::filesystem::remove(db_path);
     options.trial_command = {FAKE_TRIAL_BINARY};
-    options.device = "cpu";
+    // Trial specs and outputs in this process's directory: a killed sweep leaves them behind.
+    options.work_dir = test::process_temp_dir().path().string();
     options.memory_limit_bytes = 8 * kGiB;
     options.trial_timeout_s = 2.0;
     options.strategy = SearchStrategy::kExhaustive;
@@ -69,6 +81,26 @@ TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
   EXPECT_EQ(second.trials_run, 0);
   EXPECT_EQ(second.trials_reused, first.trials_run);
   EXPECT_EQ(ResultsDb::open({f.db_path}).query({}).size(), rows.size());
+}
+
+// On a CPU whose measured matmuls are slower than the fake trial's times imply, every trial is a
+// timing bug; on one whose peaks are not known (the stand-in), nothing is checked and no MFU kept.
+TEST(Sweep, AMeasuredCpuCeilingRejectsImpossibleTimes) {
+  for (bool measured : {true, false}) {
+    SweepFixture f(measured ? "sweep_cpu_measured.db" : "sweep_cpu_stand_in.db");
+    f.cpu = fake_host_cpu(/*tflops=*/0.5);
+    f.cpu.matmul_ceiling_measured = measured;
+    f.plan_options.preset = MethodPreset::kFreeLunch;
+    std::ostringstream progress;
+    const SweepSummary s = f.run(progress);
+    const bool rejected =
+        progress.str().find("REJECTED (timing bug): MFU") != std::string::npos &&
+        progress.str().find("exceeds the cpu matmul ceiling 100.0%") != std::string::npos;
+    EXPECT_EQ(rejected, measured) << progress.str();
+    EXPECT_EQ(s.search.best.has_value(), !measured);
+    if (measured) continue;
+    for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) EXPECT_EQ(t.mfu, 0.0);
+  }
 }
 
 TEST(Sweep, CrashesAndHangsCostOneTrialEach) {

@@ -156,11 +156,15 @@ std::pair<double, double> train_fixed_batch(torch::nn::Module& module,
 }
 
 bool transformers_loads(const std::string& dir, double tolerance, std::string* command) {
-  const std::string line = fmt::format("'{}' '{}/tests/models/check_hf_load.py' '{}' {}",
-                                       ref_python(),
-                                       source_dir(),
-                                       dir,
-                                       tolerance);
+  // TMPDIR: what Python leaves in its temporary folder (torch's inductor cache) goes with this
+  // process's scratch directory.
+  const std::string line =
+      fmt::format("TMPDIR='{}' '{}' '{}/tests/models/check_hf_load.py' '{}' {}",
+                  scratch_dir("python-tmp"),
+                  ref_python(),
+                  source_dir(),
+                  dir,
+                  tolerance);
   if (command != nullptr) *command = line;
   return std::system(line.c_str()) == 0;
 }

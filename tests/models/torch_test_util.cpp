@@ -4,11 +4,11 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/max.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
 
+#include "../process_dir.h"
 #include "catalog/model_loader.h"
 
 namespace gpudays::test {
@@ -32,11 +32,9 @@ std::string ref_python() { return GPUDAYS_REF_PYTHON; }
 std::string source_dir() { return GPUDAYS_SOURCE_DIR; }
 
 std::string scratch_dir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(GPUDAYS_SCRATCH_DIR) /
-                                    (name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  // Under the build tree (exports and checkpoints can be large), not the temporary folder.
+  static const ProcessDir kScratch(GPUDAYS_SCRATCH_DIR, "torch-tests");
+  return kScratch.fresh_dir(name);
 }
 
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {

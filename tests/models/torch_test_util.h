@@ -23,7 +23,8 @@ std::string fixture_path(const std::string& case_name, const std::string& file);
 std::string ref_python();  // Python of the reference environment (torch, transformers)
 std::string source_dir();  // the repository root
 
-// A fresh empty directory under the build tree, unique per process and name.
+// A fresh empty directory under the build tree, unique per process and name; removed with the
+// process's scratch directory when the process exits (process_dir.h).
 std::string scratch_dir(const std::string& name);
 
 // Comparisons in fp64 on the CPU, whatever the tensors' devices and dtypes.

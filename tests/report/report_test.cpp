@@ -2,13 +2,13 @@
 // non-trivial size, SVG markup), captions name their sources, measurements get their own plot,
 // a missing gnuplot is a clear error, and the HTML / Markdown renderers escape text.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "common/error.h"
+#include "process_dir.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "results/results_db.h"
@@ -21,8 +21,7 @@ namespace fs = std::filesystem;
 using test::catalog;
 
 std::string fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("gpudays_report_test_" + std::to_string(::getpid())) / name;
+  const fs::path dir = test::process_temp_dir().path() / name;  // removed at the process's exit
   fs::remove_all(dir);
   return dir.string();
 }

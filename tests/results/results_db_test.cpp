@@ -206,7 +206,7 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
   for (const char* assignment :
        {"step_time_median_s = -5.0, step_time_min_s = -5.0, step_time_max_s = -5.0",
         "step_time_median_s = 0.0, step_time_min_s = 0.0", "step_time_min_s = 9.0",
-        "mfu = 1.09", "sharding = 'zero_9'", "status = 'great'", "micro_batch_size = 0",
+        "mfu = 2.09", "sharding = 'zero_9'", "status = 'great'", "micro_batch_size = 0",
         "training_days = -1.0", "peak_memory_bytes = -1"}) {
     const std::string path = fresh_path("invalid-row.db");
     {

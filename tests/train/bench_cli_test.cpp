@@ -5,8 +5,6 @@
 // composition against whole steps; on a real trial the composed step is within 10% of whole steps.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../process_dir.h"
 #include "bench/child_process.h"
 #include "bench/trial_spec.h"
 #include "results/results_db.h"
@@ -22,10 +21,10 @@
 namespace gpudays {
 namespace {
 
-// A database path of this process alone (other checkouts may run these tests at the same time).
+// A database path of this process alone (other checkouts may run these tests at the same time),
+// removed at its exit.
 std::string temp_db(const std::string& name) {
-  const std::string path =
-      std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()) + ".db");
+  const std::string path = test::process_temp_dir().path() / (name + ".db");
   std::filesystem::remove(path);
   return path;
 }

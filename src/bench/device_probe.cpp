@@ -1,0 +1,125 @@
+// The device probe: medians of timed square matmuls (2 n^3 floating-point operations each) and of
+// tensor copies (2 x bytes moved each), after warm-up runs.
+#include "bench/device_probe.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/step_timing.h"
+#include "common/error.h"
+#include "train/device.h"
+
+namespace gpudays {
+namespace {
+
+// The median wall seconds of `op` over the timed runs, the device synchronised around each.
+double median_seconds(c10::Device device,
+                      const DeviceProbeOptions& options,
+                      const std::function<void()>& op) {
+  using Clock = std::chrono::steady_clock;
+  for (int64_t i = 0; i < options.warmup_runs; ++i) op();
+  std::vector<double> seconds;
+  for (int64_t i = 0; i < options.timed_runs; ++i) {
+    synchronize(device);
+    const auto start = Clock::now();
+    op();
+    synchronize(device);
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return spread_of(seconds).median_s;
+}
+
+double matmul_tflops(c10::Device device, at::ScalarType dtype, const DeviceProbeOptions& options) {
+  const int64_t n = options.matmul_n > 0 ? options.matmul_n : device.is_cuda() ? 8192 : 1024;
+  const auto tensor = at::TensorOptions().device(device).dtype(dtype);
+  const at::Tensor a = at::randn({n, n}, tensor);
+  const at::Tensor b = at::randn({n, n}, tensor);
+  at::Tensor c = at::empty({n, n}, tensor);
+  const double seconds = median_seconds(device, options, [&] { at::mm_out(c, a, b); });
+  return 2.0 * static_cast<double>(n) * n * n / seconds / 1e12;
+}
+
+double bf16_matmul_tflops(c10::Device device, const DeviceProbeOptions& options) {
+  try {
+    return matmul_tflops(device, at::kBFloat16, options);
+  } catch (const std::exception&) {
+    return 0.0;  // no bf16 matmul on this device
+  }
+}
+
+double copy_gb_per_s(c10::Device device, const DeviceProbeOptions& options) {
+  const auto tensor = at::TensorOptions().device(device).dtype(at::kFloat);
+  const at::Tensor source = at::full({options.copy_bytes / 4}, 1.0f, tensor);
+  at::Tensor target = at::empty_like(source);
+  const double seconds = median_seconds(device, options, [&] { target.copy_(source); });
+  return 2.0 * static_cast<double>(source.nbytes()) / seconds / 1e9;
+}
+
+// TF32 off while it lives, then as it was: the fp32 figure is fp32's.
+class Tf32Off {
+ public:
+  Tf32Off() : was_enabled_(tf32_enabled()) { set_tf32(false); }
+  Tf32Off(const Tf32Off&) = delete;
+  Tf32Off& operator=(const Tf32Off&) = delete;
+  ~Tf32Off() { set_tf32(was_enabled_); }
+
+ private:
+  bool was_enabled_;
+};
+
+void check(const DeviceProbeOptions& options) {
+  if (options.matmul_n < 0 || options.warmup_runs < 0 || options.timed_runs < 1 ||
+      options.copy_bytes < 4) {
+    throw InputError(
+        fmt::format("device probe: matmul n {}, {} warm-up and {} timed runs, {} "
+                    "bytes copied (n >= 0, runs >= 0 and >= 1, bytes >= 4)",
+                    options.matmul_n,
+                    options.warmup_runs,
+                    options.timed_runs,
+                    options.copy_bytes));
+  }
+}
+
+}  // namespace
+
+DeviceProbe probe_device(c10::Device device, const DeviceProbeOptions& options) {
+  check(options);
+  if (device.is_cuda() && !device.has_index()) device = c10::Device(c10::kCUDA, 0);
+  DeviceProbe p;
+  p.device = device.str();
+  p.device_name = device_name(device);
+  const std::string cpu_prefix = "cpu: ";  // device_name's for the CPU, before its model name
+  if (device.is_cpu() && p.device_name.rfind(cpu_prefix, 0) == 0) {
+    p.device_name = p.device_name.substr(cpu_prefix.size());
+  }
+  p.threads = at::get_num_threads();
+  {
+    const Tf32Off fp32;
+    p.matmul_fp32_tflops = matmul_tflops(device, at::kFloat, options);
+  }
+  p.matmul_bf16_tflops = bf16_matmul_tflops(device, options);
+  p.memory_bandwidth_gb_per_s = copy_gb_per_s(device, options);
+  p.memory_bytes = device.is_cuda()
+                       ? device_memory(device).total_bytes
+                       : static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return p;
+}
+
+nlohmann::ordered_json to_json(const DeviceProbe& probe) {
+  return {{"device", probe.device},
+          {"device_name", probe.device_name},
+          {"threads", probe.threads},
+          {"matmul_fp32_tflops", probe.matmul_fp32_tflops},
+          {"matmul_bf16_tflops", probe.matmul_bf16_tflops},
+          {"memory_bandwidth_gb_per_s", probe.memory_bandwidth_gb_per_s},
+          {"memory_bytes", probe.memory_bytes}};
+}
+
+}  // namespace gpudays

@@ -1,0 +1,192 @@
+// The trial runner: whole-step and parts timing of a trainable built as train/apply_methods.h says,
+// and around them the global-batch check, the memory cap, out-of-memory, the peak memory and the
+// provenance of one trial.
+#include "bench/trial_runner.h"
+
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "bench/out_of_memory.h"
+#include "bench/phase_clock.h"
+#include "bench/step_loop.h"
+#include "common/error.h"
+#include "common/units.h"
+#include "dist/launcher.h"
+#include "train/apply_methods.h"
+#include "train/cpu_memory.h"
+#include "train/device.h"
+#include "train/engine.h"
+#include "train/trainable.h"
+
+namespace gpudays {
+namespace {
+
+// What timing a trial's steps needs.
+struct TrialContext {
+  const TrialSpec& spec;
+  Communicator& comm;
+  c10::Device device;
+  Trainable& trainable;
+  const EngineOptions& engine;
+  int64_t global_batch;
+};
+
+// `timed` steps of `grad_acc_steps` micro-steps (and the spec's warm-up); their wall seconds.
+std::vector<double> time_steps(const TrialContext& c,
+                               int64_t grad_acc_steps,
+                               int64_t timed,
+                               PhaseClock* clock = nullptr) {
+  EngineOptions engine = c.engine;
+  engine.grad_acc_steps = grad_acc_steps;
+  return run_steps(c.trainable,
+                   c.comm,
+                   c.device,
+                   engine,
+                   {.warmup_steps = c.spec.warmup_steps,
+                    .timed_steps = timed,
+                    .micro_batch_size = c.spec.config.micro_batch_size,
+                    .global_batch = c.global_batch},
+                   clock);
+}
+
+TrialMeasurement time_whole_steps(const TrialContext& c) {
+  const Spread step = spread_of(time_steps(c, c.spec.config.grad_acc_steps, c.spec.timed_steps));
+  TrialMeasurement r;
+  r.status = TrialStatus::kOk;
+  r.timing = StepTiming::kWhole;
+  r.steps_timed = c.spec.timed_steps;
+  r.step_time_median_s = step.median_s;
+  r.step_time_min_s = step.min_s;
+  r.step_time_max_s = step.max_s;
+  take_slowest_rank(c.comm, {&r.step_time_median_s, &r.step_time_min_s, &r.step_time_max_s});
+  return r;
+}
+
+// A parts measurement checked against whole steps: it agrees within kCompositionTolerance, or the
+// whole steps are the result and the message says by how much they differ.
+void check_composition(TrialMeasurement& r, const Spread& whole, int64_t whole_steps) {
+  r.check_step_time_s = whole.median_s;
+  if (composition_agrees(r.step_time_median_s, whole.median_s)) {
+    r.timing_check = "agrees";
+    return;
+  }
+  r.timing_check = "disagrees";
+  r.message = fmt::format(
+      "composed step {} differs from the whole step {} by {:+.1f}% (over {:.0f}%); the step time "
+      "is the whole steps'",
+      format_duration_s(r.step_time_median_s),
+      format_duration_s(whole.median_s),
+      100 * composition_error(r.step_time_median_s, whole.median_s),
+      100 * kCompositionTolerance);
+  r.steps_timed = whole_steps;
+  r.step_time_median_s = whole.median_s;
+  r.step_time_min_s = whole.min_s;
+  r.step_time_max_s = whole.max_s;
+}
+
+// Parts: steps of min(accumulation, 2) micro-steps give a micro-step without gradient
+// communication, the last one with it, and the optimizer; composed for the real accumulation.
+// With check_steps, whole steps of the real accumulation are timed first to check the composition.
+TrialMeasurement time_step_parts(const TrialContext& c) {
+  const int64_t acc = c.spec.config.grad_acc_steps;
+  Spread whole;
+  if (c.spec.check_steps > 0) whole = spread_of(time_steps(c, acc, c.spec.check_steps));
+  PhaseClock clock({.device = c.device, .grad_acc_steps = std::min<int64_t>(acc, 2), .now_s = {}});
+  time_steps(c, std::min<int64_t>(acc, 2), c.spec.timed_steps, &clock);
+  ComposedStep composed = compose_step(clock.parts(), acc);
+  take_slowest_rank(c.comm,
+                    {&composed.step.median_s,
+                     &composed.step.min_s,
+                     &composed.step.max_s,
+                     &composed.micro_s,
+                     &composed.last_micro_s,
+                     &composed.optimizer_s,
+                     &whole.median_s,
+                     &whole.min_s,
+                     &whole.max_s});
+  TrialMeasurement r;
+  r.status = TrialStatus::kOk;
+  r.timing = StepTiming::kParts;
+  r.steps_timed = c.spec.timed_steps;
+  r.step_time_median_s = composed.step.median_s;
+  r.step_time_min_s = composed.step.min_s;
+  r.step_time_max_s = composed.step.max_s;
+  r.micro_step_time_s = composed.micro_s;
+  r.last_micro_step_time_s = composed.last_micro_s;
+  r.optimizer_time_s = composed.optimizer_s;
+  if (c.spec.check_steps > 0) check_composition(r, whole, c.spec.check_steps);
+  return r;
+}
+
+// Builds the model on the device and times it; out-of-memory is a result.
+TrialMeasurement measure(const TrialSpec& spec,
+                         const ModelSpec& model,
+                         Communicator& comm,
+                         c10::Device device) {
+  return measure_or_out_of_memory(
+      [&] {
+        const MethodOptions options = apply_methods(spec.config, model.recipe, device);
+        const std::unique_ptr<Trainable> trainable = make_trainable(model, options.trainable);
+        const TrialContext c{
+            spec, comm, device, *trainable, options.engine, model.recipe.global_batch};
+        return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
+      },
+      spec.timing);
+}
+
+void check_global_batch(const Configuration& config, int ranks, int64_t global_batch) {
+  if (config.micro_batch_size * config.grad_acc_steps * ranks == global_batch) return;
+  throw InputError(
+      fmt::format("micro-batch {} x accumulation {} x {} ranks is not the global batch {}",
+                  config.micro_batch_size,
+                  config.grad_acc_steps,
+                  ranks,
+                  global_batch));
+}
+
+}  // namespace
+
+TrialRank join_trial(const std::string& device_name) {
+  TrialRank rank;
+  rank.device = parse_device(device_name);  // a build without CUDA says so here
+  if (rank.device.is_cuda() && launched_with_several_ranks()) {
+    rank.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
+  }
+  rank.comm = make_communicator(rank.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
+                                rank.device.has_index() ? rank.device.index() : 0);
+  return rank;
+}
+
+TrialMeasurement run_trial(const TrialSpec& spec,
+                           const ModelSpec& model,
+                           Communicator& comm,
+                           c10::Device device) {
+  check_global_batch(spec.config, comm.size(), model.recipe.global_batch);
+  std::optional<CpuMemoryScope> cpu_memory;
+  if (device.is_cpu()) {
+    cpu_memory.emplace(spec.memory_limit_bytes);
+  } else {
+    reset_peak_memory(device);
+  }
+  TrialMeasurement r = measure(spec, model, comm, device);
+  r.device_name = device_name(device);
+  r.driver = driver_version(device);
+  r.torch_version = TORCH_VERSION;
+  if (r.status == TrialStatus::kOutOfMemory && comm.size() > 1) {
+    std::cout << to_json(r).dump() << std::endl;
+    std::_Exit(3);
+  }
+  r.peak_memory_bytes =
+      cpu_memory ? cpu_memory->stats().peak_bytes : device_memory(device).peak_allocated_bytes;
+  comm.all_reduce(&r.peak_memory_bytes, 1, DType::kInt64, ReduceOp::kMax);  // the largest rank's
+  if (!device.is_cpu()) count_peak_over_limit_as_oom(r, spec.memory_limit_bytes);
+  return r;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,213 @@
+// The launcher: the argv of a launch (one rank plain; several under mpirun with the options each
+// host and device needs), the rank environment read from each launcher's variables (set and
+// restored here), and the communicator a launch of one rank implies.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "dist/communicator.h"
+#include "dist/launcher.h"
+
+namespace gpudays {
+namespace {
+
+using Argv = std::vector<std::string>;
+
+LaunchHost host(int64_t cores) {
+  return {.cores = cores, .root = false, .omp_threads_set = false, .mpirun = "/usr/bin/mpirun"};
+}
+
+LaunchOptions ranks_on(int64_t ranks, RankDevice device) {
+  return {.ranks = ranks,
+          .device = device,
+          .threads_per_rank = 0,
+          .launcher = Launcher::kMpirun,
+          .program = {"/bin/gpudays", "trial"}};
+}
+
+TEST(Launcher, OneRankIsTheProgramItself) {
+  EXPECT_EQ(launch_argv(ranks_on(1, RankDevice::kCpu), host(8)), (Argv{"/bin/gpudays", "trial"}));
+  LaunchHost without_mpirun = host(8);
+  without_mpirun.mpirun = "";
+  EXPECT_EQ(launch_argv(ranks_on(1, RankDevice::kCuda), without_mpirun),
+            (Argv{"/bin/gpudays", "trial"}));
+}
+
+TEST(Launcher, CpuRanksShareTheCoresUnderMpirun) {
+  EXPECT_EQ(launch_argv(ranks_on(2, RankDevice::kCpu), host(8)),
+            (Argv{"/usr/bin/mpirun",
+                  "-np",
+                  "2",
+                  "--oversubscribe",
+                  "-x",
+                  "OMP_NUM_THREADS=4",
+                  "/bin/gpudays",
+                  "trial"}));
+  // More ranks than cores: one thread each.
+  EXPECT_EQ(launch_argv(ranks_on(4, RankDevice::kCpu), host(2))[5], "OMP_NUM_THREADS=1");
+}
+
+TEST(Launcher, ThreadsAreLeftToAnOmpNumThreadsAlreadySetUnlessGiven) {
+  LaunchHost h = host(8);
+  h.omp_threads_set = true;
+  EXPECT_EQ(launch_argv(ranks_on(2, RankDevice::kCpu), h),
+            (Argv{"/usr/bin/mpirun", "-np", "2", "--oversubscribe", "/bin/gpudays", "trial"}));
+  LaunchOptions three = ranks_on(2, RankDevice::kCpu);
+  three.threads_per_rank = 3;
+  EXPECT_EQ(launch_argv(three, h)[5], "OMP_NUM_THREADS=3");
+}
+
+TEST(Launcher, CudaRanksOversubscribeOnlyBeyondTheCoresAndRootIsAllowed) {
+  EXPECT_EQ(launch_argv(ranks_on(4, RankDevice::kCuda), host(8)),
+            (Argv{"/usr/bin/mpirun", "-np", "4", "/bin/gpudays", "trial"}));
+  LaunchHost root = host(2);
+  root.root = true;
+  EXPECT_EQ(launch_argv(ranks_on(4, RankDevice::kCuda), root),
+            (Argv{"/usr/bin/mpirun",
+                  "-np",
+                  "4",
+                  "--allow-run-as-root",
+                  "--oversubscribe",
+                  "/bin/gpudays",
+                  "trial"}));
+}
+
+TEST(Launcher, RejectsWhatItCannotLaunch) {
+  LaunchHost without_mpirun = host(8);
+  without_mpirun.mpirun = "";
+  try {
+    launch_argv(ranks_on(2, RankDevice::kCpu), without_mpirun);
+    FAIL() << "no launcher, yet it launched";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("MPI launcher"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(launch_argv(ranks_on(0, RankDevice::kCpu), host(8)), InputError);
+  LaunchOptions negative = ranks_on(2, RankDevice::kCpu);
+  negative.threads_per_rank = -1;
+  EXPECT_THROW(launch_argv(negative, host(8)), InputError);
+  LaunchOptions nothing = ranks_on(1, RankDevice::kCpu);
+  nothing.program.clear();
+  EXPECT_THROW(launch_argv(nothing, host(8)), InputError);
+}
+
+TEST(Launcher, ThisHostAndThisProgram) {
+  const LaunchHost h = this_host();
+  EXPECT_GE(h.cores, 1);
+  EXPECT_EQ(h.omp_threads_set, std::getenv("OMP_NUM_THREADS") != nullptr);
+#ifdef GPUDAYS_MPIEXEC
+  EXPECT_EQ(h.mpirun, GPUDAYS_MPIEXEC);
+#else
+  EXPECT_EQ(h.mpirun, "");
+#endif
+  EXPECT_EQ(self_path(), GPUDAYS_TEST_BINARY);
+}
+
+// Unsets every launcher variable for the test's lifetime, then restores them (this binary also
+// runs under mpirun, where Open MPI's are set).
+class LauncherEnvironment {
+ public:
+  LauncherEnvironment() {
+    for (const char* name : kNames) {
+      const char* value = std::getenv(name);
+      saved_.push_back(value == nullptr ? std::nullopt : std::optional<std::string>(value));
+      unsetenv(name);
+    }
+  }
+  LauncherEnvironment(const LauncherEnvironment&) = delete;
+  LauncherEnvironment& operator=(const LauncherEnvironment&) = delete;
+  ~LauncherEnvironment() {
+    for (size_t i = 0; i < std::size(kNames); ++i) {
+      if (saved_[i]) {
+        setenv(kNames[i], saved_[i]->c_str(), /*overwrite=*/1);
+      } else {
+        unsetenv(kNames[i]);
+      }
+    }
+  }
+  void set(const char* name, const char* value) { setenv(name, value, /*overwrite=*/1); }
+
+ private:
+  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE",
+                                           "OMPI_COMM_WORLD_RANK",
+                                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "PMI_SIZE",
+                                           "PMI_RANK",
+                                           "MPI_LOCALRANKID",
+                                           "PMIX_SIZE",
+                                           "PMIX_RANK",
+                                           "SLURM_STEP_NUM_TASKS",
+                                           "SLURM_PROCID",
+                                           "SLURM_LOCALID"};
+  std::vector<std::optional<std::string>> saved_;
+};
+
+TEST(RankEnvironment, NoLauncherIsOneRank) {
+  LauncherEnvironment env;
+  EXPECT_EQ(rank_environment(), (RankEnvironment{.rank = 0, .world_size = 1, .local_rank = 0}));
+  EXPECT_FALSE(launched_with_several_ranks());
+  EXPECT_EQ(local_rank(), 0);
+  // A batch script's shell: Slurm's allocation, but no step of several tasks.
+  env.set("SLURM_PROCID", "0");
+  EXPECT_FALSE(launched_with_several_ranks());
+}
+
+TEST(RankEnvironment, EachLauncherIsRead) {
+  struct Case {
+    const char* size;
+    const char* rank;
+    const char* local;  // nullptr: the launcher sets none
+  };
+  for (const Case& c :
+       {Case{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
+        Case{"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
+        Case{"PMIX_SIZE", "PMIX_RANK", nullptr},
+        Case{"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}}) {
+    LauncherEnvironment env;
+    env.set(c.size, "8");
+    env.set(c.rank, "5");
+    if (c.local != nullptr) env.set(c.local, "1");
+    EXPECT_EQ(rank_environment(),
+              (RankEnvironment{.rank = 5, .world_size = 8, .local_rank = c.local ? 1 : 0}))
+        << c.size;
+    EXPECT_TRUE(launched_with_several_ranks()) << c.size;
+    EXPECT_EQ(local_rank(), c.local ? 1 : 0) << c.size;
+  }
+}
+
+TEST(RankEnvironment, TheFirstLauncherSetAnswers) {
+  LauncherEnvironment env;
+  // mpirun inside a Slurm step: Open MPI's variables, not the step's.
+  env.set("SLURM_STEP_NUM_TASKS", "4");
+  env.set("SLURM_PROCID", "3");
+  env.set("OMPI_COMM_WORLD_SIZE", "2");
+  env.set("OMPI_COMM_WORLD_RANK", "1");
+  EXPECT_EQ(rank_environment(), (RankEnvironment{.rank = 1, .world_size = 2, .local_rank = 0}));
+}
+
+TEST(RankEnvironment, MalformedVariablesAreErrors) {
+  LauncherEnvironment env;
+  env.set("OMPI_COMM_WORLD_SIZE", "two");
+  EXPECT_THROW(rank_environment(), InputError);
+  env.set("OMPI_COMM_WORLD_SIZE", "2");
+  env.set("OMPI_COMM_WORLD_RANK", "2");
+  EXPECT_THROW(rank_environment(), InputError);  // rank 2 of 2
+  env.set("OMPI_COMM_WORLD_RANK", "-1");
+  EXPECT_THROW(rank_environment(), InputError);
+}
+
+TEST(RankEnvironment, OneRankGetsTheSingleProcessCommunicator) {
+  LauncherEnvironment env;
+  for (RankDevice device : {RankDevice::kCpu, RankDevice::kCuda}) {
+    const auto comm = make_communicator(device, /*cuda_device=*/0);
+    EXPECT_EQ(comm->engine(), "single");
+    EXPECT_EQ(comm->size(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace gpudays
