@@ -5,7 +5,9 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -245,6 +247,38 @@ std::vector<at::Tensor> Engine::local_grads() {
   }
   if (offload) synchronize(params_.front().device());
   return grads;
+}
+
+std::vector<GradientPiece> Engine::local_gradients() const {
+  at::NoGradGuard no_grad;
+  const auto fp32_copy = [](const at::Tensor& t) {
+    return t.reshape(-1).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  };
+  std::vector<GradientPiece> pieces;
+  if (!units_) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (params_[i].grad().defined()) pieces.push_back({i, 0, fp32_copy(params_[i].grad())});
+    }
+    return pieces;
+  }
+  std::unordered_map<const void*, size_t> index;
+  for (size_t i = 0; i < params_.size(); ++i) index[params_[i].unsafeGetTensorImpl()] = i;
+  for (const ShardUnit& u : units_->units()) {
+    if (u.numel == 0 || !u.grad_shard.defined()) continue;
+    const int64_t begin = comm_.rank() * u.shard;  // this rank's slice of the unit's flat buffer
+    const int64_t end = begin + u.shard;
+    int64_t offset = 0;  // the parameter's start in the flat buffer
+    for (const at::Tensor& p : u.params) {
+      const int64_t lo = std::max(begin, offset);
+      const int64_t hi = std::min(end, offset + p.numel());
+      if (lo < hi) {
+        pieces.push_back({index.at(p.unsafeGetTensorImpl()), lo - offset,
+                          fp32_copy(u.grad_shard.narrow(0, lo - begin, hi - lo))});
+      }
+      offset += p.numel();
+    }
+  }
+  return pieces;
 }
 
 // The flag and the norm below are summed on the gradients' device and read once: no host wait

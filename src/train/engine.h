@@ -65,6 +65,15 @@ struct MicroBatches {
   std::function<at::Tensor()> loss;
 };
 
+// A piece of the gradient this rank holds after the data-parallel reduction: elements
+// [offset, offset + values.numel()) of parameter `param` (its index in the engine's parameters,
+// flattened).
+struct GradientPiece {
+  size_t param = 0;
+  int64_t offset = 0;
+  at::Tensor values;  // [n] fp32 copy
+};
+
 struct StepResult {
   double loss = 0.0;       // mean over this rank's micro-batches
   double grad_norm = 0.0;  // global norm before clipping (0 when the step was skipped)
@@ -102,6 +111,11 @@ class Engine {
   // Stage 3: gathers every unit's weights, so the model can be read or evaluated (kept until the
   // next step). No-op at other stages.
   void gather_parameters();
+  // For tests: this rank's reduced gradient as fp32 copies, after the reduction and before
+  // unscaling and clipping (call it from the phase hook at kOptimizerBegin; fp16's are still
+  // multiplied by the loss scale). Stage 0: every parameter's whole gradient; stage >= 1: the
+  // rank's slice of each unit, padding left out. Reads only; the step is unchanged.
+  std::vector<GradientPiece> local_gradients() const;
   // Called when the engine is destroyed (make_engine: restores the trainable's own runner).
   void on_destroy(std::function<void()> fn) { on_destroy_ = std::move(fn); }
 

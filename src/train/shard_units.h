@@ -50,6 +50,7 @@ class ShardUnits {
              ShardConfig config);
 
   std::vector<ShardUnit>& units() { return units_; }
+  const std::vector<ShardUnit>& units() const { return units_; }
   ShardUnit& block_unit(int64_t block_index);
   const ShardConfig& config() const { return config_; }
 

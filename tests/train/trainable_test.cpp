@@ -16,19 +16,27 @@
 namespace gpudays {
 namespace {
 
-const char* const kTinyFamilies[] = {"tiny-gpt-neox.toml", "tiny-roberta.toml", "tiny-vit.toml",
-                                     "tiny-convnext.toml", "tiny-mamba.toml"};
+const char* const kTinyFamilies[] = {"tiny-gpt-neox.toml",
+                                     "tiny-roberta.toml",
+                                     "tiny-vit.toml",
+                                     "tiny-convnext.toml",
+                                     "tiny-mamba.toml"};
 
-std::vector<at::Tensor> train_tiny(const TrainableOptions& t, const MethodSet& methods, int steps,
+std::vector<at::Tensor> train_tiny(const TrainableOptions& t,
+                                   const MethodSet& methods,
+                                   int steps,
                                    std::vector<double>* losses = nullptr,
                                    const std::string& file = "tiny-gpt-neox.toml") {
   const ModelSpec spec = load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + file);
   at::manual_seed(11);  // the initial weights
   auto model = make_trainable(spec, t);
   auto comm = make_single_process_communicator();
-  Engine engine(model->parameters(), *comm, apply_methods(Configuration{methods, 4, 2}, spec.recipe, at::kCPU).engine);
+  Engine engine(model->parameters(),
+                *comm,
+                apply_methods(Configuration{methods, 4, 2}, spec.recipe, at::kCPU).engine);
   for (int s = 0; s < steps; ++s) {
-    const StepResult r = engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
+    const StepResult r =
+        engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
     if (losses != nullptr) losses->push_back(r.loss);
   }
   std::vector<at::Tensor> out;
@@ -42,16 +50,27 @@ double max_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>&
   return d;
 }
 
+// Ten steps on the same two samples, with and without checkpointing: the loss must fall by at least
+// 8% in every family (measured: 16.6% in mamba to 44% in roberta; an engine that does not update
+// leaves it where it was).
 TEST(Trainable, EveryZooFamilyTrainsWithAndWithoutCheckpointing) {
+  constexpr int kSteps = 10;
   for (const char* file : kTinyFamilies) {
     const ModelSpec spec = load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + file);
     for (const bool checkpointing : {false, true}) {
       auto model = make_trainable(spec, {false, checkpointing, 1234});
       EXPECT_FALSE(model->block_parameters().empty()) << file;
       auto comm = make_single_process_communicator();
-      Engine engine(model->parameters(), *comm, apply_methods(Configuration{MethodSet{}, 4, 1}, spec.recipe, at::kCPU).engine);
-      const StepResult r = engine.step([&](int64_t) { return model->micro_loss(0, 2); });
-      EXPECT_TRUE(std::isfinite(r.loss)) << file << " checkpointing " << checkpointing;
+      Engine engine(model->parameters(),
+                    *comm,
+                    apply_methods(Configuration{MethodSet{}, 4, 1}, spec.recipe, at::kCPU).engine);
+      std::vector<double> losses;
+      for (int s = 0; s < kSteps; ++s) {
+        losses.push_back(engine.step([&](int64_t) { return model->micro_loss(0, 2); }).loss);
+      }
+      ASSERT_TRUE(std::isfinite(losses.front())) << file;
+      EXPECT_LT(losses.back(), 0.92 * losses.front())
+          << file << " checkpointing " << checkpointing << ": the loss did not fall";
     }
   }
 }
