@@ -69,16 +69,18 @@ class SleepingCommunicator : public Communicator {
   double all_reduce_s_, reduce_scatter_s_, all_gather_s_;
 };
 
-// The injected sleeps. Each is at least 30 ms; a phase may take at most kSlackS more than its own
-// sleeps, so a sleep timed in the wrong phase fails both phases' bounds. Measured excess: 1 to 3 ms
-// in one process (the MLP's work), up to 9 ms in the last micro-step on 2 ranks (the all-reduce
-// itself, waiting for the other rank); the least over the timed steps is kept.
-constexpr double kForwardS[] = {0.030, 0.040};  // micro-step 0, micro-step 1 (the last)
-constexpr double kBackwardS[] = {0.035, 0.045};
-constexpr double kAllReduceS = 0.060;
-constexpr double kReduceScatterS = 0.030;
-constexpr double kAllGatherS = 0.040;
-constexpr double kSlackS = 0.020;
+// The injected sleeps. Each is at least 120 ms; a phase may take at most kSlackS more than its
+// own sleeps, so a sleep timed in the wrong phase fails both phases' bounds. Measured excess on an
+// idle machine: 1 to 3 ms in one process (the MLP's work), up to 9 ms in the last micro-step on 2
+// ranks (the all-reduce itself, waiting for the other rank); on a loaded one (2 ranks on 2 busy
+// cores) up to 43 ms, so sleeps of 30 ms with 20 ms of slack failed there. The least over the
+// timed steps is kept.
+constexpr double kForwardS[] = {0.120, 0.160};  // micro-step 0, micro-step 1 (the last)
+constexpr double kBackwardS[] = {0.140, 0.180};
+constexpr double kAllReduceS = 0.240;
+constexpr double kReduceScatterS = 0.120;
+constexpr double kAllGatherS = 0.160;
+constexpr double kSlackS = 0.080;
 constexpr int kTimedSteps = 3;
 
 // Trains warm-up and timed steps of two micro-steps; for each phase (micro-step 0, the last
