@@ -140,4 +140,12 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
   return child.wait();
 }
 
+std::string last_line(const std::string& text) {
+  const size_t end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
 }  // namespace gpudays

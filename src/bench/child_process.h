@@ -49,4 +49,8 @@ class ChildProcess {
 // Convenience: run and wait.
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options);
 
+// The last non-blank line of a child's output (a trial's result, a failing program's error), its
+// trailing blanks left out; "" when there is none.
+std::string last_line(const std::string& text);
+
 }  // namespace gpudays

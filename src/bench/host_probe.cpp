@@ -87,14 +87,6 @@ void write_cache(const std::string& path, const nlohmann::json& cache) {
   std::filesystem::rename(temporary, path);
 }
 
-std::string last_line(const std::string& text) {
-  const size_t end = text.find_last_not_of("\n\r ");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1,
-                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-}
-
 std::string run_probe(const HostProbeOptions& options, const std::string& threads) {
   if (options.probe_command.empty()) throw std::invalid_argument("host probe: no command");
   std::vector<std::string> argv = options.probe_command;

@@ -42,14 +42,6 @@ bool killed_from_outside(int signal) {
   return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
 }
 
-std::string last_line(const std::string& text) {
-  const size_t end = text.find_last_not_of("\n\r ");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1,
-                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-}
-
 // Removes a file when the scope ends, whichever way it ends.
 struct RemovedAtExit {
   std::string path;

@@ -80,9 +80,7 @@ void check_device(const std::string& device) {
   const ChildResult child =
       run_child({self_path(), "trial", "--check-device", device}, ChildOptions{120.0, ""});
   if (child.exit_code == 0 && !child.signaled && !child.timed_out) return;
-  std::string error = child.err;
-  while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
-  error = error.substr(error.rfind('\n') == std::string::npos ? 0 : error.rfind('\n') + 1);
+  std::string error = last_line(child.err);
   for (const char* prefix : {"gpudays: ", "error: "}) {
     if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
   }
