@@ -15,6 +15,7 @@ constexpr int64_t kMaxLayers = 10'000;
 constexpr int64_t kMaxVocab = int64_t{1} << 24;
 constexpr int64_t kMaxSeqLen = int64_t{1} << 24;     // tokens per sample
 constexpr int64_t kMaxImageSize = int64_t{1} << 16;  // pixels per side
+constexpr size_t kMaxStages = 16;  // ConvNeXt stages: a stride of 4 x 2^15 exceeds any image
 constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
 constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
 
@@ -108,6 +109,10 @@ void check_convnext(const Checker& c, const ArchSpec& a) {
             fmt::format("needs one entry per stage ({} depths, {} hidden_sizes)",
                         a.depths.size(),
                         a.hidden_sizes.size()));
+  c.require(a.depths.size() <= kMaxStages,
+            "arch",
+            "depths",
+            fmt::format("{} stages; at most {}", a.depths.size(), kMaxStages));
   for (size_t i = 0; i < a.depths.size(); ++i) {
     c.positive(a.depths[i], "arch", "depths", kMaxLayers);
     c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");

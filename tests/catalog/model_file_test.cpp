@@ -1,6 +1,7 @@
 // Bad model and GPU files: each gets an InputError naming the file, table and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -205,6 +206,30 @@ TEST(ModelFile, SizesBeyondAnyModelAreRefused) {
                        "max_position_embeddings = 2048", "max_position_embeddings = 1000000000000"),
                "[arch]: seq_len: must be in [1, 16777216]");
   expect_error(replace(pythia_70m(), "d_model = 512", "d_model = 4294967296"), "d_model");
+}
+
+// Found by the model_toml fuzz target (UBSan): a ViT's image_size / patch_size squared overflowed
+// before the sizes were checked, and more than 63 ConvNeXt stages overflowed the stride's shift.
+// Both are now one-line errors naming the field, and `plan` exits 2 on them.
+TEST(ModelFile, SizesAreCheckedBeforeTheyAreMultiplied) {
+  const std::string vit =
+      replace(replace(catalog_file("vit"), "image_size = 224", "image_size = 4294967296"),
+              "patch_size = 16",
+              "patch_size = 1");
+  expect_error(vit, "[arch]: image_size: must be in [1, 65536]");
+  std::string stages = "depths = [1";
+  std::string widths = "hidden_sizes = [8";
+  for (int i = 1; i < 70; ++i) stages += ", 1", widths += ", 8";
+  std::string convnext = catalog_file("convnext-large-1k");
+  convnext = replace(convnext, "depths = [3, 3, 27, 3]", stages + "]");
+  const size_t widths_at = convnext.find("hidden_sizes = [");
+  convnext.replace(widths_at, convnext.find(']', widths_at) - widths_at, widths);
+  expect_error(convnext, "[arch]: depths: 70 stages; at most 16");
+  const test::CommandResult r =
+      test::run_gpudays("plan --gpu a100 --model-file " + test::write_temp_file("vit.toml", vit));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("image_size"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 std::string gpu_error(const std::string& from, const std::string& to) {
