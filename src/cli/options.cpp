@@ -1,11 +1,59 @@
-// The options several commands share (--model/--model-file, --gpus-per-node/--nodes, --format),
-// declared in commands.h; each command adds its own in cmd_NAME.cpp.
+// The options several commands share (--model/--model-file, --gpus-per-node/--nodes, --format)
+// and the check of every number option, declared in commands.h; each command adds its own options
+// in cmd_NAME.cpp.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "config/search_space.h"
 
 namespace gpudays {
+namespace {
+
+// "" when `text` is a decimal integer of type T (an optional minus, digits, nothing else), which
+// it then holds in its plain form ("010" -> "10", which CLI11 would read as octal 8).
+template <typename T>
+std::string integer_problem(std::string& text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return fmt::format("'{}' is not a decimal integer in [{}, {}]",
+                       text,
+                       std::numeric_limits<T>::min(),
+                       std::numeric_limits<T>::max());
+  }
+  text = std::to_string(value);
+  return "";
+}
+
+std::string real_problem(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    return fmt::format("'{}' is not a number", text);
+  }
+  return std::isfinite(value) ? "" : fmt::format("'{}' is not a finite number", text);
+}
+
+}  // namespace
+
+void check_number_options(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    // First, before the option's own checks (transform); no description: --help stays as it was.
+    if (type == "INT") option->transform(CLI::Validator(integer_problem<int64_t>, ""));
+    if (type == "UINT") option->transform(CLI::Validator(integer_problem<uint64_t>, ""));
+    if (type == "FLOAT") option->transform(CLI::Validator(real_problem, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_number_options(*sub);
+}
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
   cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");

@@ -5,6 +5,7 @@
 // price parser (add_price_assignment) directly. A bug is any escape other than CLI11's parse errors
 // and InputError, any sanitizer report, or a number check that accepts a value it should refuse:
 // one not finite or outside its range, or a negative or non-finite price.
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -21,6 +22,38 @@ namespace {
 
 struct ParsedOnly {};  // thrown once parsing is done, instead of running the command
 
+// Whether `value` is a decimal integer of type T that CLI11 reads as the same number.
+template <typename T>
+bool plain_integer(const std::string& value) {
+  T v{};
+  T read{};
+  const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  return ec == std::errc() && p == value.data() + value.size() &&
+         CLI::detail::lexical_cast(value, read) && v == read;
+}
+
+// An accepted numeric option's every value must be what it reads as: an integer option's a decimal
+// integer within its type (not a saturated, octal or hexadecimal reading), a real option's a
+// finite number.
+void check_numbers(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string type = opt->get_type_name().substr(0, opt->get_type_name().find(':'));
+    for (const std::string& value : opt->results()) {
+      if ((type == "INT" && !plain_integer<int64_t>(value)) ||
+          (type == "UINT" && !plain_integer<uint64_t>(value))) {
+        gpudays::fuzz::fail(opt->get_name() + " accepted '" + value + "' as an integer");
+      }
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      if (type == "FLOAT" && (end != value.c_str() + value.size() || !std::isfinite(v))) {
+        gpudays::fuzz::fail(opt->get_name() + " accepted '" + value + "' as a number");
+      }
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) check_numbers(*sub);
+}
+
 void parse_command_line(const std::vector<std::string>& args) {
   using namespace gpudays;
   static const GlobalOptions global;  // the commands keep a reference to it
@@ -35,6 +68,7 @@ void parse_command_line(const std::vector<std::string>& args) {
   add_bench_command(app, global);
   add_cost_command(app, global);
   add_report_command(app, global);
+  check_number_options(app);
   // The root's parse-complete callback runs after every option is converted and checked, before
   // any subcommand's callback.
   app.parse_complete_callback([] { throw ParsedOnly{}; });
@@ -43,6 +77,7 @@ void parse_command_line(const std::vector<std::string>& args) {
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const ParsedOnly&) {
+    check_numbers(app);
   } catch (const CLI::ParseError&) {  // also --help and --version
   }
 }
