@@ -12,7 +12,7 @@ WITH_TORCH ?= ON
 WITH_CUDA_BUILD ?= ON
 TORCH_PYTHON ?= python3
 WITH_FUZZ ?= ON
-FUZZ_SECONDS ?= 8
+FUZZ_SECONDS ?= 7
 
 .PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda run cuda \
         clean format format-check fuzz fuzz-build test-asan
