@@ -232,6 +232,28 @@ TEST(ModelFile, SizesAreCheckedBeforeTheyAreMultiplied) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// Found by the model_toml fuzz target (UBSan, in the exact parameter count): fields no check
+// bounded, or bounded only one at a time, overflowed their products.
+TEST(ModelFile, FieldsThatMultiplyAreBounded) {
+  expect_error(
+      replace(
+          catalog_file("roberta"), "type_vocab_size = 1", "type_vocab_size = 9223372036854775807"),
+      "[arch]: type_vocab_size: must be in [1, 16777216]");
+  expect_error(replace(catalog_file("roberta"),
+                       "max_position_embeddings = 514",
+                       "max_position_embeddings = 4611686018427387904"),
+               "[arch]: max_position_embeddings: must be in [1, 33554432]");
+  expect_error(
+      replace(catalog_file("vit"), "num_channels = 3", "num_channels = 9223372036854775807"),
+      "[arch]: num_channels: must be in [1, 1024]");
+  expect_error(replace(catalog_file("convnext-large-1k"), "num_channels = 3", "num_channels = 0"),
+               "[arch]: num_channels: must be in [1, 1024]");
+  expect_error(replace(replace(catalog_file("mamba"), "expand = 2", "expand = 1048576"),
+                       "d_model = 2560",
+                       "d_model = 1048576"),
+               "[arch]: expand: expand x d_model = 1048576 x 1048576 must be at most 1048576");
+}
+
 std::string gpu_error(const std::string& from, const std::string& to) {
   const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
   const std::string path = test::write_temp_file("gpu.toml", replace(a100, from, to));
