@@ -278,6 +278,32 @@ TEST(GpuFile, NonFiniteAndNegativeFiguresAreRejected) {
             std::string::npos);
 }
 
+// Found by the gpu_toml fuzz target's planning invariant: a positive figure near 0 passed the
+// checks and made step times and training days infinite (exit 0). Figures have physical minimums.
+TEST(GpuFile, FiguresNearZeroAreRejected) {
+  EXPECT_NE(gpu_error("fp32 = 19.5", "fp32 = 1e-300").find("fp32: must be in [0.001, 100000]"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("bandwidth_gb_per_s = 2039.0", "bandwidth_gb_per_s = 1e-300")
+                .find("bandwidth_gb_per_s: must be at least 0.001 GB/s"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("gpu_link_gb_per_s = 300.0", "gpu_link_gb_per_s = 1e-300")
+                .find("gpu_link_gb_per_s: must be at least"),
+            std::string::npos);
+  EXPECT_EQ(gpu_error("fp32 = 19.5", "fp32 = 0.001"), "");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::write_temp_file("tiny-peak/x", "")).parent_path();
+  fs::create_directories(dir / "models");
+  fs::create_directories(dir / "gpus");
+  const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
+  std::ofstream(dir / "gpus" / "a.toml") << replace(a100, "fp32 = 19.5", "fp32 = 1e-300");
+  std::ofstream(dir / "models" / "m.toml") << pythia_70m();
+  const test::CommandResult r =
+      test::run_gpudays("--config-dir " + dir.string() + " plan --model pythia-70m --gpu a100");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("fp32: must be in [0.001, 100000]"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // Two GPU files claiming one alias: the catalog refuses to load instead of letting one win.
 TEST(GpuFile, AnAliasNamesOneGpu) {
   namespace fs = std::filesystem;

@@ -1,11 +1,15 @@
 // Fuzz target: the GPU TOML loader (load_gpu_file, catalog/gpu_loader.h), as the catalog reads
 // configs/gpus/. A bug is any escape other than InputError, any sanitizer report, or an accepted
 // GPU whose figures break what the planner and the cost analysis divide by and multiply with:
-// every figure finite, the required peaks, memory, bandwidths and TDP positive, prices >= 0.
+// every figure finite, the required peaks, memory, bandwidths and TDP positive, prices >= 0, and
+// pythia-160m planned on 2 of them without an internal error, every fitting configuration's step
+// time, days and MFU finite and positive.
 #include <cmath>
 
 #include "catalog/gpu_loader.h"
+#include "catalog/model_loader.h"
 #include "fuzz_util.h"
+#include "plan/planner.h"
 
 namespace {
 
@@ -35,11 +39,31 @@ void check_accepted(const gpudays::GpuSpec& g) {
   if (g.name.empty()) gpudays::fuzz::fail("an accepted GPU has no name");
 }
 
+void check_plans(const gpudays::GpuSpec& g) {
+  using namespace gpudays;
+  static const ModelSpec model =
+      load_model_file(GPUDAYS_SOURCE_DIR "/configs/models/pythia-160m.toml");
+  Cluster cluster;
+  cluster.gpus_per_node = 2;
+  cluster.gpu = &g;
+  for (const PlanRow& row : plan(model, cluster, PlanOptions{}).rows) {
+    if (!row.fits) continue;
+    for (double v : {row.step_time_s, row.training_days, row.mfu, row.samples_per_s}) {
+      if (!std::isfinite(v) || v <= 0.0)
+        fuzz::fail("a fitting configuration has a figure <= 0 or not finite");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpudays;
   const std::string path = fuzz::write_input(data, size, "gpu.toml");
-  fuzz::accepts([&] { check_accepted(load_gpu_file(path)); });
+  fuzz::accepts([&] {
+    const GpuSpec gpu = load_gpu_file(path);
+    check_accepted(gpu);
+    check_plans(gpu);
+  });
   return 0;
 }
