@@ -76,6 +76,17 @@ fuzz-build: deps torch
 fuzz: fuzz-build
 	@bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
+# The unit suite under AddressSanitizer and UndefinedBehaviorSanitizer (undefined behaviour aborts)
+# in build-asan/, Debug at -O1; not part of `make test` (its cost: docs/testing.md).
+test-asan: deps torch-ref
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DGPUDAYS_SANITIZE=ON -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+ifeq ($(WITH_TORCH),ON)
+	@cmake --build build-asan --target gpudays_fixtures
+endif
+	@cd build-asan && UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
 # in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
 # 8 x RTX 3090.
