@@ -1,7 +1,8 @@
 # gpudays — top-level entry points. `make run` and `make test` install what they need, build and run.
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
 # LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
-# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it).
+# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it) and
+# runs the fuzz targets for FUZZ_SECONDS each (WITH_FUZZ=OFF skips them; docs/testing.md).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
@@ -10,9 +11,11 @@ JOBS ?= $(shell nproc)
 WITH_TORCH ?= ON
 WITH_CUDA_BUILD ?= ON
 TORCH_PYTHON ?= python3
+WITH_FUZZ ?= ON
+FUZZ_SECONDS ?= 7
 
 .PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda run cuda \
-        clean format format-check
+        clean format format-check fuzz fuzz-build test-asan
 
 all: build
 
@@ -53,6 +56,7 @@ test: build fixtures
 ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
 	@$(MAKE) --no-print-directory test-cuda
 endif
+	@$(if $(filter ON,$(WITH_FUZZ)),$(MAKE) --no-print-directory fuzz,:)
 
 # The CUDA variant against the venv's torch (the full wheel of `make torch-ref` is a CUDA build),
 # so that no change breaks the GPU path unseen: every target compiles and links, and the GPU tests
@@ -60,6 +64,28 @@ endif
 test-cuda: torch-ref
 	@$(MAKE) --no-print-directory cuda TORCH_PYTHON=$(CURDIR)/.venv/bin/python3
 	@build-cuda/tests/models/gpudays_torch_tests --gtest_filter='*_CUDA' --gtest_brief=1
+
+# The fuzz targets (tests/fuzz: libFuzzer, clang, ASan and UBSan) in build-fuzz/, each run for
+# FUZZ_SECONDS from a copy of its seed corpus; a crash fails and names the saved input.
+fuzz-build: deps torch
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGPUDAYS_FUZZ=ON -DGPUDAYS_MPI=OFF \
+	  -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target gpudays_fuzzers
+
+fuzz: fuzz-build
+	@bash scripts/fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+# The unit suite under AddressSanitizer and UndefinedBehaviorSanitizer (undefined behaviour aborts)
+# in build-asan/, Debug at -O1; not part of `make test` (its cost: docs/testing.md).
+test-asan: deps torch-ref
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DGPUDAYS_SANITIZE=ON -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+ifeq ($(WITH_TORCH),ON)
+	@cmake --build build-asan --target gpudays_fixtures
+endif
+	@cd build-asan && UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 # The main job: a short benchmark of a small model on what this machine has (the CPU here; results
 # in out/gpudays.db) and its best-settings row, then the plans for pythia-1b on 4 x A100 and on
@@ -88,4 +114,4 @@ format-check: deps
 	@bash scripts/format-check.sh
 
 clean:
-	rm -rf $(BUILD_DIR) build-cuda
+	rm -rf $(BUILD_DIR) build-cuda build-fuzz build-asan

@@ -1,11 +1,46 @@
 // JSON forms of TrialSpec and TrialMeasurement.
 #include "bench/trial_spec.h"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
 
 namespace gpudays {
+namespace {
+
+// The largest micro-batch x accumulation a spec may ask for: the catalog's largest global batch
+// (model_validate.cpp), so that the runner's product with the ranks cannot overflow.
+constexpr int64_t kMaxRankSamplesPerStep = int64_t{1} << 30;
+constexpr int64_t kMaxSteps = int64_t{1} << 20;  // per kind of step; a trial times a handful
+
+void check_range(const char* key, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) {
+    throw InputError(fmt::format(
+        "bad trial specification: {} must be in [{}, {}], is {}", key, low, high, value));
+  }
+}
+
+// What the trial runner relies on: sizes >= 1 whose product stays exact, bounded step counts.
+void check_spec(const TrialSpec& s) {
+  check_range("micro_batch_size", s.config.micro_batch_size, 1, kMaxRankSamplesPerStep);
+  check_range("grad_acc_steps", s.config.grad_acc_steps, 1, kMaxRankSamplesPerStep);
+  if (s.config.micro_batch_size > kMaxRankSamplesPerStep / s.config.grad_acc_steps) {
+    throw InputError(
+        fmt::format("bad trial specification: micro_batch_size {} x grad_acc_steps {} "
+                    "exceeds {} samples per rank and step",
+                    s.config.micro_batch_size,
+                    s.config.grad_acc_steps,
+                    kMaxRankSamplesPerStep));
+  }
+  check_range("warmup_steps", s.warmup_steps, 0, kMaxSteps);
+  check_range("timed_steps", s.timed_steps, 1, kMaxSteps);
+  check_range("check_steps", s.check_steps, 0, kMaxSteps);
+  check_range("memory_limit_bytes", s.memory_limit_bytes, 0, INT64_MAX);
+}
+
+}  // namespace
 
 nlohmann::json to_json(const TrialSpec& s) {
   return {{"model", s.model},
@@ -23,28 +58,6 @@ nlohmann::json to_json(const TrialSpec& s) {
           {"timing", to_string(s.timing)},
           {"check_steps", s.check_steps}};
 }
-
-namespace {
-
-// Every count of a specification within what a trial can run (the catalog bounds a global batch
-// to 2^30 samples): no product of them can overflow afterwards.
-void check_spec_ranges(const TrialSpec& s) {
-  const auto check = [](const char* key, int64_t value, int64_t low, int64_t high) {
-    if (value < low || value > high) {
-      throw InputError(fmt::format("bad trial specification: {} = {} is not in [{}, {}]", key,
-                                   value, low, high));
-    }
-  };
-  constexpr int64_t kMaxSamples = int64_t{1} << 30;
-  check("micro_batch_size", s.config.micro_batch_size, 1, kMaxSamples);
-  check("grad_acc_steps", s.config.grad_acc_steps, 1, kMaxSamples);
-  check("warmup_steps", s.warmup_steps, 0, 1000);
-  check("timed_steps", s.timed_steps, 1, 100000);
-  check("check_steps", s.check_steps, 0, 1000);
-  check("memory_limit_bytes", s.memory_limit_bytes, 0, int64_t{1} << 50);
-}
-
-}  // namespace
 
 TrialSpec trial_spec_from_json(const nlohmann::json& j) {
   try {
@@ -64,7 +77,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
     s.timing = parse_step_timing(j.value("timing", "whole"));
     s.check_steps = j.value("check_steps", int64_t{0});
-    check_spec_ranges(s);
+    check_spec(s);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("bad trial specification: {}", e.what()));

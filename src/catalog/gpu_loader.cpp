@@ -9,15 +9,29 @@
 namespace gpudays {
 namespace {
 
+// The smallest figures a file may give: a GPU of 1 GFLOP/s or 1 MB/s is far below any real one,
+// and a positive figure closer to 0 (1e-300) made step times and training days infinite.
+constexpr double kMinPeakTflops = 1e-3;
+constexpr double kMinGbPerS = 1e-3;
+
+void require_bandwidth(const TomlFields& t, const char* key, double v) {
+  if (v < kMinGbPerS) t.fail(key, fmt::format("must be at least {} GB/s, is {}", kMinGbPerS, v));
+}
+
 void read_peak(const TomlFields& t, GpuSpec& g) {
   g.peak_fp32_tflops = t.get_double("fp32");
   g.peak_tf32_tflops = t.get_double_or("tf32", 0.0);
   g.peak_fp16_tflops = t.get_double("fp16");
   g.peak_bf16_tflops = t.get_double_or("bf16", 0.0);
   // The largest dense peak of any GPU is a few thousand TFLOP/s; 1e5 catches unit mistakes.
+  // An optional peak may be 0: the dtype is unsupported.
   const auto check = [&t](double v, const char* key, bool required) {
-    if ((required ? v <= 0.0 : v < 0.0) || v > 1e5) {
-      t.fail(key, fmt::format("must be in {}0, 100000] TFLOP/s, is {}", required ? "(" : "[", v));
+    if ((required || v != 0.0) && (v < kMinPeakTflops || v > 1e5)) {
+      t.fail(key,
+             fmt::format("must be {}in [{}, 100000] TFLOP/s, is {}",
+                         required ? "" : "0 or ",
+                         kMinPeakTflops,
+                         v));
     }
   };
   check(g.peak_fp32_tflops, "fp32", true);
@@ -38,7 +52,7 @@ void read_memory(const TomlFields& t, GpuSpec& g) {
   g.memory_bytes = t.get_int("bytes");
   g.memory_bandwidth_gb_per_s = t.get_double("bandwidth_gb_per_s");
   if (g.memory_bytes <= 0) t.fail("bytes", "must be positive");
-  if (g.memory_bandwidth_gb_per_s <= 0.0) t.fail("bandwidth_gb_per_s", "must be positive");
+  require_bandwidth(t, "bandwidth_gb_per_s", g.memory_bandwidth_gb_per_s);
 }
 
 void read_links(const TomlFields& t, GpuSpec& g) {
@@ -47,8 +61,11 @@ void read_links(const TomlFields& t, GpuSpec& g) {
   g.pair_bridge_gb_per_s = t.get_double_or("pair_bridge_gb_per_s", 0.0);
   g.host_link = t.get_string("host_link");
   g.host_link_gb_per_s = t.get_double("host_link_gb_per_s");
-  if (g.gpu_link_gb_per_s <= 0.0) t.fail("gpu_link_gb_per_s", "must be positive");
-  if (g.host_link_gb_per_s <= 0.0) t.fail("host_link_gb_per_s", "must be positive");
+  require_bandwidth(t, "gpu_link_gb_per_s", g.gpu_link_gb_per_s);
+  require_bandwidth(t, "host_link_gb_per_s", g.host_link_gb_per_s);
+  if (g.pair_bridge_gb_per_s != 0.0) {  // 0: no bridge
+    require_bandwidth(t, "pair_bridge_gb_per_s", g.pair_bridge_gb_per_s);
+  }
 }
 
 void read_price(const TomlFields& t, GpuSpec& g) {

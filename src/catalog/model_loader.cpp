@@ -177,8 +177,9 @@ ModelSpec load_model_file(const std::string& path) {
   m.recipe = read_recipe(root.table("recipe"));
   m.reported = read_reported(root);
   root.check_all_used();
+  validate_model(m);  // first: the sizes below are then bounded, so their product is exact
   if (m.family == Family::kVit) {
-    const int64_t side = m.arch.patch_size > 0 ? m.arch.image_size / m.arch.patch_size : 0;
+    const int64_t side = m.arch.image_size / m.arch.patch_size;
     const int64_t derived = side * side + 1;
     if (m.arch.seq_len != 0 && m.arch.seq_len != derived) {
       throw InputError(fmt::format("{} [arch]: seq_len: {} but (image_size/patch_size)^2 + 1 = {}",
@@ -186,7 +187,6 @@ ModelSpec load_model_file(const std::string& path) {
     }
     m.arch.seq_len = derived;
   }
-  validate_model(m);
   return m;
 }
 

@@ -14,7 +14,10 @@ constexpr int64_t kMaxWidth = int64_t{1} << 20;      // d_model, d_ffn, hidden s
 constexpr int64_t kMaxLayers = 10'000;
 constexpr int64_t kMaxVocab = int64_t{1} << 24;
 constexpr int64_t kMaxSeqLen = int64_t{1} << 24;     // tokens per sample
+constexpr int64_t kMaxPositions = 2 * kMaxSeqLen;    // room for RoBERTa's padding offset
+constexpr int64_t kMaxChannels = int64_t{1} << 10;   // image channels (x patch area x width < 2^63)
 constexpr int64_t kMaxImageSize = int64_t{1} << 16;  // pixels per side
+constexpr size_t kMaxStages = 16;  // ConvNeXt stages: a stride of 4 x 2^15 exceeds any image
 constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
 constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
 
@@ -55,6 +58,7 @@ void check_gpt_neox(const Checker& c, const ArchSpec& a) {
             "arch",
             "rotary_emb_base",
             fmt::format("must be greater than 1, is {}", a.rotary_emb_base));
+  c.positive(a.max_position_embeddings, "arch", "max_position_embeddings", kMaxPositions);
   c.require(
       a.seq_len <= a.max_position_embeddings,
       "arch",
@@ -76,6 +80,8 @@ void check_roberta(const Checker& c, const ArchSpec& a) {
   check_transformer(c, a);
   c.positive(a.vocab_size, "arch", "vocab_size", kMaxVocab);
   c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
+  c.positive(a.max_position_embeddings, "arch", "max_position_embeddings", kMaxPositions);
+  c.positive(a.type_vocab_size, "arch", "type_vocab_size", kMaxVocab);
   check_special_id(c, a, a.pad_token_id, "pad_token_id");
   check_special_id(c, a, a.bos_token_id, "bos_token_id");
   check_special_id(c, a, a.eos_token_id, "eos_token_id");
@@ -91,6 +97,7 @@ void check_roberta(const Checker& c, const ArchSpec& a) {
 void check_vit(const Checker& c, const ArchSpec& a) {
   check_transformer(c, a);
   c.positive(a.patch_size, "arch", "patch_size");
+  c.positive(a.num_channels, "arch", "num_channels", kMaxChannels);
   c.positive(a.num_labels, "arch", "num_labels", kMaxVocab);
   c.positive(a.image_size, "arch", "image_size", kMaxImageSize);
   c.require(
@@ -108,11 +115,16 @@ void check_convnext(const Checker& c, const ArchSpec& a) {
             fmt::format("needs one entry per stage ({} depths, {} hidden_sizes)",
                         a.depths.size(),
                         a.hidden_sizes.size()));
+  c.require(a.depths.size() <= kMaxStages,
+            "arch",
+            "depths",
+            fmt::format("{} stages; at most {}", a.depths.size(), kMaxStages));
   for (size_t i = 0; i < a.depths.size(); ++i) {
     c.positive(a.depths[i], "arch", "depths", kMaxLayers);
     c.positive(a.hidden_sizes[i], "arch", "hidden_sizes");
   }
   c.positive(a.num_labels, "arch", "num_labels", kMaxVocab);
+  c.positive(a.num_channels, "arch", "num_channels", kMaxChannels);
   const int64_t total_stride = int64_t{4} << (a.depths.size() - 1);  // stem 4, then 2 per stage
   c.positive(a.image_size, "arch", "image_size", kMaxImageSize);
   c.require(a.image_size > 0 && a.image_size % total_stride == 0,
@@ -137,6 +149,12 @@ void check_mamba(const Checker& c, const ArchSpec& a) {
   c.positive(a.d_conv, "arch", "d_conv");
   c.positive(a.expand, "arch", "expand");
   c.positive(a.dt_rank, "arch", "dt_rank");
+  // The inner width is a width too: its products with the others must stay exact.
+  c.require(
+      a.expand <= kMaxWidth / a.d_model,
+      "arch",
+      "expand",
+      fmt::format("expand x d_model = {} x {} must be at most {}", a.expand, a.d_model, kMaxWidth));
   c.require(
       a.time_step_min > 0.0 && a.time_step_min <= a.time_step_max,
       "arch",

@@ -31,6 +31,11 @@ void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
 // cpu`, or that measurement cached next to the results database `db` (bench/host_probe.h).
 GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
 
+// Every integer option of `app` and its subcommands takes decimal integers within its type alone,
+// every real option finite numbers alone (CLI11 by itself reads 010 as octal, saturates
+// 99999999999999999999 to 2^63 - 1 and accepts nan). Called once the commands are added.
+void check_number_options(CLI::App& app);
+
 // --format validator shared by the commands.
 CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
                                const std::vector<std::string>& choices);

@@ -9,32 +9,8 @@
 #include "cli/commands.h"
 #include "common/build_info.h"
 #include "common/error.h"
-#include "config/search_space.h"
 
 namespace gpudays {
-
-void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
-  cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");
-  cmd.add_option("--model-file", model_file, "A model TOML file (schema: docs/catalog.md)")
-      ->check(CLI::ExistingFile);
-}
-
-void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
-                         const std::string& gpus_per_node_help) {
-  cmd.add_option("--gpus-per-node", gpus_per_node, gpus_per_node_help)
-      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode))
-      ->capture_default_str();
-  cmd.add_option("--nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
-      ->check(CLI::Range(int64_t{1}, kMaxNodes))
-      ->capture_default_str();
-}
-
-CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
-                               const std::vector<std::string>& choices) {
-  return cmd.add_option("--format", format, "Output format")
-      ->check(CLI::IsMember(choices))
-      ->capture_default_str();
-}
 
 // CLI11 reports an unknown command as "a subcommand is required"; name it and the choices.
 void check_subcommand(const CLI::App& app, int argc, char** argv) {
@@ -77,6 +53,7 @@ int main(int argc, char** argv) {
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);
+  check_number_options(app);
   if (argc == 1) {
     std::cout << app.help();
     return 0;

@@ -3,11 +3,14 @@
 
 #include <ATen/ops/empty.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <bit>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/error.h"
 
@@ -29,10 +32,19 @@ const std::vector<std::pair<std::string, at::ScalarType>>& dtype_table() {
   return table;
 }
 
-uint64_t byte_size(const SafetensorsEntry& e) {
-  uint64_t n = c10::elementSize(e.dtype);
-  for (int64_t d : e.shape) n *= static_cast<uint64_t>(d);
-  return n;
+// The tensor's bytes, or nullopt when its element count passes int64 (LibTorch's numel) or its
+// bytes pass uint64: such a shape once wrapped to a small size that matched its data_offsets.
+std::optional<uint64_t> byte_size(const SafetensorsEntry& e) {
+  uint64_t elements = 1;
+  for (int64_t d : e.shape) {
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements) ||
+        elements > static_cast<uint64_t>(INT64_MAX)) {
+      return std::nullopt;
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, c10::elementSize(e.dtype), &bytes)) return std::nullopt;
+  return bytes;
 }
 
 SafetensorsEntry parse_entry(const std::string& path,
@@ -66,8 +78,10 @@ SafetensorsEntry parse_entry(const std::string& path,
     throw fail(fmt::format("data_offsets [{}, {}] outside the {}-byte data section", e.begin,
                            e.end, data_bytes));
   }
-  if (e.end - e.begin != byte_size(e)) {
-    throw fail(fmt::format("{} bytes for a tensor of {} bytes", e.end - e.begin, byte_size(e)));
+  const std::optional<uint64_t> bytes = byte_size(e);
+  if (!bytes) throw fail(fmt::format("shape [{}] is too large", fmt::join(e.shape, ", ")));
+  if (e.end - e.begin != *bytes) {
+    throw fail(fmt::format("{} bytes for a tensor of {} bytes", e.end - e.begin, *bytes));
   }
   return e;
 }

@@ -1,6 +1,7 @@
 // Bad model and GPU files: each gets an InputError naming the file, table and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -207,6 +208,52 @@ TEST(ModelFile, SizesBeyondAnyModelAreRefused) {
   expect_error(replace(pythia_70m(), "d_model = 512", "d_model = 4294967296"), "d_model");
 }
 
+// Found by the model_toml fuzz target (UBSan): a ViT's image_size / patch_size squared overflowed
+// before the sizes were checked, and more than 63 ConvNeXt stages overflowed the stride's shift.
+// Both are now one-line errors naming the field, and `plan` exits 2 on them.
+TEST(ModelFile, SizesAreCheckedBeforeTheyAreMultiplied) {
+  const std::string vit =
+      replace(replace(catalog_file("vit"), "image_size = 224", "image_size = 4294967296"),
+              "patch_size = 16",
+              "patch_size = 1");
+  expect_error(vit, "[arch]: image_size: must be in [1, 65536]");
+  std::string stages = "depths = [1";
+  std::string widths = "hidden_sizes = [8";
+  for (int i = 1; i < 70; ++i) stages += ", 1", widths += ", 8";
+  std::string convnext = catalog_file("convnext-large-1k");
+  convnext = replace(convnext, "depths = [3, 3, 27, 3]", stages + "]");
+  const size_t widths_at = convnext.find("hidden_sizes = [");
+  convnext.replace(widths_at, convnext.find(']', widths_at) - widths_at, widths);
+  expect_error(convnext, "[arch]: depths: 70 stages; at most 16");
+  const test::CommandResult r =
+      test::run_gpudays("plan --gpu a100 --model-file " + test::write_temp_file("vit.toml", vit));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("image_size"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// Found by the model_toml fuzz target (UBSan, in the exact parameter count): fields no check
+// bounded, or bounded only one at a time, overflowed their products.
+TEST(ModelFile, FieldsThatMultiplyAreBounded) {
+  expect_error(
+      replace(
+          catalog_file("roberta"), "type_vocab_size = 1", "type_vocab_size = 9223372036854775807"),
+      "[arch]: type_vocab_size: must be in [1, 16777216]");
+  expect_error(replace(catalog_file("roberta"),
+                       "max_position_embeddings = 514",
+                       "max_position_embeddings = 4611686018427387904"),
+               "[arch]: max_position_embeddings: must be in [1, 33554432]");
+  expect_error(
+      replace(catalog_file("vit"), "num_channels = 3", "num_channels = 9223372036854775807"),
+      "[arch]: num_channels: must be in [1, 1024]");
+  expect_error(replace(catalog_file("convnext-large-1k"), "num_channels = 3", "num_channels = 0"),
+               "[arch]: num_channels: must be in [1, 1024]");
+  expect_error(replace(replace(catalog_file("mamba"), "expand = 2", "expand = 1048576"),
+                       "d_model = 2560",
+                       "d_model = 1048576"),
+               "[arch]: expand: expand x d_model = 1048576 x 1048576 must be at most 1048576");
+}
+
 std::string gpu_error(const std::string& from, const std::string& to) {
   const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
   const std::string path = test::write_temp_file("gpu.toml", replace(a100, from, to));
@@ -229,6 +276,32 @@ TEST(GpuFile, NonFiniteAndNegativeFiguresAreRejected) {
             std::string::npos);
   EXPECT_NE(gpu_error("purchase_usd = 19000.0", "purchase_usd = -1.0").find("purchase_usd"),
             std::string::npos);
+}
+
+// Found by the gpu_toml fuzz target's planning invariant: a positive figure near 0 passed the
+// checks and made step times and training days infinite (exit 0). Figures have physical minimums.
+TEST(GpuFile, FiguresNearZeroAreRejected) {
+  EXPECT_NE(gpu_error("fp32 = 19.5", "fp32 = 1e-300").find("fp32: must be in [0.001, 100000]"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("bandwidth_gb_per_s = 2039.0", "bandwidth_gb_per_s = 1e-300")
+                .find("bandwidth_gb_per_s: must be at least 0.001 GB/s"),
+            std::string::npos);
+  EXPECT_NE(gpu_error("gpu_link_gb_per_s = 300.0", "gpu_link_gb_per_s = 1e-300")
+                .find("gpu_link_gb_per_s: must be at least"),
+            std::string::npos);
+  EXPECT_EQ(gpu_error("fp32 = 19.5", "fp32 = 0.001"), "");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::write_temp_file("tiny-peak/x", "")).parent_path();
+  fs::create_directories(dir / "models");
+  fs::create_directories(dir / "gpus");
+  const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
+  std::ofstream(dir / "gpus" / "a.toml") << replace(a100, "fp32 = 19.5", "fp32 = 1e-300");
+  std::ofstream(dir / "models" / "m.toml") << pythia_70m();
+  const test::CommandResult r =
+      test::run_gpudays("--config-dir " + dir.string() + " plan --model pythia-70m --gpu a100");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("fp32: must be in [0.001, 100000]"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // Two GPU files claiming one alias: the catalog refuses to load instead of letting one win.

@@ -100,7 +100,7 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
 // Numbers are finite and within physical ranges; values past int64 are refused, not saturated.
 TEST(Cli, NumbersOutOfRangeAreRefused) {
   expect_input_error("cost --model pythia-1b --power-fraction 50", "--power-fraction");
-  expect_input_error("cost --model pythia-1b --power-fraction nan", "not in (0, 1]");
+  expect_input_error("cost --model pythia-1b --power-fraction nan", "'nan' is not a finite number");
   expect_input_error("cost --model pythia-1b --usd-per-kwh -1", "--usd-per-kwh");
   expect_input_error("cost --model pythia-1b --counts 99999999999999999999", "--counts");
   expect_input_error("cost --model pythia-1b --max-days inf", "--max-days");
@@ -121,6 +121,22 @@ TEST(Cli, ExportToAFullDeviceFails) {
   const auto r = run_gpudays("export --model pythia-160m --gpu a100 --source plan --out /dev/full");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write /dev/full"), std::string::npos) << r.err;
+}
+
+// Found by the cli_numbers fuzz target: CLI11 alone read integers with base prefixes (010 as 8,
+// 0x4 as 4), saturated those past int64 where no range check followed, and took nan for options
+// without a range. Every number option now takes decimal integers or finite numbers alone.
+TEST(Cli, NumbersAreDecimalAndFinite) {
+  expect_input_error("bench --model pythia-14m --device cpu --memory-limit 99999999999999999999",
+                     "--memory-limit: '99999999999999999999' is not a decimal integer");
+  expect_input_error("bench --model pythia-14m --device cpu --trial-timeout nan",
+                     "--trial-timeout: 'nan' is not a finite number");
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node 0x4",
+                     "--gpus-per-node: '0x4' is not a decimal integer");
+  expect_input_error("cost --model pythia-1b --counts 4,1e3", "--counts: '1e3'");
+  // A leading zero is decimal: 010 GPUs per node are 10 (which pythia-1b's batch does not split
+  // over), not 8.
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node 010", "over 10 GPUs");
 }
 
 TEST(Cli, HelpAndVersion) {

@@ -89,6 +89,14 @@ TEST(Safetensors, RejectsMalformedFilesNamingTheProblem) {
   EXPECT_NE(error_of([&] { SafetensorsReader r(write_raw("ov.st", h4.size(), h4, 12)); })
                 .find("overlap"),
             std::string::npos);
+  // Found by the safetensors fuzz target: 2^62 x 4 floats wrapped to 0 bytes, matched its empty
+  // range, and the read ended in LibTorch's "storage size calculation overflowed".
+  const std::string h5 =
+      R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("wrap.st", h5.size(), h5, 0));
+            }).find("tensor 'w': shape [4611686018427387904, 4] is too large"),
+            std::string::npos);
 }
 
 // Two layers with HF-style names: "proj.weight", "proj.bias", "norm.weight", "norm.bias".

@@ -217,5 +217,21 @@ TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// A trial spec whose micro-batch x accumulation overflows (found by the trial_spec fuzz target)
+// is refused before anything runs: one line, exit 2.
+TEST(BenchCli, TrialSpecOutOfRangeIsOneCleanLine) {
+  const std::string spec = test::process_temp_dir().path() / "overflowing-spec.json";
+  {
+    std::ofstream out(spec);
+    out << R"({"model": "pythia-14m", "device": "cpu", "free_lunch": true,
+               "activation_checkpointing": false, "sharding": "none", "offloading": false,
+               "micro_batch_size": 4611686018427387904, "grad_acc_steps": 4})";
+  }
+  const ChildResult r = gpudays("trial --spec " + spec);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("micro_batch_size"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 }  // namespace
 }  // namespace gpudays

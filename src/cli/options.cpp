@@ -1,0 +1,84 @@
+// The options several commands share (--model/--model-file, --gpus-per-node/--nodes, --format)
+// and the check of every number option, declared in commands.h; each command adds its own options
+// in cmd_NAME.cpp.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "config/search_space.h"
+
+namespace gpudays {
+namespace {
+
+// "" when `text` is a decimal integer of type T (an optional minus, digits, nothing else), which
+// it then holds in its plain form ("010" -> "10", which CLI11 would read as octal 8).
+template <typename T>
+std::string integer_problem(std::string& text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return fmt::format("'{}' is not a decimal integer in [{}, {}]",
+                       text,
+                       std::numeric_limits<T>::min(),
+                       std::numeric_limits<T>::max());
+  }
+  text = std::to_string(value);
+  return "";
+}
+
+std::string real_problem(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    return fmt::format("'{}' is not a number", text);
+  }
+  return std::isfinite(value) ? "" : fmt::format("'{}' is not a finite number", text);
+}
+
+}  // namespace
+
+void check_number_options(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    // First, before the option's own checks (transform); no description: --help stays as it was.
+    if (type == "INT") option->transform(CLI::Validator(integer_problem<int64_t>, ""));
+    if (type == "UINT") option->transform(CLI::Validator(integer_problem<uint64_t>, ""));
+    if (type == "FLOAT") option->transform(CLI::Validator(real_problem, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_number_options(*sub);
+}
+
+void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
+  cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");
+  cmd.add_option("--model-file", model_file, "A model TOML file (schema: docs/catalog.md)")
+      ->check(CLI::ExistingFile);
+}
+
+void add_cluster_options(CLI::App& cmd,
+                         int64_t& gpus_per_node,
+                         int64_t& nodes,
+                         const std::string& gpus_per_node_help) {
+  cmd.add_option("--gpus-per-node", gpus_per_node, gpus_per_node_help)
+      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode))
+      ->capture_default_str();
+  cmd.add_option("--nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
+      ->check(CLI::Range(int64_t{1}, kMaxNodes))
+      ->capture_default_str();
+}
+
+CLI::Option* add_format_option(CLI::App& cmd,
+                               std::string& format,
+                               const std::vector<std::string>& choices) {
+  return cmd.add_option("--format", format, "Output format")
+      ->check(CLI::IsMember(choices))
+      ->capture_default_str();
+}
+
+}  // namespace gpudays
