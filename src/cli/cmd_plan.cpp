@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,7 +34,29 @@ struct PlanRequest {
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
+  // Pinned fields of one configuration ("on"/"off", a sharding name, a micro-batch); empty or 0:
+  // searched.
+  std::string free_lunch;
+  std::string checkpointing;
+  std::string sharding;
+  std::string offloading;
+  int64_t micro_batch_size = 0;
 };
+
+std::optional<bool> on_off(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return text == "on";
+}
+
+ConfigurationPin pin_of(const PlanRequest& r) {
+  ConfigurationPin pin;
+  pin.free_lunch = on_off(r.free_lunch);
+  pin.activation_checkpointing = on_off(r.checkpointing);
+  if (!r.sharding.empty()) pin.sharding = parse_sharding(r.sharding);
+  pin.offloading = on_off(r.offloading);
+  if (r.micro_batch_size > 0) pin.micro_batch_size = r.micro_batch_size;
+  return pin;
+}
 
 // Benchmark trials for calibration: from --db, or from ./gpudays.db when it exists.
 std::vector<TrialRecord> load_trials(const PlanRequest& r) {
@@ -51,6 +74,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   }
   PlanOptions options;
   options.preset = parse_preset(r.methods);
+  options.pin = pin_of(r);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const std::vector<TrialRecord> trials = load_trials(r);
@@ -100,6 +124,24 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   }
 }
 
+// Flags that fix fields of the configuration ("what if"); all five pin exactly one.
+void add_pin_options(CLI::App& cmd, PlanRequest& r) {
+  const auto on_off_choice = CLI::IsMember({"on", "off"});
+  cmd.add_option("--free-lunch", r.free_lunch, "Pin free-lunch: on or off")->check(on_off_choice);
+  cmd.add_option("--checkpointing", r.checkpointing, "Pin activation checkpointing: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--sharding",
+                 r.sharding,
+                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
+                 "fsdp_full_shard");
+  cmd.add_option("--offloading", r.offloading, "Pin CPU offloading: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--micro-batch-size",
+                 r.micro_batch_size,
+                 "Pin the micro-batch per GPU (a power of two up to the per-GPU batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, const GlobalOptions& global) {
@@ -115,6 +157,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
+  add_pin_options(*cmd, *r);
   add_format_option(*cmd, r->format, {"table", "json", "csv"});
   cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
@@ -133,7 +176,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "of free-lunch, activation checkpointing, sharding (none, zero_1, zero_2, zero_3, "
       "fsdp_shard_grad_op, fsdp_full_shard) and offloading, each with every power-of-two "
       "micro-batch.\nExamples:\n  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4\n"
-      "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv");
+      "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv\n"
+      "  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4 --sharding zero_2 "
+      "--checkpointing off --micro-batch-size 8   (what if: one pinned configuration)");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

@@ -113,10 +113,20 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   size_t fitting = 0;
   for (const PlanRow& r : result.rows) fitting += r.fits ? 1 : 0;
   const PlanRow& any = result.rows.front();
-  out << fmt::format("{} on {} x {} ({}{}), {}: {} configurations, {} fit\n", model.name,
-                     any.cluster.world_size(), gpu.name, gpu.display_name,
-                     any.cluster.num_nodes > 1 ? fmt::format(", {} nodes", any.cluster.num_nodes) : "",
-                     to_string(model.recipe.precision), result.rows.size(), fitting);
+  const std::string pinned =
+      result.pin.empty() ? "" : fmt::format(" (pinned: {})", describe(result.pin));
+  out << fmt::format(
+      "{} on {} x {} ({}{}), {}: {} configuration{}{}, {} fit\n",
+      model.name,
+      any.cluster.world_size(),
+      gpu.name,
+      gpu.display_name,
+      any.cluster.num_nodes > 1 ? fmt::format(", {} nodes", any.cluster.num_nodes) : "",
+      to_string(model.recipe.precision),
+      result.rows.size(),
+      result.rows.size() == 1 ? "" : "s",
+      pinned,
+      fitting);
   if (!result.best) {
     double least = result.rows.front().peak_memory_bytes();
     for (const PlanRow& r : result.rows) least = std::min(least, r.peak_memory_bytes());

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "catalog/param_count.h"
+#include "common/error.h"
 #include "common/units.h"
 
 namespace gpudays {
@@ -68,6 +69,17 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   return row;
 }
 
+WorkloadSummary summarize_micro_batch(const ModelSpec& model,
+                                      int64_t micro_batch,
+                                      bool free_lunch,
+                                      const DeviceModel& device) {
+  const WorkloadOptions wo{micro_batch,
+                           activation_bytes(model.recipe.precision),
+                           /*fused_attention=*/free_lunch,
+                           /*fast_scan=*/free_lunch};
+  return summarize(build_workload(model, wo), device);
+}
+
 bool faster(const PlanRow& a, const PlanRow& b) {
   if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
   return a.peak_memory_bytes() < b.peak_memory_bytes();
@@ -76,7 +88,8 @@ bool faster(const PlanRow& a, const PlanRow& b) {
 }  // namespace
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options) {
-  const std::vector<Configuration> configs = enumerate_configs(model, cluster, options.preset);
+  const std::vector<Configuration> configs =
+      enumerate_configs(model, cluster, options.preset, options.pin);
   const double params = static_cast<double>(count_params(model).total);
   const Precision precision = model.recipe.precision;
   const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device);
@@ -84,6 +97,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
 
   std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
   PlanResult result;
+  result.pin = options.pin;
   result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
@@ -92,15 +106,58 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
     auto key = std::make_pair(fl, config.micro_batch_size);
     auto it = summaries.find(key);
     if (it == summaries.end()) {
-      const WorkloadOptions wo{config.micro_batch_size, activation_bytes(precision),
-                               /*fused_attention=*/fl, /*fast_scan=*/fl};
-      it = summaries.emplace(key, summarize(build_workload(model, wo), device)).first;
+      it = summaries.emplace(key, summarize_micro_batch(model, config.micro_batch_size, fl, device))
+               .first;
     }
     PlanRow row = evaluate(model, cluster, config, params, it->second, device, options);
     if (row.fits && (!result.best || faster(row, *result.best))) result.best = row;
     result.rows.push_back(std::move(row));
   }
   return result;
+}
+
+PlanRow plan_configuration(const ModelSpec& model,
+                           const Cluster& cluster,
+                           const Configuration& config,
+                           const PlanOptions& options) {
+  if (cluster.gpu == nullptr) throw InputError("no GPU given");
+  if (cluster.gpus_per_node < 1 || cluster.gpus_per_node > kMaxGpusPerNode ||
+      cluster.num_nodes < 1 || cluster.num_nodes > kMaxNodes) {
+    throw InputError(fmt::format("{} nodes x {} GPUs per node is outside 1..{} x 1..{}",
+                                 cluster.num_nodes,
+                                 cluster.gpus_per_node,
+                                 kMaxNodes,
+                                 kMaxGpusPerNode));
+  }
+  if (config.micro_batch_size < 1 || config.grad_acc_steps < 1) {
+    throw InputError(fmt::format("micro-batch {} and accumulation {} must be at least 1",
+                                 config.micro_batch_size,
+                                 config.grad_acc_steps));
+  }
+  const int64_t world = cluster.world_size();
+  if (config.micro_batch_size * config.grad_acc_steps * world != model.recipe.global_batch) {
+    throw InputError(fmt::format(
+        "micro-batch {} x accumulation {} x {} GPUs = {} samples, but the global batch of {} is {}",
+        config.micro_batch_size,
+        config.grad_acc_steps,
+        world,
+        config.micro_batch_size * config.grad_acc_steps * world,
+        model.name,
+        model.recipe.global_batch));
+  }
+  const Precision precision = model.recipe.precision;
+  const std::string precision_issue =
+      precision_problem(precision, cluster.gpu->display_name, cluster.gpu->compute_capability);
+  if (!precision_issue.empty())
+    throw InputError(fmt::format("{}: {}", model.name, precision_issue));
+  if (config.methods.offloading && config.methods.sharding == Sharding::kNone) {
+    throw InputError("offloading needs sharding");
+  }
+  const double params = static_cast<double>(count_params(model).total);
+  const DeviceModel device(*cluster.gpu, precision, config.methods.free_lunch, options.device);
+  const WorkloadSummary w =
+      summarize_micro_batch(model, config.micro_batch_size, config.methods.free_lunch, device);
+  return evaluate(model, cluster, config, params, w, device, options);
 }
 
 }  // namespace gpudays

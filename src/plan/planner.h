@@ -25,6 +25,7 @@ struct Calibration {
 
 struct PlanOptions {
   MethodPreset preset = MethodPreset::kAll;
+  ConfigurationPin pin;  // fields fixed by the caller; the search keeps what matches
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;
@@ -59,10 +60,22 @@ struct PlanRow {
 struct PlanResult {
   std::vector<PlanRow> rows;  // every configuration, in search-space order
   std::optional<PlanRow> best;
+  ConfigurationPin pin;  // what the search was restricted to
   const char* matmul_dtype = "";
   double matmul_ceiling_fraction = 0.0;
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);
+
+// Predicts ONE configuration, pinned by the caller, with the same evaluation as plan() (and its
+// executed-FLOPs ceiling check). The search space's batch rule does not apply: any micro-batch and
+// accumulation are evaluated as long as micro-batch x accumulation x GPUs equals the recipe's
+// global batch. Throws InputError only for what is physically meaningless: counts below 1 or past
+// the planner's bounds, a batch that does not multiply out, bf16 on a GPU without it, offloading
+// without sharding. A configuration that does not fit is returned with fits = false and the reason.
+PlanRow plan_configuration(const ModelSpec& model,
+                           const Cluster& cluster,
+                           const Configuration& config,
+                           const PlanOptions& options);
 
 }  // namespace gpudays
