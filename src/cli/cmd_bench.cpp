@@ -13,12 +13,14 @@
 
 #include "bench/child_process.h"
 #include "bench/sweep.h"
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "plan/fitted_constants.h"
 
 namespace gpudays {
 namespace {
@@ -157,7 +159,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     gpu = &catalog.gpu(r.gpu);
   }
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
-  PlanOptions plan_options;
+  PlanOptions plan_options = calibrated_plan_options(load_calibration(catalog));
   plan_options.preset = parse_preset(r.methods);
   if (r.device == "cpu") {  // no CUDA context, NCCL buffers or cuBLAS workspace on the CPU
     plan_options.memory.cuda_context_bytes = 0;

@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/calibrate.h"
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/plan_output.h"
 #include "common/error.h"
+#include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "results/results_db.h"
@@ -72,7 +74,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
-  PlanOptions options;
+  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
   options.preset = parse_preset(r.methods);
   options.pin = pin_of(r);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;

@@ -1,17 +1,21 @@
 // `gpudays validate`: the planner against published measurements (configs/measurements). Each case
 // is planned with its published configuration pinned; the logic is plan/validate.h's, this file
 // parses the request and prints the report as a table, JSON or CSV.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/measurement.h"
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "common/error.h"
+#include "plan/calibration_fit.h"
+#include "plan/fitted_constants.h"
 #include "plan/validate.h"
 
 namespace gpudays {
@@ -23,6 +27,8 @@ struct ValidateRequest {
   bool include_untrusted = false;
   std::string format = "table";
   int64_t worst = 5;
+  bool uncalibrated = false;  // the planner's own constants, without configs/calibration.toml
+  bool fit = false;           // fit the constants on the fitting half; print calibration.toml
 };
 
 std::string percent(double fraction) {
@@ -167,8 +173,65 @@ void print_json(std::ostream& out, const ValidationReport& report) {
   out << j.dump(2) << "\n";
 }
 
+std::string mape_line(const char* half,
+                      const ValidationReport& before,
+                      const ValidationReport& after) {
+  return fmt::format("# {} half: {} cases, MAPE {:.1f}% uncalibrated -> {:.1f}% fitted\n",
+                     half,
+                     after.overall.cases,
+                     100.0 * before.overall.mape,
+                     100.0 * after.overall.mape);
+}
+
+// `--fit`: the fit on the fitting half from the planner's own constants, printed as
+// configs/calibration.toml with both halves' MAPE before and after in its header.
+void run_fit(const Catalog& catalog) {
+  const auto files = load_measurements(catalog);
+  const auto fit_half = select_measurements(files, {MeasurementSplit::kFit, ""});
+  const auto check_half = select_measurements(files, {MeasurementSplit::kCheck, ""});
+  const CalibrationFit fit = fit_calibration(fit_half, catalog, PlanOptions{});
+  auto report = [&](const std::vector<Measurement>& cases, const PlanOptions& options) {
+    return validate(cases, catalog, options, {});
+  };
+  std::cout
+      << "# The planner's fitted efficiency constants (docs/planner.md, \"Calibration\").\n"
+      << "# Written by `gpudays validate --fit > configs/calibration.toml`; a test recomputes "
+         "the fit.\n"
+      << mape_line("fitting", report(fit_half, PlanOptions{}), report(fit_half, fit.options))
+      << mape_line("checking", report(check_half, PlanOptions{}), report(check_half, fit.options))
+      << "# (the checking half is reported, never used by the fit)\n\n[fit]\n"
+      << fmt::format(
+             "method = \"coordinate search over each constant's grid within its "
+             "bounds, minimising the fitting half's MAPE ({} cases); {} passes\"\n",
+             fit.fit_cases,
+             fit.passes);
+  for (const CalibrationValue& v : fit.values) {
+    const auto& c = fitted_constants();
+    const auto it =
+        std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.name == v.name; });
+    std::cout << fmt::format(
+        "\n# {}\n[[constants]]\nname = \"{}\"\nvalue = {:g}\nmin = {:g}\n"
+        "max = {:g}\nsource = \"{}\"\n",
+        it->meaning,
+        v.name,
+        v.value,
+        v.min,
+        v.max,
+        v.source);
+  }
+}
+
 void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
+  if (r.fit) {
+    if (!r.split.empty() || !r.gpu.empty() || r.uncalibrated || r.include_untrusted) {
+      throw InputError(
+          "--fit uses the whole fitting half from the planner's own constants; it "
+          "takes no --split, --gpu, --uncalibrated or --include-untrusted");
+    }
+    run_fit(catalog);
+    return;
+  }
   ValidationFilter filter;
   if (r.split == "fit") filter.split = MeasurementSplit::kFit;
   if (r.split == "check") filter.split = MeasurementSplit::kCheck;
@@ -178,7 +241,9 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   ValidationOptions options;
   options.include_untrusted = r.include_untrusted;
   options.worst = static_cast<size_t>(r.worst);
-  const ValidationReport report = validate(cases, catalog, PlanOptions{}, options);
+  const PlanOptions plan_options =
+      r.uncalibrated ? PlanOptions{} : calibrated_plan_options(load_calibration(catalog));
+  const ValidationReport report = validate(cases, catalog, plan_options, options);
   if (r.format == "json") {
     print_json(std::cout, report);
   } else if (r.format == "csv") {
@@ -206,9 +271,16 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--worst", r->worst, "How many worst cases to list")
       ->check(CLI::Range(int64_t{0}, int64_t{1000}))
       ->capture_default_str();
+  cmd->add_flag("--uncalibrated",
+                r->uncalibrated,
+                "Plan with the planner's own constants, without configs/calibration.toml");
+  cmd->add_flag("--fit",
+                r->fit,
+                "Fit the efficiency constants on the fitting half and print them as "
+                "configs/calibration.toml");
   cmd->footer(
       "Examples:\n  gpudays validate\n  gpudays validate --split check --gpu h100 "
-      "--format json");
+      "--format json\n  gpudays validate --fit > configs/calibration.toml");
   cmd->callback([&global, r] { run_validate(global, *r); });
 }
 

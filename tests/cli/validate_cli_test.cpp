@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,21 @@ TEST(ValidateCli, BadInput) {
   expect_input_error("validate --gpu a200", "a100-80gb-sxm");
   expect_input_error("validate --format xml", "--format");
   expect_input_error("validate --gpu v100-16gb", "no published measurement");
+}
+
+// `validate --fit` prints exactly the checked-in configs/calibration.toml.
+TEST(ValidateCli, FitPrintsTheCheckedInCalibration) {
+  const auto r = run_gpudays("validate --fit");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(test::catalog().config_dir() + "/calibration.toml");
+  const std::string checked_in((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(r.out, checked_in);
+  expect_input_error("validate --fit --split check", "--fit");
+  const auto before = run_gpudays("validate --uncalibrated --format json");
+  const auto after = run_gpudays("validate --format json");
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_NE(nlohmann::json::parse(before.out)["overall"]["mape"],
+            nlohmann::json::parse(after.out)["overall"]["mape"]);
 }
 
 TEST(PlanCli, PinnedFlagsPlanOneConfiguration) {
