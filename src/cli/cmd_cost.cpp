@@ -4,14 +4,12 @@
 
 #include <fmt/format.h>
 
-#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "cli/cost_output.h"
 #include "common/error.h"
-#include "plan/fitted_constants.h"
 
 namespace gpudays {
 namespace {
@@ -41,7 +39,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   const std::vector<HardwareOption> options =
       hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, cost.assumptions);
   TimeSourceOptions source_options;
-  source_options.plan = calibrated_plan_options(load_calibration(catalog));
+  source_options.plan = cost_plan_options(r.cost, catalog);
   source_options.kind = parse_time_source(r.source);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;

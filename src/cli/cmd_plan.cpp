@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/plan_output.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
@@ -33,6 +34,7 @@ struct PlanRequest {
   std::string format = "table";
   double inter_node_gb_per_s = 12.5;
   double cpu_adam_params_per_s = 1.0e9;
+  double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
@@ -77,6 +79,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   PlanOptions options = calibrated_plan_options(load_calibration(catalog));
   options.preset = parse_preset(r.methods);
   options.pin = pin_of(r);
+  if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const std::vector<TrialRecord> trials = load_trials(r);
@@ -94,6 +97,8 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.format == "json") {
     nlohmann::json out;
     out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+    out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
+    out["host_memory_is_default"] = result.host_memory_is_default;
     out["calibration"] = {{"step_time_factor", options.calibration.step_time_factor},
                           {"trials", options.calibration.trials}};
     out["measured_best"] = nullptr;
@@ -167,6 +172,11 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
       ->capture_default_str();
+  cmd->add_option("--host-memory-gib",
+                  r->host_memory_gib,
+                  "Host memory per node for offloaded optimizer state, GiB (default: twice the "
+                  "node's GPU memory, at least 64 GiB)")
+      ->check(CLI::Range(1.0, 1.0e6));
   cmd->add_option("--db", r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "
                   "exists)")

@@ -8,13 +8,11 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/build_info.h"
 #include "common/error.h"
-#include "plan/fitted_constants.h"
 #include "report/report.h"
 #include "results/results_db.h"
 
@@ -77,7 +75,7 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   require_gnuplot(output.gnuplot);  // before any work
   const Catalog catalog = Catalog::load({global.config_dir});
   ReportDataOptions options;
-  options.plan = calibrated_plan_options(load_calibration(catalog));
+  options.plan = cost_plan_options(r.cost, catalog);
   options.models = resolve_models(catalog, r.models);
   options.cost = build_cost_options(r.cost, catalog);
   options.cost.basis = CostBasis::kPurchase;  // the plots' y axis

@@ -128,10 +128,7 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
       pinned,
       fitting);
   if (!result.best) {
-    double least = result.rows.front().peak_memory_bytes();
-    for (const PlanRow& r : result.rows) least = std::min(least, r.peak_memory_bytes());
-    out << fmt::format("Nothing fits: the leanest configuration needs {} per GPU, has {}.\n",
-                       format_gib(least), format_gib(static_cast<double>(gpu.memory_bytes)));
+    out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {
       out << fmt::format("  would fit: {} -> {}, {:.1f} days, {:.0f}% MFU\n", s.change,
                          describe(s.best.config.methods), s.best.training_days, 100 * s.best.mfu);
@@ -164,7 +161,9 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
                      format_gib(static_cast<double>(gpu.memory_bytes)), memory_line(b.memory));
   print_evidence(out, b, evidence);
   if (b.memory.host_bytes > 0) {
-    out << fmt::format("  host memory    {} pinned per node\n", format_gib(b.memory.host_bytes));
+    out << fmt::format("  host memory    {} pinned per node of {}\n",
+                       format_gib(b.memory.host_bytes),
+                       describe_host_limit(result));
   }
 }
 

@@ -21,6 +21,12 @@ std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
                      format_gib(static_cast<double>(gpu.memory_bytes)));
 }
 
+std::string no_host_fit_reason(const MemoryBreakdown& memory, double host_limit_bytes) {
+  return fmt::format("offloading needs {} of host memory per node, has {}",
+                     format_gib(memory.host_bytes),
+                     format_gib(host_limit_bytes));
+}
+
 PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configuration& config,
                  double params, const WorkloadSummary& w, const DeviceModel& device,
                  const PlanOptions& options) {
@@ -35,6 +41,11 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
                                w, device, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
+  const double host_limit = host_memory_limit_bytes(cluster, options);
+  if (row.fits && row.memory.host_bytes > host_limit) {
+    row.fits = false;
+    row.reason = no_host_fit_reason(row.memory, host_limit);
+  }
   row.uncalibrated_step_time_s = row.time.step_s();
   const double global_batch = static_cast<double>(model.recipe.global_batch);
   const double world = static_cast<double>(cluster.world_size());
@@ -98,6 +109,8 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
   std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
   PlanResult result;
   result.pin = options.pin;
+  result.host_memory_bytes_per_node = host_memory_limit_bytes(cluster, options);
+  result.host_memory_is_default = !options.host_memory_bytes_per_node.has_value();
   result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
@@ -114,6 +127,40 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
     result.rows.push_back(std::move(row));
   }
   return result;
+}
+
+double host_memory_limit_bytes(const Cluster& cluster, const PlanOptions& options) {
+  return options.host_memory_bytes_per_node.value_or(default_host_memory_bytes(cluster));
+}
+
+std::string describe_host_limit(const PlanResult& result) {
+  return fmt::format("{}{}",
+                     format_gib(result.host_memory_bytes_per_node),
+                     result.host_memory_is_default
+                         ? " (the default: twice the node's GPU memory, at least 64 GiB)"
+                         : "");
+}
+
+std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu) {
+  double least = result.rows.front().peak_memory_bytes();
+  std::optional<double> least_host;
+  for (const PlanRow& r : result.rows) {
+    least = std::min(least, r.peak_memory_bytes());
+    if (r.peak_memory_bytes() <= static_cast<double>(gpu.memory_bytes)) {
+      least_host = std::min(least_host.value_or(r.memory.host_bytes), r.memory.host_bytes);
+    }
+  }
+  if (least_host) {
+    return fmt::format(
+        "the configurations that fit in GPU memory offload {} or more to host "
+        "memory per node, which has {}",
+        format_gib(*least_host),
+        describe_host_limit(result));
+  }
+  return fmt::format("the leanest configuration needs {} per GPU, the {} has {}",
+                     format_gib(least),
+                     gpu.name,
+                     format_gib(static_cast<double>(gpu.memory_bytes)));
 }
 
 PlanRow plan_configuration(const ModelSpec& model,

@@ -26,6 +26,8 @@ struct Calibration {
 struct PlanOptions {
   MethodPreset preset = MethodPreset::kAll;
   ConfigurationPin pin;  // fields fixed by the caller; the search keeps what matches
+  // Host memory per node for offloaded state; absent: default_host_memory_bytes(cluster).
+  std::optional<double> host_memory_bytes_per_node;
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;
@@ -61,11 +63,21 @@ struct PlanResult {
   std::vector<PlanRow> rows;  // every configuration, in search-space order
   std::optional<PlanRow> best;
   ConfigurationPin pin;  // what the search was restricted to
+  double host_memory_bytes_per_node = 0.0;  // the limit offloaded state was checked against
+  bool host_memory_is_default = true;
   const char* matmul_dtype = "";
   double matmul_ceiling_fraction = 0.0;
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);
+
+// The host memory per node a plan checks offloading against: the option, or the default.
+double host_memory_limit_bytes(const Cluster& cluster, const PlanOptions& options);
+// "64.0 GiB", plus how the default was chosen when the user gave none.
+std::string describe_host_limit(const PlanResult& result);
+// Why no configuration of `result` fits: GPU memory, or (when some configuration fits in GPU
+// memory) the host memory its offloaded state needs.
+std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu);
 
 // Predicts ONE configuration, pinned by the caller, with the same evaluation as plan() (and its
 // executed-FLOPs ceiling check). The search space's batch rule does not apply: any micro-batch and

@@ -57,10 +57,27 @@ TEST(Cli, PlanJsonWithoutAllHasEmptyRows) {
 }
 
 TEST(Cli, NothingFitsSaysWhatWould) {
-  const auto r = run_gpudays("plan --model pythia-12b --gpu rtx-3090 --methods naive");
+  const auto r = run_gpudays("plan --model pythia-2.8b --gpu rtx-3090 --methods naive");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("would fit: --methods all"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HostMemoryLimitsOffloading) {
+  const auto r = run_gpudays("plan --model pythia-12b --gpu rtx-3090");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Nothing fits: the configurations that fit in GPU memory offload"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("64.0 GiB (the default"), std::string::npos) << r.out;
+  const auto more = run_gpudays("plan --model pythia-12b --gpu rtx-3090 --host-memory-gib 256");
+  EXPECT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_NE(more.out.find("pinned per node of 256.0 GiB\n"), std::string::npos) << more.out;
+  const auto json = run_gpudays("plan --model pythia-1b --gpu a100 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["host_memory_is_default"], true);
+  expect_input_error("plan --model pythia-1b --gpu a100 --host-memory-gib 0", "--host-memory-gib");
+  expect_input_error("cost --model pythia-1b --host-memory-gib -5", "--host-memory-gib");
 }
 
 TEST(Cli, CsvHasHeaderAndRows) {
