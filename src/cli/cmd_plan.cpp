@@ -15,6 +15,7 @@
 #include "cli/plan_output.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "plan/error_band.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
@@ -80,6 +81,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   options.preset = parse_preset(r.methods);
   options.pin = pin_of(r);
   if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
+  options.error_bands = validation_error_bands(catalog, options);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const std::vector<TrialRecord> trials = load_trials(r);

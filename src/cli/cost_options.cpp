@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "config/search_space.h"
 #include "cost/hardware_cost.h"
+#include "plan/error_band.h"
 #include "plan/fitted_constants.h"
 
 namespace gpudays {
@@ -103,6 +104,7 @@ PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog
   if (request.host_memory_gib > 0) {
     options.host_memory_bytes_per_node = request.host_memory_gib * kGiB;
   }
+  options.error_bands = validation_error_bands(catalog, options);
   return options;
 }
 

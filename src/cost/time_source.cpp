@@ -39,6 +39,8 @@ class PlanTimeSource final : public TrainingTimeSource {
     t.training_days = b.training_days;
     t.gpu_days = b.gpu_days;
     t.mfu = b.mfu;
+    t.training_days_range = b.training_days_range;
+    if (b.error_band) t.range_basis = b.error_band->basis;
     t.settings = fmt::format("{}, micro-batch {}, accumulation {}",
                              describe(b.config.methods),
                              b.config.micro_batch_size,

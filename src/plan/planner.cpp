@@ -62,6 +62,11 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   row.samples_per_s = global_batch / row.step_time_s;
   row.tokens_per_s = row.samples_per_s * static_cast<double>(w.tokens_per_sample);
   row.training_days = model.recipe.train_steps * row.step_time_s / kSecondsPerDay;
+  if (options.error_bands) {
+    row.error_band = options.error_bands->for_gpu(cluster.gpu->name);
+    row.step_time_range_s = row.error_band->range(row.step_time_s);
+    row.training_days_range = row.error_band->range(row.training_days);
+  }
   row.gpu_days = row.training_days * world;
   if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
   const double capacity = row.step_time_s * world * device.peak_flops();

@@ -3,15 +3,17 @@
 // LibTorch; milliseconds per request.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/model_spec.h"
 #include "config/cluster.h"
-#include "plan/device_model.h"
-#include "plan/memory_model.h"
 #include "config/search_space.h"
+#include "plan/device_model.h"
+#include "plan/error_band.h"
+#include "plan/memory_model.h"
 #include "plan/time_model.h"
 
 namespace gpudays {
@@ -28,6 +30,8 @@ struct PlanOptions {
   ConfigurationPin pin;  // fields fixed by the caller; the search keeps what matches
   // Host memory per node for offloaded state; absent: default_host_memory_bytes(cluster).
   std::optional<double> host_memory_bytes_per_node;
+  // Residual bands of the validation set (plan/error_band.h); absent: rows carry no range.
+  std::shared_ptr<const ErrorBands> error_bands;
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;
@@ -56,6 +60,11 @@ struct PlanRow {
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
   double model_flops_per_sample = 0.0;  // forward + backward
+  // The range of the step time and the training days from the GPU type's validation residuals,
+  // with the band that gave it; absent when the options carry no error bands.
+  std::optional<ErrorBand> error_band;
+  std::optional<TimeRange> step_time_range_s;
+  std::optional<TimeRange> training_days_range;
   double peak_memory_bytes() const { return memory.total_bytes(); }
 };
 
