@@ -159,7 +159,9 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     gpu = &catalog.gpu(r.gpu);
   }
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
-  PlanOptions plan_options = calibrated_plan_options(load_calibration(catalog));
+  // The fitted constants come from GPU measurements; the CPU's stand-in device keeps its own.
+  PlanOptions plan_options =
+      r.device == "cpu" ? PlanOptions{} : calibrated_plan_options(load_calibration(catalog));
   plan_options.preset = parse_preset(r.methods);
   if (r.device == "cpu") {  // no CUDA context, NCCL buffers or cuBLAS workspace on the CPU
     plan_options.memory.cuda_context_bytes = 0;
