@@ -77,7 +77,8 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
-  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
+  const CalibrationFile fitted = load_calibration(catalog);
+  PlanOptions options = calibrated_plan_options(fitted);
   options.preset = parse_preset(r.methods);
   options.pin = pin_of(r);
   if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
@@ -99,6 +100,8 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.format == "json") {
     nlohmann::json out;
     out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+    out["fitted_constants"] =
+        fitted.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(fitted.path);
     out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
     out["host_memory_is_default"] = result.host_memory_is_default;
     out["calibration"] = {{"step_time_factor", options.calibration.step_time_factor},

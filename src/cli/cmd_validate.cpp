@@ -157,8 +157,12 @@ nlohmann::json case_json(const ValidationCase& v) {
   return j;
 }
 
-void print_json(std::ostream& out, const ValidationReport& report) {
+void print_json(std::ostream& out,
+                const ValidationReport& report,
+                const std::string& calibration_path) {
   nlohmann::json j;
+  j["calibration"] =
+      calibration_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration_path);
   j["cases"] = nlohmann::json::array();
   for (const ValidationCase& v : report.cases) j["cases"].push_back(case_json(v));
   j["overall"] = summary_json(report.overall);
@@ -241,14 +245,19 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   ValidationOptions options;
   options.include_untrusted = r.include_untrusted;
   options.worst = static_cast<size_t>(r.worst);
-  const PlanOptions plan_options =
-      r.uncalibrated ? PlanOptions{} : calibrated_plan_options(load_calibration(catalog));
-  const ValidationReport report = validate(cases, catalog, plan_options, options);
+  const CalibrationFile calibration =
+      r.uncalibrated ? CalibrationFile{} : load_calibration(catalog);
+  const ValidationReport report =
+      validate(cases, catalog, calibrated_plan_options(calibration), options);
+  // Which constants were planned with: the fitted file, or the planner's own.
+  const std::string constants =
+      calibration.path.empty() ? "the planner's own (uncalibrated)" : calibration.path;
   if (r.format == "json") {
-    print_json(std::cout, report);
+    print_json(std::cout, report, calibration.path);
   } else if (r.format == "csv") {
     cases_table(report).print_csv(std::cout);
   } else {
+    std::cout << "Planner constants: " << constants << "\n";
     print_table(std::cout, report);
   }
 }
