@@ -76,13 +76,15 @@ Table cases_table(const ValidationReport& report) {
 }
 
 void print_summaries(std::ostream& out, const ValidationReport& report) {
-  Table table({"group", "cases", "MAPE", "mean error", "max |error|"});
+  Table table({"group", "cases", "MAPE", "mean error", "max |error|", "error p10", "error p90"});
   auto add = [&table](const ErrorSummary& s) {
     table.add_row({s.group,
                    std::to_string(s.cases),
                    fmt::format("{:.1f}%", 100.0 * s.mape),
                    percent(s.mean_error),
-                   fmt::format("{:.1f}%", 100.0 * s.max_abs_error)});
+                   fmt::format("{:.1f}%", 100.0 * s.max_abs_error),
+                   percent(s.low_error),
+                   percent(s.high_error)});
   };
   for (const ErrorSummary& s : report.by_gpu) add(s);
   for (const ErrorSummary& s : report.by_split) add(s);
@@ -93,7 +95,7 @@ void print_summaries(std::ostream& out, const ValidationReport& report) {
 void print_table(std::ostream& out, const ValidationReport& report) {
   cases_table(report).print(out);
   out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
-         "MAPE over trusted cases:\n";
+         "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
   print_summaries(out, report);
   if (!report.worst.empty()) out << "\nWorst cases:\n";
   for (size_t i : report.worst) {
@@ -120,7 +122,9 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"cases", s.cases},
           {"mape", s.mape},
           {"mean_error", s.mean_error},
-          {"max_abs_error", s.max_abs_error}};
+          {"max_abs_error", s.max_abs_error},
+          {"low_error", s.low_error},
+          {"high_error", s.high_error}};
 }
 
 nlohmann::json case_json(const ValidationCase& v) {

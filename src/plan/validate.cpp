@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "plan/error_band.h"
 
 namespace gpudays {
 namespace {
@@ -342,6 +343,8 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<double
   }
   s.mape = abs_sum / static_cast<double>(errors.size());
   s.mean_error = sum / static_cast<double>(errors.size());
+  s.low_error = quantile(errors, kBandLowQuantile);
+  s.high_error = quantile(errors, kBandHighQuantile);
   return s;
 }
 

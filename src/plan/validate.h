@@ -60,6 +60,9 @@ struct ErrorSummary {
   double mape = 0.0;        // mean |error|, a fraction
   double mean_error = 0.0;  // mean signed error (bias): positive is optimistic
   double max_abs_error = 0.0;
+  // 10th and 90th percentiles of the signed error: the error band of plan/error_band.h.
+  double low_error = 0.0;
+  double high_error = 0.0;
 };
 
 struct ValidationOptions {

@@ -33,6 +33,8 @@ TEST(Validate, ErrorSummaryArithmetic) {
   EXPECT_NEAR(s.mape, 0.2, 1e-12);
   EXPECT_NEAR(s.mean_error, 0.0, 1e-12);
   EXPECT_NEAR(s.max_abs_error, 0.3, 1e-12);
+  EXPECT_NEAR(s.low_error, -0.22, 1e-12);  // 10th percentile, interpolated
+  EXPECT_NEAR(s.high_error, 0.18, 1e-12);
   EXPECT_EQ(summarize_errors("empty", {}).cases, 0);
 }
 
