@@ -275,12 +275,6 @@ ValidationCase validate_case(const Measurement& m,
   if (!m.representable()) {
     std::vector<std::string> why;
     const auto& x = m.arch_extras;
-    if (x.n_kv_heads != 0 && x.n_kv_heads != m.model.arch.n_heads) {
-      why.push_back(fmt::format("grouped-query attention ({} key/value heads of {})",
-                                x.n_kv_heads,
-                                m.model.arch.n_heads));
-    }
-    if (x.gated_ffn) why.push_back("gated (SwiGLU) MLP");
     if (x.mlm_max_predictions > 0) {
       why.push_back(fmt::format("MLM head on at most {} masked positions", x.mlm_max_predictions));
     }

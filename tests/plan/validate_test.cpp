@@ -5,8 +5,10 @@
 
 #include <cmath>
 
+#include "catalog/param_count.h"
 #include "common/error.h"
 #include "plan/validate.h"
+#include "plan/workload.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -102,6 +104,36 @@ TEST(Validate, FilterBySplitAndGpu) {
   for (const Measurement& m : cases) {
     EXPECT_EQ(m.split, MeasurementSplit::kCheck);
     EXPECT_EQ(m.gpu, "h100-sxm");
+  }
+}
+
+const Measurement& find_measurement(const std::string& source, const std::string& name) {
+  static const std::vector<MeasurementFile> files = load_measurements(catalog());
+  for (const MeasurementFile& f : files) {
+    for (const Measurement& m : f.cases) {
+      if (m.source_id == source && m.name == name) return m;
+    }
+  }
+  throw std::runtime_error("no measurement " + source + "/" + name);
+}
+
+// Grouped-query attention and gated MLPs are counted: Llama 2's published parameter counts
+// (HuggingFace meta-llama/Llama-2-7b-hf 6,738,415,616 and Llama-2-70b-hf 68,976,648,192; gpudays
+// adds the biases and LayerNorm biases Llama does not have, under 0.1%) and PaLM's 6N + 12·L·d·T
+// training FLOPs per token.
+TEST(Validate, GroupedQueryAttentionAndGatedMlpAreCounted) {
+  const Measurement& llama7 = find_measurement("fms-fsdp-readme", "llama2-7b-a100-eager");
+  const Measurement& llama70 = find_measurement("fms-fsdp-readme", "llama2-70b-a100-eager");
+  EXPECT_TRUE(llama70.representable());
+  EXPECT_EQ(llama70.model.arch.n_kv_heads, 8);
+  EXPECT_TRUE(llama70.model.arch.gated_ffn);
+  EXPECT_NEAR(static_cast<double>(count_params(llama7.model).total) / 6738415616.0, 1.0, 1e-3);
+  EXPECT_NEAR(static_cast<double>(count_params(llama70.model).total) / 68976648192.0, 1.0, 1e-3);
+  for (const Measurement* m : {&llama7, &llama70}) {
+    const ArchSpec& a = m->model.arch;
+    const double n = static_cast<double>(count_params(m->model).non_embedding());
+    const double palm = 6.0 * n + 12.0 * a.n_layers * a.d_model * a.seq_len;
+    EXPECT_NEAR(3.0 * forward_flops_per_sample(m->model) / a.seq_len / palm, 1.0, 0.01);
   }
 }
 
