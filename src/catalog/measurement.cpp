@@ -148,6 +148,8 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
         t.fail("n_kv_heads",
                fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
       }
+      a.n_kv_heads = extras.n_kv_heads == a.n_heads ? 0 : extras.n_kv_heads;
+      a.gated_ffn = extras.gated_ffn;
       break;
     case Family::kRoberta:
       a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
@@ -380,10 +382,7 @@ std::string to_string(MeasurementSplit split) {
 }
 
 bool Measurement::representable() const {
-  const bool full_heads =
-      arch_extras.n_kv_heads == 0 || arch_extras.n_kv_heads == model.arch.n_heads;
-  return full_heads && !arch_extras.gated_ffn && arch_extras.mlm_max_predictions == 0 &&
-         tensor_parallel == 1 && pipeline_parallel == 1;
+  return arch_extras.mlm_max_predictions == 0 && tensor_parallel == 1 && pipeline_parallel == 1;
 }
 
 MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog) {

@@ -39,6 +39,10 @@ struct ArchSpec {
   int64_t max_position_embeddings = 0;  // gpt_neox, roberta (roberta: includes padding offset)
   bool tie_word_embeddings = false;
   bool use_parallel_residual = true;
+  // Grouped-query attention and gated (SwiGLU) MLPs, for the planner only: set by published
+  // measurements' inline architectures (Llama), never by model files, so the zoo never meets them.
+  int64_t n_kv_heads = 0;  // key/value heads; 0: n_heads
+  bool gated_ffn = false;  // three d_model x d_ffn matrices (gate, up, down)
   // roberta
   int64_t type_vocab_size = 0;
   int64_t pad_token_id = 0;

@@ -11,10 +11,14 @@ namespace {
 int64_t linear(int64_t in, int64_t out, bool bias = true) { return in * out + (bias ? out : 0); }
 int64_t layer_norm(int64_t d) { return 2 * d; }
 
-// Attention (q, k, v, o with biases) + MLP (d -> d_ffn -> d with biases) + two LayerNorms.
+// Attention (q, k, v, o with biases; k and v narrower with grouped-query attention) + MLP
+// (d -> d_ffn -> d with biases; a gated MLP has a second input matrix) + two LayerNorms.
 int64_t transformer_layer(const ArchSpec& a) {
-  return 4 * linear(a.d_model, a.d_model) + linear(a.d_model, a.d_ffn) +
-         linear(a.d_ffn, a.d_model) + 2 * layer_norm(a.d_model);
+  const int64_t kv_heads = a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads;
+  const int64_t kv_width = a.n_heads > 0 ? kv_heads * (a.d_model / a.n_heads) : a.d_model;
+  return 2 * linear(a.d_model, a.d_model) + 2 * linear(a.d_model, kv_width) +
+         (a.gated_ffn ? 2 : 1) * linear(a.d_model, a.d_ffn) + linear(a.d_ffn, a.d_model) +
+         2 * layer_norm(a.d_model);
 }
 
 ParamCounts gpt_neox(const ArchSpec& a) {

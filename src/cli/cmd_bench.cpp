@@ -14,6 +14,7 @@
 #include "bench/child_process.h"
 #include "bench/host_probe.h"
 #include "bench/sweep.h"
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
@@ -22,6 +23,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"
+#include "plan/fitted_constants.h"
 
 namespace gpudays {
 namespace {
@@ -149,7 +151,9 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     gpu = &catalog.gpu(r.gpu);
   }
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
-  PlanOptions plan_options;
+  // The fitted constants come from GPU measurements; the CPU's stand-in device keeps its own.
+  PlanOptions plan_options =
+      r.device == "cpu" ? PlanOptions{} : calibrated_plan_options(load_calibration(catalog));
   plan_options.preset = parse_preset(r.methods);
   SweepOptions options;
   options.trial_command = trial_command(global, r, cluster.world_size());

@@ -39,6 +39,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   const std::vector<HardwareOption> options =
       hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, cost.assumptions);
   TimeSourceOptions source_options;
+  source_options.plan = cost_plan_options(r.cost, catalog);
   source_options.kind = parse_time_source(r.source);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;

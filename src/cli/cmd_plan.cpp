@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/calibrate.h"
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "cli/plan_output.h"
 #include "common/error.h"
+#include "common/units.h"
+#include "plan/error_band.h"
+#include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "results/results_db.h"
@@ -33,10 +38,33 @@ struct PlanRequest {
   std::string format = "table";
   double inter_node_gb_per_s = 12.5;
   double cpu_adam_params_per_s = 1.0e9;
+  double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
+  // Pinned fields of one configuration ("on"/"off", a sharding name, a micro-batch); empty or 0:
+  // searched.
+  std::string free_lunch;
+  std::string checkpointing;
+  std::string sharding;
+  std::string offloading;
+  int64_t micro_batch_size = 0;
 };
+
+std::optional<bool> on_off(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return text == "on";
+}
+
+ConfigurationPin pin_of(const PlanRequest& r) {
+  ConfigurationPin pin;
+  pin.free_lunch = on_off(r.free_lunch);
+  pin.activation_checkpointing = on_off(r.checkpointing);
+  if (!r.sharding.empty()) pin.sharding = parse_sharding(r.sharding);
+  pin.offloading = on_off(r.offloading);
+  if (r.micro_batch_size > 0) pin.micro_batch_size = r.micro_batch_size;
+  return pin;
+}
 
 // Benchmark trials for calibration: from --db, or from ./gpudays.db when it exists.
 std::vector<TrialRecord> load_trials(const PlanRequest& r) {
@@ -70,8 +98,15 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
-  PlanOptions options;
+  // The fitted constants and the error bands come from GPU measurements: the host CPU is planned
+  // with the planner's own constants and no band.
+  const bool host_cpu = gpu.kind == DeviceKind::kCpu;
+  const CalibrationFile fitted = host_cpu ? CalibrationFile{} : load_calibration(catalog);
+  PlanOptions options = host_cpu ? PlanOptions{} : calibrated_plan_options(fitted);
   options.preset = parse_preset(r.methods);
+  options.pin = pin_of(r);
+  if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
+  if (!host_cpu) options.error_bands = validation_error_bands(catalog, options);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
   options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   const std::vector<TrialRecord> trials = load_trials(r);
@@ -92,6 +127,10 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   if (r.format == "json") {
     nlohmann::json out;
     out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+    out["fitted_constants"] =
+        fitted.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(fitted.path);
+    out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
+    out["host_memory_is_default"] = result.host_memory_is_default;
     out["calibration"] = {{"step_time_factor", options.calibration.step_time_factor},
                           {"trials", options.calibration.trials}};
     out["measured_best"] = nullptr;
@@ -124,6 +163,24 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
   }
 }
 
+// Flags that fix fields of the configuration ("what if"); all five pin exactly one.
+void add_pin_options(CLI::App& cmd, PlanRequest& r) {
+  const auto on_off_choice = CLI::IsMember({"on", "off"});
+  cmd.add_option("--free-lunch", r.free_lunch, "Pin free-lunch: on or off")->check(on_off_choice);
+  cmd.add_option("--checkpointing", r.checkpointing, "Pin activation checkpointing: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--sharding",
+                 r.sharding,
+                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
+                 "fsdp_full_shard");
+  cmd.add_option("--offloading", r.offloading, "Pin CPU offloading: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--micro-batch-size",
+                 r.micro_batch_size,
+                 "Pin the micro-batch per GPU (a power of two up to the per-GPU batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, const GlobalOptions& global) {
@@ -145,6 +202,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
+  add_pin_options(*cmd, *r);
   add_format_option(*cmd, r->format, {"table", "json", "csv"});
   cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
@@ -154,6 +212,11 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "CPU optimizer throughput per node when offloading, parameters/s")
       ->check(number_check(0.0, 1e13, /*low_open=*/true))
       ->capture_default_str();
+  cmd->add_option("--host-memory-gib",
+                  r->host_memory_gib,
+                  "Host memory per node for offloaded optimizer state, GiB (default: twice the "
+                  "node's GPU memory, at least 64 GiB)")
+      ->check(CLI::Range(1.0, 1.0e6));
   cmd->add_option("--db", r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "
                   "exists)")
@@ -166,7 +229,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "fsdp_shard_grad_op, fsdp_full_shard) and offloading, each with every power-of-two "
       "micro-batch.\nExamples:\n  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4\n"
       "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv\n"
-      "  gpudays plan --model-file tests/data/bench-gpt-neox.toml --device cpu");
+      "  gpudays plan --model-file tests/data/bench-gpt-neox.toml --device cpu\n"
+      "  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4 --sharding zero_2 "
+      "--checkpointing off --micro-batch-size 8   (what if: one pinned configuration)");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

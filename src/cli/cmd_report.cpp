@@ -75,6 +75,7 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   require_gnuplot(output.gnuplot);  // before any work
   const Catalog catalog = Catalog::load({global.config_dir});
   ReportDataOptions options;
+  options.plan = cost_plan_options(r.cost, catalog);
   options.models = resolve_models(catalog, r.models);
   options.cost = build_cost_options(r.cost, catalog);
   options.cost.basis = CostBasis::kPurchase;  // the plots' y axis

@@ -6,9 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "catalog/calibration_file.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "config/search_space.h"
 #include "cost/hardware_cost.h"
+#include "plan/error_band.h"
+#include "plan/fitted_constants.h"
 
 namespace gpudays {
 namespace {
@@ -88,6 +92,20 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
          r.amortisation_years,
          "Years the hardware is written off over (default: the cost config's; 5 as shipped)")
       ->check(number_check(0.0, 100.0, /*low_open=*/true));
+  cmd.add_option("--host-memory-gib",
+                 r.host_memory_gib,
+                 "Host memory per node for offloaded optimizer state, GiB (default: twice the "
+                 "node's GPU memory, at least 64 GiB)")
+      ->check(number_check(0.0, 1.0e6, /*low_open=*/true));
+}
+
+PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog) {
+  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
+  if (request.host_memory_gib > 0) {
+    options.host_memory_bytes_per_node = request.host_memory_gib * kGiB;
+  }
+  options.error_bands = validation_error_bands(catalog, options);
+  return options;
 }
 
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,

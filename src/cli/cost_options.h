@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "cost/cost_analysis.h"
+#include "plan/planner.h"
 
 namespace gpudays {
 
@@ -25,6 +26,7 @@ struct CostRequest {
   double grid_gco2_per_kwh = -1.0;
   double power_fraction_of_tdp = -1.0;
   double amortisation_years = -1.0;
+  double host_memory_gib = 0.0;  // per node; 0: the planner's default
 };
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);
@@ -41,6 +43,9 @@ std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
 std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,
                                              std::vector<int64_t> counts,
                                              const CostAssumptions& assumptions);
+
+// The planner's options for the training times: the catalog's calibration, --host-memory-gib.
+PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog);
 
 // Cost config + overrides from the command line, price file and flags (flags win).
 CostOptions build_cost_options(const CostRequest& request, const Catalog& catalog);

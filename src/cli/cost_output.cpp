@@ -41,6 +41,10 @@ std::vector<std::string> table_cells(const CostRow& r) {
           std::to_string(r.layout.world_size()),
           std::to_string(r.layout.num_nodes),
           fits ? num("{:.1f}", r.time.training_days) : "infeasible",
+          fits && r.time.training_days_range ? fmt::format("{:.1f}-{:.1f}",
+                                                           r.time.training_days_range->low,
+                                                           r.time.training_days_range->high)
+                                             : "-",
           num("{:.1f}", r.time.gpu_days),
           fits ? fmt::format("{:.0f}%", 100 * r.time.mfu) : "-",
           dollars(r.purchase.total_usd()),
@@ -112,6 +116,12 @@ nlohmann::json optional_json(std::optional<double> v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// One end of the planner's range of the training days, or null (measured times, infeasible rows).
+nlohmann::json range_json(const CostRow& r, double TimeRange::*end) {
+  if (!r.time.fits || !r.time.training_days_range) return nullptr;
+  return *r.time.training_days_range.*end;
+}
+
 nlohmann::json row_json(const CostRow& r) {
   return {
       {"model", r.model},
@@ -121,6 +131,9 @@ nlohmann::json row_json(const CostRow& r) {
       {"gpus_per_node", r.layout.gpus_per_node},
       {"fits", r.time.fits},
       {"training_days", r.time.fits ? nlohmann::json(r.time.training_days) : nullptr},
+      {"training_days_low", range_json(r, &TimeRange::low)},
+      {"training_days_high", range_json(r, &TimeRange::high)},
+      {"training_days_range_basis", r.time.range_basis},
       {"gpu_days", r.time.fits ? nlohmann::json(r.time.gpu_days) : nullptr},
       {"mfu", r.time.fits ? nlohmann::json(r.time.mfu) : nullptr},
       {"settings", r.time.settings},
@@ -190,6 +203,8 @@ void print_cost_csv(std::ostream& out, const CostAnalysis& a) {
                                                     "num_nodes",
                                                     "fits",
                                                     "training_days",
+                                                    "training_days_low",
+                                                    "training_days_high",
                                                     "gpu_days",
                                                     "mfu",
                                                     "purchase_usd",
@@ -225,6 +240,7 @@ void print_cost_table(std::ostream& out, const CostAnalysis& a, const CostReport
                "gpus",
                "nodes",
                "days",
+               "days_range",
                "gpu_days",
                "mfu",
                "purchase_$",
@@ -237,6 +253,21 @@ void print_cost_table(std::ostream& out, const CostAnalysis& a, const CostReport
                "settings / reason"});
   for (const CostRow& r : a.rows) table.add_row(table_cells(r));
   table.print(out);
+  std::vector<std::string> bases;
+  for (const CostRow& r : a.rows) {
+    const std::string& basis = r.time.range_basis;
+    if (!basis.empty() && std::find(bases.begin(), bases.end(), basis) == bases.end()) {
+      bases.push_back(basis);
+    }
+  }
+  if (!bases.empty()) {
+    std::string list;
+    for (const std::string& b : bases) list += (list.empty() ? "" : "; ") + b;
+    out << fmt::format(
+        "days_range: where the published time would fall, from the 10th to the 90th "
+        "percentile of the planner's error on {}\n",
+        list);
+  }
   std::vector<const CostRow*> on_frontier;
   for (const CostRow& r : a.rows) {
     if (r.on_frontier) on_frontier.push_back(&r);

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);
+  add_validate_command(app, global);
   check_number_options(app);
   if (argc == 1) {
     std::cout << app.help();

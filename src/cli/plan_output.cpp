@@ -28,6 +28,15 @@ std::string memory_line(const MemoryBreakdown& m) {
                      gib(m.framework_bytes));
 }
 
+nlohmann::json range_json(const std::optional<TimeRange>& range) {
+  if (!range) return nullptr;
+  return {{"low", range->low}, {"high", range->high}};
+}
+
+std::string days_end(const std::optional<TimeRange>& range, double TimeRange::*end) {
+  return range ? fmt::format("{:.1f}", *range.*end) : "";
+}
+
 }  // namespace
 
 nlohmann::json plan_row_json(const PlanRow& row) {
@@ -61,6 +70,15 @@ nlohmann::json plan_row_json(const PlanRow& row) {
                        {"optimizer_state", mem.optimizer_bytes}, {"activations", mem.activations_bytes},
                        {"logits_loss", mem.logits_loss_bytes}, {"temporary", mem.temporary_bytes},
                        {"framework", mem.framework_bytes},      {"host_per_node", mem.host_bytes}};
+  j["step_time_s_range"] = range_json(row.step_time_range_s);
+  j["training_days_range"] = range_json(row.training_days_range);
+  j["error_band"] = nullptr;
+  if (row.error_band) {
+    j["error_band"] = {{"basis", row.error_band->basis},
+                       {"cases", row.error_band->cases},
+                       {"low_error", row.error_band->low_error},
+                       {"high_error", row.error_band->high_error}};
+  }
   const TimeBreakdown& t = row.time;
   j["time_s"] = {{"compute", t.compute_s},
                  {"recompute", t.recompute_s},
@@ -71,14 +89,31 @@ nlohmann::json plan_row_json(const PlanRow& row) {
 }
 
 void print_plan_rows_table(std::ostream& out, const std::vector<PlanRow>& rows, bool csv) {
-  Table table({"methods", "micro_batch", "grad_acc", "fits", "memory_gib", "step_s", "days",
-               "gpu_days", "mfu", "reason"});
+  Table table({"methods",
+               "micro_batch",
+               "grad_acc",
+               "fits",
+               "memory_gib",
+               "step_s",
+               "days",
+               "days_low",
+               "days_high",
+               "gpu_days",
+               "mfu",
+               "reason"});
   for (const PlanRow& r : rows) {
-    table.add_row({describe(r.config.methods), std::to_string(r.config.micro_batch_size),
-                   std::to_string(r.config.grad_acc_steps), r.fits ? "yes" : "no",
-                   gib(r.peak_memory_bytes()), fmt::format("{:.3f}", r.step_time_s),
-                   fmt::format("{:.1f}", r.training_days), fmt::format("{:.1f}", r.gpu_days),
-                   fmt::format("{:.1f}%", 100 * r.mfu), r.reason});
+    table.add_row({describe(r.config.methods),
+                   std::to_string(r.config.micro_batch_size),
+                   std::to_string(r.config.grad_acc_steps),
+                   r.fits ? "yes" : "no",
+                   gib(r.peak_memory_bytes()),
+                   fmt::format("{:.3f}", r.step_time_s),
+                   fmt::format("{:.1f}", r.training_days),
+                   days_end(r.training_days_range, &TimeRange::low),
+                   days_end(r.training_days_range, &TimeRange::high),
+                   fmt::format("{:.1f}", r.gpu_days),
+                   fmt::format("{:.1f}%", 100 * r.mfu),
+                   r.reason});
   }
   if (csv) table.print_csv(out);
   else table.print(out);
@@ -113,15 +148,22 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   size_t fitting = 0;
   for (const PlanRow& r : result.rows) fitting += r.fits ? 1 : 0;
   const PlanRow& any = result.rows.front();
-  out << fmt::format("{} on {} x {} ({}{}), {}: {} configurations, {} fit\n", model.name,
-                     any.cluster.world_size(), gpu.name, gpu.display_name,
-                     any.cluster.num_nodes > 1 ? fmt::format(", {} nodes", any.cluster.num_nodes) : "",
-                     to_string(model.recipe.precision), result.rows.size(), fitting);
+  const std::string pinned =
+      result.pin.empty() ? "" : fmt::format(" (pinned: {})", describe(result.pin));
+  out << fmt::format(
+      "{} on {} x {} ({}{}), {}: {} configuration{}{}, {} fit\n",
+      model.name,
+      any.cluster.world_size(),
+      gpu.name,
+      gpu.display_name,
+      any.cluster.num_nodes > 1 ? fmt::format(", {} nodes", any.cluster.num_nodes) : "",
+      to_string(model.recipe.precision),
+      result.rows.size(),
+      result.rows.size() == 1 ? "" : "s",
+      pinned,
+      fitting);
   if (!result.best) {
-    double least = result.rows.front().peak_memory_bytes();
-    for (const PlanRow& r : result.rows) least = std::min(least, r.peak_memory_bytes());
-    out << fmt::format("Nothing fits: the leanest configuration needs {} per GPU, has {}.\n",
-                       format_gib(least), format_gib(static_cast<double>(gpu.memory_bytes)));
+    out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {
       out << fmt::format("  would fit: {} -> {}, {:.1f} days, {:.0f}% MFU\n", s.change,
                          describe(s.best.config.methods), s.best.training_days, 100 * s.best.mfu);
@@ -133,19 +175,45 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   const TimeBreakdown& t = b.time;
   out << fmt::format("Best: {}, micro-batch {}, gradient accumulation {}\n",
                      describe(b.config.methods), b.config.micro_batch_size, b.config.grad_acc_steps);
-  out << fmt::format("  step time      {} (compute {}, recompute {}, communication {}, offload {}, "
-                     "optimizer {})\n",
-                     format_duration_s(b.step_time_s), format_duration_s(t.compute_s),
-                     format_duration_s(t.recompute_s), format_duration_s(t.communication_s),
-                     format_duration_s(t.offload_s), format_duration_s(t.optimizer_s));
+  const std::string step_range = b.step_time_range_s
+                                     ? fmt::format(" ({}-{})",
+                                                   format_duration_s(b.step_time_range_s->low),
+                                                   format_duration_s(b.step_time_range_s->high))
+                                     : "";
+  out << fmt::format(
+      "  step time      {}{} (compute {}, recompute {}, communication {}, offload {}, "
+      "optimizer {})\n",
+      format_duration_s(b.step_time_s),
+      step_range,
+      format_duration_s(t.compute_s),
+      format_duration_s(t.recompute_s),
+      format_duration_s(t.communication_s),
+      format_duration_s(t.offload_s),
+      format_duration_s(t.optimizer_s));
   out << fmt::format("  throughput     {}\n", throughput(b, model));
   std::string ratio;
   if (b.gpu_days_ratio > 0) {
     ratio = fmt::format(" ({:.2f}x the original {:g} GPU-days)", b.gpu_days_ratio,
                         model.reported_gpu_days());
   }
-  out << fmt::format("  training       {:.1f} days for {} steps; {:.1f} GPU-days{}\n",
-                     b.training_days, format_count(model.recipe.train_steps), b.gpu_days, ratio);
+  const std::string days_range =
+      b.training_days_range
+          ? fmt::format(" ({:.1f}-{:.1f})", b.training_days_range->low, b.training_days_range->high)
+          : "";
+  out << fmt::format("  training       {:.1f} days{} for {} steps; {:.1f} GPU-days{}\n",
+                     b.training_days,
+                     days_range,
+                     format_count(model.recipe.train_steps),
+                     b.gpu_days,
+                     ratio);
+  if (b.error_band) {
+    out << fmt::format(
+        "  error range    10th-90th percentile of the planner's error on {} "
+        "({:+.0f}% to {:+.0f}% of the time; `gpudays validate`)\n",
+        b.error_band->basis,
+        100 * b.error_band->low_error,
+        100 * b.error_band->high_error);
+  }
   out << fmt::format("  utilisation    MFU {:.1f}%, HFU {:.1f}% of the {} peak (matmul ceiling "
                      "{:.1f}%)\n",
                      100 * b.mfu, 100 * b.hfu, result.matmul_dtype,
@@ -154,7 +222,9 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
                      format_gib(static_cast<double>(gpu.memory_bytes)), memory_line(b.memory));
   print_evidence(out, b, evidence);
   if (b.memory.host_bytes > 0) {
-    out << fmt::format("  host memory    {} pinned per node\n", format_gib(b.memory.host_bytes));
+    out << fmt::format("  host memory    {} pinned per node of {}\n",
+                       format_gib(b.memory.host_bytes),
+                       describe_host_limit(result));
   }
 }
 

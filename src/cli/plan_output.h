@@ -16,6 +16,7 @@
 namespace gpudays {
 
 nlohmann::json plan_row_json(const PlanRow& row);
+
 void print_plan_rows_table(std::ostream& out, const std::vector<PlanRow>& rows, bool csv);
 // What the benchmark results add to a plan: the calibration used, and the measured trial of the
 // best configuration when there is one.

@@ -87,16 +87,78 @@ std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster&
   return sets;
 }
 
-std::vector<Configuration> enumerate_configs(const ModelSpec& model, const Cluster& cluster,
-                                           MethodPreset preset) {
+bool ConfigurationPin::matches(const Configuration& c) const {
+  const MethodSet& m = c.methods;
+  return (!free_lunch || *free_lunch == m.free_lunch) &&
+         (!activation_checkpointing || *activation_checkpointing == m.activation_checkpointing) &&
+         (!sharding || *sharding == m.sharding) && (!offloading || *offloading == m.offloading) &&
+         (!micro_batch_size || *micro_batch_size == c.micro_batch_size);
+}
+
+std::string describe(const ConfigurationPin& pin) {
+  std::vector<std::string> parts;
+  auto on_off = [](bool b) { return b ? "on" : "off"; };
+  if (pin.free_lunch) parts.push_back(fmt::format("free-lunch {}", on_off(*pin.free_lunch)));
+  if (pin.activation_checkpointing) {
+    parts.push_back(fmt::format("checkpointing {}", on_off(*pin.activation_checkpointing)));
+  }
+  if (pin.sharding) parts.push_back("sharding " + to_string(*pin.sharding));
+  if (pin.offloading) parts.push_back(fmt::format("offloading {}", on_off(*pin.offloading)));
+  if (pin.micro_batch_size) parts.push_back(fmt::format("micro-batch {}", *pin.micro_batch_size));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+namespace {
+
+// Why no configuration of the preset matches the pin.
+std::string pin_problem(const ConfigurationPin& pin,
+                        const Cluster& cluster,
+                        MethodPreset preset,
+                        int64_t per_gpu) {
+  if (pin.micro_batch_size &&
+      (!is_power_of_two(*pin.micro_batch_size) || *pin.micro_batch_size > per_gpu)) {
+    return fmt::format("micro-batch {} is not a power of two up to the per-GPU batch of {}",
+                       *pin.micro_batch_size,
+                       per_gpu);
+  }
+  for (const MethodSet& m : enumerate_method_sets(MethodPreset::kAll, cluster)) {
+    if (pin.matches(Configuration{m, pin.micro_batch_size.value_or(1), 1})) {
+      return fmt::format("the method preset '{}' excludes {}", to_string(preset), describe(pin));
+    }
+  }
+  MethodSet m;
+  m.free_lunch = pin.free_lunch.value_or(false);
+  m.activation_checkpointing = pin.activation_checkpointing.value_or(false);
+  m.sharding = pin.sharding.value_or(Sharding::kNone);
+  m.offloading = pin.offloading.value_or(false);
+  const std::string problem = method_set_problem(m, cluster.world_size());
+  return problem.empty() ? "no valid configuration matches " + describe(pin) : problem;
+}
+
+}  // namespace
+
+std::vector<Configuration> enumerate_configs(const ModelSpec& model,
+                                             const Cluster& cluster,
+                                             MethodPreset preset,
+                                             const ConfigurationPin& pin) {
   check_request(model, cluster);
   const int64_t per_gpu = per_gpu_batch(model, cluster);
   std::vector<Configuration> configs;
   for (const MethodSet& m : enumerate_method_sets(preset, cluster)) {
     for (int64_t micro = 1; micro <= per_gpu; micro *= 2) {
-      configs.push_back(Configuration{m, micro, per_gpu / micro});
+      const Configuration c{m, micro, per_gpu / micro};
+      if (pin.matches(c)) configs.push_back(c);
       if (micro > per_gpu / 2) break;  // the next doubling would pass per_gpu (or overflow)
     }
+  }
+  if (configs.empty()) {
+    throw InputError(fmt::format("{} on {} x {}: {}",
+                                 model.name,
+                                 cluster.world_size(),
+                                 cluster.gpu->name,
+                                 pin_problem(pin, cluster, preset, per_gpu)));
   }
   return configs;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,28 @@ std::string method_set_problem(const MethodSet& methods, int64_t world_size);
 // combination), in a stable order.
 std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster& cluster);
 
-// Every valid configuration: method sets x power-of-two micro-batches up to the per-GPU batch.
-std::vector<Configuration> enumerate_configs(const ModelSpec& model, const Cluster& cluster,
-                                           MethodPreset preset);
+// Fields of a configuration fixed by the caller (`plan --sharding zero_2 --micro-batch-size 8`):
+// the search keeps the configurations that match every pinned field. An empty pin keeps all.
+struct ConfigurationPin {
+  std::optional<bool> free_lunch;
+  std::optional<bool> activation_checkpointing;
+  std::optional<Sharding> sharding;
+  std::optional<bool> offloading;
+  std::optional<int64_t> micro_batch_size;
+
+  bool empty() const { return *this == ConfigurationPin{}; }
+  bool matches(const Configuration& config) const;
+  bool operator==(const ConfigurationPin&) const = default;
+};
+
+// "free-lunch on, sharding zero_2, micro-batch 8"; empty for an empty pin.
+std::string describe(const ConfigurationPin& pin);
+
+// Every valid configuration: method sets x power-of-two micro-batches up to the per-GPU batch,
+// those that match `pin`. Throws InputError with the reason when the pin admits none.
+std::vector<Configuration> enumerate_configs(const ModelSpec& model,
+                                             const Cluster& cluster,
+                                             MethodPreset preset,
+                                             const ConfigurationPin& pin = {});
 
 }  // namespace gpudays

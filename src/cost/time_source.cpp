@@ -31,7 +31,7 @@ class PlanTimeSource final : public TrainingTimeSource {
       return t;
     }
     if (!result.best) {
-      t.reason = fits_nowhere_reason(result, gpu);
+      t.reason = "does not fit: " + nothing_fits_reason(result, gpu);
       return t;
     }
     const PlanRow& b = *result.best;
@@ -39,6 +39,8 @@ class PlanTimeSource final : public TrainingTimeSource {
     t.training_days = b.training_days;
     t.gpu_days = b.gpu_days;
     t.mfu = b.mfu;
+    t.training_days_range = b.training_days_range;
+    if (b.error_band) t.range_basis = b.error_band->basis;
     t.settings = fmt::format("{}, micro-batch {}, accumulation {}",
                              describe(b.config.methods),
                              b.config.micro_batch_size,
@@ -47,19 +49,6 @@ class PlanTimeSource final : public TrainingTimeSource {
   }
 
  private:
-  static std::string fits_nowhere_reason(const PlanResult& result, const GpuSpec& gpu) {
-    double least_bytes = 0.0;
-    for (const PlanRow& r : result.rows) {
-      if (least_bytes == 0.0 || r.peak_memory_bytes() < least_bytes) {
-        least_bytes = r.peak_memory_bytes();
-      }
-    }
-    return fmt::format("does not fit: the leanest configuration needs {} per GPU, the {} has {}",
-                       format_gib(least_bytes),
-                       gpu.name,
-                       format_gib(static_cast<double>(gpu.memory_bytes)));
-  }
-
   PlanOptions options_;
 };
 

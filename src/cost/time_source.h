@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "catalog/gpu_spec.h"
@@ -22,6 +23,10 @@ struct TrainingTime {
   double training_days = 0.0;
   double gpu_days = 0.0;
   double mfu = 0.0;
+  // The planner's range from its validation residuals (plan/error_band.h), and what it rests on;
+  // absent for measured times and when the planner has no bands.
+  std::optional<TimeRange> training_days_range;
+  std::string range_basis;
   std::string settings;    // "free-lunch + zero_1, micro-batch 16, accumulation 16"
   std::string reason;      // why it cannot run, when !fits
   std::string provenance;  // what produced the numbers: "planner best row (preset all)"

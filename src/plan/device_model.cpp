@@ -2,6 +2,9 @@
 #include "plan/device_model.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "common/units.h"
 
@@ -11,6 +14,10 @@ namespace {
 double shape_factor(double dim, double half) { return dim / (dim + half); }
 
 }  // namespace
+
+std::string sm_name(double compute_capability) {
+  return fmt::format("sm_{}", static_cast<int>(std::lround(compute_capability * 10.0)));
+}
 
 DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunch,
                          DeviceModelConstants constants)
@@ -38,6 +45,8 @@ DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunc
   const bool graphs = free_lunch && gpu.kind == DeviceKind::kGpu;
   half_dim_ = gpu.kind == DeviceKind::kCpu ? c_.cpu_matmul_half_dim : c_.matmul_half_dim;
   dispatch_s_ = graphs ? c_.graph_dispatch_s : c_.eager_dispatch_s;
+  const auto fraction = c_.matmul_fraction_of_ceiling.find(sm_name(gpu.compute_capability));
+  if (fraction != c_.matmul_fraction_of_ceiling.end()) matmul_fraction_ = fraction->second;
 }
 
 double DeviceModel::bandwidth_bytes_per_s() const {
@@ -46,8 +55,8 @@ double DeviceModel::bandwidth_bytes_per_s() const {
 
 double DeviceModel::matmul_efficiency(const Op& op) const {
   const double h = half_dim_;
-  return gpu_->matmul_ceiling_fraction * shape_factor(op.m, h) * shape_factor(op.n, h) *
-         shape_factor(op.k, h);
+  return gpu_->matmul_ceiling_fraction * matmul_fraction_ * shape_factor(op.m, h) *
+         shape_factor(op.n, h) * shape_factor(op.k, h);
 }
 
 double DeviceModel::op_time_s(const Op& op, bool backward) const {
@@ -59,7 +68,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
     case OpClass::kFusedAttention: {
       // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
       // short sequences lose efficiency.
-      const double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
+      const double fraction =
+          (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
+          c_.fused_attention_scale;
       const double sequence = shape_factor(op.m, half_dim_);
       compute_s = flops / (peak_flops_ * gpu_->matmul_ceiling_fraction * sequence * fraction);
       break;

@@ -4,6 +4,9 @@
 // the host CPU has no graphs).
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 #include "plan/workload.h"
@@ -23,10 +26,18 @@ struct DeviceModelConstants {
   // forward and 40-63% backward, i.e. 0.57-0.84 and 0.46-0.72 of its ceiling; midpoints.
   double fused_attention_forward = 0.70;
   double fused_attention_backward = 0.59;
+  double fused_attention_scale = 1.0;  // multiplies both (fitted: configs/calibration.toml)
+  // Achieved fraction of the matmul ceiling by training GEMMs, per GPU generation (sm_name of the
+  // compute capability, e.g. "sm_80"); 1.0 for a generation not listed. Fitted to published
+  // measurements (configs/calibration.toml); never above 1, so never above the ceiling.
+  std::map<std::string, double> matmul_fraction_of_ceiling;
   double vector_efficiency = 0.5;         // fraction of FP32 CUDA-core peak (selective scan)
   double eager_dispatch_s = 5e-6;         // per kernel, C++ eager dispatch
   double graph_dispatch_s = 1e-6;         // per kernel, CUDA-graph replay
 };
+
+// "sm_80" for compute capability 8.0, "sm_86" for 8.6.
+std::string sm_name(double compute_capability);
 
 class DeviceModel {
  public:
@@ -36,6 +47,7 @@ class DeviceModel {
   double op_time_s(const Op& op, bool backward) const;
   double peak_flops() const { return peak_flops_; }  // dense peak of the matmul dtype, FLOP/s
   double ceiling_flops() const { return peak_flops_ * gpu_->matmul_ceiling_fraction; }
+  double matmul_fraction_of_ceiling() const { return matmul_fraction_; }
   double bandwidth_bytes_per_s() const;
   const char* matmul_dtype() const { return matmul_dtype_; }
   double dispatch_s() const { return dispatch_s_; }  // per kernel launch
@@ -47,6 +59,7 @@ class DeviceModel {
   double half_dim_ = 0.0;  // the matmul half dimension of this device's kind
   double peak_flops_ = 0.0;
   double dispatch_s_ = 0.0;
+  double matmul_fraction_ = 1.0;  // of the ceiling, for this GPU's generation
   const char* matmul_dtype_ = "";
 };
 

@@ -25,6 +25,11 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
 
 }  // namespace
 
+double default_host_memory_bytes(const Cluster& cluster) {
+  const double gpus = static_cast<double>(cluster.gpus_per_node * cluster.gpu->memory_bytes);
+  return std::max(kMinDefaultHostMemoryBytes, kDefaultHostMemoryPerGpuMemory * gpus);
+}
+
 StateBytesPerParam state_bytes_per_param(Precision precision) {
   if (precision == Precision::kFp32) return {4.0, 4.0, 8.0};
   return {2.0, 2.0, 12.0};
@@ -40,9 +45,11 @@ MemoryBreakdown model_state_memory(double params, Precision precision, Sharding 
   m.gradients_bytes = per.gradients * params / (stage >= 2 ? n : 1.0);
   m.optimizer_bytes = per.optimizer * params / (stage >= 1 ? n : 1.0);
   if (offloading) {
-    // Optimizer state (and, at stage 3, the parameter shards) live in pinned host memory; the
-    // gradient shards stream to the host as they are reduced.
-    m.host_bytes = m.optimizer_bytes + m.gradients_bytes + (stage >= 3 ? m.weights_bytes : 0.0);
+    // The CPU optimizer holds fp32 parameters, momentum, variance and gradients of its shard
+    // (ZeRO-Offload, Ren et al. 2021, Sec. 4.1: 16 bytes per parameter; DeepSpeed's
+    // estimate_zero2/3_model_states_mem_needs count the same 16, or 18 with the stage-3 weight
+    // shards); at stage 3 the working weight shards live there too.
+    m.host_bytes = kHostOptimizerBytesPerParam * params / n + (stage >= 3 ? m.weights_bytes : 0.0);
     m.optimizer_bytes = 0.0;
     m.gradients_bytes = 0.0;
     if (stage >= 3) m.weights_bytes = 0.0;

@@ -18,7 +18,7 @@ struct MemoryBreakdown {
   double logits_loss_bytes = 0.0;
   double temporary_bytes = 0.0;
   double framework_bytes = 0.0;
-  double host_bytes = 0.0;  // per node, pinned CPU memory when offloading
+  double host_bytes = 0.0;  // per node, pinned CPU memory of offloaded state
   double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
@@ -34,6 +34,16 @@ struct MemoryModelConstants {
   double fragmentation = 0.05;                               // caching-allocator slack
   double cublas_workspace_bytes = 32.0 * 1024 * 1024;
 };
+
+// Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients
+// (ZeRO-Offload, Ren et al. 2021, Sec. 4.1), per parameter of the shard.
+constexpr double kHostOptimizerBytesPerParam = 16.0;
+
+// Host memory per node when the user does not say: twice the node's GPU memory, at least 64 GiB
+// (an assumption: the workstation rule of thumb; DGX A100/H100 ship 3.2x).
+constexpr double kDefaultHostMemoryPerGpuMemory = 2.0;
+constexpr double kMinDefaultHostMemoryBytes = 64.0 * 1024 * 1024 * 1024;
+double default_host_memory_bytes(const Cluster& cluster);
 
 // Bytes per parameter of mixed-precision (or fp32) Adam, as the ZeRO paper counts them.
 struct StateBytesPerParam {

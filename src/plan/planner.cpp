@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "catalog/param_count.h"
+#include "common/error.h"
 #include "common/units.h"
 
 namespace gpudays {
@@ -18,6 +19,12 @@ double activation_bytes(Precision precision) { return precision == Precision::kF
 std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
   return fmt::format("needs {} per GPU, has {}", format_gib(memory.total_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)));
+}
+
+std::string no_host_fit_reason(const MemoryBreakdown& memory, double host_limit_bytes) {
+  return fmt::format("offloading needs {} of host memory per node, has {}",
+                     format_gib(memory.host_bytes),
+                     format_gib(host_limit_bytes));
 }
 
 PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configuration& config,
@@ -34,6 +41,11 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
                                w, device, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
+  const double host_limit = host_memory_limit_bytes(cluster, options);
+  if (row.fits && row.memory.host_bytes > host_limit) {
+    row.fits = false;
+    row.reason = no_host_fit_reason(row.memory, host_limit);
+  }
   row.uncalibrated_step_time_s = row.time.step_s();
   const double global_batch = static_cast<double>(model.recipe.global_batch);
   const double world = static_cast<double>(cluster.world_size());
@@ -50,6 +62,11 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   row.samples_per_s = global_batch / row.step_time_s;
   row.tokens_per_s = row.samples_per_s * static_cast<double>(w.tokens_per_sample);
   row.training_days = model.recipe.train_steps * row.step_time_s / kSecondsPerDay;
+  if (options.error_bands) {
+    row.error_band = options.error_bands->for_gpu(cluster.gpu->name);
+    row.step_time_range_s = row.error_band->range(row.step_time_s);
+    row.training_days_range = row.error_band->range(row.training_days);
+  }
   row.gpu_days = row.training_days * world;
   if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
   const double capacity = row.step_time_s * world * device.peak_flops();
@@ -68,6 +85,17 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   return row;
 }
 
+WorkloadSummary summarize_micro_batch(const ModelSpec& model,
+                                      int64_t micro_batch,
+                                      bool free_lunch,
+                                      const DeviceModel& device) {
+  const WorkloadOptions wo{micro_batch,
+                           activation_bytes(model.recipe.precision),
+                           /*fused_attention=*/free_lunch,
+                           /*fast_scan=*/free_lunch};
+  return summarize(build_workload(model, wo), device);
+}
+
 bool faster(const PlanRow& a, const PlanRow& b) {
   if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
   return a.peak_memory_bytes() < b.peak_memory_bytes();
@@ -76,7 +104,8 @@ bool faster(const PlanRow& a, const PlanRow& b) {
 }  // namespace
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options) {
-  const std::vector<Configuration> configs = enumerate_configs(model, cluster, options.preset);
+  const std::vector<Configuration> configs =
+      enumerate_configs(model, cluster, options.preset, options.pin);
   const double params = static_cast<double>(count_params(model).total);
   const Precision precision = model.recipe.precision;
   const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device);
@@ -84,6 +113,9 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
 
   std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
   PlanResult result;
+  result.pin = options.pin;
+  result.host_memory_bytes_per_node = host_memory_limit_bytes(cluster, options);
+  result.host_memory_is_default = !options.host_memory_bytes_per_node.has_value();
   result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
@@ -92,15 +124,92 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
     auto key = std::make_pair(fl, config.micro_batch_size);
     auto it = summaries.find(key);
     if (it == summaries.end()) {
-      const WorkloadOptions wo{config.micro_batch_size, activation_bytes(precision),
-                               /*fused_attention=*/fl, /*fast_scan=*/fl};
-      it = summaries.emplace(key, summarize(build_workload(model, wo), device)).first;
+      it = summaries.emplace(key, summarize_micro_batch(model, config.micro_batch_size, fl, device))
+               .first;
     }
     PlanRow row = evaluate(model, cluster, config, params, it->second, device, options);
     if (row.fits && (!result.best || faster(row, *result.best))) result.best = row;
     result.rows.push_back(std::move(row));
   }
   return result;
+}
+
+double host_memory_limit_bytes(const Cluster& cluster, const PlanOptions& options) {
+  return options.host_memory_bytes_per_node.value_or(default_host_memory_bytes(cluster));
+}
+
+std::string describe_host_limit(const PlanResult& result) {
+  return fmt::format("{}{}",
+                     format_gib(result.host_memory_bytes_per_node),
+                     result.host_memory_is_default
+                         ? " (the default: twice the node's GPU memory, at least 64 GiB)"
+                         : "");
+}
+
+std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu) {
+  double least = result.rows.front().peak_memory_bytes();
+  std::optional<double> least_host;
+  for (const PlanRow& r : result.rows) {
+    least = std::min(least, r.peak_memory_bytes());
+    if (r.peak_memory_bytes() <= static_cast<double>(gpu.memory_bytes)) {
+      least_host = std::min(least_host.value_or(r.memory.host_bytes), r.memory.host_bytes);
+    }
+  }
+  if (least_host) {
+    return fmt::format(
+        "the configurations that fit in GPU memory offload {} or more to host "
+        "memory per node, which has {}",
+        format_gib(*least_host),
+        describe_host_limit(result));
+  }
+  return fmt::format("the leanest configuration needs {} per GPU, the {} has {}",
+                     format_gib(least),
+                     gpu.name,
+                     format_gib(static_cast<double>(gpu.memory_bytes)));
+}
+
+PlanRow plan_configuration(const ModelSpec& model,
+                           const Cluster& cluster,
+                           const Configuration& config,
+                           const PlanOptions& options) {
+  if (cluster.gpu == nullptr) throw InputError("no GPU given");
+  if (cluster.gpus_per_node < 1 || cluster.gpus_per_node > kMaxGpusPerNode ||
+      cluster.num_nodes < 1 || cluster.num_nodes > kMaxNodes) {
+    throw InputError(fmt::format("{} nodes x {} GPUs per node is outside 1..{} x 1..{}",
+                                 cluster.num_nodes,
+                                 cluster.gpus_per_node,
+                                 kMaxNodes,
+                                 kMaxGpusPerNode));
+  }
+  if (config.micro_batch_size < 1 || config.grad_acc_steps < 1) {
+    throw InputError(fmt::format("micro-batch {} and accumulation {} must be at least 1",
+                                 config.micro_batch_size,
+                                 config.grad_acc_steps));
+  }
+  const int64_t world = cluster.world_size();
+  if (config.micro_batch_size * config.grad_acc_steps * world != model.recipe.global_batch) {
+    throw InputError(fmt::format(
+        "micro-batch {} x accumulation {} x {} GPUs = {} samples, but the global batch of {} is {}",
+        config.micro_batch_size,
+        config.grad_acc_steps,
+        world,
+        config.micro_batch_size * config.grad_acc_steps * world,
+        model.name,
+        model.recipe.global_batch));
+  }
+  const Precision precision = model.recipe.precision;
+  const std::string precision_issue =
+      precision_problem(precision, cluster.gpu->display_name, cluster.gpu->compute_capability);
+  if (!precision_issue.empty())
+    throw InputError(fmt::format("{}: {}", model.name, precision_issue));
+  if (config.methods.offloading && config.methods.sharding == Sharding::kNone) {
+    throw InputError("offloading needs sharding");
+  }
+  const double params = static_cast<double>(count_params(model).total);
+  const DeviceModel device(*cluster.gpu, precision, config.methods.free_lunch, options.device);
+  const WorkloadSummary w =
+      summarize_micro_batch(model, config.micro_batch_size, config.methods.free_lunch, device);
+  return evaluate(model, cluster, config, params, w, device, options);
 }
 
 }  // namespace gpudays

@@ -3,15 +3,17 @@
 // LibTorch; milliseconds per request.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "catalog/model_spec.h"
 #include "config/cluster.h"
-#include "plan/device_model.h"
-#include "plan/memory_model.h"
 #include "config/search_space.h"
+#include "plan/device_model.h"
+#include "plan/error_band.h"
+#include "plan/memory_model.h"
 #include "plan/time_model.h"
 
 namespace gpudays {
@@ -25,6 +27,11 @@ struct Calibration {
 
 struct PlanOptions {
   MethodPreset preset = MethodPreset::kAll;
+  ConfigurationPin pin;  // fields fixed by the caller; the search keeps what matches
+  // Host memory per node for offloaded state; absent: default_host_memory_bytes(cluster).
+  std::optional<double> host_memory_bytes_per_node;
+  // Residual bands of the validation set (plan/error_band.h); absent: rows carry no range.
+  std::shared_ptr<const ErrorBands> error_bands;
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;
@@ -53,16 +60,43 @@ struct PlanRow {
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
   double model_flops_per_sample = 0.0;  // forward + backward
+  // The range of the step time and the training days from the GPU type's validation residuals,
+  // with the band that gave it; absent when the options carry no error bands.
+  std::optional<ErrorBand> error_band;
+  std::optional<TimeRange> step_time_range_s;
+  std::optional<TimeRange> training_days_range;
   double peak_memory_bytes() const { return memory.total_bytes(); }
 };
 
 struct PlanResult {
   std::vector<PlanRow> rows;  // every configuration, in search-space order
   std::optional<PlanRow> best;
+  ConfigurationPin pin;  // what the search was restricted to
+  double host_memory_bytes_per_node = 0.0;  // the limit offloaded state was checked against
+  bool host_memory_is_default = true;
   const char* matmul_dtype = "";
   double matmul_ceiling_fraction = 0.0;
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);
+
+// The host memory per node a plan checks offloading against: the option, or the default.
+double host_memory_limit_bytes(const Cluster& cluster, const PlanOptions& options);
+// "64.0 GiB", plus how the default was chosen when the user gave none.
+std::string describe_host_limit(const PlanResult& result);
+// Why no configuration of `result` fits: GPU memory, or (when some configuration fits in GPU
+// memory) the host memory its offloaded state needs.
+std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu);
+
+// Predicts ONE configuration, pinned by the caller, with the same evaluation as plan() (and its
+// executed-FLOPs ceiling check). The search space's batch rule does not apply: any micro-batch and
+// accumulation are evaluated as long as micro-batch x accumulation x GPUs equals the recipe's
+// global batch. Throws InputError only for what is physically meaningless: counts below 1 or past
+// the planner's bounds, a batch that does not multiply out, bf16 on a GPU without it, offloading
+// without sharding. A configuration that does not fit is returned with fits = false and the reason.
+PlanRow plan_configuration(const ModelSpec& model,
+                           const Cluster& cluster,
+                           const Configuration& config,
+                           const PlanOptions& options);
 
 }  // namespace gpudays

@@ -66,7 +66,13 @@ std::vector<Suggestion> suggest_alternatives(const ModelSpec& model, const Clust
   std::vector<Suggestion> out;
   PlanOptions all = options;
   all.preset = MethodPreset::kAll;
-  if (options.preset != MethodPreset::kAll) {
+  if (!options.pin.empty()) {
+    PlanOptions unpinned = all;
+    unpinned.pin = {};
+    if (auto best = best_or_none(model, cluster, unpinned)) {
+      out.push_back({"without the pinned " + describe(options.pin) + " (the full search)", *best});
+    }
+  } else if (options.preset != MethodPreset::kAll) {
     if (auto best = best_or_none(model, cluster, all)) {
       out.push_back({"--methods all (checkpointing, sharding, offloading)", *best});
     }

@@ -17,6 +17,7 @@ struct Dims {
   double b, t, n, d, f, h, hd;  // batch, seq, tokens (b*t), width, ffn, heads, head dim
   double elt;                   // bytes per activation element
   double dropout;
+  double kv;  // key/value width: d, or kv heads x head dim with grouped-query attention
 };
 
 void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal) {
@@ -28,8 +29,9 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     op.cls = OpClass::kFusedAttention;
     op.model_flops = attn_flops;
     op.exec_flops = causal ? attn_flops / 2 : attn_flops;
-    op.bytes = 4.0 * x.n * x.d * x.elt;                           // read q, k, v; write out
-    op.saved_bytes = 4.0 * x.n * x.d * x.elt + x.b * x.h * x.t * kFp32;  // q, k, v, out, lse
+    const double qkvo = 2.0 * x.n * x.d + 2.0 * x.n * x.kv;       // q and out, k and v
+    op.bytes = qkvo * x.elt;                                      // read q, k, v; write out
+    op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;      // q, k, v, out, lse
     op.backward_factor = 2.5;                                     // FlashAttention-2, Sec. 3
     op.m = x.t;
     op.n = x.t;
@@ -38,7 +40,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     return;
   }
   Op qk = make_matmul("attention_qk", x.t, x.t, x.hd, x.elt, x.b * x.h);
-  qk.saved_bytes = 2.0 * x.n * x.d * x.elt;  // q, k
+  qk.saved_bytes = (x.n * x.d + x.n * x.kv) * x.elt;  // q, k
   ops.push_back(qk);
   // Scale, mask and softmax in fp32 (autocast's fp32 list), cast back for the AV matmul.
   const double softmax_saved = x.elt < kFp32 ? scores * (kFp32 + x.elt) : scores * kFp32;
@@ -50,7 +52,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
                               scores * (kMaskBytes + x.elt)));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
-  av.saved_bytes = x.n * x.d * x.elt;  // v (probabilities counted above)
+  av.saved_bytes = x.n * x.kv * x.elt;  // v (probabilities counted above)
   ops.push_back(av);
 }
 
@@ -64,10 +66,11 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   std::vector<Op>& ops = block.ops;
   const double hidden = x.n * x.d;
   ops.push_back(make_memory("ln_attention", 2 * hidden, x.elt, hidden * x.elt));
-  Op qkv = make_matmul("qkv", x.n, 3 * x.d, x.d, x.elt);
+  const double qkv_width = x.d + 2 * x.kv;
+  Op qkv = make_matmul("qkv", x.n, qkv_width, x.d, x.elt);
   qkv.saved_bytes = hidden * x.elt;
   ops.push_back(qkv);
-  ops.push_back(make_memory("split_heads", 2 * 3 * hidden, x.elt, 0.0, 3));
+  ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
   if (neox) {
     ops.push_back(make_memory("rotary", 2 * 2 * hidden * model.arch.rotary_pct * 2, x.elt, 0, 4));
   }
@@ -82,10 +85,15 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
   const bool shared_input = neox && model.arch.use_parallel_residual;
   ops.push_back(make_memory("ln_mlp", 2 * hidden, x.elt, shared_input ? 0.0 : hidden * x.elt));
-  Op fc1 = make_matmul("mlp_in", x.n, x.f, x.d, x.elt);
+  // A gated MLP (SwiGLU) computes gate and up projections and keeps both for SiLU(gate) x up.
+  const double mlp_inputs = model.arch.gated_ffn ? 2.0 : 1.0;
+  Op fc1 = make_matmul("mlp_in", x.n, mlp_inputs * x.f, x.d, x.elt);
   fc1.saved_bytes = hidden * x.elt;
   ops.push_back(fc1);
-  ops.push_back(make_memory("gelu", 2 * x.n * x.f, x.elt, x.n * x.f * x.elt));
+  ops.push_back(make_memory(model.arch.gated_ffn ? "silu_mul" : "gelu",
+                            (mlp_inputs + 1) * x.n * x.f,
+                            x.elt,
+                            mlp_inputs * x.n * x.f * x.elt));
   Op fc2 = make_matmul("mlp_out", x.n, x.d, x.f, x.elt);
   fc2.saved_bytes = x.n * x.f * x.elt;
   ops.push_back(fc2);
@@ -146,9 +154,18 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
   const auto& a = model.arch;
   const double b = static_cast<double>(options.micro_batch_size);
   const double t = static_cast<double>(a.seq_len);
-  const Dims x{b, t, b * t, static_cast<double>(a.d_model), static_cast<double>(a.d_ffn),
-               static_cast<double>(a.n_heads), static_cast<double>(a.d_model / a.n_heads),
-               options.activation_bytes, model.recipe.dropout};
+  const double head_dim = static_cast<double>(a.d_model / a.n_heads);
+  const double kv_heads = static_cast<double>(a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads);
+  const Dims x{b,
+               t,
+               b * t,
+               static_cast<double>(a.d_model),
+               static_cast<double>(a.d_ffn),
+               static_cast<double>(a.n_heads),
+               head_dim,
+               options.activation_bytes,
+               model.recipe.dropout,
+               kv_heads * head_dim};
   Workload w;
   w.samples = options.micro_batch_size;
   w.tokens_per_sample = a.seq_len;

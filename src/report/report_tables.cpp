@@ -10,8 +10,20 @@
 namespace gpudays {
 namespace {
 
+// "31.3 (20.6-32.9)": the days and the planner's range from its validation residuals.
 std::string days(const TrainingTime& t) {
-  return t.fits ? fmt::format("{:.1f}", t.training_days) : "infeasible";
+  if (!t.fits) return "infeasible";
+  if (!t.training_days_range) return fmt::format("{:.1f}", t.training_days);
+  return fmt::format("{:.1f} ({:.1f}-{:.1f})",
+                     t.training_days,
+                     t.training_days_range->low,
+                     t.training_days_range->high);
+}
+
+// The range's low and high ends as two CSV cells, empty without a range.
+std::string range_cells(const TrainingTime& t) {
+  if (!t.fits || !t.training_days_range) return ",";
+  return fmt::format("{:.6g},{:.6g}", t.training_days_range->low, t.training_days_range->high);
 }
 
 std::string csv_cell(const std::string& s) {
@@ -57,7 +69,9 @@ DocTable cost_table(const ReportData& data, size_t model_index) {
                       fits ? r.time.settings : r.time.reason});
   }
   t.caption = fmt::format(
-      "Sources: days, GPU-days, MFU and settings are the {}; purchase = catalog GPU price "
+      "Sources: days, GPU-days, MFU and settings are the {}; the days' range in brackets is "
+      "the 10th-90th percentile of the planner's error on published measurements of that GPU "
+      "type (all GPUs when it has fewer than 3; `gpudays validate`); purchase = catalog GPU price "
       "(configs/gpus, [price]) x GPUs + base machine per node ({}); amortised = purchase x days / "
       "({:g} x 365); cloud = GPU-hours x catalog $/GPU-hour (n/a: no rental price in the catalog); "
       "energy = TDP x GPUs x hours x {:g}, CO2 at {:g} g/kWh. Raw numbers: costs.csv.",
@@ -198,19 +212,21 @@ DocList sources_list(const ReportData& data) {
 
 std::string cost_rows_csv(const ReportData& data) {
   std::string out =
-      "model,gpu,gpu_count,num_nodes,fits,training_days,gpu_days,mfu,purchase_usd,amortised_usd,"
+      "model,gpu,gpu_count,num_nodes,fits,training_days,training_days_low,training_days_high,"
+      "gpu_days,mfu,purchase_usd,amortised_usd,"
       "cloud_usd,energy_kwh,energy_usd,co2_kg,on_frontier,settings,reason,time_source,"
       "gpu_price_source\n";
   for (const CostAnalysis& c : data.costs) {
     for (const CostRow& r : c.rows) {
       const bool fits = r.time.fits;
-      out += fmt::format("{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{},{},{},{},{},{}\n",
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{},{},{},{},{},{}\n",
                          r.model,
                          r.gpu,
                          r.layout.world_size(),
                          r.layout.num_nodes,
                          fits,
                          fits ? fmt::format("{:.6g}", r.time.training_days) : "",
+                         range_cells(r.time),
                          fits ? fmt::format("{:.6g}", r.time.gpu_days) : "",
                          fits ? fmt::format("{:.4f}", r.time.mfu) : "",
                          r.purchase.total_usd(),
@@ -230,17 +246,20 @@ std::string cost_rows_csv(const ReportData& data) {
 }
 
 std::string tier_rows_csv(const ReportData& data) {
-  std::string out = "model,gpu,gpu_count,preset,fits,training_days,gpu_days,mfu,settings,reason\n";
+  std::string out =
+      "model,gpu,gpu_count,preset,fits,training_days,training_days_low,training_days_high,gpu_days,"
+      "mfu,settings,reason\n";
   for (const TierDetail& d : data.details) {
     for (size_t k = 0; k < kReportTierCount; ++k) {
       const TrainingTime& t = d.tiers[k];
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n",
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n",
                          d.model,
                          d.gpu,
                          d.layout.world_size(),
                          to_string(kReportTiers[k]),
                          t.fits,
                          t.fits ? fmt::format("{:.6g}", t.training_days) : "",
+                         range_cells(t),
                          t.fits ? fmt::format("{:.6g}", t.gpu_days) : "",
                          t.fits ? fmt::format("{:.4f}", t.mfu) : "",
                          csv_cell(t.settings),

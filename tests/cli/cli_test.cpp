@@ -59,10 +59,56 @@ TEST(Cli, PlanJsonWithoutAllHasEmptyRows) {
 }
 
 TEST(Cli, NothingFitsSaysWhatWould) {
-  const auto r = run_gpudays("plan --model pythia-12b --gpu rtx-3090 --methods naive");
+  const auto r = run_gpudays("plan --model pythia-2.8b --gpu rtx-3090 --methods naive");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("would fit: --methods all"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HostMemoryLimitsOffloading) {
+  const auto r = run_gpudays("plan --model pythia-12b --gpu rtx-3090");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Nothing fits: the configurations that fit in GPU memory offload"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("64.0 GiB (the default"), std::string::npos) << r.out;
+  const auto more = run_gpudays("plan --model pythia-12b --gpu rtx-3090 --host-memory-gib 256");
+  EXPECT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_NE(more.out.find("pinned per node of 256.0 GiB\n"), std::string::npos) << more.out;
+  const auto json = run_gpudays("plan --model pythia-1b --gpu a100 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["host_memory_is_default"], true);
+  expect_input_error("plan --model pythia-1b --gpu a100 --host-memory-gib 0", "--host-memory-gib");
+  expect_input_error("cost --model pythia-1b --host-memory-gib -5", "--host-memory-gib");
+}
+
+// Every predicted time carries the range of the planner's validation residuals, in every format.
+TEST(Cli, PredictedTimesCarryErrorRanges) {
+  const auto table = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("  error range    10th-90th percentile of the planner's error on "),
+            std::string::npos)
+      << table.out;
+  const auto json =
+      run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto best = nlohmann::json::parse(json.out)["best"];
+  EXPECT_LE(best["training_days_range"]["low"].get<double>(),
+            best["training_days_range"]["high"].get<double>());
+  EXPECT_TRUE(best["error_band"]["basis"].is_string());
+  const auto csv = run_gpudays("plan --model pythia-70m --gpu a100 --format csv");
+  EXPECT_EQ(csv.out.rfind("methods,micro_batch,grad_acc,fits,memory_gib,step_s,days,days_low,", 0),
+            0u)
+      << csv.out;
+  const auto cost = run_gpudays("cost --model pythia-1b --gpus a100 --counts 4 --format json");
+  ASSERT_EQ(cost.exit_code, 0) << cost.err;
+  const auto row = nlohmann::json::parse(cost.out)["rows"][0];
+  EXPECT_LT(row["training_days_low"].get<double>(), row["training_days_high"].get<double>());
+  const auto cost_table = run_gpudays("cost --model pythia-1b --gpus a100 --counts 4");
+  EXPECT_NE(cost_table.out.find("days_range"), std::string::npos);
+  const auto cost_csv = run_gpudays("cost --model pythia-1b --gpus a100 --counts 4 --format csv");
+  EXPECT_NE(cost_csv.out.find("training_days,training_days_low,training_days_high"),
+            std::string::npos);
 }
 
 TEST(Cli, CsvHasHeaderAndRows) {

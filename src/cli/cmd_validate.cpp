@@ -1,0 +1,300 @@
+// `gpudays validate`: the planner against published measurements (configs/measurements). Each case
+// is planned with its published configuration pinned; the logic is plan/validate.h's, this file
+// parses the request and prints the report as a table, JSON or CSV.
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "catalog/calibration_file.h"
+#include "catalog/catalog.h"
+#include "catalog/measurement.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "common/error.h"
+#include "plan/calibration_fit.h"
+#include "plan/fitted_constants.h"
+#include "plan/validate.h"
+
+namespace gpudays {
+namespace {
+
+struct ValidateRequest {
+  std::string split;  // fit, check or empty (both)
+  std::string gpu;
+  bool include_untrusted = false;
+  std::string format = "table";
+  int64_t worst = 5;
+  bool uncalibrated = false;  // the planner's own constants, without configs/calibration.toml
+  bool fit = false;           // fit the constants on the fitting half; print calibration.toml
+};
+
+std::string percent(double fraction) {
+  return fmt::format("{:+.1f}%", 100.0 * fraction);
+}
+std::string figure(double value) {
+  return fmt::format("{:.4g}", value);
+}
+
+std::string configuration(const ValidationCase& v) {
+  if (v.skipped) return "";
+  return fmt::format("{}, mb {}, acc {}",
+                     describe(v.config.methods),
+                     v.config.micro_batch_size,
+                     v.config.grad_acc_steps);
+}
+
+Table cases_table(const ValidationReport& report) {
+  Table table({"split",
+               "source",
+               "case",
+               "model",
+               "gpus",
+               "gpu",
+               "configuration",
+               "metric",
+               "published",
+               "predicted",
+               "error"});
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped) continue;
+    table.add_row({to_string(v.split) + (v.trusted ? "" : " (untrusted)"),
+                   v.source_id,
+                   v.name,
+                   v.model,
+                   std::to_string(v.gpus()),
+                   v.gpu,
+                   configuration(v),
+                   v.metric,
+                   figure(v.published),
+                   figure(v.predicted),
+                   percent(v.error)});
+  }
+  return table;
+}
+
+void print_summaries(std::ostream& out, const ValidationReport& report) {
+  Table table({"group", "cases", "MAPE", "mean error", "max |error|", "error p10", "error p90"});
+  auto add = [&table](const ErrorSummary& s) {
+    table.add_row({s.group,
+                   std::to_string(s.cases),
+                   fmt::format("{:.1f}%", 100.0 * s.mape),
+                   percent(s.mean_error),
+                   fmt::format("{:.1f}%", 100.0 * s.max_abs_error),
+                   percent(s.low_error),
+                   percent(s.high_error)});
+  };
+  for (const ErrorSummary& s : report.by_gpu) add(s);
+  for (const ErrorSummary& s : report.by_split) add(s);
+  add(report.overall);
+  table.print(out);
+}
+
+void print_table(std::ostream& out, const ValidationReport& report) {
+  cases_table(report).print(out);
+  out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
+         "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
+  print_summaries(out, report);
+  if (!report.worst.empty()) out << "\nWorst cases:\n";
+  for (size_t i : report.worst) {
+    const ValidationCase& v = report.cases[i];
+    out << fmt::format("  {} {}/{}: {} ({} x {}, {})\n",
+                       percent(v.error),
+                       v.source_id,
+                       v.name,
+                       v.model,
+                       v.gpus(),
+                       v.gpu,
+                       configuration(v));
+  }
+  size_t skipped = 0;
+  for (const ValidationCase& v : report.cases) skipped += v.skipped ? 1 : 0;
+  if (skipped > 0) out << fmt::format("\nNot planned ({} cases):\n", skipped);
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped) out << fmt::format("  {}/{}: {}\n", v.source_id, v.name, v.skip_reason);
+  }
+}
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"group", s.group},
+          {"cases", s.cases},
+          {"mape", s.mape},
+          {"mean_error", s.mean_error},
+          {"max_abs_error", s.max_abs_error},
+          {"low_error", s.low_error},
+          {"high_error", s.high_error}};
+}
+
+nlohmann::json case_json(const ValidationCase& v) {
+  nlohmann::json j = {{"source", v.source_id},
+                      {"case", v.name},
+                      {"citation", v.citation},
+                      {"model", v.model},
+                      {"gpu", v.gpu},
+                      {"nodes", v.nodes},
+                      {"gpus_per_node", v.gpus_per_node},
+                      {"split", to_string(v.split)},
+                      {"trusted", v.trusted},
+                      {"skipped", v.skipped},
+                      {"skip_reason", v.skip_reason},
+                      {"notes", v.notes}};
+  if (v.skipped) return j;
+  const MethodSet& m = v.config.methods;
+  j.update({{"free_lunch", m.free_lunch},
+            {"activation_checkpointing", m.activation_checkpointing},
+            {"sharding", to_string(m.sharding)},
+            {"micro_batch_size", v.config.micro_batch_size},
+            {"grad_acc_steps", v.config.grad_acc_steps},
+            {"global_batch", v.global_batch},
+            {"metric", v.metric},
+            {"published", v.published},
+            {"predicted", v.predicted},
+            {"approximate", v.approximate},
+            {"error", v.error},
+            {"predicted_tokens_per_s_per_gpu", v.predicted_tokens_per_s_per_gpu},
+            {"fits", v.row->fits}});
+  j["published_tokens_per_s_per_gpu"] = v.published_tokens_per_s_per_gpu
+                                            ? nlohmann::json(*v.published_tokens_per_s_per_gpu)
+                                            : nlohmann::json(nullptr);
+  return j;
+}
+
+void print_json(std::ostream& out,
+                const ValidationReport& report,
+                const std::string& calibration_path) {
+  nlohmann::json j;
+  j["calibration"] =
+      calibration_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration_path);
+  j["cases"] = nlohmann::json::array();
+  for (const ValidationCase& v : report.cases) j["cases"].push_back(case_json(v));
+  j["overall"] = summary_json(report.overall);
+  j["by_gpu"] = nlohmann::json::array();
+  for (const ErrorSummary& s : report.by_gpu) j["by_gpu"].push_back(summary_json(s));
+  j["by_split"] = nlohmann::json::array();
+  for (const ErrorSummary& s : report.by_split) j["by_split"].push_back(summary_json(s));
+  j["worst"] = nlohmann::json::array();
+  for (size_t i : report.worst) {
+    j["worst"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);
+  }
+  out << j.dump(2) << "\n";
+}
+
+std::string mape_line(const char* half,
+                      const ValidationReport& before,
+                      const ValidationReport& after) {
+  return fmt::format("# {} half: {} cases, MAPE {:.1f}% uncalibrated -> {:.1f}% fitted\n",
+                     half,
+                     after.overall.cases,
+                     100.0 * before.overall.mape,
+                     100.0 * after.overall.mape);
+}
+
+// `--fit`: the fit on the fitting half from the planner's own constants, printed as
+// configs/calibration.toml with both halves' MAPE before and after in its header.
+void run_fit(const Catalog& catalog) {
+  const auto files = load_measurements(catalog);
+  const auto fit_half = select_measurements(files, {MeasurementSplit::kFit, ""});
+  const auto check_half = select_measurements(files, {MeasurementSplit::kCheck, ""});
+  const CalibrationFit fit = fit_calibration(fit_half, catalog, PlanOptions{});
+  auto report = [&](const std::vector<Measurement>& cases, const PlanOptions& options) {
+    return validate(cases, catalog, options, {});
+  };
+  std::cout
+      << "# The planner's fitted efficiency constants (docs/planner.md, \"Calibration\").\n"
+      << "# Written by `gpudays validate --fit > configs/calibration.toml`; a test recomputes "
+         "the fit.\n"
+      << mape_line("fitting", report(fit_half, PlanOptions{}), report(fit_half, fit.options))
+      << mape_line("checking", report(check_half, PlanOptions{}), report(check_half, fit.options))
+      << "# (the checking half is reported, never used by the fit)\n\n[fit]\n"
+      << fmt::format(
+             "method = \"coordinate search over each constant's grid within its "
+             "bounds, minimising the fitting half's MAPE ({} cases); {} passes\"\n",
+             fit.fit_cases,
+             fit.passes);
+  for (const CalibrationValue& v : fit.values) {
+    const auto& c = fitted_constants();
+    const auto it =
+        std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.name == v.name; });
+    std::cout << fmt::format(
+        "\n# {}\n[[constants]]\nname = \"{}\"\nvalue = {:g}\nmin = {:g}\n"
+        "max = {:g}\nsource = \"{}\"\n",
+        it->meaning,
+        v.name,
+        v.value,
+        v.min,
+        v.max,
+        v.source);
+  }
+}
+
+void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  if (r.fit) {
+    if (!r.split.empty() || !r.gpu.empty() || r.uncalibrated || r.include_untrusted) {
+      throw InputError(
+          "--fit uses the whole fitting half from the planner's own constants; it "
+          "takes no --split, --gpu, --uncalibrated or --include-untrusted");
+    }
+    run_fit(catalog);
+    return;
+  }
+  ValidationFilter filter;
+  if (r.split == "fit") filter.split = MeasurementSplit::kFit;
+  if (r.split == "check") filter.split = MeasurementSplit::kCheck;
+  if (!r.gpu.empty()) filter.gpu = catalog.gpu(r.gpu).name;
+  const std::vector<Measurement> cases = select_measurements(load_measurements(catalog), filter);
+  if (cases.empty()) throw InputError("no published measurement matches --split and --gpu");
+  ValidationOptions options;
+  options.include_untrusted = r.include_untrusted;
+  options.worst = static_cast<size_t>(r.worst);
+  const CalibrationFile calibration =
+      r.uncalibrated ? CalibrationFile{} : load_calibration(catalog);
+  const ValidationReport report =
+      validate(cases, catalog, calibrated_plan_options(calibration), options);
+  // Which constants were planned with: the fitted file, or the planner's own.
+  const std::string constants =
+      calibration.path.empty() ? "the planner's own (uncalibrated)" : calibration.path;
+  if (r.format == "json") {
+    print_json(std::cout, report, calibration.path);
+  } else if (r.format == "csv") {
+    cases_table(report).print_csv(std::cout);
+  } else {
+    std::cout << "Planner constants: " << constants << "\n";
+    print_table(std::cout, report);
+  }
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<ValidateRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Compare the planner with published training measurements (configs/measurements): each "
+      "case planned with its published configuration pinned, its error, MAPE per GPU and split.");
+  cmd->add_option("--split", r->split, "Only one half of the validation set: fit or check")
+      ->check(CLI::IsMember({"fit", "check"}));
+  cmd->add_option("--gpu", r->gpu, "Only the cases on this GPU (name or alias)");
+  cmd->add_flag("--include-untrusted",
+                r->include_untrusted,
+                "Also plan untrusted sources' cases (listed, never in a MAPE)");
+  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  cmd->add_option("--worst", r->worst, "How many worst cases to list")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}))
+      ->capture_default_str();
+  cmd->add_flag("--uncalibrated",
+                r->uncalibrated,
+                "Plan with the planner's own constants, without configs/calibration.toml");
+  cmd->add_flag("--fit",
+                r->fit,
+                "Fit the efficiency constants on the fitting half and print them as "
+                "configs/calibration.toml");
+  cmd->footer(
+      "Examples:\n  gpudays validate\n  gpudays validate --split check --gpu h100 "
+      "--format json\n  gpudays validate --fit > configs/calibration.toml");
+  cmd->callback([&global, r] { run_validate(global, *r); });
+}
+
+}  // namespace gpudays

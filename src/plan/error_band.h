@@ -1,0 +1,65 @@
+// Error bars on predicted times, from the planner's residuals on published measurements (issue
+// 12). On a published case the planner's throughput was off by e = predicted / published - 1, so
+// the published time was the predicted time x (1 + e). A predicted time t on a GPU type becomes
+// the range t x (1 + e10) .. t x (1 + e90), with e10 and e90 the 10th and 90th percentiles of that
+// GPU type's residuals when it has at least kMinBandCases trusted cases, else of every case.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+class Catalog;
+struct PlanOptions;
+struct ValidationReport;
+
+constexpr int kMinBandCases = 3;
+constexpr double kBandLowQuantile = 0.1;
+constexpr double kBandHighQuantile = 0.9;
+
+struct TimeRange {
+  double low = 0.0;
+  double high = 0.0;
+  bool operator==(const TimeRange&) const = default;
+};
+
+struct ErrorBand {
+  std::string basis;  // "23 published a100-80gb-sxm cases", "34 published cases, all GPUs"
+  int cases = 0;
+  double low_error = 0.0;   // 10th percentile of the residuals
+  double high_error = 0.0;  // 90th percentile
+  TimeRange range(double predicted) const {
+    return {predicted * (1.0 + low_error), predicted * (1.0 + high_error)};
+  }
+  bool operator==(const ErrorBand&) const = default;
+};
+
+class ErrorBands {
+ public:
+  ErrorBands(std::map<std::string, ErrorBand> by_gpu, ErrorBand all)
+      : by_gpu_(std::move(by_gpu)), all_(std::move(all)) {}
+  // The GPU type's own band when it has one, else the band of every case.
+  const ErrorBand& for_gpu(const std::string& gpu) const;
+  const std::map<std::string, ErrorBand>& by_gpu() const { return by_gpu_; }
+  const ErrorBand& all() const { return all_; }
+
+ private:
+  std::map<std::string, ErrorBand> by_gpu_;  // GPU types with at least kMinBandCases cases
+  ErrorBand all_;
+};
+
+// Linear interpolation between order statistics (numpy's default); `values` must not be empty.
+double quantile(std::vector<double> values, double q);
+
+// The bands of a validation report's trusted, evaluated cases.
+ErrorBands error_bands(const ValidationReport& report);
+
+// The bands of the catalog's whole validation set planned with `options` (their error bands
+// ignored); empty when the catalog has no measurements.
+std::shared_ptr<const ErrorBands> validation_error_bands(const Catalog& catalog,
+                                                         const PlanOptions& options);
+
+}  // namespace gpudays

@@ -1,0 +1,104 @@
+// Validation of the planner against published measurements (configs/measurements, issue 12): each
+// case is planned with its published configuration pinned (plan_configuration), and the planner's
+// figure is compared with the published one in the source's own unit. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/measurement.h"
+#include "plan/planner.h"
+
+namespace gpudays {
+
+class Catalog;
+
+// One case: what was pinned, the published and predicted figures, and the error.
+struct ValidationCase {
+  std::string source_id;
+  std::string name;
+  std::string citation;
+  std::string model;
+  std::string gpu;
+  MeasurementSplit split = MeasurementSplit::kFit;
+  bool trusted = true;
+  int64_t nodes = 1;
+  int64_t gpus_per_node = 1;
+  int64_t gpus() const { return nodes * gpus_per_node; }
+
+  // Skipped: not planned (not representable, untrusted without include_untrusted, or a published
+  // configuration that is physically meaningless); `skip_reason` says why.
+  bool skipped = false;
+  std::string skip_reason;
+
+  Configuration config;      // what was planned
+  int64_t global_batch = 0;  // samples per step, as planned
+  // How the published configuration was mapped onto the planner's, and what it does not model
+  // (selective checkpointing planned as full, HSDP as full sharding, unpublished parts searched).
+  std::vector<std::string> notes;
+
+  std::string metric;        // the published key compared, e.g. "tokens_per_s", "step_time_ms"
+  double published = 0.0;    // that figure as published, in its unit
+  double predicted = 0.0;    // the planner's figure in the same unit
+  bool approximate = false;  // the source marks its figure as approximate
+  // predicted throughput / published throughput - 1: positive means the planner is optimistic.
+  // For step times and run times, throughput at the published batch is exactly their inverse.
+  double error = 0.0;
+  std::optional<double> published_tokens_per_s_per_gpu;  // when plain arithmetic gives it
+  double predicted_tokens_per_s_per_gpu = 0.0;  // vision: images (convnext) or patches+cls (vit)
+  std::optional<PlanRow> row;                   // the planner's row (absent when skipped)
+
+  bool evaluated() const { return !skipped; }
+};
+
+// Mean absolute percentage error of a group of evaluated, trusted cases.
+struct ErrorSummary {
+  std::string group;  // a GPU name, a split ("fit", "check") or "all"
+  int cases = 0;
+  double mape = 0.0;        // mean |error|, a fraction
+  double mean_error = 0.0;  // mean signed error (bias): positive is optimistic
+  double max_abs_error = 0.0;
+  // 10th and 90th percentiles of the signed error: the error band of plan/error_band.h.
+  double low_error = 0.0;
+  double high_error = 0.0;
+};
+
+struct ValidationOptions {
+  // Plan untrusted sources' cases too (reported apart, never in a summary); otherwise they are
+  // skipped with the reason.
+  bool include_untrusted = false;
+  size_t worst = 5;  // how many worst cases to list
+};
+
+struct ValidationReport {
+  std::vector<ValidationCase> cases;   // every case given, in order, skipped ones included
+  ErrorSummary overall;                // evaluated trusted cases
+  std::vector<ErrorSummary> by_gpu;    // sorted by GPU name
+  std::vector<ErrorSummary> by_split;  // fit, then check (those present)
+  std::vector<size_t> worst;  // indices into `cases`: trusted evaluated, largest |error| first
+};
+
+// Which cases to validate: a split (empty: all) and a GPU (catalog name; empty: all).
+struct ValidationFilter {
+  std::optional<MeasurementSplit> split;
+  std::string gpu;
+};
+
+// The cases of `files` that pass the filter, in file order.
+std::vector<Measurement> select_measurements(const std::vector<MeasurementFile>& files,
+                                             const ValidationFilter& filter);
+
+// Plans every case with its published configuration pinned and compares. Throws only for a
+// planner bug (std::logic_error from the ceiling check); a case that cannot be planned is skipped
+// with its reason.
+ValidationReport validate(const std::vector<Measurement>& measurements,
+                          const Catalog& catalog,
+                          const PlanOptions& options,
+                          const ValidationOptions& validation = {});
+
+// The error summary of these cases (exposed for tests).
+ErrorSummary summarize_errors(const std::string& group, const std::vector<double>& errors);
+
+}  // namespace gpudays

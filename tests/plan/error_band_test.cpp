@@ -1,0 +1,71 @@
+// Error bars from validation residuals: the quantile arithmetic, a GPU type's own band or the
+// band of every case, the range of a predicted time, and plan rows that carry it.
+#include <gtest/gtest.h>
+
+#include "plan/error_band.h"
+#include "plan/planner.h"
+#include "plan/validate.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+TEST(ErrorBand, QuantileInterpolatesBetweenOrderStatistics) {
+  EXPECT_DOUBLE_EQ(quantile({5, 1, 4, 2, 3}, 0.1), 1.4);
+  EXPECT_DOUBLE_EQ(quantile({5, 1, 4, 2, 3}, 0.9), 4.6);
+  EXPECT_DOUBLE_EQ(quantile({5, 1, 4, 2, 3}, 0.5), 3.0);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.9), 7.0);
+}
+
+ValidationCase residual(const std::string& gpu, double error) {
+  ValidationCase v;
+  v.gpu = gpu;
+  v.error = error;
+  return v;
+}
+
+// A GPU type with kMinBandCases cases gets its own band; one with fewer gets every case's.
+TEST(ErrorBand, OwnBandFromThreeCasesElseAll) {
+  ValidationReport report;
+  for (double e : {-0.2, 0.0, 0.1}) report.cases.push_back(residual("a100-80gb-sxm", e));
+  for (double e : {0.5, 0.7}) report.cases.push_back(residual("h100-sxm", e));
+  ValidationCase skipped = residual("h100-sxm", 9.0);
+  skipped.skipped = true;
+  report.cases.push_back(skipped);
+  const ErrorBands bands = error_bands(report);
+  const ErrorBand& a100 = bands.for_gpu("a100-80gb-sxm");
+  EXPECT_EQ(a100.cases, 3);
+  EXPECT_DOUBLE_EQ(a100.low_error, -0.16);
+  EXPECT_DOUBLE_EQ(a100.high_error, 0.08);
+  EXPECT_EQ(a100.basis, "3 published a100-80gb-sxm cases");
+  const ErrorBand& h100 = bands.for_gpu("h100-sxm");
+  EXPECT_EQ(h100.cases, 5);
+  EXPECT_EQ(h100.basis, "5 published cases, all GPUs");
+  EXPECT_EQ(&bands.for_gpu("rtx-a6000"), &bands.all());
+  // A predicted time t: the published one was t x (1 + e).
+  const TimeRange r = a100.range(10.0);
+  EXPECT_DOUBLE_EQ(r.low, 8.4);
+  EXPECT_DOUBLE_EQ(r.high, 10.8);
+}
+
+TEST(ErrorBand, PlanRowsCarryTheirGpuTypesRange) {
+  PlanOptions options;
+  options.error_bands = validation_error_bands(catalog(), options);
+  ASSERT_TRUE(options.error_bands);
+  const ModelSpec& model = catalog().model("pythia-410m");
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100-80gb-sxm")};
+  const PlanResult result = plan(model, cluster, options);
+  ASSERT_TRUE(result.best);
+  const PlanRow& b = *result.best;
+  ASSERT_TRUE(b.error_band && b.training_days_range && b.step_time_range_s);
+  EXPECT_EQ(*b.error_band, options.error_bands->for_gpu("a100-80gb-sxm"));
+  EXPECT_DOUBLE_EQ(b.training_days_range->low, b.training_days * (1 + b.error_band->low_error));
+  EXPECT_DOUBLE_EQ(b.step_time_range_s->high, b.step_time_s * (1 + b.error_band->high_error));
+  EXPECT_LE(b.training_days_range->low, b.training_days_range->high);
+  EXPECT_FALSE(plan(model, cluster, PlanOptions{}).best->training_days_range);
+}
+
+}  // namespace
+}  // namespace gpudays
