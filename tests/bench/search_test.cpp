@@ -142,6 +142,18 @@ TEST(Search, GuidedStaysNearTheOptimumWhenThePlannerMisordersMicroBatches) {
   expect_guided_near_exhaustive(/*micro_noise=*/0.10, /*within=*/0.05);
 }
 
+// The planner's real error: against published measurements (the validation set of issue 12,
+// `gpudays validate`) its mean absolute percentage error is 12-25% by half and calibration, part
+// of it a factor common to a GPU's configurations, which does not change the search's order.
+// +-15% per (method set, micro-batch) on top of 0.88-1.12x per mechanism is of that size.
+// Measured with refine_margin 0.10: the exact optimum in 33 of 40 cases, worst 7.4% slower, 8.1x
+// fewer trials; the worst: pythia-160m on one RTX 3090, free-lunch + zero_2 + offload at
+// micro-batch 8 where zero_1 + offload at 4 is faster. A wider margin, 0.20, gives 35 of 40 and
+// the same worst case for 17% more trials.
+TEST(Search, GuidedStaysNearTheOptimumWithThePlannersRealError) {
+  expect_guided_near_exhaustive(/*micro_noise=*/0.15, /*within=*/0.08);
+}
+
 TEST(Search, CrashesAndTimeoutsAreRecordedAndTheSearchGoesOn) {
   const Cluster cluster{{1, 4}, &catalog().gpu("a100")};
   const PlanResult prediction = plan(catalog().model("pythia-160m"), cluster, PlanOptions{});
