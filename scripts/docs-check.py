@@ -10,14 +10,17 @@ allowed); the comment names the command, run from the repository root with the b
     pythia-1b on 4 x a100-80gb-sxm ...
     ```
 
-Comparison, line by line and exact, after these normalisations (and no others):
+The output compared is what the command prints on stdout, then what it prints on stderr, then
+`[exit status N]` when N is not 0. Comparison, line by line and exact, after these normalisations
+(and no others):
 - `$ ` lines at the top of the block show the command and are not output; the one shown must be the
   marked command with `build/gpudays` written `gpudays`.
 - a line `...` alone in the block stands for any number of output lines (an abridged example);
 - the repository's absolute path followed by `/` is printed as nothing (paths come out relative);
 - trailing blanks are ignored.
 Each command runs in a scratch directory that links the repository's top-level entries except
-gpudays.db, so a results database lying in the checkout does not calibrate the plans shown.
+gpudays.db and out/, so a results database lying in the checkout does not calibrate the plans shown
+and nothing is written into the checkout; build/ links the build directory.
 
 Figures measured on a machine (CPU trial timings) cannot be compared; they are marked
 `<!-- docs-measured: scripts/NAME ... -->`, and this check verifies that the named script exists.
@@ -84,10 +87,10 @@ def matches(expected, actual):
 
 
 def scratch_dir(build_dir):
-    """A directory that looks like the repository root, without its gpudays.db."""
+    """A directory that looks like the repository root, without its gpudays.db and out/."""
     tmp = tempfile.mkdtemp(prefix="gpudays-docs-check-")
     for entry in os.listdir(ROOT):
-        if entry in ("gpudays.db", "build", ".git"):
+        if entry in ("gpudays.db", "out", "build", ".git"):
             continue
         os.symlink(os.path.join(ROOT, entry), os.path.join(tmp, entry))
     os.symlink(os.path.abspath(build_dir), os.path.join(tmp, "build"))
@@ -97,8 +100,10 @@ def scratch_dir(build_dir):
 def run(command, cwd):
     result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
                             timeout=300)
-    out = (result.stdout + result.stderr).replace(ROOT + "/", "").replace(cwd + "/", "")
-    lines = [line.rstrip() for line in out.rstrip("\n").split("\n")]
+    lines = []
+    for text in (result.stdout, result.stderr):
+        text = text.replace(ROOT + "/", "").replace(cwd + "/", "").rstrip("\n")
+        lines += [line.rstrip() for line in text.split("\n")] if text else []
     return result.returncode, lines
 
 
