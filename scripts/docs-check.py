@@ -39,7 +39,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARK = re.compile(r"^<!--\s*docs-check:\s*(.*?)\s*-->\s*$")
-MEASURED = re.compile(r"^<!--\s*docs-measured:\s*(\S+)(.*?)-->\s*$")
+MEASURED = re.compile(r"^<!--\s*docs-measured:\s*([^\s,]+)(.*?)-->\s*$")
 ELLIPSIS = "..."
 
 
