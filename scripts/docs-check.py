@@ -98,8 +98,11 @@ def scratch_dir(build_dir):
 
 
 def run(command, cwd):
-    result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
-                            timeout=300)
+    try:
+        result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                                timeout=300)
+    except subprocess.TimeoutExpired:
+        return 124, ["[killed after 300 s]"]
     lines = []
     for text in (result.stdout, result.stderr):
         text = text.replace(ROOT + "/", "").replace(cwd + "/", "").rstrip("\n")

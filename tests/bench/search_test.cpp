@@ -136,10 +136,17 @@ void expect_guided_near_exhaustive(double micro_noise, double within) {
       guided_total += static_cast<int>(guided.trials.size());
     }
   }
-  std::printf("noise +-%.0f%%: guided picked the exhaustive optimum in %d of %d cases, worst %.2f%% "
-              "slower (%s); exhaustive %d trials, guided %d (%.1fx fewer)\n",
-              100 * micro_noise, exact, cases, 100 * worst, worst_case.c_str(), exhaustive_total,
-              guided_total, static_cast<double>(exhaustive_total) / guided_total);
+  std::printf(
+      "noise +-%.0f%%: guided picked the exhaustive optimum in %d of %d cases, worst %.2f%% "
+      "slower (%s); exhaustive %d trials, guided %d (%.1fx fewer)\n",
+      100 * micro_noise,
+      exact,
+      cases,
+      100 * worst,
+      worst_case.c_str(),
+      exhaustive_total,
+      guided_total,
+      static_cast<double>(exhaustive_total) / guided_total);
 }
 
 TEST(Search, GuidedStaysNearTheOptimumWhenThePlannerMisordersMicroBatches) {

@@ -70,8 +70,11 @@ TEST(Trainable, EveryZooFamilyTrainsWithAndWithoutCheckpointing) {
         losses.push_back(engine.step([&](int64_t) { return model->micro_loss(0, 2); }).loss);
       }
       ASSERT_TRUE(std::isfinite(losses.front())) << file;
-      std::printf("[training] %s, checkpointing %s: loss %.4f -> %.4f (-%.1f%%)\n", file,
-                  checkpointing ? "on" : "off", losses.front(), losses.back(),
+      std::printf("[training] %s, checkpointing %s: loss %.4f -> %.4f (-%.1f%%)\n",
+                  file,
+                  checkpointing ? "on" : "off",
+                  losses.front(),
+                  losses.back(),
                   100 * (1 - losses.back() / losses.front()));
       EXPECT_LT(losses.back(), 0.92 * losses.front())
           << file << " checkpointing " << checkpointing << ": the loss did not fall";
