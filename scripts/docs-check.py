@@ -20,7 +20,8 @@ The output compared is what the command prints on stdout, then what it prints on
 - trailing blanks are ignored.
 Each command runs in a scratch directory that links the repository's top-level entries except
 gpudays.db and out/, so a results database lying in the checkout does not calibrate the plans shown
-and nothing is written into the checkout; build/ links the build directory.
+and nothing is written into the checkout; build/ links the build directory. GPUDAYS_CONFIG_DIR is
+unset: the catalog is the checkout's configs/.
 
 Figures measured on a machine (CPU trial timings) cannot be compared; they are marked
 `<!-- docs-measured: scripts/NAME ... -->`, and this check verifies that the named script exists.
@@ -99,8 +100,9 @@ def scratch_dir(build_dir):
 
 def run(command, cwd):
     try:
-        result = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
-                                timeout=300)
+        env = {k: v for k, v in os.environ.items() if k != "GPUDAYS_CONFIG_DIR"}
+        result = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                                text=True, timeout=300)
     except subprocess.TimeoutExpired:
         return 124, ["[killed after 300 s]"]
     lines = []
