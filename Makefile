@@ -14,8 +14,8 @@ TORCH_PYTHON ?= python3
 WITH_FUZZ ?= ON
 FUZZ_SECONDS ?= 7
 
-.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda run cuda \
-        clean format format-check fuzz fuzz-build test-asan
+.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda docs-check \
+        run cuda clean format format-check fuzz fuzz-build test-asan
 
 all: build
 
@@ -57,6 +57,7 @@ ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
 	@$(MAKE) --no-print-directory test-cuda
 endif
 	@$(if $(filter ON,$(WITH_FUZZ)),$(MAKE) --no-print-directory fuzz,:)
+	@$(MAKE) --no-print-directory docs-check
 
 # The CUDA variant against the venv's torch (the full wheel of `make torch-ref` is a CUDA build),
 # so that no change breaks the GPU path unseen: every target compiles and links, and the GPU tests
@@ -97,6 +98,11 @@ run: build-gpudays
 	$(BUILD_DIR)/gpudays best --model bench-gpt-neox --gpu cpu --db out/gpudays.db
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu a100-80gb-sxm --gpus-per-node 4
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu rtx-3090 --gpus-per-node 8
+
+# The documented example outputs (marked `<!-- docs-check: COMMAND -->` in README.md and docs/)
+# against what the commands print now: a unified diff and exit 1 on a mismatch (scripts/docs-check.py).
+docs-check: build-gpudays
+	@python3 scripts/docs-check.py --build-dir $(BUILD_DIR)
 
 # CUDA variant against an installed CUDA torch (TORCH_PYTHON's `import torch`; downloads nothing),
 # e.g. on the GPU machine: make cuda TORCH_PYTHON=/opt/torch/.venv/bin/python3 (where our Debian

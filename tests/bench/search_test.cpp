@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "bench/search.h"
 #include "test_util.h"
@@ -99,6 +100,7 @@ TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
 void expect_guided_near_exhaustive(double micro_noise, double within) {
   int exhaustive_total = 0, guided_total = 0, exact = 0, cases = 0;
   double worst = 0.0;
+  std::string worst_case = "none";
   for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1}, Case{"pythia-1b", "a100", 4},
                         Case{"pythia-1b", "rtx-3090", 8}, Case{"pythia-410m", "rtx-a6000", 2},
                         Case{"roberta", "h100", 8}, Case{"vit", "a100", 8},
@@ -122,17 +124,29 @@ void expect_guided_near_exhaustive(double micro_noise, double within) {
                              << exhaustive.best->outcome.step_time_s << ", guided "
                              << describe(guided.best->request) << " "
                              << guided.best->outcome.step_time_s;
-      worst = std::max(worst, gap);
+      if (gap > worst) {
+        worst = gap;
+        worst_case = std::string(c.model) + " on " + std::to_string(c.gpus) + " x " + c.gpu +
+                     ": guided " + describe(guided.best->request) + ", exhaustive " +
+                     describe(exhaustive.best->request);
+      }
       exact += gap == 0.0;
       ++cases;
       exhaustive_total += static_cast<int>(exhaustive.trials.size());
       guided_total += static_cast<int>(guided.trials.size());
     }
   }
-  std::printf("noise +-%.0f%%: guided picked the exhaustive optimum in %d of %d cases, worst %.2f%% "
-              "slower; exhaustive %d trials, guided %d (%.1fx fewer)\n",
-              100 * micro_noise, exact, cases, 100 * worst, exhaustive_total, guided_total,
-              static_cast<double>(exhaustive_total) / guided_total);
+  std::printf(
+      "noise +-%.0f%%: guided picked the exhaustive optimum in %d of %d cases, worst %.2f%% "
+      "slower (%s); exhaustive %d trials, guided %d (%.1fx fewer)\n",
+      100 * micro_noise,
+      exact,
+      cases,
+      100 * worst,
+      worst_case.c_str(),
+      exhaustive_total,
+      guided_total,
+      static_cast<double>(exhaustive_total) / guided_total);
 }
 
 TEST(Search, GuidedStaysNearTheOptimumWhenThePlannerMisordersMicroBatches) {
@@ -140,6 +154,18 @@ TEST(Search, GuidedStaysNearTheOptimumWhenThePlannerMisordersMicroBatches) {
   // 40, worst 4.6% slower (a neighbour of a set 10-15% behind, which refinement does not scan).
   expect_guided_near_exhaustive(/*micro_noise=*/0.05, /*within=*/0.005);
   expect_guided_near_exhaustive(/*micro_noise=*/0.10, /*within=*/0.05);
+}
+
+// The planner's real error: against published measurements (the validation set of issue 12,
+// `gpudays validate`) its mean absolute percentage error is 12-25% by half and calibration, part
+// of it a factor common to a GPU's configurations, which does not change the search's order.
+// +-15% per (method set, micro-batch) on top of 0.88-1.12x per mechanism is of that size.
+// Measured with refine_margin 0.10: the exact optimum in 33 of 40 cases, worst 7.4% slower, 8.1x
+// fewer trials; the worst: pythia-160m on one RTX 3090, free-lunch + zero_2 + offload at
+// micro-batch 8 where zero_1 + offload at 4 is faster. A wider margin, 0.20, gives 35 of 40 and
+// the same worst case for 17% more trials.
+TEST(Search, GuidedStaysNearTheOptimumWithThePlannersRealError) {
+  expect_guided_near_exhaustive(/*micro_noise=*/0.15, /*within=*/0.08);
 }
 
 TEST(Search, CrashesAndTimeoutsAreRecordedAndTheSearchGoesOn) {
