@@ -86,8 +86,8 @@ void check_device(const std::string& device) {
   for (const char* prefix : {"gpudays: ", "error: "}) {
     if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
   }
-  throw InputError(fmt::format("cannot run trials on {}: {}", device,
-                               error.empty() ? "the device check failed" : error));
+  throw EnvironmentError(fmt::format(
+      "cannot run trials on {}: {}", device, error.empty() ? "the device check failed" : error));
 }
 
 void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSummary& s) {

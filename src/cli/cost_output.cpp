@@ -1,4 +1,4 @@
-// Cost analysis output: table (with notes), CSV and JSON.
+// Cost analysis output: the cost row's columns, the table with notes, the JSON document.
 #include "cli/cost_output.h"
 
 #include <algorithm>
@@ -108,38 +108,59 @@ void print_assumptions(std::ostream& out, const CostAnalysis& a, const CostOptio
   }
 }
 
-nlohmann::json optional_json(std::optional<double> v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+Cell optional_cell(std::optional<double> v) {
+  return v ? Cell{*v} : Cell{};
 }
 
-nlohmann::json row_json(const CostRow& r) {
-  return {
-      {"model", r.model},
-      {"gpu", r.gpu},
-      {"gpu_count", r.layout.world_size()},
-      {"num_nodes", r.layout.num_nodes},
-      {"gpus_per_node", r.layout.gpus_per_node},
-      {"fits", r.time.fits},
-      {"training_days", r.time.fits ? nlohmann::json(r.time.training_days) : nullptr},
-      {"gpu_days", r.time.fits ? nlohmann::json(r.time.gpu_days) : nullptr},
-      {"mfu", r.time.fits ? nlohmann::json(r.time.mfu) : nullptr},
-      {"settings", r.time.settings},
-      {"reason", r.time.reason},
-      {"time_source", r.time.provenance},
-      {"gpu_usd", r.price.purchase_usd},
-      {"gpu_price_source", r.price.purchase_source},
-      {"cloud_usd_per_gpu_hour", optional_json(r.price.cloud_usd_per_gpu_hour)},
-      {"cloud_price_source", r.price.cloud_source},
-      {"purchase_usd", r.purchase.total_usd()},
-      {"gpus_usd", r.purchase.gpus_usd},
-      {"base_machines_usd", r.purchase.base_machines_usd},
-      {"amortised_usd", optional_json(r.amortised_usd)},
-      {"cloud_usd", optional_json(r.cloud_usd)},
-      {"energy_kwh", optional_json(r.energy ? std::optional(r.energy->kwh) : std::nullopt)},
-      {"energy_usd", optional_json(r.energy ? std::optional(r.energy->usd) : std::nullopt)},
-      {"co2_kg", optional_json(r.energy ? std::optional(r.energy->co2_kg) : std::nullopt)},
-      {"on_frontier", r.on_frontier},
+// A figure of an option that runs; null for one that cannot.
+template <typename Get>
+Column<CostRow> if_fits(const char* name, Get get, Display display = Display::kHidden) {
+  return {name, [get](const CostRow& r) { return r.time.fits ? Cell{get(r)} : Cell{}; }, display};
+}
+
+}  // namespace
+
+const std::vector<Column<CostRow>>& cost_columns() {
+  using D = Display;
+  using R = CostRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"model", [](const R& r) { return Cell{r.model}; }},
+      {"gpu", [](const R& r) { return Cell{r.gpu}; }, D::kPlain},
+      {"gpu_count", [](const R& r) { return Cell{r.layout.world_size()}; }, D::kPlain},
+      {"num_nodes", [](const R& r) { return Cell{r.layout.num_nodes}; }, D::kPlain},
+      {"gpus_per_node", [](const R& r) { return Cell{r.layout.gpus_per_node}; }},
+      {"fits", [](const R& r) { return Cell{r.time.fits}; }},
+      if_fits(
+          "training_days", [](const R& r) { return r.time.training_days; }, D::kFixed1),
+      if_fits(
+          "gpu_days", [](const R& r) { return r.time.gpu_days; }, D::kFixed1),
+      if_fits(
+          "mfu", [](const R& r) { return r.time.mfu; }, D::kPercent),
+      {"settings", [](const R& r) { return Cell{r.time.settings}; }, D::kPlain},
+      {"reason", [](const R& r) { return Cell{r.time.reason}; }, D::kPlain},
+      {"time_source", [](const R& r) { return Cell{r.time.provenance}; }},
+      {"gpu_usd", [](const R& r) { return Cell{r.price.purchase_usd}; }},
+      {"gpu_price_source", [](const R& r) { return Cell{r.price.purchase_source}; }},
+      {"cloud_usd_per_gpu_hour",
+       [](const R& r) { return optional_cell(r.price.cloud_usd_per_gpu_hour); }},
+      {"cloud_price_source", [](const R& r) { return Cell{r.price.cloud_source}; }},
+      {"purchase_usd", [](const R& r) { return Cell{r.purchase.total_usd()}; }, D::kPlain},
+      {"gpus_usd", [](const R& r) { return Cell{r.purchase.gpus_usd}; }},
+      {"base_machines_usd", [](const R& r) { return Cell{r.purchase.base_machines_usd}; }},
+      {"amortised_usd", [](const R& r) { return optional_cell(r.amortised_usd); }, D::kPlain},
+      {"cloud_usd", [](const R& r) { return optional_cell(r.cloud_usd); }, D::kPlain},
+      {"energy_kwh", [](const R& r) { return r.energy ? Cell{r.energy->kwh} : Cell{}; }, D::kPlain},
+      {"energy_usd", [](const R& r) { return r.energy ? Cell{r.energy->usd} : Cell{}; }},
+      {"co2_kg", [](const R& r) { return r.energy ? Cell{r.energy->co2_kg} : Cell{}; }, D::kPlain},
+      {"on_frontier", [](const R& r) { return Cell{r.on_frontier}; }, D::kPlain},
   };
+  return kColumns;
+}
+
+namespace {
+
+nlohmann::json row_json(const CostRow& r) {
+  return row_object(cost_columns(), r);
 }
 
 nlohmann::json assumptions_json(const CostAssumptions& s) {
@@ -171,7 +192,7 @@ nlohmann::json query_json(std::optional<double> asked,
 }  // namespace
 
 nlohmann::json cost_analysis_json(const CostAnalysis& a, const CostReportContext& c) {
-  nlohmann::json out;
+  nlohmann::json out = json_document("cost_row");
   out["model"] = c.model;
   out["time_source"] = c.source_name;
   out["cost_basis"] = to_string(c.cost->basis);
@@ -183,37 +204,8 @@ nlohmann::json cost_analysis_json(const CostAnalysis& a, const CostReportContext
   return out;
 }
 
-void print_cost_csv(std::ostream& out, const CostAnalysis& a) {
-  static const std::vector<std::string> kColumns = {"model",
-                                                    "gpu",
-                                                    "gpu_count",
-                                                    "num_nodes",
-                                                    "fits",
-                                                    "training_days",
-                                                    "gpu_days",
-                                                    "mfu",
-                                                    "purchase_usd",
-                                                    "gpus_usd",
-                                                    "base_machines_usd",
-                                                    "amortised_usd",
-                                                    "cloud_usd",
-                                                    "energy_kwh",
-                                                    "energy_usd",
-                                                    "co2_kg",
-                                                    "on_frontier",
-                                                    "settings",
-                                                    "reason"};
-  Table table(kColumns);
-  for (const CostRow& r : a.rows) {
-    const nlohmann::json j = row_json(r);
-    std::vector<std::string> cells;
-    for (const std::string& key : kColumns) {
-      const nlohmann::json& v = j.at(key);
-      cells.push_back(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump());
-    }
-    table.add_row(std::move(cells));
-  }
-  table.print_csv(out);
+void print_cost_rows(std::ostream& out, const CostAnalysis& a, RowFormat format) {
+  write_rows(out, make_row_set("cost_row", cost_columns(), a.rows), format);
 }
 
 void print_cost_table(std::ostream& out, const CostAnalysis& a, const CostReportContext& c) {

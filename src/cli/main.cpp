@@ -14,9 +14,14 @@
 namespace gpudays {
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
-  cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");
+  cmd.add_option(
+      "--model", model, "Catalog model name or HuggingFace id, any case (see `gpudays models`)");
   cmd.add_option("--model-file", model_file, "A model TOML file (schema: docs/catalog.md)")
       ->check(CLI::ExistingFile);
+}
+
+void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help) {
+  cmd.add_option("--gpu,--gpu-type", gpu, help);
 }
 
 void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
@@ -24,7 +29,7 @@ void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
   cmd.add_option("--gpus-per-node", gpus_per_node, gpus_per_node_help)
       ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode))
       ->capture_default_str();
-  cmd.add_option("--nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
+  cmd.add_option("--nodes,--num-nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
       ->check(CLI::Range(int64_t{1}, kMaxNodes))
       ->capture_default_str();
 }
@@ -77,6 +82,12 @@ int main(int argc, char** argv) {
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);
+  app.footer(
+      "Exit codes: 0 success; 1 a runtime failure (a file that cannot be written, a missing tool "
+      "such as gnuplot or mpirun, a benchmark in which nothing ran); 2 a usage error (a bad flag "
+      "or value, an unknown model or GPU, a malformed input file); 128+N stopped by signal N.\n"
+      "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
+      "(plan, cost, results, best); JSON documents carry schema_version and build.");
   if (argc == 1) {
     std::cout << app.help();
     return 0;

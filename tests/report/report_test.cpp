@@ -118,14 +118,14 @@ TEST(Report, MeasurementsGetAPredictedVsMeasuredPlot) {
   EXPECT_EQ(read_file(fs::path(dir) / "index.html").find("No measurements yet"), std::string::npos);
 }
 
-TEST(Report, MissingGnuplotIsAClearInputError) {
+TEST(Report, MissingGnuplotIsAClearEnvironmentError) {
   const std::string dir = fresh_dir("no_gnuplot");
   ReportOutputOptions o = output_to(dir);
   o.gnuplot.executable = "/nonexistent/gnuplot";
   try {
     generate_report(small_report_data(), o);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
+    FAIL() << "expected EnvironmentError";
+  } catch (const EnvironmentError& e) {
     EXPECT_NE(std::string(e.what()).find("gnuplot-nox"), std::string::npos) << e.what();
   }
 }
@@ -192,7 +192,7 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
   EXPECT_EQ(bad.exit_code, 2);
   const auto no_gnuplot =
       test::run_gpudays("report --out " + dir + " --gnuplot /nonexistent/gnuplot");
-  EXPECT_EQ(no_gnuplot.exit_code, 2);
+  EXPECT_EQ(no_gnuplot.exit_code, 1);  // a missing tool, not a usage error
   EXPECT_NE(no_gnuplot.err.find("gnuplot"), std::string::npos);
 }
 
