@@ -18,6 +18,7 @@
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
+#include "cli/row_format.h"
 #include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -93,10 +94,13 @@ void check_device(const std::string& device) {
 void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSummary& s) {
   const auto& best = s.search.best;
   if (r.format == "json") {
-    nlohmann::json j = {{"trials_run", s.trials_run}, {"trials_reused", s.trials_reused},
-                        {"method_sets", s.search.method_sets_total},
-                        {"method_sets_skipped", s.search.method_sets_skipped},
-                        {"method_sets_pruned", s.search.method_sets_pruned}, {"best", nullptr}};
+    nlohmann::json j = json_document(/*row_kind=*/"");
+    j.update({{"trials_run", s.trials_run},
+              {"trials_reused", s.trials_reused},
+              {"method_sets", s.search.method_sets_total},
+              {"method_sets_skipped", s.search.method_sets_skipped},
+              {"method_sets_pruned", s.search.method_sets_pruned},
+              {"best", nullptr}});
     if (best) {
       j["best"] = {{"methods", describe(best->request.methods)},
                    {"micro_batch_size", best->request.micro_batch_size},

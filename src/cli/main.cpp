@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       "such as gnuplot or mpirun, a benchmark in which nothing ran); 2 a usage error (a bad flag "
       "or value, an unknown model or GPU, a malformed input file); 128+N stopped by signal N.\n"
       "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
-      "(plan, cost, results, best); JSON documents carry schema_version and build.");
+      "(plan, cost, results, best, models, gpus); JSON documents carry schema_version and build.");
   if (argc == 1) {
     std::cout << app.help();
     return 0;

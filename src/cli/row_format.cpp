@@ -41,6 +41,8 @@ std::string display_text(const Cell& cell, Display display) {
       return fmt::format("{:.1f}", 100 * v);
     case Display::kGib:
       return fmt::format("{:.1f}", v / kGiB);
+    case Display::kCount:
+      return format_count(std::llround(v));
     default:
       return real != nullptr ? fmt::format("{:.4g}", v) : std::to_string(*integer);
   }
@@ -49,7 +51,9 @@ std::string display_text(const Cell& cell, Display display) {
 std::string display_header(const std::string& name, Display display) {
   if (display == Display::kPercent) return name + "_%";
   if (display == Display::kGib && name.ends_with("_bytes")) {
-    return name.substr(0, name.size() - 6) + "_gib";
+    std::string gib = name;
+    gib.replace(gib.size() - 6, 6, "_gib");
+    return gib;
   }
   return name;
 }
@@ -104,14 +108,16 @@ void write_csv(std::ostream& out, const RowSet& rows) {
 
 void write_markdown(std::ostream& out, const RowSet& rows) {
   const std::vector<size_t> shown = shown_columns(rows);
-  std::string header = "|";
-  std::string rule = "|";
+  out << "|";
   for (size_t i : shown) {
-    header += " " + markdown_cell(display_header(rows.names[i], rows.displays[i])) + " |";
-    const bool numeric = !rows.rows.empty() && is_number(rows.rows.front()[i]);
-    rule += numeric ? " ---: |" : " --- |";
+    out << " " << markdown_cell(display_header(rows.names[i], rows.displays[i])) << " |";
   }
-  out << header << "\n" << rule << "\n";
+  out << "\n|";
+  for (size_t i : shown) {
+    const bool numeric = !rows.rows.empty() && is_number(rows.rows.front()[i]);
+    out << (numeric ? " ---: |" : " --- |");
+  }
+  out << "\n";
   for (const auto& row : rows.rows) {
     out << "|";
     for (size_t i : shown)
@@ -161,9 +167,10 @@ nlohmann::json rows_json(const RowSet& rows) {
 }
 
 nlohmann::json json_document(const std::string& row_kind) {
-  return {{"schema_version", kOutputSchemaVersion},
-          {"build", {{"version", kVersion}, {"git_commit", kGitCommit}}},
-          {"row_kind", row_kind}};
+  nlohmann::json doc = {{"schema_version", kOutputSchemaVersion},
+                        {"build", {{"version", kVersion}, {"git_commit", kGitCommit}}}};
+  if (!row_kind.empty()) doc["row_kind"] = row_kind;
+  return doc;
 }
 
 void write_rows(std::ostream& out, const RowSet& rows, RowFormat format) {

@@ -33,6 +33,7 @@ enum class Display {
   kPlain,    // as it is (flags as yes/no, reals to 4 significant digits)
   kFixed1,   // 12.3
   kFixed3,   // 0.123
+  kCount,    // 1,011,781,632 (rounded)
   kPercent,  // a fraction shown as 12.3, under "NAME_%"
   kGib,      // bytes shown as GiB to 0.1, under NAME with "_bytes" as "_gib"
 };
@@ -76,7 +77,7 @@ nlohmann::json cell_json(const Cell& cell);
 nlohmann::json rows_json(const RowSet& rows);  // an array of objects
 
 // What every JSON document starts with: {"schema_version", "build": {"version", "git_commit"},
-// "row_kind"}; commands add their own fields (rows, best, ...).
+// "row_kind"} (none when empty: a summary, not rows); commands add their own fields (rows, best).
 nlohmann::json json_document(const std::string& row_kind);
 
 // The rows in `format`: a table (the columns with a display), a JSON document with "rows", one

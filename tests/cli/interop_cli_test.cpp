@@ -227,6 +227,23 @@ TEST(InteropOutputs, ResultsListsTheStoredTrialsFiltered) {
   EXPECT_NE(bad.err.find("ok"), std::string::npos) << bad.err;
 }
 
+TEST(InteropOutputs, CatalogRowsInEveryFormat) {
+  const auto gpus = jsonl(run_gpudays("gpus --format jsonl").out);
+  ASSERT_EQ(gpus.size(), 16u);
+  for (const auto& g : gpus) {
+    EXPECT_TRUE(g["memory_bytes"].is_number_integer()) << g;
+    EXPECT_FALSE(g["peak_tflops_source"].get<std::string>().empty()) << g;
+    if (g["name"] == "rtx-3090") EXPECT_EQ(g["aliases"], "geforce3090,3090");
+  }
+  const auto models = run_gpudays("models --format csv");
+  EXPECT_EQ(models.out.rfind("name,family,hf_name,params,", 0), 0u) << models.out;
+  EXPECT_NE(models.out.find("pythia-1b,gpt_neox,EleutherAI/pythia-1b,1011781632,"),
+            std::string::npos)
+      << models.out;
+  const auto md = run_gpudays("gpus --format markdown");
+  EXPECT_EQ(md.out.rfind("| name | aliases |", 0), 0u) << md.out;
+}
+
 TEST(InteropOutputs, ExitCodesAreDocumented) {
   const auto help = run_gpudays("--help");
   EXPECT_EQ(help.exit_code, 0);

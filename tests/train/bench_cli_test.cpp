@@ -45,6 +45,8 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
                                 db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["schema_version"], 1);
+  EXPECT_TRUE(summary["build"].contains("git_commit"));
   const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
   ASSERT_EQ(trials.size(), 5u);  // micro-batches 1, 2, 4, 8 fit; 16 runs out of memory
   EXPECT_EQ(trials.back().config.micro_batch_size, 16);
