@@ -1,6 +1,8 @@
 // `gpudays results` (the stored trials, filtered), `gpudays best` (the optimal measured row, like
 // the reference's) and `gpudays export` (the chosen configuration as HuggingFace
 // TrainingArguments, DeepSpeed configuration or gpudays run file).
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -12,6 +14,7 @@
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/plan_output.h"
 #include "cli/row_format.h"
 #include "cli/trial_output.h"
 #include "common/error.h"
@@ -34,6 +37,8 @@ struct ResultsRequest {
   std::string source = "bench";
   std::string out;
   std::string status;  // results: empty for any
+  bool incomplete = false;      // results: the search space's configurations not yet measured
+  std::string methods = "all";  // results --incomplete: the search space's preset
 };
 
 // The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.
@@ -68,8 +73,48 @@ std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsReque
   return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
 }
 
+// Whether a stored trial has measured the row's configuration (a killed one has not: a sweep
+// measures it again).
+bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
+  return std::any_of(trials.begin(), trials.end(), [&](const TrialRecord& t) {
+    return t.measured.status != TrialStatus::kKilled && t.cluster == row.cluster &&
+           t.config == row.config;
+  });
+}
+
+// `results --incomplete`: the configurations of the search space (--methods) on the cluster that
+// no stored trial has measured, as plan rows.
+void run_incomplete(const Catalog& catalog, ResultsRequest r) {
+  if ((r.model.empty() && r.model_file.empty()) || r.gpu.empty()) {
+    throw InputError("--incomplete needs the model (--model or --model-file) and --gpu");
+  }
+  r.nodes = std::max<int64_t>(r.nodes, 1);
+  r.gpus_per_node = std::max<int64_t>(r.gpus_per_node, 1);
+  r.status.clear();
+  const ModelSpec model =
+      catalog.resolve_model(r.model_file.empty() ? model_key(catalog, r) : "", r.model_file);
+  GpuSpec host;
+  const bool cpu = is_host_cpu_name(r.gpu);
+  if (cpu) host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, cpu ? &host : &catalog.gpu(r.gpu)};
+  PlanOptions options;
+  options.preset = parse_preset(r.methods);
+  // No database yet: nothing is measured.
+  const std::vector<TrialRecord> trials =
+      std::filesystem::exists(r.db) ? stored_trials(catalog, r) : std::vector<TrialRecord>{};
+  std::vector<PlanRow> rows;
+  for (PlanRow& row : plan(model, cluster, options).rows) {
+    if (!measured(trials, row)) rows.push_back(std::move(row));
+  }
+  print_plan_rows(std::cout, rows, parse_row_format(r.format));
+}
+
 void run_results(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
+  if (r.incomplete) {
+    run_incomplete(catalog, r);
+    return;
+  }
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
   write_rows(std::cout,
              make_row_set("trial_row", trial_row_columns(), trials),
@@ -184,10 +229,22 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
   list_cmd->add_option("--status", list->status, "Only trials with this outcome")
       ->check(CLI::IsMember({"ok", "oom", "crash", "timeout", "rejected", "killed"}));
   list_cmd->add_option("--db", list->db, "Results database")->capture_default_str();
+  list_cmd->add_flag("--incomplete",
+                     list->incomplete,
+                     "List instead the configurations of the search space (--methods) on --gpu x "
+                     "--nodes x --gpus-per-node that no stored trial of the model has measured, as "
+                     "plan rows");
+  list_cmd
+      ->add_option("--methods",
+                   list->methods,
+                   "With --incomplete: the search space, naive, free-lunch or all")
+      ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
+      ->capture_default_str();
   add_format_option(*list_cmd, list->format, row_format_names());
   list_cmd->footer(
       "Examples:\n  gpudays results --model pythia-160m --gpu a100 --status ok\n"
-      "  gpudays results --format csv > trials.csv");
+      "  gpudays results --format csv > trials.csv\n"
+      "  gpudays results --incomplete --model pythia-160m --gpu a100 --gpus-per-node 4");
   list_cmd->callback([&global, list] { run_results(global, *list); });
 
   auto best = std::make_shared<ResultsRequest>();

@@ -227,6 +227,29 @@ TEST(InteropOutputs, ResultsListsTheStoredTrialsFiltered) {
   EXPECT_NE(bad.err.find("ok"), std::string::npos) << bad.err;
 }
 
+TEST(InteropOutputs, IncompleteListsTheSearchSpaceNotYetMeasured) {
+  const std::string db = db_with_trials();
+  const std::string where = " --gpu a100 --gpus-per-node 4 --methods naive --format jsonl --db ";
+  const auto planned = jsonl(
+      run_gpudays("plan --model pythia-160m --gpu a100 --gpus-per-node 4 --methods naive --all "
+                  "--no-calibration --format jsonl")
+          .out);
+  const auto left = jsonl(run_gpudays("results --incomplete --model pythia-160m" + where + db).out);
+  ASSERT_GT(planned.size(), 4u);
+  EXPECT_EQ(left.size(), planned.size() - 4);  // micro-batches 2, 4, 8 and 16 (out of memory) ran
+  for (const auto& row : left) {
+    EXPECT_EQ(row["sharding"], "none");
+    EXPECT_NE(row["micro_batch_size"], 8);
+    EXPECT_NE(row["micro_batch_size"], 16);
+  }
+  const auto none_yet =
+      jsonl(run_gpudays("results --incomplete --model pythia-160m" + where + db + ".absent").out);
+  EXPECT_EQ(none_yet.size(), planned.size());
+  const auto unnamed = run_gpudays("results --incomplete --db " + db);
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_NE(unnamed.err.find("--incomplete needs"), std::string::npos) << unnamed.err;
+}
+
 TEST(InteropOutputs, CatalogRowsInEveryFormat) {
   const auto gpus = jsonl(run_gpudays("gpus --format jsonl").out);
   ASSERT_EQ(gpus.size(), 16u);
