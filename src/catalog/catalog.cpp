@@ -65,7 +65,8 @@ void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
 
 constexpr const char* kExampleHfName = "EleutherAI/pythia-1b";
 
-bool iequals(const std::string& a, const std::string& b) {
+// Whether two names are the same ignoring case ("A100" and "a100").
+bool same_name(const std::string& a, const std::string& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
     return std::tolower(static_cast<unsigned char>(x)) ==
            std::tolower(static_cast<unsigned char>(y));
@@ -109,10 +110,10 @@ const ModelSpec* Catalog::find_model(const std::string& name) const {
     if (m.name == name) return &m;
   }
   for (const ModelSpec& m : models_) {
-    if (iequals(m.name, name)) return &m;
+    if (same_name(m.name, name)) return &m;
   }
   for (const ModelSpec& m : models_) {
-    if (!m.hf_name.empty() && iequals(m.hf_name, name)) return &m;
+    if (!m.hf_name.empty() && same_name(m.hf_name, name)) return &m;
   }
   return nullptr;
 }
@@ -130,7 +131,7 @@ const ModelSpec& Catalog::model(const std::string& name) const {
 const GpuSpec* Catalog::find_gpu(const std::string& name_or_alias) const {
   for (const bool ignore_case : {false, true}) {
     const auto same = [&](const std::string& a) {
-      return ignore_case ? iequals(a, name_or_alias) : a == name_or_alias;
+      return ignore_case ? same_name(a, name_or_alias) : a == name_or_alias;
     };
     for (const GpuSpec& g : gpus_) {
       if (same(g.name)) return &g;
