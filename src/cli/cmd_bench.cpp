@@ -18,11 +18,11 @@
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
-#include "cli/row_format.h"
-#include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"
+#include "report/row_format.h"
+#include "report/table.h"
 
 namespace gpudays {
 namespace {

@@ -5,8 +5,8 @@
 #include "catalog/catalog.h"
 #include "catalog/param_count.h"
 #include "cli/commands.h"
-#include "cli/row_format.h"
 #include "plan/workload.h"
+#include "report/row_format.h"
 
 namespace gpudays {
 namespace {

@@ -15,12 +15,12 @@
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/plan_output.h"
-#include "cli/row_format.h"
 #include "cli/trial_output.h"
 #include "common/error.h"
 #include "common/output_files.h"
 #include "config/search_space.h"
 #include "plan/planner.h"
+#include "report/row_format.h"
 #include "results/results_db.h"
 
 namespace gpudays {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/row_format.h"
 #include "cost/cost_analysis.h"
+#include "report/row_format.h"
 
 namespace gpudays {
 
@@ -18,8 +18,6 @@ struct CostReportContext {
   const CostOptions* cost = nullptr;
 };
 
-// The cost row: one GPU type x count, as every format prints it.
-const std::vector<Column<CostRow>>& cost_columns();
 nlohmann::json cost_analysis_json(const CostAnalysis& analysis, const CostReportContext& context);
 // The rows in CSV, JSONL, Markdown or a plain table (the --format table view is print_cost_table).
 void print_cost_rows(std::ostream& out, const CostAnalysis& analysis, RowFormat format);

@@ -10,9 +10,9 @@
 
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
-#include "cli/row_format.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
+#include "report/row_format.h"
 #include "results/trial_record.h"
 
 namespace gpudays {

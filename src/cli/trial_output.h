@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "cli/row_format.h"
+#include "report/row_format.h"
 #include "results/trial_record.h"
 
 namespace gpudays {

@@ -256,7 +256,9 @@ TEST(InteropOutputs, CatalogRowsInEveryFormat) {
   for (const auto& g : gpus) {
     EXPECT_TRUE(g["memory_bytes"].is_number_integer()) << g;
     EXPECT_FALSE(g["peak_tflops_source"].get<std::string>().empty()) << g;
-    if (g["name"] == "rtx-3090") EXPECT_EQ(g["aliases"], "geforce3090,3090");
+    if (g["name"] == "rtx-3090") {
+      EXPECT_EQ(g["aliases"], "geforce3090,3090");
+    }
   }
   const auto models = run_gpudays("models --format csv");
   EXPECT_EQ(models.out.rfind("name,family,hf_name,params,", 0), 0u) << models.out;

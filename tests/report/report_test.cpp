@@ -3,6 +3,8 @@
 // a missing gnuplot is a clear error, and the HTML / Markdown renderers escape text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -188,6 +190,12 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("index.html"), std::string::npos);
   expect_real_png(fs::path(dir) / "feasibility.png");
+  // costs.csv has the cost row's columns, as `gpudays cost --format csv` prints them.
+  const std::string costs = read_file(fs::path(dir) / "costs.csv");
+  const auto cost =
+      test::run_gpudays("cost --model pythia-160m --gpus a100 --counts 1,8 --format csv");
+  EXPECT_EQ(costs.substr(0, costs.find('\n')), cost.out.substr(0, cost.out.find('\n')));
+  EXPECT_EQ(std::count(costs.begin(), costs.end(), '\n'), 3) << costs;
   const auto bad = test::run_gpudays("report --out " + dir + " --models nope");
   EXPECT_EQ(bad.exit_code, 2);
   const auto no_gnuplot =

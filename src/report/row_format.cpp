@@ -1,14 +1,14 @@
 // The row writers: table, JSON, JSONL, CSV and Markdown over a RowSet.
-#include "cli/row_format.h"
+#include "report/row_format.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "cli/table.h"
 #include "common/build_info.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "report/table.h"
 
 namespace gpudays {
 namespace {

@@ -1,7 +1,8 @@
-// Rows printed in every output format from one column list per row kind (plan row, trial row, cost
-// row): a column is a name carrying its unit and a getter returning a number, a flag, a string or
-// nothing. What each row kind's columns are lives with its printer (plan_output, trial_output,
-// cost_output); this file writes any of them as a table, JSON, JSONL, CSV or Markdown.
+// Rows printed in every output format from one column list per row kind (plan, trial, cost, model,
+// GPU row): a column is a name carrying its unit and a getter returning a number, a flag, a string
+// or nothing. Each row kind's columns live in one place (report/cost_rows.h; the command line's
+// plan_output, trial_output, cmd_catalog); this file writes any of them as a table, JSON, JSONL,
+// CSV or Markdown.
 #pragma once
 
 #include <cstdint>

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/row_format.h"
 #include "common/build_info.h"
 #include "common/error.h"
+#include "report/row_format.h"
 
 namespace gpudays {
 namespace {
