@@ -197,7 +197,8 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       "Measure which settings are fastest on this machine and how many days pre-training takes: "
       "each trial runs in its own process with a time limit; results go to the database");
   add_model_options(*cmd, r->model, r->model_file);
-  cmd->add_option("--gpu", r->gpu, "Catalog name of this machine's GPU (--device cuda)");
+  add_gpu_option(
+      *cmd, r->gpu, "Catalog name or alias, any case, of this machine's GPU (--device cuda)");
   cmd->add_option("--device", r->device, "cuda (the CUDA build, on a GPU) or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();

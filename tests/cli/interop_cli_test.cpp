@@ -88,6 +88,11 @@ TEST(InteropNames, TheReferencesFlagSpellingsAreAliases) {
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   EXPECT_EQ(theirs.out, ours.out);
   EXPECT_NE(theirs.out.find(",a100-80gb-sxm,2,8,"), std::string::npos) << theirs.out;
+  for (const char* command : {"bench", "best", "export", "results"}) {
+    const auto help = run_gpudays(std::string(command) + " --help");
+    EXPECT_NE(help.out.find("--gpu-type"), std::string::npos) << command;
+    EXPECT_NE(help.out.find("--num-nodes"), std::string::npos) << command;
+  }
 }
 
 TEST(InteropNames, ValidChoicesAreListedOnce) {
