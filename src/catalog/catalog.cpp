@@ -2,6 +2,7 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -62,6 +63,16 @@ void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
   }
 }
 
+constexpr const char* kExampleHfName = "EleutherAI/pythia-1b";
+
+// Whether two names are the same ignoring case ("A100" and "a100").
+bool same_name(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
 }  // namespace
 
 std::string resolve_config_dir(const CatalogOptions& options) {
@@ -92,21 +103,48 @@ Catalog Catalog::load(const CatalogOptions& options) {
   return c;
 }
 
-const ModelSpec& Catalog::model(const std::string& name) const {
+// Names as people type them: exact first, then ignoring case ("Pythia-1B", "A100"), then a
+// model's HuggingFace hub id ("EleutherAI/pythia-1b"), also ignoring case.
+const ModelSpec* Catalog::find_model(const std::string& name) const {
   for (const ModelSpec& m : models_) {
-    if (m.name == name) return m;
+    if (m.name == name) return &m;
   }
-  throw InputError(fmt::format("unknown model '{}'; valid: {} (or --model-file PATH)", name,
-                               join_choices(model_names())));
+  for (const ModelSpec& m : models_) {
+    if (same_name(m.name, name)) return &m;
+  }
+  for (const ModelSpec& m : models_) {
+    if (!m.hf_name.empty() && same_name(m.hf_name, name)) return &m;
+  }
+  return nullptr;
+}
+
+const ModelSpec& Catalog::model(const std::string& name) const {
+  if (const ModelSpec* m = find_model(name)) return *m;
+  throw InputError(
+      fmt::format("unknown model '{}'; valid: {} (or a HuggingFace id such as {}, or "
+                  "--model-file PATH)",
+                  name,
+                  join_choices(model_names()),
+                  kExampleHfName));
+}
+
+const GpuSpec* Catalog::find_gpu(const std::string& name_or_alias) const {
+  for (const bool ignore_case : {false, true}) {
+    const auto same = [&](const std::string& a) {
+      return ignore_case ? same_name(a, name_or_alias) : a == name_or_alias;
+    };
+    for (const GpuSpec& g : gpus_) {
+      if (same(g.name)) return &g;
+    }
+    for (const GpuSpec& g : gpus_) {
+      if (std::any_of(g.aliases.begin(), g.aliases.end(), same)) return &g;
+    }
+  }
+  return nullptr;
 }
 
 const GpuSpec& Catalog::gpu(const std::string& name_or_alias) const {
-  for (const GpuSpec& g : gpus_) {
-    if (g.name == name_or_alias) return g;
-  }
-  for (const GpuSpec& g : gpus_) {
-    if (std::find(g.aliases.begin(), g.aliases.end(), name_or_alias) != g.aliases.end()) return g;
-  }
+  if (const GpuSpec* g = find_gpu(name_or_alias)) return *g;
   throw InputError(
       fmt::format("unknown GPU '{}'; valid: {}", name_or_alias, join_choices(gpu_names())));
 }
@@ -131,10 +169,11 @@ std::vector<std::string> Catalog::model_names() const {
 
 std::vector<std::string> Catalog::gpu_names() const {
   std::vector<std::string> names;
+  std::set<std::string> seen;
   for (const GpuSpec& g : gpus_) {
-    names.push_back(g.name);
+    if (seen.insert(g.name).second) names.push_back(g.name);
     for (const auto& alias : g.aliases) {
-      if (alias != g.name) names.push_back(alias);
+      if (seen.insert(alias).second) names.push_back(alias);
     }
   }
   return names;

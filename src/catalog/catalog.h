@@ -1,5 +1,6 @@
 // The catalog: every model and GPU file under a config directory (configs/ by default), with
-// look-ups by name or alias that name the valid choices when they fail.
+// look-ups by name, alias or HuggingFace id, in any case, that name the valid choices when they
+// fail.
 #pragma once
 
 #include <string>
@@ -20,12 +21,16 @@ class Catalog {
 
   const std::vector<ModelSpec>& models() const { return models_; }
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  // A model by name or HuggingFace id (`hf_name`), exact or ignoring case; nullptr when none.
+  const ModelSpec* find_model(const std::string& name) const;
   const ModelSpec& model(const std::string& name) const;  // throws InputError listing names
   // The model a command names: exactly one of a catalog name (--model) or a file (--model-file).
   ModelSpec resolve_model(const std::string& name, const std::string& file) const;
+  // A GPU by name or alias, exact or ignoring case; nullptr when none.
+  const GpuSpec* find_gpu(const std::string& name_or_alias) const;
   const GpuSpec& gpu(const std::string& name_or_alias) const;
   std::vector<std::string> model_names() const;
-  std::vector<std::string> gpu_names() const;  // names and aliases
+  std::vector<std::string> gpu_names() const;  // names and aliases, each once
   const std::string& config_dir() const { return config_dir_; }
 
  private:

@@ -19,11 +19,12 @@
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
-#include "cli/table.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"
 #include "plan/fitted_constants.h"
+#include "report/row_format.h"
+#include "report/table.h"
 
 namespace gpudays {
 namespace {
@@ -86,17 +87,20 @@ void check_device(const std::string& device) {
   for (const char* prefix : {"gpudays: ", "error: "}) {
     if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
   }
-  throw InputError(fmt::format("cannot run trials on {}: {}", device,
-                               error.empty() ? "the device check failed" : error));
+  throw EnvironmentError(fmt::format(
+      "cannot run trials on {}: {}", device, error.empty() ? "the device check failed" : error));
 }
 
 void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSummary& s) {
   const auto& best = s.search.best;
   if (r.format == "json") {
-    nlohmann::json j = {{"trials_run", s.trials_run}, {"trials_reused", s.trials_reused},
-                        {"method_sets", s.search.method_sets_total},
-                        {"method_sets_skipped", s.search.method_sets_skipped},
-                        {"method_sets_pruned", s.search.method_sets_pruned}, {"best", nullptr}};
+    nlohmann::json j = json_document(/*row_kind=*/"");
+    j.update({{"trials_run", s.trials_run},
+              {"trials_reused", s.trials_reused},
+              {"method_sets", s.search.method_sets_total},
+              {"method_sets_skipped", s.search.method_sets_skipped},
+              {"method_sets_pruned", s.search.method_sets_pruned},
+              {"best", nullptr}});
     if (best) {
       j["best"] = {{"methods", describe(best->request.methods)},
                    {"micro_batch_size", best->request.micro_batch_size},
@@ -195,7 +199,8 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       "Measure which settings are fastest on this machine and how many days pre-training takes: "
       "each trial runs in its own process with a time limit; results go to the database");
   add_model_options(*cmd, r->model, r->model_file);
-  cmd->add_option("--gpu", r->gpu, "Catalog name of this machine's GPU (--device cuda)");
+  add_gpu_option(
+      *cmd, r->gpu, "Catalog name or alias, any case, of this machine's GPU (--device cuda)");
   cmd->add_option("--device", r->device, "cuda (the CUDA build, on a GPU) or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();

@@ -47,12 +47,13 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
 
   const CostAnalysis analysis = analyse_costs(model, options, *source, cost);
   const CostReportContext context{model.name, source->name(), &cost};
-  if (r.format == "json") {
+  const RowFormat format = parse_row_format(r.format);
+  if (format == RowFormat::kJson) {
     std::cout << cost_analysis_json(analysis, context).dump(2) << "\n";
-  } else if (r.format == "csv") {
-    print_cost_csv(std::cout, analysis);
-  } else {
+  } else if (format == RowFormat::kTable) {
     print_cost_table(std::cout, analysis, context);
+  } else {
+    print_cost_rows(std::cout, analysis, format);
   }
 }
 
@@ -89,7 +90,7 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
   r->budget_option =
       cmd->add_option("--budget", r->budget_usd, "Show the fastest option that costs at most USD")
           ->check(number_check(0.0, 1e15, /*low_open=*/true));
-  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  add_format_option(*cmd, r->format, row_format_names());
   cmd->footer(
       "Formulas (docs/cost.md): purchase = GPUs x GPU price + one base machine per node ($1,000 / "
       "$1,500 / $7,500 / $10,500 for 1 / 2 / 4 / 8 GPUs); amortised = purchase x days / (5 x "

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "bench/calibrate.h"
 #include "catalog/calibration_file.h"
@@ -124,42 +123,25 @@ void run_plan(const GlobalOptions& global, const PlanRequest& r) {
     suggestions = suggest_alternatives(model, cluster, catalog.gpus(), options);
   }
 
-  if (r.format == "json") {
-    nlohmann::json out;
-    out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+  const RowFormat format = parse_row_format(r.format);
+  if (format == RowFormat::kJson) {
+    nlohmann::json out = plan_json(result, evidence, suggestions, r.all_rows);
     out["fitted_constants"] =
         fitted.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(fitted.path);
     out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
     out["host_memory_is_default"] = result.host_memory_is_default;
-    out["calibration"] = {{"step_time_factor", options.calibration.step_time_factor},
-                          {"trials", options.calibration.trials}};
-    out["measured_best"] = nullptr;
-    if (evidence.measured_best) {
-      out["measured_best"] = {{"step_time_s", evidence.measured_best->step_time_s()},
-                              {"peak_memory_bytes", evidence.measured_best->measured.peak_memory_bytes},
-                              {"created_at", evidence.measured_best->created_at}};
-    }
-    out["rows"] = nlohmann::json::array();
-    if (r.all_rows) {
-      for (const PlanRow& row : result.rows) out["rows"].push_back(plan_row_json(row));
-    }
-    out["suggestions"] = nlohmann::json::array();
-    for (const Suggestion& s : suggestions) {
-      out["suggestions"].push_back({{"change", s.change}, {"best", plan_row_json(s.best)}});
-    }
     std::cout << out.dump(2) << "\n";
     return;
   }
-  if (r.format == "csv") {
-    print_plan_rows_table(std::cout, r.all_rows || !result.best ? result.rows
-                                                                : std::vector{*result.best},
-                          /*csv=*/true);
+  if (format != RowFormat::kTable) {  // the rows: every one with --all or when none fits
+    print_plan_rows(
+        std::cout, r.all_rows || !result.best ? result.rows : std::vector{*result.best}, format);
     return;
   }
   print_plan_summary(std::cout, model, gpu, result, suggestions, evidence);
   if (r.all_rows) {
     std::cout << "\n";
-    print_plan_rows_table(std::cout, result.rows, /*csv=*/false);
+    print_plan_rows(std::cout, result.rows, RowFormat::kTable);
   }
 }
 
@@ -191,7 +173,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "the hardware.\nSharding names fsdp_shard_grad_op and fsdp_full_shard run the same "
       "mechanisms as zero_2 and zero_3.");
   add_model_options(*cmd, r->model, r->model_file);
-  cmd->add_option("--gpu", r->gpu, "GPU name or alias (see `gpudays gpus`)");
+  add_gpu_option(*cmd, r->gpu, "GPU name or alias, any case (see `gpudays gpus`)");
   cmd->add_option("--device", r->device,
                   "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, measured once by "
                   "`gpudays trial --probe-device cpu`; the result is kept next to --db)")
@@ -203,7 +185,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
   add_pin_options(*cmd, *r);
-  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  add_format_option(*cmd, r->format, row_format_names());
   cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
       ->check(number_check(0.0, 1e4, /*low_open=*/true))

@@ -2,6 +2,7 @@
 // for a set of models over a set of GPU types and counts, from the planner and the catalog.
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/build_info.h"
@@ -24,22 +26,34 @@ struct ReportRequest {
   std::string db = "gpudays.db";
   bool db_given = false;
   bool force = false;  // replace a non-empty --out
-  std::vector<std::string> models;  // empty: every catalog model
+  std::vector<std::string> models;  // empty: every catalog model (unless model_files)
+  std::vector<std::string> model_files;
   int64_t detail_gpu_count = 0;     // 0: the largest of --counts
   std::string gnuplot = "gnuplot";
   CostRequest cost;
 };
 
+// --models (catalog names or HuggingFace ids) and --model-file (loaded into `from_files`, which
+// outlives the returned pointers); neither: every catalog model.
 std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
-                                             const std::vector<std::string>& names) {
+                                             const ReportRequest& r,
+                                             std::deque<ModelSpec>& from_files) {
   std::vector<const ModelSpec*> models;
-  if (names.empty()) {
+  if (r.models.empty() && r.model_files.empty()) {
     for (const ModelSpec& m : catalog.models()) models.push_back(&m);
     return models;
   }
-  for (const std::string& name : names) {
+  for (const std::string& name : r.models) {
     const ModelSpec* m = &catalog.model(name);
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+  }
+  for (const std::string& file : r.model_files) {
+    const ModelSpec* m = &from_files.emplace_back(load_model_file(file));
+    const bool taken = std::any_of(models.begin(), models.end(), [&](const ModelSpec* other) {
+      return other->name == m->name;
+    });
+    if (taken) throw InputError(fmt::format("{}: model '{}' is named twice", file, m->name));
+    models.push_back(m);
   }
   return models;
 }
@@ -76,7 +90,8 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   ReportDataOptions options;
   options.plan = cost_plan_options(r.cost, catalog);
-  options.models = resolve_models(catalog, r.models);
+  std::deque<ModelSpec> from_files;
+  options.models = resolve_models(catalog, r, from_files);
   options.cost = build_cost_options(r.cost, catalog);
   options.cost.basis = CostBasis::kPurchase;  // the plots' y axis
   options.hardware =
@@ -123,6 +138,10 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
                   r->models,
                   "Models, comma-separated (default: every catalog model; see `gpudays models`)")
       ->delimiter(',');
+  cmd->add_option("--model-file",
+                  r->model_files,
+                  "A model TOML file (repeatable; with --models, both are reported)")
+      ->check(CLI::ExistingFile);
   add_cost_request_options(*cmd, r->cost);
   cmd->add_option("--detail-gpus",
                   r->detail_gpu_count,

@@ -1,5 +1,8 @@
-// `gpudays best` (the optimal measured row, like the reference's) and `gpudays export` (the chosen
-// configuration as HuggingFace TrainingArguments, DeepSpeed configuration or gpudays run file).
+// `gpudays results` (the stored trials, filtered), `gpudays best` (the optimal measured row, like
+// the reference's) and `gpudays export` (the chosen configuration as HuggingFace
+// TrainingArguments, DeepSpeed configuration or gpudays run file).
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -11,11 +14,13 @@
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/table.h"
+#include "cli/plan_output.h"
+#include "cli/trial_output.h"
 #include "common/error.h"
 #include "common/output_files.h"
-#include "common/units.h"
+#include "config/search_space.h"
 #include "plan/planner.h"
+#include "report/row_format.h"
 #include "results/results_db.h"
 
 namespace gpudays {
@@ -23,6 +28,7 @@ namespace {
 
 struct ResultsRequest {
   std::string model;
+  std::string model_file;
   std::string gpu;
   int64_t gpus_per_node = 1;
   int64_t nodes = 1;
@@ -30,64 +36,112 @@ struct ResultsRequest {
   std::string format = "table";
   std::string source = "bench";
   std::string out;
+  std::string status;  // results: empty for any
+  bool incomplete = false;      // results: the search space's configurations not yet measured
+  std::string methods = "all";  // results --incomplete: the search space's preset
 };
 
-// The results key of --gpu: the host CPU's name, or a catalog GPU's.
+// The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.
 std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
+  if (gpu.empty()) return "";
   return is_host_cpu_name(gpu) ? kHostCpuName : catalog.gpu(gpu).name;
 }
 
-std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
+// The model a request names: --model-file's, or a catalog model by name or HuggingFace id; a name
+// the catalog lacks stays as typed (the results may hold a model benchmarked from a file).
+std::optional<ModelSpec> named_model(const Catalog& catalog, const ResultsRequest& r) {
+  if (!r.model_file.empty()) return catalog.resolve_model(r.model, r.model_file);
+  if (const ModelSpec* m = catalog.find_model(r.model)) return *m;
+  return std::nullopt;
+}
+
+std::string model_key(const Catalog& catalog, const ResultsRequest& r) {
+  const std::optional<ModelSpec> m = named_model(catalog, r);
+  return m ? m->name : r.model;
+}
+
+std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequest& r) {
   ResultsDb db = ResultsDb::open({r.db, /*read_only=*/true});
-  // Any model name the results hold: catalog models and models benchmarked from a file.
-  const TrialFilter filter{r.model, gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node};
-  const std::vector<TrialRecord> trials = db.query(filter);
+  TrialFilter filter{model_key(catalog, r), gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node};
+  if (!r.status.empty()) filter.status = parse_trial_status(r.status);
+  return db.query(filter);
+}
+
+std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
+  const std::vector<TrialRecord> trials = stored_trials(catalog, r);
   const TrialRecord* best = fastest_ok(trials);
   return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
 }
 
-void print_best(const ResultsRequest& r, const TrialRecord& t) {
-  if (r.format == "json") {
-    std::cout << nlohmann::json{{"model", t.model}, {"gpu", t.gpu},
-                                {"device_name", t.measured.device_name},
-                                {"num_nodes", t.cluster.num_nodes},
-                                {"gpus_per_node", t.cluster.gpus_per_node},
-                                {"methods", describe(t.config.methods)},
-                                {"micro_batch_size", t.config.micro_batch_size},
-                                {"grad_acc_steps", t.config.grad_acc_steps},
-                                {"step_time_s", t.step_time_s()},
-                                {"predicted_step_time_s", t.predicted_step_time_s},
-                                {"training_days", t.training_days}, {"gpu_days", t.gpu_days},
-                                {"mfu", t.mfu}, {"peak_memory_bytes", t.measured.peak_memory_bytes},
-                                {"git_commit", t.git_commit}, {"created_at", t.created_at}}
-                     .dump(2)
-              << "\n";
+// Whether a stored trial has measured the row's configuration (a killed one has not: a sweep
+// measures it again).
+bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
+  return std::any_of(trials.begin(), trials.end(), [&](const TrialRecord& t) {
+    return t.measured.status != TrialStatus::kKilled && t.cluster == row.cluster &&
+           t.config == row.config;
+  });
+}
+
+// `results --incomplete`: the configurations of the search space (--methods) on the cluster that
+// no stored trial has measured, as plan rows.
+void run_incomplete(const Catalog& catalog, ResultsRequest r) {
+  if ((r.model.empty() && r.model_file.empty()) || r.gpu.empty()) {
+    throw InputError("--incomplete needs the model (--model or --model-file) and --gpu");
+  }
+  r.nodes = std::max<int64_t>(r.nodes, 1);
+  r.gpus_per_node = std::max<int64_t>(r.gpus_per_node, 1);
+  r.status.clear();
+  const ModelSpec model =
+      catalog.resolve_model(r.model_file.empty() ? model_key(catalog, r) : "", r.model_file);
+  GpuSpec host;
+  const bool cpu = is_host_cpu_name(r.gpu);
+  if (cpu) host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, cpu ? &host : &catalog.gpu(r.gpu)};
+  PlanOptions options;
+  options.preset = parse_preset(r.methods);
+  // No database yet: nothing is measured.
+  const std::vector<TrialRecord> trials =
+      std::filesystem::exists(r.db) ? stored_trials(catalog, r) : std::vector<TrialRecord>{};
+  std::vector<PlanRow> rows;
+  for (PlanRow& row : plan(model, cluster, options).rows) {
+    if (!measured(trials, row)) rows.push_back(std::move(row));
+  }
+  print_plan_rows(std::cout, rows, parse_row_format(r.format));
+}
+
+void run_results(const GlobalOptions& global, const ResultsRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  if (r.incomplete) {
+    run_incomplete(catalog, r);
     return;
   }
-  Table table({"model", "hardware", "methods", "micro_batch", "grad_acc", "step_s", "predicted_s",
-               "days", "gpu_days", "mfu"});
-  table.add_row({t.model,
-                 fmt::format("{} x {} ({})", t.cluster.world_size(), t.gpu, t.measured.device_name),
-                 describe(t.config.methods), std::to_string(t.config.micro_batch_size),
-                 std::to_string(t.config.grad_acc_steps), fmt::format("{:.3f}", t.step_time_s()),
-                 fmt::format("{:.3f}", t.predicted_step_time_s),
-                 fmt::format("{:.1f}", t.training_days), fmt::format("{:.1f}", t.gpu_days),
-                 fmt::format("{:.1f}%", 100 * t.mfu)});
-  table.print(std::cout);
+  const std::vector<TrialRecord> trials = stored_trials(catalog, r);
+  write_rows(std::cout,
+             make_row_set("trial_row", trial_row_columns(), trials),
+             parse_row_format(r.format));
 }
 
 void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const auto best = best_trial(catalog, r);
   if (!best) {
-    throw InputError(fmt::format("no successful trial of {} on {} x {} in {}", r.model,
-                                 r.nodes * r.gpus_per_node, r.gpu, r.db));
+    throw InputError(fmt::format("no successful trial of {} on {} x {} in {}",
+                                 model_key(catalog, r),
+                                 r.nodes * r.gpus_per_node,
+                                 r.gpu,
+                                 r.db));
   }
-  print_best(r, *best);
+  const RowFormat format = parse_row_format(r.format);
+  if (format == RowFormat::kJson) {  // one row: the document's "best"
+    nlohmann::json doc = json_document("trial_row");
+    doc["best"] = row_object(trial_row_columns(), *best);
+    std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);
 }
 
-ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
-  const ModelSpec& model = catalog.model(r.model);
+ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
   ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
   const bool host_cpu = is_host_cpu_name(e.gpu);
   if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
@@ -103,8 +157,12 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
   }
   const auto best = best_trial(catalog, r);
   if (!best) {
-    throw InputError(fmt::format("no successful trial of {} on {} x {} in {} (or use --source plan)",
-                                 r.model, r.nodes * r.gpus_per_node, r.gpu, r.db));
+    throw InputError(
+        fmt::format("no successful trial of {} on {} x {} in {} (or use --source plan)",
+                    model.name,
+                    r.nodes * r.gpus_per_node,
+                    r.gpu,
+                    r.db));
   }
   e.config = best->config;
   return e;
@@ -112,7 +170,8 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r) {
 
 void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
-  const ExportRequest e = choose(catalog, r);
+  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
+  const ExportRequest e = choose(catalog, r, model);
   std::string text;
   if (r.format == "hf") {
     text = hf_training_arguments(e).dump(2) + "\n";
@@ -135,21 +194,68 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
 }
 
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {
-  cmd->add_option("--model", r.model, "Catalog model name")->required();
-  cmd->add_option("--gpu", r.gpu, "GPU name or alias, or cpu")->required();
+  add_model_options(*cmd, r.model, r.model_file);
+  add_gpu_option(*cmd, r.gpu, "GPU name or alias, any case, or cpu");
   add_cluster_options(*cmd, r.gpus_per_node, r.nodes);
   cmd->add_option("--db", r.db, "Results database")->capture_default_str();
+}
+
+// best and export name one model and one GPU.
+void require_selection(const ResultsRequest& r) {
+  if (r.model.empty() && r.model_file.empty()) {
+    throw InputError("--model NAME or --model-file PATH is required");
+  }
+  if (r.gpu.empty()) throw InputError("--gpu NAME is required (or cpu)");
 }
 
 }  // namespace
 
 void add_results_commands(CLI::App& app, const GlobalOptions& global) {
+  auto list = std::make_shared<ResultsRequest>();
+  list->gpus_per_node = 0;  // any, unless given
+  list->nodes = 0;
+  CLI::App* list_cmd = app.add_subcommand(
+      "results", "List the stored benchmark trials, filtered by model, GPU, count and status");
+  list_cmd->add_option("--model",
+                       list->model,
+                       "Model name as stored, a catalog name or HuggingFace id (default: any)");
+  list_cmd->add_option("--model-file", list->model_file, "The model of a model TOML file")
+      ->check(CLI::ExistingFile);
+  add_gpu_option(*list_cmd, list->gpu, "GPU name or alias, any case, or cpu (default: any)");
+  list_cmd->add_option("--gpus-per-node", list->gpus_per_node, "GPUs per node (default: any)")
+      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode));
+  list_cmd->add_option("--nodes,--num-nodes", list->nodes, "Nodes (default: any)")
+      ->check(CLI::Range(int64_t{1}, kMaxNodes));
+  list_cmd->add_option("--status", list->status, "Only trials with this outcome")
+      ->check(CLI::IsMember({"ok", "oom", "crash", "timeout", "rejected", "killed"}));
+  list_cmd->add_option("--db", list->db, "Results database")->capture_default_str();
+  list_cmd->add_flag("--incomplete",
+                     list->incomplete,
+                     "List instead the configurations of the search space (--methods) on --gpu x "
+                     "--nodes x --gpus-per-node that no stored trial of the model has measured, as "
+                     "plan rows");
+  list_cmd
+      ->add_option("--methods",
+                   list->methods,
+                   "With --incomplete: the search space, naive, free-lunch or all")
+      ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
+      ->capture_default_str();
+  add_format_option(*list_cmd, list->format, row_format_names());
+  list_cmd->footer(
+      "Examples:\n  gpudays results --model pythia-160m --gpu a100 --status ok\n"
+      "  gpudays results --format csv > trials.csv\n"
+      "  gpudays results --incomplete --model pythia-160m --gpu a100 --gpus-per-node 4");
+  list_cmd->callback([&global, list] { run_results(global, *list); });
+
   auto best = std::make_shared<ResultsRequest>();
   CLI::App* best_cmd = app.add_subcommand(
       "best", "Print the fastest measured configuration from the benchmark results");
   add_selection_options(best_cmd, *best);
-  add_format_option(*best_cmd, best->format, {"table", "json"});
-  best_cmd->callback([&global, best] { run_best(global, *best); });
+  add_format_option(*best_cmd, best->format, row_format_names());
+  best_cmd->callback([&global, best] {
+    require_selection(*best);
+    run_best(global, *best);
+  });
 
   auto exp = std::make_shared<ResultsRequest>();
   exp->format = "hf";
@@ -163,7 +269,10 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"bench", "plan"}))
       ->capture_default_str();
   export_cmd->add_option("--out", exp->out, "Output file (default: standard output)");
-  export_cmd->callback([&global, exp] { run_export(global, *exp); });
+  export_cmd->callback([&global, exp] {
+    require_selection(*exp);
+    run_export(global, *exp);
+  });
 }
 
 }  // namespace gpudays

@@ -14,7 +14,7 @@ struct GlobalOptions {
 
 void add_catalog_commands(CLI::App& app, const GlobalOptions& global);  // models, gpus
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
-void add_results_commands(CLI::App& app, const GlobalOptions& global);  // best, export
+void add_results_commands(CLI::App& app, const GlobalOptions& global);  // results, best, export
 void add_bench_command(CLI::App& app, const GlobalOptions& global);
 void add_trial_command(CLI::App& app, const GlobalOptions& global);  // LibTorch builds only
 void add_cost_command(CLI::App& app, const GlobalOptions& global);
@@ -24,7 +24,11 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global);
 // --model NAME and --model-file PATH (resolved with Catalog::resolve_model), shared by commands.
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file);
 
-// --gpus-per-node N and --nodes K within the planner's bounds (config/search_space.h).
+// --gpu NAME (alias --gpu-type, the reference's spelling): a catalog name or alias, any case.
+void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help);
+
+// --gpus-per-node N and --nodes K (alias --num-nodes) within the planner's bounds
+// (config/search_space.h).
 void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
 

@@ -1,4 +1,4 @@
-// Cost analysis output: table (with notes), CSV and JSON.
+// Cost analysis output: the cost row's columns, the table with notes, the JSON document.
 #include "cli/cost_output.h"
 
 #include <algorithm>
@@ -7,9 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/table.h"
 #include "common/units.h"
 #include "cost/cost_format.h"
+#include "report/cost_rows.h"
+#include "report/table.h"
 
 namespace gpudays {
 namespace {
@@ -112,47 +113,8 @@ void print_assumptions(std::ostream& out, const CostAnalysis& a, const CostOptio
   }
 }
 
-nlohmann::json optional_json(std::optional<double> v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-// One end of the planner's range of the training days, or null (measured times, infeasible rows).
-nlohmann::json range_json(const CostRow& r, double TimeRange::*end) {
-  if (!r.time.fits || !r.time.training_days_range) return nullptr;
-  return *r.time.training_days_range.*end;
-}
-
 nlohmann::json row_json(const CostRow& r) {
-  return {
-      {"model", r.model},
-      {"gpu", r.gpu},
-      {"gpu_count", r.layout.world_size()},
-      {"num_nodes", r.layout.num_nodes},
-      {"gpus_per_node", r.layout.gpus_per_node},
-      {"fits", r.time.fits},
-      {"training_days", r.time.fits ? nlohmann::json(r.time.training_days) : nullptr},
-      {"training_days_low", range_json(r, &TimeRange::low)},
-      {"training_days_high", range_json(r, &TimeRange::high)},
-      {"training_days_range_basis", r.time.range_basis},
-      {"gpu_days", r.time.fits ? nlohmann::json(r.time.gpu_days) : nullptr},
-      {"mfu", r.time.fits ? nlohmann::json(r.time.mfu) : nullptr},
-      {"settings", r.time.settings},
-      {"reason", r.time.reason},
-      {"time_source", r.time.provenance},
-      {"gpu_usd", r.price.purchase_usd},
-      {"gpu_price_source", r.price.purchase_source},
-      {"cloud_usd_per_gpu_hour", optional_json(r.price.cloud_usd_per_gpu_hour)},
-      {"cloud_price_source", r.price.cloud_source},
-      {"purchase_usd", r.purchase.total_usd()},
-      {"gpus_usd", r.purchase.gpus_usd},
-      {"base_machines_usd", r.purchase.base_machines_usd},
-      {"amortised_usd", optional_json(r.amortised_usd)},
-      {"cloud_usd", optional_json(r.cloud_usd)},
-      {"energy_kwh", optional_json(r.energy ? std::optional(r.energy->kwh) : std::nullopt)},
-      {"energy_usd", optional_json(r.energy ? std::optional(r.energy->usd) : std::nullopt)},
-      {"co2_kg", optional_json(r.energy ? std::optional(r.energy->co2_kg) : std::nullopt)},
-      {"on_frontier", r.on_frontier},
-  };
+  return row_object(cost_columns(), r);
 }
 
 nlohmann::json assumptions_json(const CostAssumptions& s) {
@@ -184,7 +146,7 @@ nlohmann::json query_json(std::optional<double> asked,
 }  // namespace
 
 nlohmann::json cost_analysis_json(const CostAnalysis& a, const CostReportContext& c) {
-  nlohmann::json out;
+  nlohmann::json out = json_document("cost_row");
   out["model"] = c.model;
   out["time_source"] = c.source_name;
   out["cost_basis"] = to_string(c.cost->basis);
@@ -196,39 +158,8 @@ nlohmann::json cost_analysis_json(const CostAnalysis& a, const CostReportContext
   return out;
 }
 
-void print_cost_csv(std::ostream& out, const CostAnalysis& a) {
-  static const std::vector<std::string> kColumns = {"model",
-                                                    "gpu",
-                                                    "gpu_count",
-                                                    "num_nodes",
-                                                    "fits",
-                                                    "training_days",
-                                                    "training_days_low",
-                                                    "training_days_high",
-                                                    "gpu_days",
-                                                    "mfu",
-                                                    "purchase_usd",
-                                                    "gpus_usd",
-                                                    "base_machines_usd",
-                                                    "amortised_usd",
-                                                    "cloud_usd",
-                                                    "energy_kwh",
-                                                    "energy_usd",
-                                                    "co2_kg",
-                                                    "on_frontier",
-                                                    "settings",
-                                                    "reason"};
-  Table table(kColumns);
-  for (const CostRow& r : a.rows) {
-    const nlohmann::json j = row_json(r);
-    std::vector<std::string> cells;
-    for (const std::string& key : kColumns) {
-      const nlohmann::json& v = j.at(key);
-      cells.push_back(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump());
-    }
-    table.add_row(std::move(cells));
-  }
-  table.print_csv(out);
+void print_cost_rows(std::ostream& out, const CostAnalysis& a, RowFormat format) {
+  write_rows(out, make_row_set("cost_row", cost_columns(), a.rows), format);
 }
 
 void print_cost_table(std::ostream& out, const CostAnalysis& a, const CostReportContext& c) {

@@ -1,5 +1,5 @@
 // Rendering of a cost analysis: an aligned table with the frontier, query answers, assumptions and
-// prices (each with its source), or CSV rows, or one JSON document.
+// prices (each with its source); the rows in any format; one JSON document.
 #pragma once
 
 #include <ostream>
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/cost_analysis.h"
+#include "report/row_format.h"
 
 namespace gpudays {
 
@@ -18,7 +19,8 @@ struct CostReportContext {
 };
 
 nlohmann::json cost_analysis_json(const CostAnalysis& analysis, const CostReportContext& context);
-void print_cost_csv(std::ostream& out, const CostAnalysis& analysis);
+// The rows in CSV, JSONL, Markdown or a plain table (the --format table view is print_cost_table).
+void print_cost_rows(std::ostream& out, const CostAnalysis& analysis, RowFormat format);
 void print_cost_table(std::ostream& out,
                       const CostAnalysis& analysis,
                       const CostReportContext& context);

@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);
+  app.footer(
+      "Exit codes: 0 success; 1 a runtime failure (a file that cannot be written, a missing tool "
+      "such as gnuplot or mpirun, a benchmark in which nothing ran); 2 a usage error (a bad flag "
+      "or value, an unknown model or GPU, a malformed input file); 128+N stopped by signal N.\n"
+      "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
+      "(plan, cost, results, best, models, gpus); JSON documents carry schema_version and build.");
   add_validate_command(app, global);
   check_number_options(app);
   if (argc == 1) {

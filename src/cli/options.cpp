@@ -56,9 +56,14 @@ void check_number_options(CLI::App& app) {
 }
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
-  cmd.add_option("--model", model, "Catalog model name (see `gpudays models`)");
+  cmd.add_option(
+      "--model", model, "Catalog model name or HuggingFace id, any case (see `gpudays models`)");
   cmd.add_option("--model-file", model_file, "A model TOML file (schema: docs/catalog.md)")
       ->check(CLI::ExistingFile);
+}
+
+void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help) {
+  cmd.add_option("--gpu,--gpu-type", gpu, help);
 }
 
 void add_cluster_options(CLI::App& cmd,
@@ -68,7 +73,7 @@ void add_cluster_options(CLI::App& cmd,
   cmd.add_option("--gpus-per-node", gpus_per_node, gpus_per_node_help)
       ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode))
       ->capture_default_str();
-  cmd.add_option("--nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
+  cmd.add_option("--nodes,--num-nodes", nodes, "Nodes (ranks = nodes x gpus-per-node)")
       ->check(CLI::Range(int64_t{1}, kMaxNodes))
       ->capture_default_str();
 }

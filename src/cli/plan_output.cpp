@@ -1,9 +1,10 @@
-// Planner output formats.
+// The plan row's columns, and the planner's summary and JSON document.
 #include "cli/plan_output.h"
+
+#include <cmath>
 
 #include <fmt/format.h>
 
-#include "cli/table.h"
 #include "common/units.h"
 
 namespace gpudays {
@@ -28,95 +29,128 @@ std::string memory_line(const MemoryBreakdown& m) {
                      gib(m.framework_bytes));
 }
 
-nlohmann::json range_json(const std::optional<TimeRange>& range) {
-  if (!range) return nullptr;
-  return {{"low", range->low}, {"high", range->high}};
+}  // namespace
+
+namespace {
+
+int64_t bytes(double b) {
+  return static_cast<int64_t>(std::llround(b));
 }
 
-std::string days_end(const std::optional<TimeRange>& range, double TimeRange::*end) {
-  return range ? fmt::format("{:.1f}", *range.*end) : "";
+// A memory part per GPU in bytes, or a time part per step in seconds.
+Column<PlanRow> memory_part(const char* part, double MemoryBreakdown::*field) {
+  return {fmt::format("memory_{}_bytes", part),
+          [field](const PlanRow& r) { return Cell{bytes(r.memory.*field)}; }};
+}
+Column<PlanRow> time_part(const char* part, double TimeBreakdown::*field) {
+  return {fmt::format("time_{}_s", part),
+          [field](const PlanRow& r) { return Cell{r.time.*field}; }};
+}
+// An end of the planner's range of a time (plan/error_band.h); null without one.
+Column<PlanRow> time_range_end(const char* name,
+                               std::optional<TimeRange> PlanRow::*range,
+                               double TimeRange::*end) {
+  return {name, [range, end](const PlanRow& r) {
+            return r.*range ? Cell{(*(r.*range)).*end} : Cell{};
+          }};
 }
 
 }  // namespace
 
-nlohmann::json plan_row_json(const PlanRow& row) {
-  const MethodSet& m = row.config.methods;
-  nlohmann::json j = {
-      {"model", row.model},
-      {"gpu", row.gpu},
-      {"num_nodes", row.cluster.num_nodes},
-      {"gpus_per_node", row.cluster.gpus_per_node},
-      {"free_lunch", m.free_lunch},
-      {"activation_checkpointing", m.activation_checkpointing},
-      {"sharding", to_string(m.sharding)},
-      {"offloading", m.offloading},
-      {"micro_batch_size", row.config.micro_batch_size},
-      {"grad_acc_steps", row.config.grad_acc_steps},
-      {"fits", row.fits},
-      {"peak_memory_bytes", static_cast<int64_t>(row.peak_memory_bytes())},
-      {"step_time_s", row.step_time_s},
-      {"samples_per_s", row.samples_per_s},
-      {"tokens_per_s", row.tokens_per_s},
-      {"training_days", row.training_days},
-      {"gpu_days", row.gpu_days},
-      {"gpu_days_ratio", row.gpu_days_ratio > 0 ? nlohmann::json(row.gpu_days_ratio) : nullptr},
-      {"mfu", row.mfu},
-      {"hfu", row.hfu},
-      {"model_flops_per_sample", row.model_flops_per_sample},
-      {"reason", row.reason},
+const std::vector<Column<PlanRow>>& plan_columns() {
+  using D = Display;
+  static const std::vector<Column<PlanRow>> kColumns = {
+      {"model", [](const PlanRow& r) { return Cell{r.model}; }},
+      {"gpu", [](const PlanRow& r) { return Cell{r.gpu}; }},
+      {"num_nodes", [](const PlanRow& r) { return Cell{r.cluster.num_nodes}; }},
+      {"gpus_per_node", [](const PlanRow& r) { return Cell{r.cluster.gpus_per_node}; }},
+      {"methods", [](const PlanRow& r) { return Cell{describe(r.config.methods)}; }, D::kPlain},
+      {"free_lunch", [](const PlanRow& r) { return Cell{r.config.methods.free_lunch}; }},
+      {"activation_checkpointing",
+       [](const PlanRow& r) { return Cell{r.config.methods.activation_checkpointing}; }},
+      {"sharding", [](const PlanRow& r) { return Cell{to_string(r.config.methods.sharding)}; }},
+      {"offloading", [](const PlanRow& r) { return Cell{r.config.methods.offloading}; }},
+      {"micro_batch_size",
+       [](const PlanRow& r) { return Cell{r.config.micro_batch_size}; },
+       D::kPlain},
+      {"grad_acc_steps", [](const PlanRow& r) { return Cell{r.config.grad_acc_steps}; }, D::kPlain},
+      {"fits", [](const PlanRow& r) { return Cell{r.fits}; }, D::kPlain},
+      {"peak_memory_bytes",
+       [](const PlanRow& r) { return Cell{bytes(r.peak_memory_bytes())}; },
+       D::kGib},
+      {"step_time_s", [](const PlanRow& r) { return Cell{r.step_time_s}; }, D::kFixed3},
+      {"uncalibrated_step_time_s",
+       [](const PlanRow& r) { return Cell{r.uncalibrated_step_time_s}; }},
+      {"samples_per_s", [](const PlanRow& r) { return Cell{r.samples_per_s}; }},
+      {"tokens_per_s", [](const PlanRow& r) { return Cell{r.tokens_per_s}; }},
+      time_range_end("step_time_low_s", &PlanRow::step_time_range_s, &TimeRange::low),
+      time_range_end("step_time_high_s", &PlanRow::step_time_range_s, &TimeRange::high),
+      {"training_days", [](const PlanRow& r) { return Cell{r.training_days}; }, D::kFixed1},
+      time_range_end("training_days_low", &PlanRow::training_days_range, &TimeRange::low),
+      time_range_end("training_days_high", &PlanRow::training_days_range, &TimeRange::high),
+      {"error_band_basis",
+       [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->basis} : Cell{}; }},
+      {"error_band_cases",
+       [](const PlanRow& r) { return r.error_band ? Cell{int64_t{r.error_band->cases}} : Cell{}; }},
+      {"error_band_low_error",
+       [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->low_error} : Cell{}; }},
+      {"error_band_high_error",
+       [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->high_error} : Cell{}; }},
+      {"gpu_days", [](const PlanRow& r) { return Cell{r.gpu_days}; }, D::kFixed1},
+      {"gpu_days_ratio",
+       [](const PlanRow& r) { return r.gpu_days_ratio > 0 ? Cell{r.gpu_days_ratio} : Cell{}; }},
+      {"mfu", [](const PlanRow& r) { return Cell{r.mfu}; }, D::kPercent},
+      {"hfu", [](const PlanRow& r) { return Cell{r.hfu}; }},
+      {"model_flops_per_sample", [](const PlanRow& r) { return Cell{r.model_flops_per_sample}; }},
+      memory_part("weights", &MemoryBreakdown::weights_bytes),
+      memory_part("gradients", &MemoryBreakdown::gradients_bytes),
+      memory_part("optimizer_state", &MemoryBreakdown::optimizer_bytes),
+      memory_part("activations", &MemoryBreakdown::activations_bytes),
+      memory_part("logits_loss", &MemoryBreakdown::logits_loss_bytes),
+      memory_part("temporary", &MemoryBreakdown::temporary_bytes),
+      memory_part("framework", &MemoryBreakdown::framework_bytes),
+      memory_part("host_per_node", &MemoryBreakdown::host_bytes),
+      time_part("compute", &TimeBreakdown::compute_s),
+      time_part("recompute", &TimeBreakdown::recompute_s),
+      time_part("communication", &TimeBreakdown::communication_s),
+      time_part("offload", &TimeBreakdown::offload_s),
+      time_part("optimizer", &TimeBreakdown::optimizer_s),
+      {"reason", [](const PlanRow& r) { return Cell{r.reason}; }, D::kPlain},
   };
-  const MemoryBreakdown& mem = row.memory;
-  j["memory_bytes"] = {{"weights", mem.weights_bytes},         {"gradients", mem.gradients_bytes},
-                       {"optimizer_state", mem.optimizer_bytes}, {"activations", mem.activations_bytes},
-                       {"logits_loss", mem.logits_loss_bytes}, {"temporary", mem.temporary_bytes},
-                       {"framework", mem.framework_bytes},      {"host_per_node", mem.host_bytes}};
-  j["step_time_s_range"] = range_json(row.step_time_range_s);
-  j["training_days_range"] = range_json(row.training_days_range);
-  j["error_band"] = nullptr;
-  if (row.error_band) {
-    j["error_band"] = {{"basis", row.error_band->basis},
-                       {"cases", row.error_band->cases},
-                       {"low_error", row.error_band->low_error},
-                       {"high_error", row.error_band->high_error}};
-  }
-  const TimeBreakdown& t = row.time;
-  j["time_s"] = {{"compute", t.compute_s},
-                 {"recompute", t.recompute_s},
-                 {"communication", t.communication_s},
-                 {"offload", t.offload_s},
-                 {"optimizer", t.optimizer_s}};
-  return j;
+  return kColumns;
 }
 
-void print_plan_rows_table(std::ostream& out, const std::vector<PlanRow>& rows, bool csv) {
-  Table table({"methods",
-               "micro_batch",
-               "grad_acc",
-               "fits",
-               "memory_gib",
-               "step_s",
-               "days",
-               "days_low",
-               "days_high",
-               "gpu_days",
-               "mfu",
-               "reason"});
-  for (const PlanRow& r : rows) {
-    table.add_row({describe(r.config.methods),
-                   std::to_string(r.config.micro_batch_size),
-                   std::to_string(r.config.grad_acc_steps),
-                   r.fits ? "yes" : "no",
-                   gib(r.peak_memory_bytes()),
-                   fmt::format("{:.3f}", r.step_time_s),
-                   fmt::format("{:.1f}", r.training_days),
-                   days_end(r.training_days_range, &TimeRange::low),
-                   days_end(r.training_days_range, &TimeRange::high),
-                   fmt::format("{:.1f}", r.gpu_days),
-                   fmt::format("{:.1f}%", 100 * r.mfu),
-                   r.reason});
+nlohmann::json plan_row_json(const PlanRow& row) {
+  return row_object(plan_columns(), row);
+}
+
+void print_plan_rows(std::ostream& out, const std::vector<PlanRow>& rows, RowFormat format) {
+  write_rows(out, make_row_set("plan_row", plan_columns(), rows), format);
+}
+
+nlohmann::json plan_json(const PlanResult& result,
+                         const PlanEvidence& evidence,
+                         const std::vector<Suggestion>& suggestions,
+                         bool all_rows) {
+  nlohmann::json out = json_document("plan_row");
+  out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
+  out["calibration"] = {{"step_time_factor", evidence.calibration.step_time_factor},
+                        {"trials", evidence.calibration.trials}};
+  out["measured_best"] = nullptr;
+  if (const auto& t = evidence.measured_best) {
+    out["measured_best"] = {{"step_time_s", t->step_time_s()},
+                            {"peak_memory_bytes", t->measured.peak_memory_bytes},
+                            {"created_at", t->created_at}};
   }
-  if (csv) table.print_csv(out);
-  else table.print(out);
+  out["rows"] = nlohmann::json::array();
+  if (all_rows) {
+    for (const PlanRow& row : result.rows) out["rows"].push_back(plan_row_json(row));
+  }
+  out["suggestions"] = nlohmann::json::array();
+  for (const Suggestion& s : suggestions) {
+    out["suggestions"].push_back({{"change", s.change}, {"best", plan_row_json(s.best)}});
+  }
+  return out;
 }
 
 namespace {

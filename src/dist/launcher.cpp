@@ -22,7 +22,7 @@ namespace {
 // mpirun -np N [--allow-run-as-root] [--oversubscribe] [-x OMP_NUM_THREADS=k]
 std::vector<std::string> mpirun_prefix(const LaunchOptions& options, const LaunchHost& host) {
   if (host.mpirun.empty()) {
-    throw InputError(fmt::format(
+    throw EnvironmentError(fmt::format(  // a missing tool: exit code 1
         "{} ranks need an MPI launcher (mpirun), and none was found when gpudays was built: "
         "install openmpi-bin and libopenmpi-dev, then rebuild",
         options.ranks));

@@ -41,7 +41,8 @@ LaunchHost this_host();
 // The argv of the launch: `program` itself for one rank; for several, under mpirun with
 // `-np N`, `--allow-run-as-root` as root, `--oversubscribe` for CPU ranks (they share the host's
 // cores by design) or more ranks than cores, and `-x OMP_NUM_THREADS=k` for CPU ranks (above).
-// Throws InputError for several ranks without a launcher, or options out of range.
+// Throws EnvironmentError for several ranks without a launcher, InputError for options out of
+// range.
 std::vector<std::string> launch_argv(const LaunchOptions& options,
                                      const LaunchHost& host = this_host());
 

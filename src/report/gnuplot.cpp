@@ -106,7 +106,7 @@ std::string find_executable(const std::string& name_or_path) {
 std::string require_gnuplot(const GnuplotOptions& options) {
   const std::string path = find_executable(options.executable);
   if (path.empty()) {
-    throw InputError(fmt::format(
+    throw EnvironmentError(fmt::format(
         "gnuplot ('{}') not found: the report draws its plots with it; install it (Debian: "
         "apt-get install gnuplot-nox, which `make` does) or pass --gnuplot PATH",
         options.executable));

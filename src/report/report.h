@@ -22,8 +22,8 @@ struct ReportOutputOptions {
 };
 
 // Returns the files written, relative to out_dir. Writes all or nothing: out_dir is replaced only
-// when every file was written. Throws InputError when gnuplot is missing or out_dir is not empty
-// (without `replace`), EnvironmentError when gnuplot or a write fails.
+// when every file was written. Throws InputError when out_dir is not empty (without `replace`),
+// EnvironmentError when gnuplot is missing or fails or a write fails.
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options);
 

@@ -1,10 +1,12 @@
 // The report's tables and CSV files: every number with the planner row or catalog entry it came
 // from named in the caption or a column.
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cost/cost_format.h"
+#include "report/cost_rows.h"
 #include "report/report.h"
 
 namespace gpudays {
@@ -31,10 +33,6 @@ std::string csv_cell(const std::string& s) {
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string optional_number(std::optional<double> v) {
-  return v ? fmt::format("{:.6g}", *v) : "";
 }
 
 }  // namespace
@@ -210,39 +208,14 @@ DocList sources_list(const ReportData& data) {
   return list;
 }
 
+// Every cost row of every model, with the cost row's columns (report/cost_rows.h), as `gpudays cost
+// --format csv` writes them.
 std::string cost_rows_csv(const ReportData& data) {
-  std::string out =
-      "model,gpu,gpu_count,num_nodes,fits,training_days,training_days_low,training_days_high,"
-      "gpu_days,mfu,purchase_usd,amortised_usd,"
-      "cloud_usd,energy_kwh,energy_usd,co2_kg,on_frontier,settings,reason,time_source,"
-      "gpu_price_source\n";
-  for (const CostAnalysis& c : data.costs) {
-    for (const CostRow& r : c.rows) {
-      const bool fits = r.time.fits;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{},{},{},{},{},{}\n",
-                         r.model,
-                         r.gpu,
-                         r.layout.world_size(),
-                         r.layout.num_nodes,
-                         fits,
-                         fits ? fmt::format("{:.6g}", r.time.training_days) : "",
-                         range_cells(r.time),
-                         fits ? fmt::format("{:.6g}", r.time.gpu_days) : "",
-                         fits ? fmt::format("{:.4f}", r.time.mfu) : "",
-                         r.purchase.total_usd(),
-                         optional_number(r.amortised_usd),
-                         optional_number(r.cloud_usd),
-                         r.energy ? fmt::format("{:.6g}", r.energy->kwh) : "",
-                         r.energy ? fmt::format("{:.6g}", r.energy->usd) : "",
-                         r.energy ? fmt::format("{:.6g}", r.energy->co2_kg) : "",
-                         r.on_frontier,
-                         csv_cell(r.time.settings),
-                         csv_cell(r.time.reason),
-                         csv_cell(r.time.provenance),
-                         csv_cell(r.price.purchase_source));
-    }
-  }
-  return out;
+  std::vector<CostRow> rows;
+  for (const CostAnalysis& c : data.costs) rows.insert(rows.end(), c.rows.begin(), c.rows.end());
+  std::ostringstream out;
+  write_rows(out, make_row_set("cost_row", cost_columns(), rows), RowFormat::kCsv);
+  return out.str();
 }
 
 std::string tier_rows_csv(const ReportData& data) {

@@ -144,9 +144,11 @@ void check_writable(sqlite3* db, const std::string& path) {
   sqlite3_free(error);
   if (rc == SQLITE_OK) return;
   sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-  throw InputError(fmt::format("cannot write the results database {} ({}); choose another file "
-                               "with --db",
-                               path, message));
+  throw EnvironmentError(
+      fmt::format("cannot write the results database {} ({}); choose another file "
+                  "with --db",
+                  path,
+                  message));
 }
 
 // Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
@@ -276,15 +278,18 @@ bool ResultsDb::insert(const TrialRecord& trial) {
 }
 
 std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
-  Stmt s = prepare(db_.get(),
-                   fmt::format("SELECT id, {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
-                               "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
-                               "(?4 = 0 OR gpus_per_node = ?4) ORDER BY id",
-                               select_list_));
+  Stmt s =
+      prepare(db_.get(),
+              fmt::format("SELECT id, {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
+                          "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
+                          "(?4 = 0 OR gpus_per_node = ?4) AND (?5 = '' OR status = ?5) ORDER BY id",
+                          select_list_));
   sqlite3_bind_text(s.get(), 1, f.model.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s.get(), 2, f.gpu.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(s.get(), 3, f.num_nodes);
   sqlite3_bind_int64(s.get(), 4, f.gpus_per_node);
+  const std::string status = f.status ? to_string(*f.status) : "";
+  sqlite3_bind_text(s.get(), 5, status.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<TrialRecord> out;
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     if (auto r = read_row(s.get(), path_, warned_)) out.push_back(std::move(*r));

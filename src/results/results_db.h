@@ -27,6 +27,7 @@ struct TrialFilter {
   std::string gpu;
   int64_t num_nodes = 0;  // 0: any
   int64_t gpus_per_node = 0;
+  std::optional<TrialStatus> status = std::nullopt;  // none: any
 };
 
 class ResultsDb {

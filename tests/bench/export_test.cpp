@@ -49,7 +49,7 @@ TEST(Export, BestIsTheFastestSuccessfulTrial) {
   const auto r = run_gpudays("best --model pythia-160m --gpu a100 --gpus-per-node 4 --format json "
                              "--db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = nlohmann::json::parse(r.out)["best"];
   EXPECT_EQ(j["micro_batch_size"], 8);
   EXPECT_EQ(j["methods"], "free-lunch + zero_2 + offload");
 }

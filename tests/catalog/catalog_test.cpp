@@ -2,6 +2,8 @@
 // fail with messages that name the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "catalog/catalog.h"
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
@@ -52,6 +54,20 @@ TEST(Catalog, HasEveryRequiredGpu) {
     EXPECT_FALSE(g.sources.at("peak_tflops").empty()) << name;
     EXPECT_FALSE(g.sources.at("price").empty()) << name;
   }
+}
+
+TEST(Catalog, NamesMatchInAnyCaseAndModelsByHuggingFaceId) {
+  EXPECT_EQ(catalog().model("Pythia-1B").name, "pythia-1b");
+  EXPECT_EQ(catalog().model("EleutherAI/pythia-1b").name, "pythia-1b");
+  EXPECT_EQ(catalog().model("ROBERTA-LARGE").name, "roberta");
+  EXPECT_EQ(catalog().model("state-spaces/mamba-2.8b-hf").name, "mamba");
+  EXPECT_EQ(catalog().gpu("H100").name, "h100-sxm");
+  EXPECT_EQ(catalog().gpu("GeForce3090").name, "rtx-3090");
+  EXPECT_EQ(catalog().find_model("pythia-7b"), nullptr);
+  EXPECT_EQ(catalog().find_gpu("a200"), nullptr);
+  std::vector<std::string> names = catalog().gpu_names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
 }
 
 TEST(Catalog, ReferenceNamesAreAliases) {

@@ -114,14 +114,17 @@ TEST(Cli, PredictedTimesCarryErrorRanges) {
 TEST(Cli, CsvHasHeaderAndRows) {
   const auto r = run_gpudays("plan --model pythia-70m --gpu a100 --all --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("methods,micro_batch,", 0), 0u);
+  EXPECT_EQ(r.out.rfind("model,gpu,num_nodes,gpus_per_node,methods,", 0), 0u);
   EXPECT_GT(count_lines(r.out), 20);
 }
 
 TEST(Cli, ModelsAndGpusList) {
   const auto models = run_gpudays("models --format json");
   ASSERT_EQ(models.exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(models.out).size(), 16u);
+  const auto rows = nlohmann::json::parse(models.out)["rows"];
+  EXPECT_EQ(rows.size(), 16u);
+  EXPECT_EQ(rows[0]["params"], 14067712);  // pythia-14m, the smallest
+  EXPECT_TRUE(rows[0]["reported_gpus"].is_null());
   const auto gpus = run_gpudays("gpus");
   ASSERT_EQ(gpus.exit_code, 0);
   EXPECT_NE(gpus.out.find("geforce3090"), std::string::npos);

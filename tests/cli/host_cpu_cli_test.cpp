@@ -88,7 +88,7 @@ TEST(HostCpuCli, BestAndExportReadTheHostCpusTrials) {
   }
   const auto best = test::run_gpudays("best --model pythia-14m --gpu cpu --format json --db " + db);
   ASSERT_EQ(best.exit_code, 0) << best.err;
-  EXPECT_EQ(nlohmann::json::parse(best.out)["gpu"], "cpu");
+  EXPECT_EQ(nlohmann::json::parse(best.out)["best"]["gpu"], "cpu");
   const auto hf = test::run_gpudays("export --model pythia-14m --gpu cpu --db " + db);
   ASSERT_EQ(hf.exit_code, 0) << hf.err;
   EXPECT_EQ(nlohmann::json::parse(hf.out)["per_device_train_batch_size"], 8);

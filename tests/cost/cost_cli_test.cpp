@@ -64,7 +64,7 @@ TEST(CostCli, CsvHasOneRowPerOption) {
       "--format csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(count_lines(r.out), 7);
-  EXPECT_EQ(r.out.rfind("model,gpu,gpu_count,num_nodes,fits,training_days", 0), 0u);
+  EXPECT_EQ(r.out.rfind("model,gpu,gpu_count,num_nodes,gpus_per_node,fits,training_days", 0), 0u);
 }
 
 TEST(CostCli, InfeasibleOptionsAreListedWithTheReason) {

@@ -3,6 +3,8 @@
 // a missing gnuplot is a clear error, and the HTML / Markdown renderers escape text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,14 +120,14 @@ TEST(Report, MeasurementsGetAPredictedVsMeasuredPlot) {
   EXPECT_EQ(read_file(fs::path(dir) / "index.html").find("No measurements yet"), std::string::npos);
 }
 
-TEST(Report, MissingGnuplotIsAClearInputError) {
+TEST(Report, MissingGnuplotIsAClearEnvironmentError) {
   const std::string dir = fresh_dir("no_gnuplot");
   ReportOutputOptions o = output_to(dir);
   o.gnuplot.executable = "/nonexistent/gnuplot";
   try {
     generate_report(small_report_data(), o);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
+    FAIL() << "expected EnvironmentError";
+  } catch (const EnvironmentError& e) {
     EXPECT_NE(std::string(e.what()).find("gnuplot-nox"), std::string::npos) << e.what();
   }
 }
@@ -188,11 +190,17 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("index.html"), std::string::npos);
   expect_real_png(fs::path(dir) / "feasibility.png");
+  // costs.csv has the cost row's columns, as `gpudays cost --format csv` prints them.
+  const std::string costs = read_file(fs::path(dir) / "costs.csv");
+  const auto cost =
+      test::run_gpudays("cost --model pythia-160m --gpus a100 --counts 1,8 --format csv");
+  EXPECT_EQ(costs.substr(0, costs.find('\n')), cost.out.substr(0, cost.out.find('\n')));
+  EXPECT_EQ(std::count(costs.begin(), costs.end(), '\n'), 3) << costs;
   const auto bad = test::run_gpudays("report --out " + dir + " --models nope");
   EXPECT_EQ(bad.exit_code, 2);
   const auto no_gnuplot =
       test::run_gpudays("report --out " + dir + " --gnuplot /nonexistent/gnuplot");
-  EXPECT_EQ(no_gnuplot.exit_code, 2);
+  EXPECT_EQ(no_gnuplot.exit_code, 1);  // a missing tool, not a usage error
   EXPECT_NE(no_gnuplot.err.find("gnuplot"), std::string::npos);
 }
 

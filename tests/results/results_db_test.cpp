@@ -111,7 +111,7 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   try {
     ResultsDb::open({path});
     ADD_FAILURE() << "opened a read-only file for writing";
-  } catch (const InputError& e) {
+  } catch (const EnvironmentError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write the results database"), std::string::npos)
         << e.what();
   }

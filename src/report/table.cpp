@@ -1,5 +1,5 @@
 // Table printing.
-#include "cli/table.h"
+#include "report/table.h"
 
 #include <algorithm>
 #include <cctype>
