@@ -12,7 +12,7 @@
 #include "catalog/catalog.h"
 #include "catalog/measurement.h"
 #include "cli/commands.h"
-#include "cli/table.h"
+#include "report/table.h"
 #include "common/error.h"
 #include "plan/calibration_fit.h"
 #include "plan/fitted_constants.h"
