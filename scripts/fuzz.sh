@@ -12,7 +12,9 @@ shift 2
 src=$(cd "$(dirname "$0")/.." && pwd)
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/gpudays-fuzz.XXXXXX")
+base=${TMPDIR:-/tmp}
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && base=/dev/shm  # in memory: the targets write files
+scratch=$(mktemp -d "$base/gpudays-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
 names=("$@")
@@ -33,7 +35,10 @@ for name in "${names[@]}"; do
          -artifact_prefix="$artifacts/$name-")
   [ -f "$src/tests/fuzz/$name.dict" ] && flags+=(-dict="$src/tests/fuzz/$name.dict")
   log="$artifacts/$name.log"
-  if "$bin" "${flags[@]}" "$corpus" >"$log" 2>&1; then
+  # The targets' scratch files go under the scratch directory (libFuzzer may exit without
+  # running their destructors).
+  mkdir -p "$scratch/tmp"
+  if TMPDIR="$scratch/tmp" "$bin" "${flags[@]}" "$corpus" >"$log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
     echo "fuzz: $name: ${runs:-?} inputs in ${seconds} s, no crash"
   else

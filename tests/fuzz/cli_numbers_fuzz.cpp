@@ -3,8 +3,9 @@
 // main.cpp builds it) but stopped once parsing and validation are done, before any command runs;
 // the first line is also given to the number check of the cost options (number_check) and the
 // price parser (add_price_assignment) directly. A bug is any escape other than CLI11's parse errors
-// and InputError, any sanitizer report, or a number check that accepts a value it should refuse:
-// one not finite or outside its range, or a negative or non-finite price.
+// and InputError, any sanitizer report, an accepted number option whose value is not what it reads
+// as (an integer not plainly decimal or past its type, a real not finite), or a number check that
+// accepts a value outside its range, or a negative or non-finite price.
 #include <charconv>
 #include <cmath>
 #include <cstdlib>

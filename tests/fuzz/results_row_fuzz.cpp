@@ -39,10 +39,12 @@ struct Db {
   sqlite3* raw = nullptr;  // for rows the writer would never write
   std::optional<ResultsDb> db;
   Db() {
-    // In memory where there is a tmpfs: each stored row is a synced transaction.
-    const std::filesystem::path dir = std::filesystem::is_directory("/dev/shm")
-                                          ? std::filesystem::path("/dev/shm")
-                                          : std::filesystem::temp_directory_path();
+    // In memory where there is a tmpfs (each stored row is a synced transaction), unless TMPDIR
+    // names a directory (scripts/fuzz.sh gives each run its own).
+    const std::filesystem::path dir =
+        std::getenv("TMPDIR") == nullptr && std::filesystem::is_directory("/dev/shm")
+            ? std::filesystem::path("/dev/shm")
+            : std::filesystem::temp_directory_path();
     path = (dir / ("gpudays-fuzz-" + std::to_string(getpid()) + "-results.db")).string();
     std::filesystem::remove(path);
     db.emplace(ResultsDb::open({.path = path, .read_only = false}));
