@@ -1,8 +1,9 @@
 # gpudays — top-level entry points. `make run` and `make test` install what they need, build and run.
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
 # LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
-# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it) and
-# runs the fuzz targets for FUZZ_SECONDS each (WITH_FUZZ=OFF skips them; docs/testing.md).
+# `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it),
+# runs the fuzz targets for FUZZ_SECONDS each (WITH_FUZZ=OFF skips them; docs/testing.md), checks
+# the documented example outputs (docs-check) and that every C++ file is formatted (format-check).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
@@ -58,6 +59,7 @@ ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
 endif
 	@$(if $(filter ON,$(WITH_FUZZ)),$(MAKE) --no-print-directory fuzz,:)
 	@$(MAKE) --no-print-directory docs-check
+	@bash scripts/format-check.sh
 
 # The CUDA variant against the venv's torch (the full wheel of `make torch-ref` is a CUDA build),
 # so that no change breaks the GPU path unseen: every target compiles and links, and the GPU tests

@@ -28,13 +28,16 @@ int main(int argc, char** argv) {
         }
       }
     }
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                          .count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(seconds.begin(), seconds.end());
   std::printf("planned %zu requests, %zu configurations\n", requests, rows);
   std::printf("whole study: median %.3f s, min %.3f s, max %.3f s over %d repetitions\n",
-              seconds[seconds.size() / 2], seconds.front(), seconds.back(), repetitions);
+              seconds[seconds.size() / 2],
+              seconds.front(),
+              seconds.back(),
+              repetitions);
   std::printf("per configuration: %.2f us (median)\n", seconds[seconds.size() / 2] / rows * 1e6);
   return 0;
 }

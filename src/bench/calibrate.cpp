@@ -15,8 +15,10 @@ std::optional<Family> family_of(const Catalog& catalog, const std::string& model
 
 }  // namespace
 
-Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& catalog,
-                      const ModelSpec& model, const std::string& gpu) {
+Calibration calibrate(const std::vector<TrialRecord>& trials,
+                      const Catalog& catalog,
+                      const ModelSpec& model,
+                      const std::string& gpu) {
   std::vector<double> ratios;
   for (const TrialRecord& t : trials) {
     if (!t.ok() || t.gpu != gpu || t.predicted_step_time_s <= 0.0) continue;

@@ -17,8 +17,10 @@ namespace gpudays {
 // measurement (or a wrong catalog GPU): such trials are left out of the calibration.
 constexpr double kMaxCalibrationRatio = 4.0;
 
-Calibration calibrate(const std::vector<TrialRecord>& trials, const Catalog& catalog,
-                      const ModelSpec& model, const std::string& gpu);
+Calibration calibrate(const std::vector<TrialRecord>& trials,
+                      const Catalog& catalog,
+                      const ModelSpec& model,
+                      const std::string& gpu);
 
 std::optional<TrialRecord> measured_trial(const std::vector<TrialRecord>& trials,
                                           const PlanRow& row);

@@ -35,8 +35,7 @@ std::string read_file(const std::string& path, size_t keep_last = 0) {
 
 std::string unique_stem(const std::string& dir) {
   static std::atomic<int> counter{0};
-  return (std::filesystem::path(dir) /
-          fmt::format("child.{}.{}", getpid(), counter.fetch_add(1)))
+  return (std::filesystem::path(dir) / fmt::format("child.{}.{}", getpid(), counter.fetch_add(1)))
       .string();
 }
 
@@ -45,9 +44,8 @@ std::string unique_stem(const std::string& dir) {
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options)
     : options_(options) {
   if (argv.empty()) throw std::invalid_argument("ChildProcess: empty command");
-  const std::string dir = options.work_dir.empty()
-                              ? std::filesystem::temp_directory_path().string()
-                              : options.work_dir;
+  const std::string dir =
+      options.work_dir.empty() ? std::filesystem::temp_directory_path().string() : options.work_dir;
   const std::string stem = unique_stem(dir);
   out_path_ = stem + ".out";
   err_path_ = stem + ".err";
@@ -84,7 +82,9 @@ ChildProcess::~ChildProcess() {
   std::filesystem::remove(err_path_, ec);
 }
 
-void ChildProcess::kill_group() { ::kill(-pid_, SIGKILL); }
+void ChildProcess::kill_group() {
+  ::kill(-pid_, SIGKILL);
+}
 
 // SIGTERM to the group, SIGKILL after kStopGrace_s, and reaped: a stopped trial leaves nothing.
 void ChildProcess::stop_group() {

@@ -17,8 +17,8 @@ struct ChildResult {
   int exit_code = -1;  // when it exited normally
   int signal = 0;      // when it was killed by a signal
   double wall_s = 0.0;
-  std::string out;     // standard output
-  std::string err;     // standard error (last 64 KiB)
+  std::string out;  // standard output
+  std::string err;  // standard error (last 64 KiB)
 };
 
 struct ChildOptions {

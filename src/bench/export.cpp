@@ -19,9 +19,12 @@ bool is_zero(Sharding s) {
 
 std::string hf_scheduler(ScheduleKind kind) {
   switch (kind) {
-    case ScheduleKind::kCosine: return "cosine_with_min_lr";
-    case ScheduleKind::kLinear: return "linear";
-    case ScheduleKind::kConstant: return "constant_with_warmup";
+    case ScheduleKind::kCosine:
+      return "cosine_with_min_lr";
+    case ScheduleKind::kLinear:
+      return "linear";
+    case ScheduleKind::kConstant:
+      return "constant_with_warmup";
   }
   return "linear";
 }
@@ -37,8 +40,11 @@ nlohmann::json deepspeed_config(const ExportRequest& r) {
   ds["train_micro_batch_size_per_gpu"] = r.config.micro_batch_size;
   ds["gradient_accumulation_steps"] = r.config.grad_acc_steps;
   ds["gradient_clipping"] = recipe.clip_grad_norm;
-  ds["fp16"] = {{"enabled", recipe.precision == Precision::kFp16}, {"loss_scale", 0},
-                {"loss_scale_window", 1000}, {"initial_scale_power", 16}, {"hysteresis", 2},
+  ds["fp16"] = {{"enabled", recipe.precision == Precision::kFp16},
+                {"loss_scale", 0},
+                {"loss_scale_window", 1000},
+                {"initial_scale_power", 16},
+                {"hysteresis", 2},
                 {"min_loss_scale", 1}};
   ds["bf16"] = {{"enabled", recipe.precision == Precision::kBf16}};
   ds["optimizer"] = {{"type", "Adam"},
@@ -105,16 +111,18 @@ std::string run_config_toml(const ExportRequest& r) {
   std::ostringstream out;
   out << "# gpudays run configuration, for the trainer: gpudays train --config FILE\n";
   out << fmt::format("model = \"{}\"\n", r.model->name);
-  out << fmt::format("gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n", r.gpu, r.cluster.num_nodes,
+  out << fmt::format("gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n",
+                     r.gpu,
+                     r.cluster.num_nodes,
                      r.cluster.gpus_per_node);
   out << "[methods]\n";
-  out << fmt::format("free_lunch = {}\nactivation_checkpointing = {}\n", m.free_lunch,
-                     m.activation_checkpointing);
-  out << fmt::format("sharding = \"{}\"\noffloading = {}\n\n", to_string(m.sharding),
-                     m.offloading);
+  out << fmt::format(
+      "free_lunch = {}\nactivation_checkpointing = {}\n", m.free_lunch, m.activation_checkpointing);
+  out << fmt::format("sharding = \"{}\"\noffloading = {}\n\n", to_string(m.sharding), m.offloading);
   out << "[batch]\n";
   out << fmt::format("global_batch = {}\nmicro_batch_size = {}\ngrad_acc_steps = {}\n",
-                     r.model->recipe.global_batch, r.config.micro_batch_size,
+                     r.model->recipe.global_batch,
+                     r.config.micro_batch_size,
                      r.config.grad_acc_steps);
   return out.str();
 }

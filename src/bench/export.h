@@ -20,7 +20,7 @@ struct ExportRequest {
   bool tf32_available = false;  // free-lunch turns TF32 on only where the GPU has it
 };
 
-nlohmann::json deepspeed_config(const ExportRequest& request);    // null when not sharded by ZeRO
+nlohmann::json deepspeed_config(const ExportRequest& request);  // null when not sharded by ZeRO
 nlohmann::json hf_training_arguments(const ExportRequest& request);
 std::string run_config_toml(const ExportRequest& request);
 

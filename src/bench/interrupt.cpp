@@ -12,7 +12,9 @@ volatile sig_atomic_t g_signal = 0;
 struct sigaction g_previous_int;
 struct sigaction g_previous_term;
 
-void on_signal(int signal) { g_signal = signal; }
+void on_signal(int signal) {
+  g_signal = signal;
+}
 
 }  // namespace
 
@@ -33,7 +35,9 @@ InterruptScope::~InterruptScope() {
   sigaction(SIGTERM, &g_previous_term, nullptr);
 }
 
-int interrupted() { return g_signal; }
+int interrupted() {
+  return g_signal;
+}
 
 void throw_if_interrupted() {
   if (g_signal != 0) throw Interrupted(g_signal);

@@ -17,8 +17,11 @@ std::optional<double> eta_s(const std::vector<double>& finished_s, int trials_le
 
 std::string format_progress(const TrialProgress& p) {
   const auto eta = eta_s(p.finished_trial_s, p.trials_bound - p.trial + 1);
-  return fmt::format("[trial {} of ≤{}] {} | elapsed {}, ETA {} | ", p.trial, p.trials_bound,
-                     p.configuration, format_duration_s(p.elapsed_s),
+  return fmt::format("[trial {} of ≤{}] {} | elapsed {}, ETA {} | ",
+                     p.trial,
+                     p.trials_bound,
+                     p.configuration,
+                     format_duration_s(p.elapsed_s),
                      eta ? "≤ " + format_duration_s(*eta) : std::string("unknown"));
 }
 

@@ -49,8 +49,8 @@ class Searcher {
                         static_cast<int>(done + group_left + later_groups_bound_));
     }
     SearchTrial t;
-    t.request = Configuration{row.config.methods, row.config.micro_batch_size,
-                             row.config.grad_acc_steps};
+    t.request =
+        Configuration{row.config.methods, row.config.micro_batch_size, row.config.grad_acc_steps};
     t.predicted_step_time_s = row.step_time_s;
     t.predicted_memory_bytes = static_cast<int64_t>(row.peak_memory_bytes());
     t.outcome = execute_(t.request);
@@ -210,7 +210,8 @@ void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, in
 
 }  // namespace
 
-SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execute,
+SearchResult run_search(const PlanResult& prediction,
+                        const TrialExecutor& execute,
                         const SearchOptions& options) {
   std::vector<MethodGroup> groups = group_rows(prediction);
   Searcher searcher(execute, options);

@@ -1,8 +1,8 @@
 // The benchmark's search over the settings space: which trials to run, in which order, and when to
 // stop. Two strategies: `exhaustive` (the reference's: every method set, micro-batch doubled from 1
-// until out-of-memory) and `guided` (the planner skips method sets that cannot fit by a safe margin,
-// starts each micro-batch search at the planner's largest fitting micro-batch, tries the most
-// promising method sets first, and stops once the planner's bound, calibrated on the trials so
+// until out-of-memory) and `guided` (the planner skips method sets that cannot fit by a safe
+// margin, starts each micro-batch search at the planner's largest fitting micro-batch, tries the
+// most promising method sets first, and stops once the planner's bound, calibrated on the trials so
 // far, says no remaining method set can beat the best measured one). Trials run through a
 // TrialExecutor (a child process in production; a function in tests).
 #pragma once
@@ -18,8 +18,8 @@ namespace gpudays {
 
 struct TrialOutcome {
   TrialStatus status = TrialStatus::kOk;
-  double step_time_s = 0.0;        // median of the timed steps
-  int64_t peak_memory_bytes = 0;   // measured
+  double step_time_s = 0.0;       // median of the timed steps
+  int64_t peak_memory_bytes = 0;  // measured
   std::string message;
 };
 
@@ -54,12 +54,13 @@ struct SearchResult {
   std::vector<SearchTrial> trials;  // in the order they ran
   std::optional<SearchTrial> best;  // fastest trial with status ok
   int method_sets_total = 0;
-  int method_sets_skipped = 0;      // ruled out by the planner's memory prediction
-  int method_sets_pruned = 0;       // never tried: the bound said they cannot win
+  int method_sets_skipped = 0;  // ruled out by the planner's memory prediction
+  int method_sets_pruned = 0;   // never tried: the bound said they cannot win
 };
 
 // `prediction` holds the planner's rows for every method set and micro-batch of the request.
-SearchResult run_search(const PlanResult& prediction, const TrialExecutor& execute,
+SearchResult run_search(const PlanResult& prediction,
+                        const TrialExecutor& execute,
                         const SearchOptions& options);
 
 }  // namespace gpudays

@@ -31,8 +31,8 @@ struct PartTimes {
 };
 
 struct ComposedStep {
-  Spread step;             // (acc - 1) * micro + last + optimizer, of medians (min, max alike)
-  double micro_s = 0.0;    // medians of the parts
+  Spread step;           // (acc - 1) * micro + last + optimizer, of medians (min, max alike)
+  double micro_s = 0.0;  // medians of the parts
   double last_micro_s = 0.0;
   double optimizer_s = 0.0;
 };

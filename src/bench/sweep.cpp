@@ -53,9 +53,16 @@ struct RemovedAtExit {
 
 class Sweep {
  public:
-  Sweep(const ModelSpec& model, const Cluster& cluster, const SweepOptions& options,
-        ResultsDb& db, std::ostream& progress)
-      : model_(model), cluster_(cluster), options_(options), db_(db), progress_(progress),
+  Sweep(const ModelSpec& model,
+        const Cluster& cluster,
+        const SweepOptions& options,
+        ResultsDb& db,
+        std::ostream& progress)
+      : model_(model),
+        cluster_(cluster),
+        options_(options),
+        db_(db),
+        progress_(progress),
         start_(std::chrono::steady_clock::now()) {}
 
   // The search's numbering and upper bound for the next trial.
@@ -67,9 +74,8 @@ class Sweep {
   TrialOutcome execute(const Configuration& request, const PlanRow& predicted) {
     TrialRecord record = identity(request);
     ++index_;
-    progress_ << format_progress({trial_, trials_bound_,
-                                  describe(request),
-                                  seconds_since(start_), finished_s_})
+    progress_ << format_progress(
+                     {trial_, trials_bound_, describe(request), seconds_since(start_), finished_s_})
               << std::flush;
     auto done = db_.find(record.key());
     if (done && done->measured.status == TrialStatus::kKilled && options_.retry_killed) {
@@ -89,8 +95,9 @@ class Sweep {
     if (!db_.insert(record)) {  // another run stored this configuration first
       ++summary_.trials_not_stored;
       if (auto stored = db_.find(record.key())) {
-        report(record, "kept as a repeat: another run stored this configuration first; its "
-                       "measurement is used");
+        report(record,
+               "kept as a repeat: another run stored this configuration first; its "
+               "measurement is used");
         return outcome_of(*stored);
       }
     }
@@ -204,10 +211,13 @@ class Sweep {
     const double executed = predicted.executed_utilisation * predicted.step_time_s / step;
     if (executed > cluster_.gpu->matmul_ceiling_fraction) {
       t.measured.status = TrialStatus::kRejected;
-      t.measured.message =
-          fmt::format("MFU {:.1f}% (executed FLOPs at {:.1f}% of peak) exceeds the {} matmul "
-                      "ceiling {:.1f}%: a timing bug, not a result", 100 * t.mfu, 100 * executed,
-                      cluster_.gpu->name, 100 * cluster_.gpu->matmul_ceiling_fraction);
+      t.measured.message = fmt::format(
+          "MFU {:.1f}% (executed FLOPs at {:.1f}% of peak) exceeds the {} matmul "
+          "ceiling {:.1f}%: a timing bug, not a result",
+          100 * t.mfu,
+          100 * executed,
+          cluster_.gpu->name,
+          100 * cluster_.gpu->matmul_ceiling_fraction);
     }
   }
 
@@ -220,7 +230,9 @@ class Sweep {
   void report(const TrialRecord& record, const char* note) {
     const TrialMeasurement& t = record.measured;
     std::string what = t.status == TrialStatus::kOk
-                           ? fmt::format("{:.3f} s/step ({}), {}", t.step_time_median_s, to_string(t.timing),
+                           ? fmt::format("{:.3f} s/step ({}), {}",
+                                         t.step_time_median_s,
+                                         to_string(t.timing),
                                          format_gib(static_cast<double>(t.peak_memory_bytes)))
                            : fmt::format("{}: {}", to_string(t.status), t.message);
     if (t.timing_check == "agrees") {
@@ -243,7 +255,7 @@ class Sweep {
   int index_ = 0;
   int trial_ = 0;
   int trials_bound_ = 0;
-  std::vector<double> finished_s_;     // wall time of each trial run now
+  std::vector<double> finished_s_;        // wall time of each trial run now
   std::map<std::string, bool> families_;  // method set -> its composition check agreed
 };
 
@@ -256,8 +268,11 @@ const PlanRow& predicted_row(const PlanResult& prediction, const Configuration& 
 
 }  // namespace
 
-SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster,
-                       const PlanOptions& plan_options, const SweepOptions& options, ResultsDb& db,
+SweepSummary run_sweep(const ModelSpec& model,
+                       const Cluster& cluster,
+                       const PlanOptions& plan_options,
+                       const SweepOptions& options,
+                       ResultsDb& db,
                        std::ostream& progress) {
   const PlanResult prediction = plan(model, cluster, plan_options);
   const InterruptScope interrupt_scope;  // Ctrl-C stops the running trial and records nothing of it

@@ -43,7 +43,11 @@ struct SweepSummary {
   int trials_not_stored = 0;
 };
 
-SweepSummary run_sweep(const ModelSpec& model, const Cluster& cluster, const PlanOptions& plan_options,
-                       const SweepOptions& options, ResultsDb& db, std::ostream& progress);
+SweepSummary run_sweep(const ModelSpec& model,
+                       const Cluster& cluster,
+                       const PlanOptions& plan_options,
+                       const SweepOptions& options,
+                       ResultsDb& db,
+                       std::ostream& progress);
 
 }  // namespace gpudays

@@ -16,8 +16,8 @@
 namespace gpudays {
 
 struct TrialSpec {
-  std::string model;       // catalog name
-  std::string model_file;  // or a model file
+  std::string model;            // catalog name
+  std::string model_file;       // or a model file
   std::string device = "cuda";  // "cuda" or "cpu"; the ranks are the launcher's
   Configuration config;
   int64_t warmup_steps = 1;

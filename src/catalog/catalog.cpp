@@ -23,8 +23,10 @@ namespace {
 std::vector<std::string> toml_files(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw InputError(fmt::format("catalog directory {} does not exist (set --config-dir or "
-                                 "GPUDAYS_CONFIG_DIR)", dir.string()));
+    throw InputError(
+        fmt::format("catalog directory {} does not exist (set --config-dir or "
+                    "GPUDAYS_CONFIG_DIR)",
+                    dir.string()));
   }
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -56,8 +58,8 @@ void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
     for (const std::string& name : own) {
       const auto [it, fresh] = owner.emplace(name, g.name);
       if (!fresh) {
-        throw InputError(fmt::format("{}: '{}' already names GPU '{}'", g.source_path, name,
-                                     it->second));
+        throw InputError(
+            fmt::format("{}: '{}' already names GPU '{}'", g.source_path, name, it->second));
       }
     }
   }

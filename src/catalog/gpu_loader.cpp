@@ -74,10 +74,11 @@ void read_price(const TomlFields& t, GpuSpec& g) {
   g.cloud_usd_per_gpu_hour = t.get_double_or("cloud_usd_per_gpu_hour", 0.0);
   g.cloud_date = t.get_string_or("cloud_date", "");
   if (t.has("cloud_source")) g.sources["cloud"] = t.get_string("cloud_source");
-  if (g.purchase_usd < 0.0) t.fail("purchase_usd", fmt::format("must be >= 0, is {}", g.purchase_usd));
+  if (g.purchase_usd < 0.0)
+    t.fail("purchase_usd", fmt::format("must be >= 0, is {}", g.purchase_usd));
   if (g.cloud_usd_per_gpu_hour < 0.0) {
-    t.fail("cloud_usd_per_gpu_hour", fmt::format("must be >= 0 (0: unknown), is {}",
-                                                 g.cloud_usd_per_gpu_hour));
+    t.fail("cloud_usd_per_gpu_hour",
+           fmt::format("must be >= 0 (0: unknown), is {}", g.cloud_usd_per_gpu_hour));
   }
 }
 
@@ -102,7 +103,8 @@ GpuSpec load_gpu_file(const std::string& path) {
   g.architecture = root.get_string("architecture");
   g.compute_capability = root.get_double("compute_capability");
   if (g.compute_capability < 0.0 || g.compute_capability > 100.0) {
-    root.fail("compute_capability", fmt::format("must be in [0, 100], is {}", g.compute_capability));
+    root.fail("compute_capability",
+              fmt::format("must be in [0, 100], is {}", g.compute_capability));
   }
   read_table(root, "peak_tflops", g, read_peak);
   read_table(root, "matmul_ceiling", g, read_ceiling);

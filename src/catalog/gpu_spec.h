@@ -17,8 +17,8 @@ enum class DeviceKind { kGpu, kCpu };
 
 struct GpuSpec {
   DeviceKind kind = DeviceKind::kGpu;
-  std::string name;          // catalog key, e.g. "a100-80gb-sxm"; "cpu" for the host CPU
-  std::string display_name;  // e.g. "NVIDIA A100 80GB SXM"
+  std::string name;                  // catalog key, e.g. "a100-80gb-sxm"; "cpu" for the host CPU
+  std::string display_name;          // e.g. "NVIDIA A100 80GB SXM"
   std::vector<std::string> aliases;  // reference system's names, e.g. "a100"
   std::string architecture;          // "ampere", "hopper", ...
   double compute_capability = 0.0;   // 8.0 for A100; 0 for the host CPU
@@ -36,11 +36,11 @@ struct GpuSpec {
   int64_t memory_bytes = 0;
   double memory_bandwidth_gb_per_s = 0.0;  // 1e9 bytes/s
 
-  std::string gpu_link;                 // "nvlink3", "pcie4", ...
-  double gpu_link_gb_per_s = 0.0;       // per GPU, per direction, among all GPUs of a node
-  double pair_bridge_gb_per_s = 0.0;    // NVLink bridge joining two cards; 0: none
-  std::string host_link;                // "pcie4"
-  double host_link_gb_per_s = 0.0;      // per direction, theoretical
+  std::string gpu_link;               // "nvlink3", "pcie4", ...
+  double gpu_link_gb_per_s = 0.0;     // per GPU, per direction, among all GPUs of a node
+  double pair_bridge_gb_per_s = 0.0;  // NVLink bridge joining two cards; 0: none
+  std::string host_link;              // "pcie4"
+  double host_link_gb_per_s = 0.0;    // per direction, theoretical
 
   double tdp_w = 0.0;
   double purchase_usd = 0.0;  // 0 for the host CPU (and its cloud price): it is not for sale

@@ -183,7 +183,9 @@ ModelSpec load_model_file(const std::string& path) {
     const int64_t derived = side * side + 1;
     if (m.arch.seq_len != 0 && m.arch.seq_len != derived) {
       throw InputError(fmt::format("{} [arch]: seq_len: {} but (image_size/patch_size)^2 + 1 = {}",
-                                   path, m.arch.seq_len, derived));
+                                   path,
+                                   m.arch.seq_len,
+                                   derived));
     }
     m.arch.seq_len = derived;
   }

@@ -9,20 +9,28 @@ namespace gpudays {
 
 std::string to_string(Family family) {
   switch (family) {
-    case Family::kGptNeox: return "gpt_neox";
-    case Family::kRoberta: return "roberta";
-    case Family::kVit: return "vit";
-    case Family::kConvnext: return "convnext";
-    case Family::kMamba: return "mamba";
+    case Family::kGptNeox:
+      return "gpt_neox";
+    case Family::kRoberta:
+      return "roberta";
+    case Family::kVit:
+      return "vit";
+    case Family::kConvnext:
+      return "convnext";
+    case Family::kMamba:
+      return "mamba";
   }
   return "?";
 }
 
 std::string to_string(Precision precision) {
   switch (precision) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
   }
   return "?";
 }
@@ -33,19 +41,23 @@ std::string to_string(OptimizerKind optimizer) {
 
 std::string to_string(ScheduleKind schedule) {
   switch (schedule) {
-    case ScheduleKind::kCosine: return "cosine";
-    case ScheduleKind::kLinear: return "linear";
-    case ScheduleKind::kConstant: return "constant";
+    case ScheduleKind::kCosine:
+      return "cosine";
+    case ScheduleKind::kLinear:
+      return "linear";
+    case ScheduleKind::kConstant:
+      return "constant";
   }
   return "?";
 }
 
 Family parse_family(const std::string& text) {
-  for (Family f : {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext,
-                   Family::kMamba}) {
+  for (Family f :
+       {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext, Family::kMamba}) {
     if (to_string(f) == text) return f;
   }
-  throw InputError(fmt::format("unknown family '{}'; valid: {}", text,
+  throw InputError(fmt::format("unknown family '{}'; valid: {}",
+                               text,
                                join_choices({"gpt_neox", "roberta", "vit", "convnext", "mamba"})));
 }
 
@@ -56,6 +68,8 @@ Precision parse_precision(const std::string& text) {
   throw InputError(fmt::format("unknown precision '{}'; valid: fp32, fp16 or bf16", text));
 }
 
-bool is_vision(Family family) { return family == Family::kVit || family == Family::kConvnext; }
+bool is_vision(Family family) {
+  return family == Family::kVit || family == Family::kConvnext;
+}
 
 }  // namespace gpudays

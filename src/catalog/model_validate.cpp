@@ -10,7 +10,7 @@ namespace {
 
 // Upper bounds far beyond any real model, so that sizes, their products in the parameter count
 // (d_model x d_ffn x layers < 2^63) and the planner's arithmetic stay exact and finite.
-constexpr int64_t kMaxWidth = int64_t{1} << 20;      // d_model, d_ffn, hidden sizes, heads
+constexpr int64_t kMaxWidth = int64_t{1} << 20;  // d_model, d_ffn, hidden sizes, heads
 constexpr int64_t kMaxLayers = 10'000;
 constexpr int64_t kMaxVocab = int64_t{1} << 24;
 constexpr int64_t kMaxSeqLen = int64_t{1} << 24;     // tokens per sample
@@ -36,7 +36,9 @@ void check_transformer(const Checker& c, const ArchSpec& a) {
   c.positive(a.d_model, "arch", "d_model");
   c.positive(a.n_heads, "arch", "n_heads");
   c.positive(a.d_ffn, "arch", "d_ffn");
-  c.require(a.d_model % a.n_heads == 0, "arch", "n_heads",
+  c.require(a.d_model % a.n_heads == 0,
+            "arch",
+            "n_heads",
             fmt::format("{} heads do not divide d_model {}", a.n_heads, a.d_model));
 }
 
@@ -199,7 +201,9 @@ void check_recipe(const Checker& c, const RecipeSpec& r) {
   c.positive(r.train_steps, "recipe", "train_steps", kMaxTrainSteps);
   c.require(r.lr > 0.0, "recipe", "lr", "must be positive");
   c.require(r.min_lr >= 0.0 && r.min_lr <= r.lr, "recipe", "min_lr", "must be in [0, lr]");
-  c.require(r.warmup_steps >= 0 && r.warmup_steps < r.train_steps, "recipe", "warmup_steps",
+  c.require(r.warmup_steps >= 0 && r.warmup_steps < r.train_steps,
+            "recipe",
+            "warmup_steps",
             "must be in [0, train_steps)");
   c.require(r.beta1 >= 0.0 && r.beta1 < 1.0, "recipe", "beta1", "must be in [0, 1)");
   c.require(r.beta2 >= 0.0 && r.beta2 < 1.0, "recipe", "beta2", "must be in [0, 1)");
@@ -215,8 +219,10 @@ void validate_model(const ModelSpec& model) {
   check_arch(c, model.family, model.arch);
   check_recipe(c, model.recipe);
   if (model.family == Family::kRoberta) {
-    c.require(model.recipe.mlm_probability > 0.0 && model.recipe.mlm_probability < 1.0, "recipe",
-              "mlm_probability", "masked LM needs a value in (0, 1)");
+    c.require(model.recipe.mlm_probability > 0.0 && model.recipe.mlm_probability < 1.0,
+              "recipe",
+              "mlm_probability",
+              "masked LM needs a value in (0, 1)");
   }
   if (model.reported) {
     c.positive(model.reported->gpus, "reported", "gpus");

@@ -1,6 +1,7 @@
 // Parameter counts per family, layer by layer, following the HuggingFace module structure:
-// GPTNeoXForCausalLM, RobertaForMaskedLM, ViTForImageClassification, ConvNextForImageClassification,
-// MambaForCausalLM. Weight matrices and their biases are counted exactly as those classes hold them.
+// GPTNeoXForCausalLM, RobertaForMaskedLM, ViTForImageClassification,
+// ConvNextForImageClassification, MambaForCausalLM. Weight matrices and their biases are counted
+// exactly as those classes hold them.
 #include "catalog/param_count.h"
 
 #include <algorithm>
@@ -8,8 +9,12 @@
 namespace gpudays {
 namespace {
 
-int64_t linear(int64_t in, int64_t out, bool bias = true) { return in * out + (bias ? out : 0); }
-int64_t layer_norm(int64_t d) { return 2 * d; }
+int64_t linear(int64_t in, int64_t out, bool bias = true) {
+  return in * out + (bias ? out : 0);
+}
+int64_t layer_norm(int64_t d) {
+  return 2 * d;
+}
 
 // Attention (q, k, v, o with biases; k and v narrower with grouped-query attention) + MLP
 // (d -> d_ffn -> d with biases; a gated MLP has a second input matrix) + two LayerNorms.
@@ -23,7 +28,7 @@ int64_t transformer_layer(const ArchSpec& a) {
 
 ParamCounts gpt_neox(const ArchSpec& a) {
   ParamCounts c;
-  c.embedding = a.vocab_size * a.d_model;                      // embed_in
+  c.embedding = a.vocab_size * a.d_model;                                // embed_in
   c.unembedding = a.tie_word_embeddings ? 0 : a.vocab_size * a.d_model;  // embed_out, no bias
   c.largest_block = transformer_layer(a);
   c.total = c.embedding + a.n_layers * c.largest_block + layer_norm(a.d_model) + c.unembedding;
@@ -50,8 +55,8 @@ ParamCounts vit(const ArchSpec& a) {
   c.embedding = a.d_model /*cls token*/ + (patches + 1) * a.d_model /*positions*/;
   c.unembedding = linear(a.d_model, a.num_labels);
   c.largest_block = transformer_layer(a);
-  c.total = c.embedding + patch_projection + a.n_layers * c.largest_block +
-            layer_norm(a.d_model) + c.unembedding;
+  c.total = c.embedding + patch_projection + a.n_layers * c.largest_block + layer_norm(a.d_model) +
+            c.unembedding;
   return c;
 }
 
@@ -99,11 +104,16 @@ ParamCounts mamba(const ArchSpec& a) {
 
 ParamCounts count_params(const ModelSpec& model) {
   switch (model.family) {
-    case Family::kGptNeox: return gpt_neox(model.arch);
-    case Family::kRoberta: return roberta(model.arch);
-    case Family::kVit: return vit(model.arch);
-    case Family::kConvnext: return convnext(model.arch);
-    case Family::kMamba: return mamba(model.arch);
+    case Family::kGptNeox:
+      return gpt_neox(model.arch);
+    case Family::kRoberta:
+      return roberta(model.arch);
+    case Family::kVit:
+      return vit(model.arch);
+    case Family::kConvnext:
+      return convnext(model.arch);
+    case Family::kMamba:
+      return mamba(model.arch);
   }
   return {};
 }

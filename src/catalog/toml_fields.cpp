@@ -11,7 +11,9 @@
 namespace gpudays {
 namespace {
 
-const toml::node* as_node(const void* p) { return static_cast<const toml::node*>(p); }
+const toml::node* as_node(const void* p) {
+  return static_cast<const toml::node*>(p);
+}
 
 }  // namespace
 
@@ -27,7 +29,8 @@ TomlFields TomlFields::parse_file(const std::string& path) {
   }
 }
 
-TomlFields::TomlFields(const toml::table& table, std::string context,
+TomlFields::TomlFields(const toml::table& table,
+                       std::string context,
                        std::shared_ptr<const void> owner)
     : table_(&table), context_(std::move(context)), owner_(std::move(owner)) {}
 
@@ -40,7 +43,9 @@ const void* TomlFields::node(std::string_view key) const {
   return table_->get(key);
 }
 
-bool TomlFields::has(std::string_view key) const { return table_->get(key) != nullptr; }
+bool TomlFields::has(std::string_view key) const {
+  return table_->get(key) != nullptr;
+}
 
 int64_t TomlFields::get_int(std::string_view key) const {
   const toml::node* n = as_node(node(key));

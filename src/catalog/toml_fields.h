@@ -46,8 +46,8 @@ class TomlFields {
  private:
   const void* node(std::string_view key) const;  // toml::node*, or nullptr
   const toml::table* table_;
-  std::string context_;                   // "configs/models/x.toml [arch]"
-  std::shared_ptr<const void> owner_;     // keeps the parsed document alive
+  std::string context_;                // "configs/models/x.toml [arch]"
+  std::shared_ptr<const void> owner_;  // keeps the parsed document alive
   mutable std::set<std::string, std::less<>> used_;
 };
 

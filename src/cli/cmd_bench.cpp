@@ -58,13 +58,15 @@ CLI::Validator memory_limit_check() {
         if (!CLI::detail::lexical_cast(text, bytes)) return "'" + text + "' is not a byte count";
         if (bytes == 0 || bytes >= kMinMemoryLimitBytes) return "";
         return fmt::format("'{}' is neither 0 (the device's memory) nor at least {} bytes (1 MiB)",
-                           text, kMinMemoryLimitBytes);
+                           text,
+                           kMinMemoryLimitBytes);
       },
       "0 or >= 1 MiB");
 }
 
 // The argv of one trial: `gpudays trial`, on every rank of the launch (dist/launcher.h).
-std::vector<std::string> trial_command(const GlobalOptions& global, const BenchRequest& r,
+std::vector<std::string> trial_command(const GlobalOptions& global,
+                                       const BenchRequest& r,
                                        int64_t world) {
   LaunchOptions launch;
   launch.ranks = world;
@@ -102,30 +104,38 @@ void print_summary(const BenchRequest& r, const ModelSpec& model, const SweepSum
               {"method_sets_pruned", s.search.method_sets_pruned},
               {"best", nullptr}});
     if (best) {
-      j["best"] = {{"methods", describe(best->request.methods)},
-                   {"micro_batch_size", best->request.micro_batch_size},
-                   {"grad_acc_steps", best->request.grad_acc_steps},
-                   {"step_time_s", best->outcome.step_time_s},
-                   {"training_days", model.recipe.train_steps * best->outcome.step_time_s /
-                                         kSecondsPerDay}};
+      j["best"] = {
+          {"methods", describe(best->request.methods)},
+          {"micro_batch_size", best->request.micro_batch_size},
+          {"grad_acc_steps", best->request.grad_acc_steps},
+          {"step_time_s", best->outcome.step_time_s},
+          {"training_days", model.recipe.train_steps * best->outcome.step_time_s / kSecondsPerDay}};
     }
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << fmt::format("{} trials run, {} reused from {}; {} of {} method sets skipped by the "
-                           "planner, {} pruned by its bound\n",
-                           s.trials_run, s.trials_reused, r.db, s.search.method_sets_skipped,
-                           s.search.method_sets_total, s.search.method_sets_pruned);
+  std::cout << fmt::format(
+      "{} trials run, {} reused from {}; {} of {} method sets skipped by the "
+      "planner, {} pruned by its bound\n",
+      s.trials_run,
+      s.trials_reused,
+      r.db,
+      s.search.method_sets_skipped,
+      s.search.method_sets_total,
+      s.search.method_sets_pruned);
   if (!best) {
     std::cout << "No configuration ran successfully.\n";
     return;
   }
-  std::cout << fmt::format("Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step; {} for "
-                           "{} steps\n",
-                           describe(best->request.methods), best->request.micro_batch_size,
-                           best->request.grad_acc_steps, best->outcome.step_time_s,
-                           format_duration_s(model.recipe.train_steps * best->outcome.step_time_s),
-                           format_count(model.recipe.train_steps));
+  std::cout << fmt::format(
+      "Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step; {} for "
+      "{} steps\n",
+      describe(best->request.methods),
+      best->request.micro_batch_size,
+      best->request.grad_acc_steps,
+      best->outcome.step_time_s,
+      format_duration_s(model.recipe.train_steps * best->outcome.step_time_s),
+      format_count(model.recipe.train_steps));
 }
 
 // The host CPU measured; where it cannot be (the probe failed), a stand-in that only orders the
@@ -135,9 +145,10 @@ GpuSpec bench_host_cpu(const BenchRequest& r) {
   try {
     return host_cpu_device(r.db, host);
   } catch (const InputError& e) {
-    std::cerr << fmt::format("warning: {}; the trials are ordered by a stand-in CPU spec (not "
-                             "measured, so MFU is not checked)\n",
-                             e.what());
+    std::cerr << fmt::format(
+        "warning: {}; the trials are ordered by a stand-in CPU spec (not "
+        "measured, so MFU is not checked)\n",
+        e.what());
     return host_cpu_stand_in(host);
   }
 }
@@ -165,8 +176,8 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   options.trial_timeout_s = r.trial_timeout_s;
   options.timed_steps = r.timed_steps;
   options.memory_limit_bytes = r.memory_limit_bytes;
-  options.strategy = r.strategy == "exhaustive" ? SearchStrategy::kExhaustive
-                                                : SearchStrategy::kGuided;
+  options.strategy =
+      r.strategy == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
   options.timing = parse_step_timing(r.timing);
   options.retry_killed = !r.no_retry_killed;
   if (gpu->kind == DeviceKind::kGpu) check_device(r.device);
@@ -178,8 +189,12 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     throw EnvironmentError(fmt::format(
         "no configuration of {} ran successfully on {}: {} trials run or reused (their outcomes "
         "are in {}), {} of {} method sets predicted not to fit",
-        model.name, gpu->display_name, summary.trials_run + summary.trials_reused, r.db,
-        summary.search.method_sets_skipped, summary.search.method_sets_total));
+        model.name,
+        gpu->display_name,
+        summary.trials_run + summary.trials_reused,
+        r.db,
+        summary.search.method_sets_skipped,
+        summary.search.method_sets_total));
   }
 }
 
@@ -204,9 +219,12 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--device", r->device, "cuda (the CUDA build, on a GPU) or cpu")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  add_cluster_options(*cmd, r->gpus_per_node, r->nodes,
+  add_cluster_options(*cmd,
+                      r->gpus_per_node,
+                      r->nodes,
                       "Ranks per node; more than 1 runs each trial under mpirun (on the CPU too)");
-  cmd->add_option("--methods", r->methods,
+  cmd->add_option("--methods",
+                  r->methods,
                   "Method sets searched: naive (none), free-lunch, or all (with activation "
                   "checkpointing, sharding zero_1/zero_2/zero_3 and FSDP's shard_grad_op (the "
                   "stage-2 mechanism) and full_shard (stage 3), and offloading)")
@@ -215,31 +233,37 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
       ->check(CLI::IsMember({"guided", "exhaustive"}))
       ->capture_default_str();
-  cmd->add_option("--timing", r->timing,
+  cmd->add_option("--timing",
+                  r->timing,
                   "whole: time whole optimizer steps; parts: time a micro-step, the last "
                   "micro-step and the optimizer and compose them (checked against whole steps "
                   "once per method set)")
       ->check(CLI::IsMember({"whole", "parts"}))
       ->capture_default_str();
-  cmd->add_option("--memory-limit", r->memory_limit_bytes,
+  cmd->add_option("--memory-limit",
+                  r->memory_limit_bytes,
                   "Per-device memory cap in bytes (CPU trials raise out-of-memory above it; a CUDA "
                   "trial peaking above it counts as out-of-memory)")
       ->check(memory_limit_check());
-  cmd->add_option("--db", r->db,
+  cmd->add_option("--db",
+                  r->db,
                   "Results database (SQLite): every trial is stored as it ends; trials already "
                   "in it are reused")
       ->capture_default_str();
-  cmd->add_option("--steps", r->timed_steps,
+  cmd->add_option("--steps",
+                  r->timed_steps,
                   "Timed steps per trial, after 1 warm-up step (with --timing parts: steps of at "
                   "most 2 micro-steps whose parts are timed)")
       ->check(CLI::Range(int64_t{3}, int64_t{1000}))
       ->capture_default_str();
-  cmd->add_option("--trial-timeout", r->trial_timeout_s,
+  cmd->add_option("--trial-timeout",
+                  r->trial_timeout_s,
                   "Seconds before a trial (its whole process group) is killed and recorded as a "
                   "timeout")
       ->check(number_check(0.0, kMaxTrialTimeoutS, /*low_open=*/true))
       ->capture_default_str();
-  cmd->add_flag("--no-retry-killed", r->no_retry_killed,
+  cmd->add_flag("--no-retry-killed",
+                r->no_retry_killed,
                 "Reuse trials killed by a signal from outside (the OOM killer, pre-emption, a "
                 "stray kill) as recorded; by default they are measured again");
   add_format_option(*cmd, r->format, {"table", "json"})

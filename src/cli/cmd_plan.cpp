@@ -82,8 +82,10 @@ const GpuSpec& plan_device(const Catalog& catalog, const PlanRequest& r, GpuSpec
     return catalog.gpu(r.gpu);
   }
   if (!r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
-    throw InputError(fmt::format("--device cpu plans on the host CPU, not on {}: leave out --gpu "
-                                 "or --device cpu", r.gpu));
+    throw InputError(
+        fmt::format("--device cpu plans on the host CPU, not on {}: leave out --gpu "
+                    "or --device cpu",
+                    r.gpu));
   }
   host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
   return host;
@@ -174,23 +176,28 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "mechanisms as zero_2 and zero_3.");
   add_model_options(*cmd, r->model, r->model_file);
   add_gpu_option(*cmd, r->gpu, "GPU name or alias, any case (see `gpudays gpus`)");
-  cmd->add_option("--device", r->device,
+  cmd->add_option("--device",
+                  r->device,
                   "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, measured once by "
                   "`gpudays trial --probe-device cpu`; the result is kept next to --db)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
-  add_cluster_options(*cmd, r->gpus_per_node, r->nodes,
+  add_cluster_options(*cmd,
+                      r->gpus_per_node,
+                      r->nodes,
                       "GPUs per node (with --device cpu: ranks sharing this machine)");
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
   add_pin_options(*cmd, *r);
   add_format_option(*cmd, r->format, row_format_names());
-  cmd->add_option("--inter-node-gb-per-s", r->inter_node_gb_per_s,
+  cmd->add_option("--inter-node-gb-per-s",
+                  r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
       ->check(number_check(0.0, 1e4, /*low_open=*/true))
       ->capture_default_str();
-  cmd->add_option("--cpu-adam-params-per-s", r->cpu_adam_params_per_s,
+  cmd->add_option("--cpu-adam-params-per-s",
+                  r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
       ->check(number_check(0.0, 1e13, /*low_open=*/true))
       ->capture_default_str();
@@ -199,7 +206,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "Host memory per node for offloaded optimizer state, GiB (default: twice the "
                   "node's GPU memory, at least 64 GiB)")
       ->check(CLI::Range(1.0, 1.0e6));
-  cmd->add_option("--db", r->db,
+  cmd->add_option("--db",
+                  r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "
                   "exists)")
       ->each([r](const std::string&) { r->db_given = true; });

@@ -25,10 +25,10 @@ struct ReportRequest {
   std::string out_dir;
   std::string db = "gpudays.db";
   bool db_given = false;
-  bool force = false;  // replace a non-empty --out
+  bool force = false;               // replace a non-empty --out
   std::vector<std::string> models;  // empty: every catalog model (unless model_files)
   std::vector<std::string> model_files;
-  int64_t detail_gpu_count = 0;     // 0: the largest of --counts
+  int64_t detail_gpu_count = 0;  // 0: the largest of --counts
   std::string gnuplot = "gnuplot";
   CostRequest cost;
 };
@@ -65,11 +65,14 @@ std::vector<MeasuredRun> load_measurements(const ReportRequest& r,
   if (!r.db_given && !std::filesystem::exists(r.db)) return {};
   std::vector<MeasuredRun> out;
   for (const TrialRecord& t : ResultsDb::open({r.db, /*read_only=*/true}).query({})) {
-    const bool wanted = std::any_of(models.begin(), models.end(),
-                                    [&](const ModelSpec* m) { return m->name == t.model; });
+    const bool wanted = std::any_of(
+        models.begin(), models.end(), [&](const ModelSpec* m) { return m->name == t.model; });
     if (!wanted || !t.ok() || t.predicted_step_time_s <= 0.0) continue;
-    out.push_back(MeasuredRun{t.model, t.gpu, t.cluster.world_size(),
-                              t.predicted_step_time_s, t.step_time_s(),
+    out.push_back(MeasuredRun{t.model,
+                              t.gpu,
+                              t.cluster.world_size(),
+                              t.predicted_step_time_s,
+                              t.step_time_s(),
                               fmt::format("{} row '{}' ({})", r.db, t.key(), t.created_at)});
   }
   return out;
@@ -126,13 +129,17 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
       "report",
       "Write a report (index.html, report.md, PNG and SVG plots drawn by gnuplot, CSV data) on "
       "what pre-training each model costs and takes on each GPU type and count.");
-  cmd->add_option("--out", r->out_dir,
+  cmd->add_option("--out",
+                  r->out_dir,
                   "Output directory (created if missing; a non-empty one needs --force)")
       ->required();
-  cmd->add_flag("--force", r->force,
+  cmd->add_flag("--force",
+                r->force,
                 "Replace a non-empty --out directory (only once the new report is complete)");
-  cmd->add_option("--db", r->db,
-                  "Benchmark results for predicted vs measured (default: ./gpudays.db if it exists)")
+  cmd->add_option(
+         "--db",
+         r->db,
+         "Benchmark results for predicted vs measured (default: ./gpudays.db if it exists)")
       ->each([r](const std::string&) { r->db_given = true; });
   cmd->add_option("--models",
                   r->models,

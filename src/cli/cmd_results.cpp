@@ -36,7 +36,7 @@ struct ResultsRequest {
   std::string format = "table";
   std::string source = "bench";
   std::string out;
-  std::string status;  // results: empty for any
+  std::string status;           // results: empty for any
   bool incomplete = false;      // results: the search space's configurations not yet measured
   std::string methods = "all";  // results --incomplete: the search space's preset
 };
@@ -147,8 +147,9 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
   if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
   if (r.source == "plan") {
     if (host_cpu) {
-      throw InputError("--source plan needs a catalog GPU; for the host CPU use --source bench "
-                       "(or see `gpudays plan --device cpu`)");
+      throw InputError(
+          "--source plan needs a catalog GPU; for the host CPU use --source bench "
+          "(or see `gpudays plan --device cpu`)");
     }
     const PlanResult p = plan(model, Cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(e.gpu)}, {});
     if (!p.best) throw InputError(fmt::format("nothing fits {} on that hardware", model.name));
@@ -178,9 +179,10 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   } else if (r.format == "deepspeed") {
     const nlohmann::json ds = deepspeed_config(e);
     if (ds.is_null()) {
-      throw InputError(fmt::format("the chosen configuration ({}) uses no ZeRO stage; a DeepSpeed "
-                                   "configuration applies to zero_1, zero_2 and zero_3",
-                                   describe(e.config.methods)));
+      throw InputError(
+          fmt::format("the chosen configuration ({}) uses no ZeRO stage; a DeepSpeed "
+                      "configuration applies to zero_1, zero_2 and zero_3",
+                      describe(e.config.methods)));
     }
     text = ds.dump(2) + "\n";
   } else {
@@ -265,7 +267,8 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
       "configuration (deepspeed) or a gpudays run file (toml)");
   add_selection_options(export_cmd, *exp);
   add_format_option(*export_cmd, exp->format, {"hf", "deepspeed", "toml"});
-  export_cmd->add_option("--source", exp->source, "bench: the fastest measured; plan: the planner's")
+  export_cmd
+      ->add_option("--source", exp->source, "bench: the fastest measured; plan: the planner's")
       ->check(CLI::IsMember({"bench", "plan"}))
       ->capture_default_str();
   export_cmd->add_option("--out", exp->out, "Output file (default: standard output)");

@@ -12,11 +12,11 @@
 #include "catalog/catalog.h"
 #include "catalog/measurement.h"
 #include "cli/commands.h"
-#include "report/table.h"
 #include "common/error.h"
 #include "plan/calibration_fit.h"
 #include "plan/fitted_constants.h"
 #include "plan/validate.h"
+#include "report/table.h"
 
 namespace gpudays {
 namespace {

@@ -29,7 +29,9 @@ void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help);
 
 // --gpus-per-node N and --nodes K (alias --num-nodes) within the planner's bounds
 // (config/search_space.h).
-void add_cluster_options(CLI::App& cmd, int64_t& gpus_per_node, int64_t& nodes,
+void add_cluster_options(CLI::App& cmd,
+                         int64_t& gpus_per_node,
+                         int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
 
 // The host CPU as a device (--device cpu): this machine measured by `gpudays trial --probe-device
@@ -42,7 +44,8 @@ GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
 void check_number_options(CLI::App& app);
 
 // --format validator shared by the commands.
-CLI::Option* add_format_option(CLI::App& cmd, std::string& format,
+CLI::Option* add_format_option(CLI::App& cmd,
+                               std::string& format,
                                const std::vector<std::string>& choices);
 
 }  // namespace gpudays

@@ -2,8 +2,8 @@
 // one-line message (exit 2 for bad input, 1 for anything else). No stack traces.
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "bench/interrupt.h"
 #include "cli/commands.h"
@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   GlobalOptions global;
-  app.add_option("--config-dir", global.config_dir,
+  app.add_option("--config-dir",
+                 global.config_dir,
                  "Catalog directory with models/ and gpus/ (default: $GPUDAYS_CONFIG_DIR, else the "
                  "source tree's configs/)");
   add_catalog_commands(app, global);
@@ -82,8 +83,10 @@ int main(int argc, char** argv) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 2;
   } catch (const Interrupted& e) {
-    std::cerr << fmt::format("gpudays: interrupted by signal {}; the running trial was stopped and "
-                             "nothing of it was recorded\n", e.signal());
+    std::cerr << fmt::format(
+        "gpudays: interrupted by signal {}; the running trial was stopped and "
+        "nothing of it was recorded\n",
+        e.signal());
     return 128 + e.signal();
   } catch (const EnvironmentError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";

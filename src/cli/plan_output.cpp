@@ -10,7 +10,9 @@
 namespace gpudays {
 namespace {
 
-std::string gib(double bytes) { return fmt::format("{:.1f}", bytes / kGiB); }
+std::string gib(double bytes) {
+  return fmt::format("{:.1f}", bytes / kGiB);
+}
 
 std::string throughput(const PlanRow& row, const ModelSpec& model) {
   if (model.family == Family::kConvnext) return format_si(row.samples_per_s) + " images/s";
@@ -22,11 +24,16 @@ std::string throughput(const PlanRow& row, const ModelSpec& model) {
 }
 
 std::string memory_line(const MemoryBreakdown& m) {
-  return fmt::format("weights {}, gradients {}, optimizer {}, activations {}, logits/loss {}, "
-                     "temporary {}, framework {} (GiB)",
-                     gib(m.weights_bytes), gib(m.gradients_bytes), gib(m.optimizer_bytes),
-                     gib(m.activations_bytes), gib(m.logits_loss_bytes), gib(m.temporary_bytes),
-                     gib(m.framework_bytes));
+  return fmt::format(
+      "weights {}, gradients {}, optimizer {}, activations {}, logits/loss {}, "
+      "temporary {}, framework {} (GiB)",
+      gib(m.weights_bytes),
+      gib(m.gradients_bytes),
+      gib(m.optimizer_bytes),
+      gib(m.activations_bytes),
+      gib(m.logits_loss_bytes),
+      gib(m.temporary_bytes),
+      gib(m.framework_bytes));
 }
 
 }  // namespace
@@ -50,9 +57,8 @@ Column<PlanRow> time_part(const char* part, double TimeBreakdown::*field) {
 Column<PlanRow> time_range_end(const char* name,
                                std::optional<TimeRange> PlanRow::*range,
                                double TimeRange::*end) {
-  return {name, [range, end](const PlanRow& r) {
-            return r.*range ? Cell{(*(r.*range)).*end} : Cell{};
-          }};
+  return {name,
+          [range, end](const PlanRow& r) { return r.*range ? Cell{(*(r.*range)).*end} : Cell{}; }};
 }
 
 }  // namespace
@@ -157,27 +163,35 @@ namespace {
 
 void print_evidence(std::ostream& out, const PlanRow& best, const PlanEvidence& evidence) {
   if (evidence.calibration.trials > 0) {
-    out << fmt::format("  calibrated     step times x{:.3f} (median measured/predicted of {} "
-                       "trial{} on this GPU and model family; uncalibrated {})\n",
-                       evidence.calibration.step_time_factor, evidence.calibration.trials,
-                       evidence.calibration.trials == 1 ? "" : "s",
-                       format_duration_s(best.uncalibrated_step_time_s));
+    out << fmt::format(
+        "  calibrated     step times x{:.3f} (median measured/predicted of {} "
+        "trial{} on this GPU and model family; uncalibrated {})\n",
+        evidence.calibration.step_time_factor,
+        evidence.calibration.trials,
+        evidence.calibration.trials == 1 ? "" : "s",
+        format_duration_s(best.uncalibrated_step_time_s));
   }
   if (const auto& t = evidence.measured_best) {
     const std::string when = t->created_at.empty() ? "" : fmt::format("; {}", t->created_at);
-    const std::string where = t->measured.device_name.empty() ? "" : fmt::format(" on {}", t->measured.device_name);
+    const std::string where =
+        t->measured.device_name.empty() ? "" : fmt::format(" on {}", t->measured.device_name);
     out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}){}{}\n",
                        format_duration_s(t->step_time_s()),
                        format_gib(static_cast<double>(t->measured.peak_memory_bytes)),
-                       format_duration_s(best.step_time_s), format_gib(best.peak_memory_bytes()),
-                       when, where);
+                       format_duration_s(best.step_time_s),
+                       format_gib(best.peak_memory_bytes()),
+                       when,
+                       where);
   }
 }
 
 }  // namespace
 
-void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec& gpu,
-                        const PlanResult& result, const std::vector<Suggestion>& suggestions,
+void print_plan_summary(std::ostream& out,
+                        const ModelSpec& model,
+                        const GpuSpec& gpu,
+                        const PlanResult& result,
+                        const std::vector<Suggestion>& suggestions,
                         const PlanEvidence& evidence) {
   size_t fitting = 0;
   for (const PlanRow& r : result.rows) fitting += r.fits ? 1 : 0;
@@ -199,8 +213,11 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   if (!result.best) {
     out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {
-      out << fmt::format("  would fit: {} -> {}, {:.1f} days, {:.0f}% MFU\n", s.change,
-                         describe(s.best.config.methods), s.best.training_days, 100 * s.best.mfu);
+      out << fmt::format("  would fit: {} -> {}, {:.1f} days, {:.0f}% MFU\n",
+                         s.change,
+                         describe(s.best.config.methods),
+                         s.best.training_days,
+                         100 * s.best.mfu);
     }
     if (suggestions.empty()) out << "  no catalog GPU or count up to 512 GPUs fits either.\n";
     return;
@@ -208,7 +225,9 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   const PlanRow& b = *result.best;
   const TimeBreakdown& t = b.time;
   out << fmt::format("Best: {}, micro-batch {}, gradient accumulation {}\n",
-                     describe(b.config.methods), b.config.micro_batch_size, b.config.grad_acc_steps);
+                     describe(b.config.methods),
+                     b.config.micro_batch_size,
+                     b.config.grad_acc_steps);
   const std::string step_range = b.step_time_range_s
                                      ? fmt::format(" ({}-{})",
                                                    format_duration_s(b.step_time_range_s->low),
@@ -227,8 +246,8 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
   out << fmt::format("  throughput     {}\n", throughput(b, model));
   std::string ratio;
   if (b.gpu_days_ratio > 0) {
-    ratio = fmt::format(" ({:.2f}x the original {:g} GPU-days)", b.gpu_days_ratio,
-                        model.reported_gpu_days());
+    ratio = fmt::format(
+        " ({:.2f}x the original {:g} GPU-days)", b.gpu_days_ratio, model.reported_gpu_days());
   }
   const std::string days_range =
       b.training_days_range
@@ -248,12 +267,17 @@ void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec
         100 * b.error_band->low_error,
         100 * b.error_band->high_error);
   }
-  out << fmt::format("  utilisation    MFU {:.1f}%, HFU {:.1f}% of the {} peak (matmul ceiling "
-                     "{:.1f}%)\n",
-                     100 * b.mfu, 100 * b.hfu, result.matmul_dtype,
-                     100 * result.matmul_ceiling_fraction);
-  out << fmt::format("  memory/GPU     {} of {}: {}\n", format_gib(b.peak_memory_bytes()),
-                     format_gib(static_cast<double>(gpu.memory_bytes)), memory_line(b.memory));
+  out << fmt::format(
+      "  utilisation    MFU {:.1f}%, HFU {:.1f}% of the {} peak (matmul ceiling "
+      "{:.1f}%)\n",
+      100 * b.mfu,
+      100 * b.hfu,
+      result.matmul_dtype,
+      100 * result.matmul_ceiling_fraction);
+  out << fmt::format("  memory/GPU     {} of {}: {}\n",
+                     format_gib(b.peak_memory_bytes()),
+                     format_gib(static_cast<double>(gpu.memory_bytes)),
+                     memory_line(b.memory));
   print_evidence(out, b, evidence);
   if (b.memory.host_bytes > 0) {
     out << fmt::format("  host memory    {} pinned per node of {}\n",

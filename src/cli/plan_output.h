@@ -35,8 +35,11 @@ nlohmann::json plan_json(const PlanResult& result,
                          const std::vector<Suggestion>& suggestions,
                          bool all_rows);
 
-void print_plan_summary(std::ostream& out, const ModelSpec& model, const GpuSpec& gpu,
-                        const PlanResult& result, const std::vector<Suggestion>& suggestions,
+void print_plan_summary(std::ostream& out,
+                        const ModelSpec& model,
+                        const GpuSpec& gpu,
+                        const PlanResult& result,
+                        const std::vector<Suggestion>& suggestions,
                         const PlanEvidence& evidence);
 
 }  // namespace gpudays

@@ -74,8 +74,10 @@ StagedDirectory::StagedDirectory(std::string destination, bool replace)
       throw InputError(fmt::format("{} exists and is not a directory", destination_));
     }
     if (!replace && !fs::is_empty(destination_, ec)) {
-      throw InputError(fmt::format("{} is not empty; choose a new directory or pass --force to "
-                                   "replace it", destination_));
+      throw InputError(
+          fmt::format("{} is not empty; choose a new directory or pass --force to "
+                      "replace it",
+                      destination_));
     }
   }
   const fs::path target = fs::absolute(destination_, ec).lexically_normal();

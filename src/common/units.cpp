@@ -7,7 +7,9 @@
 
 namespace gpudays {
 
-std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+std::string format_gib(double bytes) {
+  return fmt::format("{:.1f} GiB", bytes / kGiB);
+}
 
 std::string format_count(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);

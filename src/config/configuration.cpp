@@ -6,7 +6,9 @@
 namespace gpudays {
 
 std::string describe(const Configuration& c) {
-  return fmt::format("{}, micro-batch {}, accumulation {}", describe(c.methods), c.micro_batch_size,
+  return fmt::format("{}, micro-batch {}, accumulation {}",
+                     describe(c.methods),
+                     c.micro_batch_size,
                      c.grad_acc_steps);
 }
 

@@ -8,15 +8,17 @@
 namespace gpudays {
 namespace {
 
-bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+bool is_power_of_two(int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
 
 }  // namespace
 
 void check_request(const ModelSpec& model, const Cluster& cluster) {
   if (cluster.gpu == nullptr) throw InputError("no GPU given");
   if (cluster.gpus_per_node < 1 || cluster.gpus_per_node > kMaxGpusPerNode) {
-    throw InputError(fmt::format("GPUs per node must be between 1 and {}, got {}",
-                                 kMaxGpusPerNode, cluster.gpus_per_node));
+    throw InputError(fmt::format(
+        "GPUs per node must be between 1 and {}, got {}", kMaxGpusPerNode, cluster.gpus_per_node));
   }
   if (cluster.num_nodes < 1 || cluster.num_nodes > kMaxNodes) {
     throw InputError(
@@ -28,7 +30,9 @@ void check_request(const ModelSpec& model, const Cluster& cluster) {
     throw InputError(fmt::format(
         "global batch {} of {} does not split into a power-of-two per-GPU batch over {} GPUs; "
         "use a GPU count that divides it into a power of two (for example 1, 2, 4 or 8)",
-        batch, model.name, world));
+        batch,
+        model.name,
+        world));
   }
   const std::string precision = precision_problem(model.recipe.precision, *cluster.gpu);
   if (!precision.empty()) throw InputError(fmt::format("{}: {}", model.name, precision));
@@ -38,13 +42,17 @@ int64_t per_gpu_batch(const ModelSpec& model, const Cluster& cluster) {
   return model.recipe.global_batch / cluster.world_size();
 }
 
-std::string precision_problem(Precision precision, const std::string& device,
+std::string precision_problem(Precision precision,
+                              const std::string& device,
                               double compute_capability) {
   if (precision != Precision::kBf16 || compute_capability >= kBf16MinComputeCapability) return "";
   if (compute_capability <= 0.0) return "";  // a CPU: bf16 autocast runs there
-  return fmt::format("bf16 needs an Ampere or newer GPU (compute capability {:.1f}); {} has {:.1f} "
-                     "(use fp16 or fp32)",
-                     kBf16MinComputeCapability, device, compute_capability);
+  return fmt::format(
+      "bf16 needs an Ampere or newer GPU (compute capability {:.1f}); {} has {:.1f} "
+      "(use fp16 or fp32)",
+      kBf16MinComputeCapability,
+      device,
+      compute_capability);
 }
 
 std::string precision_problem(Precision precision, const GpuSpec& device) {
@@ -55,11 +63,13 @@ std::string precision_problem(Precision precision, const GpuSpec& device) {
                              : precision == Precision::kBf16 ? device.peak_bf16_tflops
                                                              : device.peak_fp16_tflops;
   if (peak_tflops > 0.0) return "";
-  return fmt::format("{} on the host CPU ({}) has no measured matmul throughput (its probe "
-                     "measures fp32 and bf16; fp16 matmuls are far slower than fp32 on most CPUs); "
-                     "use {}",
-                     to_string(precision), device.display_name,
-                     device.supports_bf16() ? "bf16 or fp32" : "fp32");
+  return fmt::format(
+      "{} on the host CPU ({}) has no measured matmul throughput (its probe "
+      "measures fp32 and bf16; fp16 matmuls are far slower than fp32 on most CPUs); "
+      "use {}",
+      to_string(precision),
+      device.display_name,
+      device.supports_bf16() ? "bf16 or fp32" : "fp32");
 }
 
 std::string method_set_problem(const MethodSet& m, int64_t world_size) {

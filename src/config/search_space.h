@@ -21,7 +21,8 @@ constexpr double kBf16MinComputeCapability = 8.0;
 
 // Why `device` (its name, and its compute capability; 0 for a CPU) cannot train in `precision`,
 // or empty when it can.
-std::string precision_problem(Precision precision, const std::string& device,
+std::string precision_problem(Precision precision,
+                              const std::string& device,
                               double compute_capability);
 // The same for a device spec, whose kind decides: a GPU by its compute capability; the host CPU
 // runs bf16 by autocast, and any precision whose matmuls its probe measured (fp32, bf16), not fp16.

@@ -16,15 +16,17 @@ class BenchTimeSource final : public TrainingTimeSource {
 
   std::string name() const override { return "fastest measured trial (" + db_.path() + ")"; }
 
-  TrainingTime training_time(const ModelSpec& model, const GpuSpec& gpu,
+  TrainingTime training_time(const ModelSpec& model,
+                             const GpuSpec& gpu,
                              const ClusterShape& layout) const override {
-    const auto trials =
-        db_.query({model.name, gpu.name, layout.num_nodes, layout.gpus_per_node});
+    const auto trials = db_.query({model.name, gpu.name, layout.num_nodes, layout.gpus_per_node});
     const TrialRecord* best = fastest_ok(trials);
     TrainingTime out;
     if (best == nullptr) {
       out.reason = fmt::format("no successful benchmark trial on {} x {} in {}",
-                               layout.world_size(), gpu.name, db_.path());
+                               layout.world_size(),
+                               gpu.name,
+                               db_.path());
       return out;
     }
     out.fits = true;
@@ -32,8 +34,10 @@ class BenchTimeSource final : public TrainingTimeSource {
     out.gpu_days = best->gpu_days;
     out.mfu = best->mfu;
     out.settings = describe(best->config);
-    out.provenance = fmt::format("fastest of {} trials, measured {} on {}", trials.size(),
-                                 best->created_at, best->measured.device_name);
+    out.provenance = fmt::format("fastest of {} trials, measured {} on {}",
+                                 trials.size(),
+                                 best->created_at,
+                                 best->measured.device_name);
     return out;
   }
 

@@ -29,8 +29,8 @@ class Communicator {
   // In place: every rank ends with the reduction of all ranks' buffers.
   virtual void all_reduce(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
   // `send` holds size() * recv_count elements; rank r receives the reduction of block r.
-  virtual void reduce_scatter(const void* send, void* recv, size_t recv_count, DType dtype,
-                              ReduceOp op) = 0;
+  virtual void reduce_scatter(
+      const void* send, void* recv, size_t recv_count, DType dtype, ReduceOp op) = 0;
   // `recv` receives size() * send_count elements: every rank's `send`, in rank order.
   virtual void all_gather(const void* send, void* recv, size_t send_count, DType dtype) = 0;
   virtual void broadcast(void* buffer, size_t count, DType dtype, int root) = 0;

@@ -27,7 +27,7 @@ uint16_t float_to_fp16(float f) {
   const float magnitude = std::fabs(f);
   if (std::isnan(f)) return sign | 0x7e00u;
   if (magnitude >= 65520.0f) return sign | 0x7c00u;  // rounds to infinity
-  if (magnitude < std::ldexp(1.0f, -14)) {            // subnormal: units of 2^-24
+  if (magnitude < std::ldexp(1.0f, -14)) {           // subnormal: units of 2^-24
     return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24)));
   }
   int exponent;

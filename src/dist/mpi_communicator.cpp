@@ -39,11 +39,15 @@ class MpiSession {
   }
   MPI_Datatype type(DType d) const {
     switch (d) {
-      case DType::kFloat32: return MPI_FLOAT;
-      case DType::kFloat64: return MPI_DOUBLE;
-      case DType::kInt64: return MPI_INT64_T;
+      case DType::kFloat32:
+        return MPI_FLOAT;
+      case DType::kFloat64:
+        return MPI_DOUBLE;
+      case DType::kInt64:
+        return MPI_INT64_T;
       case DType::kFloat16:
-      case DType::kBFloat16: return half_type_;
+      case DType::kBFloat16:
+        return half_type_;
     }
     return MPI_BYTE;
   }
@@ -90,18 +94,31 @@ class MpiCommunicator final : public Communicator {
   std::string engine() const override { return "mpi"; }
 
   void all_reduce(void* buffer, size_t count, DType d, ReduceOp op) override {
-    check(MPI_Allreduce(MPI_IN_PLACE, buffer, static_cast<int>(count), session_.type(d),
-                        session_.op(d, op), MPI_COMM_WORLD),
+    check(MPI_Allreduce(MPI_IN_PLACE,
+                        buffer,
+                        static_cast<int>(count),
+                        session_.type(d),
+                        session_.op(d, op),
+                        MPI_COMM_WORLD),
           "all_reduce");
   }
   void reduce_scatter(const void* send, void* recv, size_t count, DType d, ReduceOp op) override {
-    check(MPI_Reduce_scatter_block(send, recv, static_cast<int>(count), session_.type(d),
-                                   session_.op(d, op), MPI_COMM_WORLD),
+    check(MPI_Reduce_scatter_block(send,
+                                   recv,
+                                   static_cast<int>(count),
+                                   session_.type(d),
+                                   session_.op(d, op),
+                                   MPI_COMM_WORLD),
           "reduce_scatter");
   }
   void all_gather(const void* send, void* recv, size_t count, DType d) override {
-    check(MPI_Allgather(send, static_cast<int>(count), session_.type(d), recv,
-                        static_cast<int>(count), session_.type(d), MPI_COMM_WORLD),
+    check(MPI_Allgather(send,
+                        static_cast<int>(count),
+                        session_.type(d),
+                        recv,
+                        static_cast<int>(count),
+                        session_.type(d),
+                        MPI_COMM_WORLD),
           "all_gather");
   }
   void broadcast(void* buffer, size_t count, DType d, int root) override {
@@ -122,6 +139,8 @@ std::unique_ptr<Communicator> make_mpi_communicator() {
   return std::make_unique<MpiCommunicator>();
 }
 
-bool mpi_available() { return true; }
+bool mpi_available() {
+  return true;
+}
 
 }  // namespace gpudays

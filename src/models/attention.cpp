@@ -54,7 +54,11 @@ at::Tensor attend_fused(const at::Tensor& q,
                         const AttentionMask& mask,
                         double dropout_p) {
   if (!mask.key_keep.defined()) {
-    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p,
+    return at::scaled_dot_product_attention(q,
+                                            k,
+                                            v,
+                                            /*attn_mask=*/{},
+                                            dropout_p,
                                             /*is_causal=*/mask.causal);
   }
   // A padding mask rules out is_causal (the kernels take one or the other): pass the full mask.
@@ -71,8 +75,8 @@ std::string to_string(AttentionKind kind) {
 AttentionKind parse_attention_kind(const std::string& text) {
   if (text == "plain") return AttentionKind::kPlain;
   if (text == "fused") return AttentionKind::kFused;
-  throw InputError("unknown attention implementation '" + text + "' (valid: " +
-                   join_choices({"plain", "fused"}) + ")");
+  throw InputError("unknown attention implementation '" + text +
+                   "' (valid: " + join_choices({"plain", "fused"}) + ")");
 }
 
 at::Tensor attend(const at::Tensor& q,

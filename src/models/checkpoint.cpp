@@ -39,7 +39,8 @@ std::map<std::string, std::string> match_names(const NamedTensors& state,
     const auto alias = options.aliases.find(file_name);
     const std::string module_name = alias == options.aliases.end() ? file_name : alias->second;
     if (module_to_file.count(module_name)) {
-      problems.unexpected.push_back(file_name + " (duplicate of " + module_to_file[module_name] + ")");
+      problems.unexpected.push_back(file_name + " (duplicate of " + module_to_file[module_name] +
+                                    ")");
     } else {
       module_to_file[module_name] = file_name;
     }
@@ -54,7 +55,8 @@ std::map<std::string, std::string> match_names(const NamedTensors& state,
     used.insert(it->first);
     const auto& shape = file.entries().at(it->second).shape;
     if (shape != tensor.sizes().vec()) {
-      problems.misshaped.push_back(fmt::format("{} is [{}], model needs [{}]", it->second,
+      problems.misshaped.push_back(fmt::format("{} is [{}], model needs [{}]",
+                                               it->second,
                                                fmt::join(shape, ", "),
                                                fmt::join(tensor.sizes(), ", ")));
     }

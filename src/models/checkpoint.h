@@ -15,7 +15,8 @@ namespace gpudays::models {
 
 struct LoadOptions {
   // Names a file may use for a module tensor: file name -> module name. Example: transformers 5
-  // calls GPT-NeoX's output embedding lm_head.weight in memory, checkpoints call it embed_out.weight.
+  // calls GPT-NeoX's output embedding lm_head.weight in memory, checkpoints call it
+  // embed_out.weight.
   std::map<std::string, std::string> aliases;
   // File tensors the model does not use and that are skipped, e.g. tied duplicates
   // (lm_head.decoder.weight) or heads another class needs (roberta.pooler.*). Anything else

@@ -116,7 +116,8 @@ ConvnextStageImpl::ConvnextStageImpl(int64_t stage,
   for (const double rate : drop_paths) layers_->push_back(ConvnextLayer(out, rate, options));
 }
 
-at::Tensor ConvnextStageImpl::forward(const at::Tensor& x, const BlockRunner& runner,
+at::Tensor ConvnextStageImpl::forward(const at::Tensor& x,
+                                      const BlockRunner& runner,
                                       int64_t first_block) {
   at::Tensor h = x;
   if (downsample_conv_) h = downsample_conv_(norm_channels_first(downsample_norm_, h));

@@ -37,8 +37,8 @@ at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& rotary) {
 
 GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& param_options) {
   if (spec.family != Family::kGptNeox) {
-    throw InputError(fmt::format("model '{}' is a {} model, not gpt_neox", spec.name,
-                                 to_string(spec.family)));
+    throw InputError(
+        fmt::format("model '{}' is a {} model, not gpt_neox", spec.name, to_string(spec.family)));
   }
   validate_model(spec);  // heads divide d_model, rotary dimensions even, ...
   const ArchSpec& a = spec.arch;
@@ -67,7 +67,7 @@ RotaryTables rotary_tables(const GptNeoxOptions& options, int64_t seq_len, const
   const at::Tensor exponents = at::arange(0, dims, 2, f32) / static_cast<double>(dims);
   const at::Tensor inv_freq = at::pow(options.rotary_base, exponents).reciprocal();
   const at::Tensor freqs = at::outer(at::arange(seq_len, f32), inv_freq);  // [T, dims / 2]
-  const at::Tensor angles = at::cat({freqs, freqs}, /*dim=*/-1);            // [T, dims]
+  const at::Tensor angles = at::cat({freqs, freqs}, /*dim=*/-1);           // [T, dims]
   return {angles.cos().to(like.scalar_type()), angles.sin().to(like.scalar_type())};
 }
 
@@ -89,7 +89,8 @@ at::Tensor GptNeoxAttentionImpl::forward(const at::Tensor& x, const RotaryTables
   const std::vector<at::Tensor> parts = qkv.chunk(3, /*dim=*/-1);
   const at::Tensor q = apply_rotary(parts[0], rotary);
   const at::Tensor k = apply_rotary(parts[1], rotary);
-  const at::Tensor out = attend(q, k, parts[2], AttentionMask{.causal = true, .key_keep = {}}, attention_);
+  const at::Tensor out =
+      attend(q, k, parts[2], AttentionMask{.causal = true, .key_keep = {}}, attention_);
   return dense_(out.transpose(1, 2).reshape({batch, seq, n_heads_ * head_dim_}));
 }
 
@@ -142,15 +143,16 @@ GptNeoxModelImpl::GptNeoxModelImpl(const GptNeoxOptions& options) : options_(opt
 
 at::Tensor GptNeoxModelImpl::forward(const at::Tensor& tokens) {
   TORCH_CHECK(tokens.dim() == 2, "gpt_neox: tokens must be [B, T], got ", tokens.sizes());
-  TORCH_CHECK(tokens.size(1) <= options_.max_position_embeddings, "gpt_neox: ", tokens.size(1),
-              " tokens exceed max_position_embeddings ", options_.max_position_embeddings);
+  TORCH_CHECK(tokens.size(1) <= options_.max_position_embeddings,
+              "gpt_neox: ",
+              tokens.size(1),
+              " tokens exceed max_position_embeddings ",
+              options_.max_position_embeddings);
   at::Tensor h = at::dropout(embed_in_(tokens), options_.hidden_dropout, is_training());
   const RotaryTables rotary = rotary_tables(options_, tokens.size(1), h);
   for (size_t i = 0; i < layers_->size(); ++i) {
     auto* impl = layers_[i]->as<GptNeoxLayerImpl>();
-    const Block block = [impl, rotary](const at::Tensor& x) {
-      return impl->forward(x, rotary);
-    };
+    const Block block = [impl, rotary](const at::Tensor& x) { return impl->forward(x, rotary); };
     h = run_block(block_runner_, static_cast<int64_t>(i), block, h);
   }
   return final_layer_norm_(h);
@@ -163,7 +165,8 @@ BlockParameters GptNeoxModelImpl::block_parameters() const {
 }
 
 void GptNeoxModelImpl::set_attention(AttentionKind kind) {
-  for (const auto& layer : *layers_) layer->as<GptNeoxLayerImpl>()->attention()->set_attention(kind);
+  for (const auto& layer : *layers_)
+    layer->as<GptNeoxLayerImpl>()->attention()->set_attention(kind);
 }
 
 GptNeoxForCausalLMImpl::GptNeoxForCausalLMImpl(const GptNeoxOptions& options) : options_(options) {

@@ -20,6 +20,8 @@ nlohmann::json hf_config_json(const ModelSpec& spec);
 LoadOptions hf_load_options(Family family);
 
 // Writes dir/model.safetensors and dir/config.json (creating dir).
-void save_pretrained(const torch::nn::Module& module, const ModelSpec& spec, const std::string& dir);
+void save_pretrained(const torch::nn::Module& module,
+                     const ModelSpec& spec,
+                     const std::string& dir);
 
 }  // namespace gpudays::models

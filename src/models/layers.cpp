@@ -55,7 +55,8 @@ ConvImpl::ConvImpl(int64_t spatial_dims, const ConvOptions& conv, const at::Tens
   std::vector<int64_t> shape = {conv.out_channels, conv.in_channels / conv.groups};
   shape.insert(shape.end(), spatial_dims, conv.kernel_size);
   weight_ = register_parameter("weight", at::empty(shape, options).normal_(0, conv.init_std));
-  if (conv.bias) bias_ = register_parameter("bias", at::empty({conv.out_channels}, options).zero_());
+  if (conv.bias)
+    bias_ = register_parameter("bias", at::empty({conv.out_channels}, options).zero_());
 }
 
 at::Tensor ConvImpl::forward(const at::Tensor& x) {

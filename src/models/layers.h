@@ -23,7 +23,7 @@ class LinearImpl : public torch::nn::Module {
              bool bias,
              const at::TensorOptions& options,
              double init_std = kInitStd);
-  at::Tensor forward(const at::Tensor& x);  // x: [..., in] -> [..., out]
+  at::Tensor forward(const at::Tensor& x);              // x: [..., in] -> [..., out]
   const at::Tensor& weight() const { return weight_; }  // [out, in]
   const at::Tensor& bias() const { return bias_; }      // [out], undefined without bias
 
@@ -56,7 +56,7 @@ class EmbeddingImpl : public torch::nn::Module {
                 const at::TensorOptions& options,
                 int64_t padding_idx = -1,
                 double init_std = kInitStd);
-  at::Tensor forward(const at::Tensor& ids);  // ids: [...] int64 -> [..., dim]
+  at::Tensor forward(const at::Tensor& ids);            // ids: [...] int64 -> [..., dim]
   const at::Tensor& weight() const { return weight_; }  // [count, dim]
 
  private:

@@ -23,7 +23,9 @@ at::Tensor causal_lm_loss(const at::Tensor& logits, const at::Tensor& tokens) {
 
 at::Tensor masked_lm_loss(const at::Tensor& logits, const at::Tensor& labels) {
   return at::cross_entropy_loss(at_least_fp32(logits).reshape({-1, logits.size(-1)}),
-                                labels.reshape({-1}), /*weight=*/{}, at::Reduction::Mean,
+                                labels.reshape({-1}),
+                                /*weight=*/{},
+                                at::Reduction::Mean,
                                 /*ignore_index=*/-100);
 }
 

@@ -35,7 +35,7 @@ struct MambaOptions {
   bool conv_bias = true;
   bool proj_bias = false;  // bias of in_proj and out_proj
   double layer_norm_eps = 1e-5;
-  bool residual_in_fp32 = true;  // residual stream in >= fp32 (HF residual_in_fp32)
+  bool residual_in_fp32 = true;     // residual stream in >= fp32 (HF residual_in_fp32)
   double init_std = kMambaInitStd;  // embeddings, in_proj, x_proj ~ N(0, init_std)
   // dt_proj initialisation (HF time_step_*): bias softplus^-1 of dt log-uniform in
   // [time_step_min, time_step_max] floored at time_step_floor; weight U(+-scale / sqrt(dt_rank)).

@@ -24,8 +24,8 @@ namespace gpudays::models {
 
 RobertaOptions roberta_options(const ModelSpec& spec, const at::TensorOptions& param_options) {
   if (spec.family != Family::kRoberta) {
-    throw InputError(fmt::format("model '{}' is a {} model, not roberta", spec.name,
-                                 to_string(spec.family)));
+    throw InputError(
+        fmt::format("model '{}' is a {} model, not roberta", spec.name, to_string(spec.family)));
   }
   validate_model(spec);
   const ArchSpec& a = spec.arch;
@@ -86,7 +86,8 @@ at::Tensor RobertaLayerImpl::forward(const at::Tensor& x, const AttentionMask& m
   const at::Tensor v = split_heads(value_(x), n_heads_);
   const at::Tensor a =
       merge_heads(attend(q, k, v, mask, attention_, train ? attention_dropout_ : 0.0));
-  const at::Tensor h = attention_norm_(at::dropout(attention_dense_(a), hidden_dropout_, train) + x);
+  const at::Tensor h =
+      attention_norm_(at::dropout(attention_dense_(a), hidden_dropout_, train) + x);
   const at::Tensor f = output_(at::gelu(intermediate_(h)));
   return output_norm_(at::dropout(f, hidden_dropout_, train) + h);
 }
@@ -117,8 +118,8 @@ RobertaForMaskedLMImpl::RobertaForMaskedLMImpl(const RobertaOptions& o) : option
 at::Tensor RobertaForMaskedLMImpl::embed(const at::Tensor& tokens) {
   const at::Tensor positions = roberta_position_ids(tokens, options_.pad_token_id);
   const at::Tensor types = at::zeros_like(tokens);
-  const at::Tensor e = word_embeddings_(tokens) + token_type_embeddings_(types) +
-                       position_embeddings_(positions);
+  const at::Tensor e =
+      word_embeddings_(tokens) + token_type_embeddings_(types) + position_embeddings_(positions);
   return at::dropout(embeddings_norm_(e), options_.hidden_dropout, is_training());
 }
 
@@ -126,7 +127,9 @@ at::Tensor RobertaForMaskedLMImpl::forward(const at::Tensor& tokens,
                                            const at::Tensor& attention_mask) {
   TORCH_CHECK(tokens.dim() == 2, "roberta: tokens must be [B, T], got ", tokens.sizes());
   TORCH_CHECK(tokens.size(1) + options_.pad_token_id < options_.max_position_embeddings,
-              "roberta: ", tokens.size(1), " tokens exceed the position table");
+              "roberta: ",
+              tokens.size(1),
+              " tokens exceed the position table");
   AttentionMask mask;
   if (attention_mask.defined()) mask.key_keep = attention_mask.to(at::kBool);
   at::Tensor h = embed(tokens);
@@ -166,16 +169,17 @@ MlmBatch mask_tokens(const at::Tensor& tokens,
   const auto probs = [&](double p) {
     return at::full(tokens.sizes(), p, at::TensorOptions().device(tokens.device()));
   };
-  const at::Tensor special = at::isin(
-      tokens, at::tensor(options.special_token_ids, at::TensorOptions().dtype(at::kLong))
-                  .to(tokens.device()));
+  const at::Tensor special =
+      at::isin(tokens,
+               at::tensor(options.special_token_ids, at::TensorOptions().dtype(at::kLong))
+                   .to(tokens.device()));
   const at::Tensor selected =
       at::bernoulli(probs(options.probability), generator).to(at::kBool).logical_and(~special);
   const at::Tensor to_mask = at::bernoulli(probs(0.8), generator).to(at::kBool) & selected;
   const at::Tensor to_random =
       at::bernoulli(probs(0.5), generator).to(at::kBool) & selected & ~to_mask;
-  const at::Tensor random_ids = at::randint(options.vocab_size, tokens.sizes(), generator,
-                                            tokens.options());
+  const at::Tensor random_ids =
+      at::randint(options.vocab_size, tokens.sizes(), generator, tokens.options());
   at::Tensor inputs = at::where(to_mask, at::full_like(tokens, options.mask_token_id), tokens);
   inputs = at::where(to_random, random_ids, inputs);
   const at::Tensor labels = at::where(selected, tokens, at::full_like(tokens, -100));

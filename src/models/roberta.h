@@ -102,8 +102,8 @@ TORCH_MODULE(RobertaForMaskedLM);
 struct MlmOptions {
   double probability = 0.15;
   int64_t mask_token_id = 0;
-  int64_t vocab_size = 0;                 // random replacements are drawn from [0, vocab_size)
-  std::vector<int64_t> special_token_ids; // never selected (<s>, <pad>, </s>, <unk>, <mask>)
+  int64_t vocab_size = 0;                  // random replacements are drawn from [0, vocab_size)
+  std::vector<int64_t> special_token_ids;  // never selected (<s>, <pad>, </s>, <unk>, <mask>)
 };
 MlmOptions roberta_mlm_options(const ModelSpec& spec);
 

@@ -20,14 +20,22 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
-constexpr uint64_t kHeaderAlignment = 8;            // the reference pads headers to 8 bytes
+constexpr uint64_t kHeaderAlignment = 8;           // the reference pads headers to 8 bytes
 constexpr const char* kMetadataKey = "__metadata__";
 
 const std::vector<std::pair<std::string, at::ScalarType>>& dtype_table() {
   static const std::vector<std::pair<std::string, at::ScalarType>> table = {
-      {"F64", at::kDouble}, {"F32", at::kFloat},  {"F16", at::kHalf},  {"BF16", at::kBFloat16},
-      {"I64", at::kLong},   {"I32", at::kInt},    {"I16", at::kShort}, {"I8", at::kChar},
-      {"U8", at::kByte},    {"BOOL", at::kBool},  {"F8_E4M3", at::kFloat8_e4m3fn},
+      {"F64", at::kDouble},
+      {"F32", at::kFloat},
+      {"F16", at::kHalf},
+      {"BF16", at::kBFloat16},
+      {"I64", at::kLong},
+      {"I32", at::kInt},
+      {"I16", at::kShort},
+      {"I8", at::kChar},
+      {"U8", at::kByte},
+      {"BOOL", at::kBool},
+      {"F8_E4M3", at::kFloat8_e4m3fn},
       {"F8_E5M2", at::kFloat8_e5m2}};
   return table;
 }
@@ -75,8 +83,8 @@ SafetensorsEntry parse_entry(const std::string& path,
     if (d < 0) throw fail("negative dimension");
   }
   if (e.end < e.begin || e.end > data_bytes) {
-    throw fail(fmt::format("data_offsets [{}, {}] outside the {}-byte data section", e.begin,
-                           e.end, data_bytes));
+    throw fail(fmt::format(
+        "data_offsets [{}, {}] outside the {}-byte data section", e.begin, e.end, data_bytes));
   }
   const std::optional<uint64_t> bytes = byte_size(e);
   if (!bytes) throw fail(fmt::format("shape [{}] is too large", fmt::join(e.shape, ", ")));
@@ -124,8 +132,8 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
     throw InputError(fmt::format("{}: too short for a safetensors file", path_));
   }
   if (header_bytes > kMaxHeaderBytes || 8 + header_bytes > file_bytes) {
-    throw InputError(fmt::format("{}: header length {} does not fit the {}-byte file", path_,
-                                 header_bytes, file_bytes));
+    throw InputError(fmt::format(
+        "{}: header length {} does not fit the {}-byte file", path_, header_bytes, file_bytes));
   }
   std::string header(header_bytes, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_bytes));
@@ -139,7 +147,8 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
   if (!j.is_object()) throw InputError(fmt::format("{}: header is not a JSON object", path_));
   for (const auto& [name, value] : j.items()) {
     if (name == kMetadataKey) {
-      for (const auto& [k, v] : value.items()) metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      for (const auto& [k, v] : value.items())
+        metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
       continue;
     }
     entries_[name] = parse_entry(path_, name, value, file_bytes - data_start_);

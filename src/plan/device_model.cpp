@@ -11,7 +11,9 @@
 namespace gpudays {
 namespace {
 
-double shape_factor(double dim, double half) { return dim / (dim + half); }
+double shape_factor(double dim, double half) {
+  return dim / (dim + half);
+}
 
 }  // namespace
 
@@ -19,7 +21,9 @@ std::string sm_name(double compute_capability) {
   return fmt::format("sm_{}", static_cast<int>(std::lround(compute_capability * 10.0)));
 }
 
-DeviceModel::DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunch,
+DeviceModel::DeviceModel(const GpuSpec& gpu,
+                         Precision precision,
+                         bool free_lunch,
                          DeviceModelConstants constants)
     : gpu_(&gpu), c_(constants) {
   switch (precision) {
@@ -64,7 +68,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   const double flops = op.exec_flops * factor;
   double compute_s = 0.0;
   switch (op.cls) {
-    case OpClass::kMatmul: compute_s = flops / (peak_flops_ * matmul_efficiency(op)); break;
+    case OpClass::kMatmul:
+      compute_s = flops / (peak_flops_ * matmul_efficiency(op));
+      break;
     case OpClass::kFusedAttention: {
       // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
       // short sequences lose efficiency.
@@ -78,7 +84,8 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
     case OpClass::kVector:
       compute_s = flops / (gpu_->peak_fp32_tflops * kTera * c_.vector_efficiency);
       break;
-    case OpClass::kMemory: break;  // arithmetic hidden under memory traffic
+    case OpClass::kMemory:
+      break;  // arithmetic hidden under memory traffic
   }
   // No operation executes faster than the matmul ceiling: a CPU's bf16 matmuls can be slower than
   // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.

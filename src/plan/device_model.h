@@ -15,8 +15,8 @@ namespace gpudays {
 
 // Modelling constants; docs/planner.md gives the reasoning and sources for each.
 struct DeviceModelConstants {
-  double memory_efficiency = 0.85;        // achievable fraction of memory bandwidth
-  double matmul_half_dim = 128.0;         // a GEMM dimension of this size halves efficiency
+  double memory_efficiency = 0.85;  // achievable fraction of memory bandwidth
+  double matmul_half_dim = 128.0;   // a GEMM dimension of this size halves efficiency
   // The same on the host CPU, whose GEMMs need no large tiles to fill the device: measured with
   // LibTorch on one thread of the development machine's AMD EPYC (docs/planner.md, "The host
   // CPU"), [4096 x n] x [n x n] runs at 0.75, 0.87, 0.96 and 0.98 of a 1024^3 GEMM's rate for
@@ -31,9 +31,9 @@ struct DeviceModelConstants {
   // compute capability, e.g. "sm_80"); 1.0 for a generation not listed. Fitted to published
   // measurements (configs/calibration.toml); never above 1, so never above the ceiling.
   std::map<std::string, double> matmul_fraction_of_ceiling;
-  double vector_efficiency = 0.5;         // fraction of FP32 CUDA-core peak (selective scan)
-  double eager_dispatch_s = 5e-6;         // per kernel, C++ eager dispatch
-  double graph_dispatch_s = 1e-6;         // per kernel, CUDA-graph replay
+  double vector_efficiency = 0.5;  // fraction of FP32 CUDA-core peak (selective scan)
+  double eager_dispatch_s = 5e-6;  // per kernel, C++ eager dispatch
+  double graph_dispatch_s = 1e-6;  // per kernel, CUDA-graph replay
 };
 
 // "sm_80" for compute capability 8.0, "sm_86" for 8.6.
@@ -41,7 +41,9 @@ std::string sm_name(double compute_capability);
 
 class DeviceModel {
  public:
-  DeviceModel(const GpuSpec& gpu, Precision precision, bool free_lunch,
+  DeviceModel(const GpuSpec& gpu,
+              Precision precision,
+              bool free_lunch,
               DeviceModelConstants constants = {});
 
   double op_time_s(const Op& op, bool backward) const;

@@ -19,7 +19,8 @@ struct RuntimeBytes {
 
 RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c) {
   if (cluster.gpu->kind == DeviceKind::kCpu) return {};
-  return {c.cuda_context_bytes, cluster.world_size() > 1 ? c.communicator_bytes : 0.0,
+  return {c.cuda_context_bytes,
+          cluster.world_size() > 1 ? c.communicator_bytes : 0.0,
           c.cublas_workspace_bytes};
 }
 
@@ -35,8 +36,8 @@ StateBytesPerParam state_bytes_per_param(Precision precision) {
   return {2.0, 2.0, 12.0};
 }
 
-MemoryBreakdown model_state_memory(double params, Precision precision, Sharding sharding,
-                                   bool offloading, int64_t world_size) {
+MemoryBreakdown model_state_memory(
+    double params, Precision precision, Sharding sharding, bool offloading, int64_t world_size) {
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const double n = static_cast<double>(world_size);
   const int stage = sharding_stage(sharding);
@@ -57,11 +58,14 @@ MemoryBreakdown model_state_memory(double params, Precision precision, Sharding 
   return m;
 }
 
-MemoryBreakdown predict_memory(double params, Precision precision, const MethodSet& methods,
-                               const Cluster& cluster, const WorkloadSummary& w,
+MemoryBreakdown predict_memory(double params,
+                               Precision precision,
+                               const MethodSet& methods,
+                               const Cluster& cluster,
+                               const WorkloadSummary& w,
                                const MemoryModelConstants& c) {
-  MemoryBreakdown m = model_state_memory(params, precision, methods.sharding, methods.offloading,
-                                         cluster.world_size());
+  MemoryBreakdown m = model_state_memory(
+      params, precision, methods.sharding, methods.offloading, cluster.world_size());
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
   m.activations_bytes = w.stem_saved_bytes + (methods.activation_checkpointing
                                                   ? w.block_input_bytes + w.max_block_saved_bytes
@@ -77,8 +81,7 @@ MemoryBreakdown predict_memory(double params, Precision precision, const MethodS
   double comm_buffers = 0.0;
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
-  m.temporary_bytes =
-      w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
+  m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
 
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator + c.fragmentation * dynamic;

@@ -29,9 +29,9 @@ struct MemoryBreakdown {
 // The CUDA terms apply to GPUs only: the host CPU (DeviceKind::kCpu) has no CUDA context, NCCL
 // buffers or cuBLAS workspace.
 struct MemoryModelConstants {
-  double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;      // CUDA context + library handles
-  double communicator_bytes = 0.25 * 1024 * 1024 * 1024;     // NCCL buffers when world > 1
-  double fragmentation = 0.05;                               // caching-allocator slack
+  double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;   // CUDA context + library handles
+  double communicator_bytes = 0.25 * 1024 * 1024 * 1024;  // NCCL buffers when world > 1
+  double fragmentation = 0.05;                            // caching-allocator slack
   double cublas_workspace_bytes = 32.0 * 1024 * 1024;
 };
 
@@ -54,11 +54,14 @@ struct StateBytesPerParam {
 StateBytesPerParam state_bytes_per_param(Precision precision);
 
 // Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage.
-MemoryBreakdown model_state_memory(double params, Precision precision, Sharding sharding,
-                                   bool offloading, int64_t world_size);
+MemoryBreakdown model_state_memory(
+    double params, Precision precision, Sharding sharding, bool offloading, int64_t world_size);
 
-MemoryBreakdown predict_memory(double params, Precision precision, const MethodSet& methods,
-                               const Cluster& cluster, const WorkloadSummary& workload,
+MemoryBreakdown predict_memory(double params,
+                               Precision precision,
+                               const MethodSet& methods,
+                               const Cluster& cluster,
+                               const WorkloadSummary& workload,
                                const MemoryModelConstants& constants = {});
 
 }  // namespace gpudays

@@ -14,10 +14,13 @@
 namespace gpudays {
 namespace {
 
-double activation_bytes(Precision precision) { return precision == Precision::kFp32 ? 4.0 : 2.0; }
+double activation_bytes(Precision precision) {
+  return precision == Precision::kFp32 ? 4.0 : 2.0;
+}
 
 std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
-  return fmt::format("needs {} per GPU, has {}", format_gib(memory.total_bytes()),
+  return fmt::format("needs {} per GPU, has {}",
+                     format_gib(memory.total_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)));
 }
 
@@ -27,8 +30,12 @@ std::string no_host_fit_reason(const MemoryBreakdown& memory, double host_limit_
                      format_gib(host_limit_bytes));
 }
 
-PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configuration& config,
-                 double params, const WorkloadSummary& w, const DeviceModel& device,
+PlanRow evaluate(const ModelSpec& model,
+                 const Cluster& cluster,
+                 const Configuration& config,
+                 double params,
+                 const WorkloadSummary& w,
+                 const DeviceModel& device,
                  const PlanOptions& options) {
   const Precision precision = model.recipe.precision;
   PlanRow row;
@@ -37,8 +44,8 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   row.cluster = cluster.shape();
   row.config = config;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
-  row.time = predict_step_time(params, precision, config.methods, cluster, config.grad_acc_steps,
-                               w, device, options.time);
+  row.time = predict_step_time(
+      params, precision, config.methods, cluster, config.grad_acc_steps, w, device, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
   const double host_limit = host_memory_limit_bytes(cluster, options);
@@ -77,10 +84,13 @@ PlanRow evaluate(const ModelSpec& model, const Cluster& cluster, const Configura
   // the ceiling on long sequences; the executed FLOPs cannot.
   row.executed_utilisation = exec_step_flops / capacity;
   if (row.executed_utilisation > cluster.gpu->matmul_ceiling_fraction * (1.0 + 1e-9)) {
-    throw std::logic_error(fmt::format("planner bug: {} on {} predicts executed FLOPs at {:.3f} of "
-                                       "peak, above the matmul ceiling {:.3f}", model.name,
-                                       cluster.gpu->name, row.executed_utilisation,
-                                       cluster.gpu->matmul_ceiling_fraction));
+    throw std::logic_error(
+        fmt::format("planner bug: {} on {} predicts executed FLOPs at {:.3f} of "
+                    "peak, above the matmul ceiling {:.3f}",
+                    model.name,
+                    cluster.gpu->name,
+                    row.executed_utilisation,
+                    cluster.gpu->matmul_ceiling_fraction));
   }
   return row;
 }

@@ -47,13 +47,13 @@ struct PlanRow {
   std::string reason;  // why it does not fit (empty when it fits)
   MemoryBreakdown memory;
   TimeBreakdown time;
-  double step_time_s = 0.0;      // one optimizer step of the global batch (calibrated)
+  double step_time_s = 0.0;  // one optimizer step of the global batch (calibrated)
   double uncalibrated_step_time_s = 0.0;
-  double samples_per_s = 0.0;    // all GPUs together
-  double tokens_per_s = 0.0;     // vision: images/s (convnext) or patches+cls tokens/s (vit)
+  double samples_per_s = 0.0;  // all GPUs together
+  double tokens_per_s = 0.0;   // vision: images/s (convnext) or patches+cls tokens/s (vit)
   double training_days = 0.0;
   double gpu_days = 0.0;
-  double gpu_days_ratio = 0.0;   // to the originally reported run; 0 when none is reported
+  double gpu_days_ratio = 0.0;  // to the originally reported run; 0 when none is reported
   double mfu = 0.0;
   double hfu = 0.0;
   // Executed FLOPs (causal attention's skipped half excluded, recomputation included) / peak: a
@@ -71,7 +71,7 @@ struct PlanRow {
 struct PlanResult {
   std::vector<PlanRow> rows;  // every configuration, in search-space order
   std::optional<PlanRow> best;
-  ConfigurationPin pin;  // what the search was restricted to
+  ConfigurationPin pin;                     // what the search was restricted to
   double host_memory_bytes_per_node = 0.0;  // the limit offloaded state was checked against
   bool host_memory_is_default = true;
   const char* matmul_dtype = "";

@@ -12,7 +12,8 @@ namespace {
 
 constexpr int64_t kMaxGpus = 512;
 
-std::optional<PlanRow> best_or_none(const ModelSpec& model, const Cluster& cluster,
+std::optional<PlanRow> best_or_none(const ModelSpec& model,
+                                    const Cluster& cluster,
                                     const PlanOptions& options) {
   try {
     return plan(model, cluster, options).best;
@@ -21,15 +22,19 @@ std::optional<PlanRow> best_or_none(const ModelSpec& model, const Cluster& clust
   }
 }
 
-std::optional<Suggestion> more_gpus(const ModelSpec& model, const Cluster& cluster,
+std::optional<Suggestion> more_gpus(const ModelSpec& model,
+                                    const Cluster& cluster,
                                     const PlanOptions& options) {
   for (int64_t world = cluster.world_size() * 2; world <= kMaxGpus; world *= 2) {
     Cluster bigger = cluster;
     bigger.gpus_per_node = std::min<int64_t>(world, std::max<int64_t>(cluster.gpus_per_node, 8));
     bigger.num_nodes = world / bigger.gpus_per_node;
     if (auto best = best_or_none(model, bigger, options)) {
-      return Suggestion{fmt::format("{} x {} ({} node{} x {})", world, cluster.gpu->name,
-                                    bigger.num_nodes, bigger.num_nodes > 1 ? "s" : "",
+      return Suggestion{fmt::format("{} x {} ({} node{} x {})",
+                                    world,
+                                    cluster.gpu->name,
+                                    bigger.num_nodes,
+                                    bigger.num_nodes > 1 ? "s" : "",
                                     bigger.gpus_per_node),
                         *best};
     }
@@ -37,8 +42,10 @@ std::optional<Suggestion> more_gpus(const ModelSpec& model, const Cluster& clust
   return std::nullopt;
 }
 
-std::optional<Suggestion> larger_gpu(const ModelSpec& model, const Cluster& cluster,
-                                     const std::vector<GpuSpec>& gpus, const PlanOptions& options) {
+std::optional<Suggestion> larger_gpu(const ModelSpec& model,
+                                     const Cluster& cluster,
+                                     const std::vector<GpuSpec>& gpus,
+                                     const PlanOptions& options) {
   std::vector<const GpuSpec*> candidates;
   for (const GpuSpec& g : gpus) {
     if (g.memory_bytes > cluster.gpu->memory_bytes) candidates.push_back(&g);
@@ -50,9 +57,10 @@ std::optional<Suggestion> larger_gpu(const ModelSpec& model, const Cluster& clus
     Cluster other = cluster;
     other.gpu = g;
     if (auto best = best_or_none(model, other, options)) {
-      return Suggestion{fmt::format("{} x {} (cheapest GPU with more memory that fits)",
-                                    cluster.world_size(), g->name),
-                        *best};
+      return Suggestion{
+          fmt::format(
+              "{} x {} (cheapest GPU with more memory that fits)", cluster.world_size(), g->name),
+          *best};
     }
   }
   return std::nullopt;
@@ -60,7 +68,8 @@ std::optional<Suggestion> larger_gpu(const ModelSpec& model, const Cluster& clus
 
 }  // namespace
 
-std::vector<Suggestion> suggest_alternatives(const ModelSpec& model, const Cluster& cluster,
+std::vector<Suggestion> suggest_alternatives(const ModelSpec& model,
+                                             const Cluster& cluster,
                                              const std::vector<GpuSpec>& gpus,
                                              const PlanOptions& options) {
   std::vector<Suggestion> out;

@@ -15,7 +15,8 @@ struct Suggestion {
   PlanRow best;
 };
 
-std::vector<Suggestion> suggest_alternatives(const ModelSpec& model, const Cluster& cluster,
+std::vector<Suggestion> suggest_alternatives(const ModelSpec& model,
+                                             const Cluster& cluster,
                                              const std::vector<GpuSpec>& gpus,
                                              const PlanOptions& options);
 

@@ -17,7 +17,9 @@
 namespace gpudays {
 namespace {
 
-bool is_pcie(const std::string& link) { return link.rfind("pcie", 0) == 0; }
+bool is_pcie(const std::string& link) {
+  return link.rfind("pcie", 0) == 0;
+}
 
 double exposed_s(double comm_s, double compute_s, const TimeModelOptions& o) {
   if (comm_s <= 0.0) return 0.0;
@@ -44,9 +46,13 @@ double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelO
   return bw;
 }
 
-TimeBreakdown predict_step_time(double params, Precision precision, const MethodSet& methods,
-                                const Cluster& cluster, int64_t grad_acc_steps,
-                                const WorkloadSummary& w, const DeviceModel& device,
+TimeBreakdown predict_step_time(double params,
+                                Precision precision,
+                                const MethodSet& methods,
+                                const Cluster& cluster,
+                                int64_t grad_acc_steps,
+                                const WorkloadSummary& w,
+                                const DeviceModel& device,
                                 const TimeModelOptions& o) {
   TimeBreakdown t;
   const double acc = static_cast<double>(grad_acc_steps);
@@ -60,15 +66,21 @@ TimeBreakdown predict_step_time(double params, Precision precision, const Method
   if (n > 1) {
     const double bw = collective_bandwidth_bytes_per_s(cluster, o);
     const double shard_s = (n - 1) / n * params * per.gradients / bw;  // one RS or AG
-    const double backward_s = w.backward_s + (methods.activation_checkpointing ? w.block_forward_s
-                                                                               : 0.0);
+    const double backward_s =
+        w.backward_s + (methods.activation_checkpointing ? w.block_forward_s : 0.0);
     switch (stage) {
-      case 0: t.communication_s = exposed_s(2 * shard_s, backward_s, o); break;
-      case 1: t.communication_s = exposed_s(shard_s, backward_s, o) + shard_s; break;
-      case 2: t.communication_s = acc * exposed_s(shard_s, backward_s, o) + shard_s; break;
+      case 0:
+        t.communication_s = exposed_s(2 * shard_s, backward_s, o);
+        break;
+      case 1:
+        t.communication_s = exposed_s(shard_s, backward_s, o) + shard_s;
+        break;
+      case 2:
+        t.communication_s = acc * exposed_s(shard_s, backward_s, o) + shard_s;
+        break;
       default:
-        t.communication_s = acc * (exposed_s(shard_s, w.forward_s, o) +
-                                   exposed_s(2 * shard_s, backward_s, o));
+        t.communication_s =
+            acc * (exposed_s(shard_s, w.forward_s, o) + exposed_s(2 * shard_s, backward_s, o));
     }
   }
 

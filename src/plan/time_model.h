@@ -5,8 +5,8 @@
 
 #include "catalog/model_spec.h"
 #include "config/cluster.h"
-#include "plan/device_model.h"
 #include "config/methods.h"
+#include "plan/device_model.h"
 #include "plan/workload_summary.h"
 
 namespace gpudays {
@@ -29,16 +29,20 @@ struct TimeModelOptions {
   double pcie_efficiency = 0.5;          // PCIe peer traffic shares the host bridge
   double host_link_efficiency = 0.8;
   double network_efficiency = 0.8;
-  double overlap_fraction = 0.8;         // fraction of concurrent compute that hides comm
-  double min_exposed_fraction = 0.1;     // the last bucket is never hidden
+  double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
+  double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };
 
 // Per-GPU bus bandwidth for collectives on this cluster, bytes/s.
 double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& options);
 
-TimeBreakdown predict_step_time(double params, Precision precision, const MethodSet& methods,
-                                const Cluster& cluster, int64_t grad_acc_steps,
-                                const WorkloadSummary& workload, const DeviceModel& device,
+TimeBreakdown predict_step_time(double params,
+                                Precision precision,
+                                const MethodSet& methods,
+                                const Cluster& cluster,
+                                int64_t grad_acc_steps,
+                                const WorkloadSummary& workload,
+                                const DeviceModel& device,
                                 const TimeModelOptions& options);
 
 }  // namespace gpudays

@@ -16,8 +16,8 @@ Op make_matmul(const char* name, double m, double n, double k, double elt, doubl
   return op;
 }
 
-Op make_memory(const char* name, double elements_moved, double elt, double saved_bytes,
-               double kernels) {
+Op make_memory(
+    const char* name, double elements_moved, double elt, double saved_bytes, double kernels) {
   Op op;
   op.name = name;
   op.cls = OpClass::kMemory;
@@ -46,9 +46,12 @@ Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) 
   switch (model.family) {
     case Family::kGptNeox:
     case Family::kRoberta:
-    case Family::kVit: return build_transformer_workload(model, options);
-    case Family::kConvnext: return build_convnext_workload(model, options);
-    case Family::kMamba: return build_mamba_workload(model, options);
+    case Family::kVit:
+      return build_transformer_workload(model, options);
+    case Family::kConvnext:
+      return build_convnext_workload(model, options);
+    case Family::kMamba:
+      return build_mamba_workload(model, options);
   }
   return {};
 }

@@ -22,10 +22,10 @@ enum class OpClass {
 struct Op {
   const char* name = "";
   OpClass cls = OpClass::kMemory;
-  double model_flops = 0.0;  // forward FLOPs counted in model FLOPs (MFU)
-  double exec_flops = 0.0;   // forward FLOPs executed (causal fused attention skips half)
-  double bytes = 0.0;        // forward memory traffic
-  double saved_bytes = 0.0;  // activations kept for backward
+  double model_flops = 0.0;      // forward FLOPs counted in model FLOPs (MFU)
+  double exec_flops = 0.0;       // forward FLOPs executed (causal fused attention skips half)
+  double bytes = 0.0;            // forward memory traffic
+  double saved_bytes = 0.0;      // activations kept for backward
   double transient_bytes = 0.0;  // short-lived buffers while the op (or its backward) runs
   double kernels = 1.0;          // kernel launches in forward
   double backward_factor = 2.0;  // backward cost relative to forward
@@ -66,8 +66,8 @@ double forward_flops_per_sample(const ModelSpec& model);
 
 // Builders shared by the family files.
 Op make_matmul(const char* name, double m, double n, double k, double elt, double batch = 1.0);
-Op make_memory(const char* name, double elements_moved, double elt, double saved_bytes,
-               double kernels = 1.0);
+Op make_memory(
+    const char* name, double elements_moved, double elt, double saved_bytes, double kernels = 1.0);
 // Cross-entropy over rows x classes logits: upcast to fp32, log-softmax, NLL; keeps the logits
 // and the fp32 log-probabilities for backward.
 Op make_cross_entropy(double rows, double classes, double elt);

@@ -56,8 +56,8 @@ Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& 
   Op stem = make_matmul("stem_conv4x4", b * side * side, c0, a.num_channels * 16.0, elt);
   stem.saved_bytes = b * a.image_size * a.image_size * a.num_channels * elt;
   w.stem_ops.push_back(stem);
-  w.stem_ops.push_back(make_memory("stem_ln", 2 * b * side * side * c0, elt,
-                                   b * side * side * c0 * elt));
+  w.stem_ops.push_back(
+      make_memory("stem_ln", 2 * b * side * side * c0, elt, b * side * side * c0 * elt));
   int64_t param_tensors = 4;
   for (size_t s = 0; s < a.depths.size(); ++s) {
     const double c = static_cast<double>(a.hidden_sizes[s]);
@@ -80,7 +80,8 @@ Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& 
   }
   const double c_last = static_cast<double>(a.hidden_sizes.back());
   const double last_act = b * side * side * c_last;
-  w.head_ops.push_back(make_memory("avg_pool_ln", last_act + 4 * b * c_last, elt, b * c_last * elt));
+  w.head_ops.push_back(
+      make_memory("avg_pool_ln", last_act + 4 * b * c_last, elt, b * c_last * elt));
   Op classifier = make_matmul("classifier", b, a.num_labels, c_last, elt);
   classifier.saved_bytes = b * c_last * elt;
   w.head_ops.push_back(classifier);

@@ -15,8 +15,8 @@ constexpr double kFp32 = 4.0;
 // count for the scan is 9 * B * L * D * N.
 constexpr double kScanFlopsPerElement = 9.0;
 
-void add_scan(std::vector<Op>& ops, double n, double e, double state, double elt, bool fast,
-              double seq_len) {
+void add_scan(
+    std::vector<Op>& ops, double n, double e, double state, double elt, bool fast, double seq_len) {
   const double elements = n * e * state;
   Op scan;
   scan.cls = fast ? OpClass::kVector : OpClass::kMemory;
@@ -34,7 +34,7 @@ void add_scan(std::vector<Op>& ops, double n, double e, double state, double elt
     // dA, dBu and every step's state; and delta (fp32), which dA and dBu's products keep.
     scan.saved_bytes = 3.0 * elements * kFp32 + n * e * kFp32;
     scan.transient_bytes = 2.0 * elements * kFp32;
-    scan.kernels = 4.0 + 3.0 * seq_len;           // one state update and readout per token
+    scan.kernels = 4.0 + 3.0 * seq_len;  // one state update and readout per token
     scan.backward_factor = 2.0;
   }
   ops.push_back(scan);

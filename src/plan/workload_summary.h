@@ -10,20 +10,20 @@ namespace gpudays {
 struct WorkloadSummary {
   double forward_s = 0.0;
   double backward_s = 0.0;
-  double block_forward_s = 0.0;       // forward of all repeated blocks (recomputation cost)
-  double stem_saved_bytes = 0.0;      // outside the blocks and the head (kept either way)
-  double block_saved_bytes = 0.0;     // all blocks, no checkpointing
-  double block_input_bytes = 0.0;     // all blocks' inputs (what checkpointing keeps)
-  double max_block_saved_bytes = 0.0; // one block's activations, alive while it is recomputed
-  double head_saved_bytes = 0.0;      // logits and loss
+  double block_forward_s = 0.0;        // forward of all repeated blocks (recomputation cost)
+  double stem_saved_bytes = 0.0;       // outside the blocks and the head (kept either way)
+  double block_saved_bytes = 0.0;      // all blocks, no checkpointing
+  double block_input_bytes = 0.0;      // all blocks' inputs (what checkpointing keeps)
+  double max_block_saved_bytes = 0.0;  // one block's activations, alive while it is recomputed
+  double head_saved_bytes = 0.0;       // logits and loss
   double head_transient_bytes = 0.0;
-  double max_transient_bytes = 0.0;   // largest short-lived buffer in the blocks and stem
-  double max_tensor_bytes = 0.0;      // largest saved tensor group (its gradient is a buffer too)
-  double model_flops = 0.0;           // forward + backward = 3x forward
-  double recompute_flops = 0.0;       // forward FLOPs of the blocks
+  double max_transient_bytes = 0.0;  // largest short-lived buffer in the blocks and stem
+  double max_tensor_bytes = 0.0;     // largest saved tensor group (its gradient is a buffer too)
+  double model_flops = 0.0;          // forward + backward = 3x forward
+  double recompute_flops = 0.0;      // forward FLOPs of the blocks
   // What the kernels execute (causal fused attention skips the masked half): the FLOPs a device
   // must do, which no step time may beat at the matmul ceiling. Model FLOPs count attention whole.
-  double exec_flops = 0.0;            // forward + backward
+  double exec_flops = 0.0;  // forward + backward
   double recompute_exec_flops = 0.0;
   int64_t largest_block_params = 0;
   int64_t param_tensors = 0;

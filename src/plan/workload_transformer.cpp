@@ -29,10 +29,10 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     op.cls = OpClass::kFusedAttention;
     op.model_flops = attn_flops;
     op.exec_flops = causal ? attn_flops / 2 : attn_flops;
-    const double qkvo = 2.0 * x.n * x.d + 2.0 * x.n * x.kv;       // q and out, k and v
-    op.bytes = qkvo * x.elt;                                      // read q, k, v; write out
-    op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;      // q, k, v, out, lse
-    op.backward_factor = 2.5;                                     // FlashAttention-2, Sec. 3
+    const double qkvo = 2.0 * x.n * x.d + 2.0 * x.n * x.kv;   // q and out, k and v
+    op.bytes = qkvo * x.elt;                                  // read q, k, v; write out
+    op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;  // q, k, v, out, lse
+    op.backward_factor = 2.5;                                 // FlashAttention-2, Sec. 3
     op.m = x.t;
     op.n = x.t;
     op.k = x.hd;
@@ -48,8 +48,8 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   softmax.transient_bytes = scores * kFp32 * 2.0;
   ops.push_back(softmax);
   if (x.dropout > 0.0) {
-    ops.push_back(make_memory("attention_dropout", scores * 2.0, x.elt,
-                              scores * (kMaskBytes + x.elt)));
+    ops.push_back(
+        make_memory("attention_dropout", scores * 2.0, x.elt, scores * (kMaskBytes + x.elt)));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.kv * x.elt;  // v (probabilities counted above)
@@ -132,8 +132,8 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
   const auto& a = model.arch;
   if (model.family == Family::kVit) {
     const double patches = x.b * (x.t - 1);
-    Op patchify = make_matmul("patch_embed", patches, x.d, a.num_channels * a.patch_size *
-                                                               a.patch_size, x.elt);
+    Op patchify = make_matmul(
+        "patch_embed", patches, x.d, a.num_channels * a.patch_size * a.patch_size, x.elt);
     patchify.saved_bytes = patches * a.num_channels * a.patch_size * a.patch_size * x.elt;
     w.stem_ops.push_back(patchify);
     w.stem_ops.push_back(make_memory("add_positions", 3 * hidden, x.elt, 0.0, 2));

@@ -139,18 +139,18 @@ void run_gnuplot(const std::string& script_name,
   const std::optional<int> status = child.wait(options.timeout_s);
   if (!status) {
     throw EnvironmentError(fmt::format("gnuplot ran past {:g} s on {}/{}; see {}",
-                                         options.timeout_s,
-                                         work_dir,
-                                         script_name,
-                                         log_path.string()));
+                                       options.timeout_s,
+                                       work_dir,
+                                       script_name,
+                                       log_path.string()));
   }
   if (*status != 0) {
     throw EnvironmentError(fmt::format("gnuplot failed on {}/{} (exit {}): {} (log: {})",
-                                         work_dir,
-                                         script_name,
-                                         *status,
-                                         first_error_line(log_path),
-                                         log_path.string()));
+                                       work_dir,
+                                       script_name,
+                                       *status,
+                                       first_error_line(log_path),
+                                       log_path.string()));
   }
 }
 

@@ -45,7 +45,8 @@ std::string no_fit_note(const CostAnalysis& analysis) {
   std::string missing;
   for (const CostRow& r : analysis.rows) {
     if (!r.time.fits)
-      missing += fmt::format("{}{} x {}", missing.empty() ? "" : ", ", r.layout.world_size(), r.gpu);
+      missing +=
+          fmt::format("{}{} x {}", missing.empty() ? "" : ", ", r.layout.world_size(), r.gpu);
   }
   return missing.empty() ? "Every option fits."
                          : "Not drawn (cannot run; see the table): " + missing + ".";
@@ -125,13 +126,15 @@ void add_measured_section(Document& doc, const ReportData& data, const PlannedPl
   DocTable table;
   table.headers = {"model", "GPUs", "predicted step (s)", "measured step (s)", "ratio", "source"};
   for (const MeasuredRun& m : data.measurements) {
-    table.rows.push_back({m.model, fmt::format("{} x {}", m.gpu_count, m.gpu),
+    table.rows.push_back({m.model,
+                          fmt::format("{} x {}", m.gpu_count, m.gpu),
                           fmt::format("{:.3f}", m.predicted_step_time_s),
                           fmt::format("{:.3f}", m.measured_step_time_s),
                           fmt::format("{:.2f}", m.measured_step_time_s / m.predicted_step_time_s),
                           m.source});
   }
-  table.caption = "Measured / predicted step time of each benchmark row, with the row it came from.";
+  table.caption =
+      "Measured / predicted step time of each benchmark row, with the row it came from.";
   doc.add(std::move(table));
 }
 

@@ -39,7 +39,8 @@ std::string base64(const std::string& bytes) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    const uint32_t v =
+        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     for (int shift : {18, 12, 6, 0}) out += kAlphabet[(v >> shift) & 63];
   }
   if (i < bytes.size()) {

@@ -8,8 +8,8 @@ namespace gpudays {
 namespace {
 
 bool looks_numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' ||
-                        s[0] == '.');
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' ||
+                        s[0] == '+' || s[0] == '.');
 }
 
 std::string csv_cell(const std::string& s) {
@@ -35,8 +35,10 @@ void Table::print(std::ostream& out) const {
       const size_t pad = width[i] - cell.size();
       const bool right = !header && looks_numeric(cell);
       if (i > 0) out << "  ";
-      if (right) out << std::string(pad, ' ') << cell;
-      else out << cell << (i + 1 < headers_.size() ? std::string(pad, ' ') : "");
+      if (right)
+        out << std::string(pad, ' ') << cell;
+      else
+        out << cell << (i + 1 < headers_.size() ? std::string(pad, ' ') : "");
     }
     out << '\n';
   };

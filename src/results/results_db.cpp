@@ -67,7 +67,8 @@ bool looks_like_sqlite(const std::string& path) {
 
 std::string column_list() {
   std::string out;
-  for (const TrialColumn& c : trial_columns()) out += (out.empty() ? "" : ", ") + std::string(c.name);
+  for (const TrialColumn& c : trial_columns())
+    out += (out.empty() ? "" : ", ") + std::string(c.name);
   return out;
 }
 
@@ -86,7 +87,8 @@ std::string select_list(int64_t version) {
 // dropped, and never used in place of the key's trial.
 void create_repeats_table(sqlite3* db) {
   std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL";
-  for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
+  for (const TrialColumn& c : trial_columns())
+    columns += fmt::format(", {} {}", c.name, c.sql_type);
   exec(db, fmt::format("CREATE TABLE repeats ({})", columns));
 }
 
@@ -94,8 +96,9 @@ void upgrade_schema(sqlite3* db, int64_t version) {
   exec(db, "BEGIN");
   for (const TrialColumn& c : trial_columns()) {
     if (c.since_version <= version) continue;
-    exec(db, fmt::format("ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type,
-                         c.default_sql));
+    exec(db,
+         fmt::format(
+             "ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql));
   }
   if (version < 3) create_repeats_table(db);
   exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
@@ -104,7 +107,8 @@ void upgrade_schema(sqlite3* db, int64_t version) {
 
 void create_schema(sqlite3* db) {
   std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
-  for (const TrialColumn& c : trial_columns()) columns += fmt::format(", {} {}", c.name, c.sql_type);
+  for (const TrialColumn& c : trial_columns())
+    columns += fmt::format(", {} {}", c.name, c.sql_type);
   exec(db, "BEGIN");
   exec(db, fmt::format("CREATE TABLE trials ({})", columns));
   create_repeats_table(db);
@@ -118,17 +122,25 @@ void create_schema(sqlite3* db) {
 int64_t validate(sqlite3* db, const std::string& path) {
   // A damaged file can misread its own header: its integrity decides before its application id.
   if (!intact(db)) {
-    throw InputError(fmt::format("{} is a corrupted or truncated SQLite database (integrity check "
-                                 "failed); left untouched", path));
+    throw InputError(
+        fmt::format("{} is a corrupted or truncated SQLite database (integrity check "
+                    "failed); left untouched",
+                    path));
   }
   if (pragma_int(db, "application_id") != kApplicationId) {
-    throw InputError(fmt::format("{} is a SQLite database of another application; left untouched "
-                                 "(choose another file with --db)", path));
+    throw InputError(
+        fmt::format("{} is a SQLite database of another application; left untouched "
+                    "(choose another file with --db)",
+                    path));
   }
   const int64_t version = pragma_int(db, "user_version");
   if (version < 1 || version > kSchemaVersion) {
-    throw InputError(fmt::format("{} has results schema {}, this gpudays reads 1 to {}; left "
-                                 "untouched", path, version, kSchemaVersion));
+    throw InputError(
+        fmt::format("{} has results schema {}, this gpudays reads 1 to {}; left "
+                    "untouched",
+                    path,
+                    version,
+                    kSchemaVersion));
   }
   return version;
 }
@@ -137,9 +149,11 @@ int64_t validate(sqlite3* db, const std::string& path) {
 // directory otherwise fails only when the first trial is stored): a table made and rolled back.
 void check_writable(sqlite3* db, const std::string& path) {
   char* error = nullptr;
-  const int rc = sqlite3_exec(
-      db, "BEGIN IMMEDIATE; CREATE TABLE gpudays_write_check (x); ROLLBACK", nullptr, nullptr,
-      &error);
+  const int rc = sqlite3_exec(db,
+                              "BEGIN IMMEDIATE; CREATE TABLE gpudays_write_check (x); ROLLBACK",
+                              nullptr,
+                              nullptr,
+                              &error);
   const std::string message = error != nullptr ? error : sqlite3_errstr(rc);
   sqlite3_free(error);
   if (rc == SQLITE_OK) return;
@@ -153,7 +167,8 @@ void check_writable(sqlite3* db, const std::string& path) {
 
 // Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
 // An unreadable or invalid row is empty, with a warning on stderr the first time it is met.
-std::optional<TrialRecord> read_row(sqlite3_stmt* s, const std::string& path,
+std::optional<TrialRecord> read_row(sqlite3_stmt* s,
+                                    const std::string& path,
                                     std::set<int64_t>& warned) {
   const int64_t id = sqlite3_column_int64(s, 0);
   TrialRecord r;
@@ -174,10 +189,14 @@ std::optional<TrialRecord> read_row(sqlite3_stmt* s, const std::string& path,
 
 }  // namespace
 
-void ResultsDb::Closer::operator()(sqlite3* db) const { sqlite3_close(db); }
+void ResultsDb::Closer::operator()(sqlite3* db) const {
+  sqlite3_close(db);
+}
 
 ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t version)
-    : db_(std::move(db)), path_(std::move(path)), select_list_(select_list(version)),
+    : db_(std::move(db)),
+      path_(std::move(path)),
+      select_list_(select_list(version)),
       schema_version_(version) {}
 
 ResultsDb::~ResultsDb() = default;
@@ -188,20 +207,25 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
   const bool exists = std::filesystem::exists(path, ec);
   const bool fresh = !exists || std::filesystem::file_size(path, ec) == 0;
   if (fresh && options.read_only) {
-    throw InputError(fmt::format("no results database at {} (run `gpudays bench` first, or give "
-                                 "--db)", path));
+    throw InputError(
+        fmt::format("no results database at {} (run `gpudays bench` first, or give "
+                    "--db)",
+                    path));
   }
   if (!fresh && !looks_like_sqlite(path)) {
-    throw InputError(fmt::format("{} is not a gpudays results database (not SQLite); left "
-                                 "untouched (choose another file with --db)", path));
+    throw InputError(
+        fmt::format("{} is not a gpudays results database (not SQLite); left "
+                    "untouched (choose another file with --db)",
+                    path));
   }
   sqlite3* raw = nullptr;
-  const int flags = options.read_only ? SQLITE_OPEN_READONLY
-                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int flags =
+      options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (rc != SQLITE_OK) {
-    throw InputError(fmt::format("cannot open results database {}: {}", path,
+    throw InputError(fmt::format("cannot open results database {}: {}",
+                                 path,
                                  raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(db.get(), 5000);
@@ -222,8 +246,11 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
       upgrade_schema(db.get(), version);
     } catch (const std::runtime_error& e) {
       sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-      throw InputError(fmt::format("{}: upgrading results schema {} to {} failed ({})", path,
-                                   version, kSchemaVersion, e.what()));
+      throw InputError(fmt::format("{}: upgrading results schema {} to {} failed ({})",
+                                   path,
+                                   version,
+                                   kSchemaVersion,
+                                   e.what()));
     }
     version = kSchemaVersion;
   }
@@ -242,13 +269,17 @@ std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
 bool ResultsDb::insert_into(const char* table, const TrialRecord& trial) {
   std::string placeholders = "?1";
   for (size_t i = 0; i < trial_columns().size(); ++i) placeholders += fmt::format(", ?{}", i + 2);
-  Stmt s = prepare(db_.get(), fmt::format("INSERT OR IGNORE INTO {} (trial_key, {}) VALUES ({})",
-                                          table, column_list(), placeholders));
+  Stmt s = prepare(db_.get(),
+                   fmt::format("INSERT OR IGNORE INTO {} (trial_key, {}) VALUES ({})",
+                               table,
+                               column_list(),
+                               placeholders));
   sqlite3_bind_text(s.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   int i = 2;
   for (const TrialColumn& c : trial_columns()) c.bind(s.get(), i++, trial);
   if (sqlite3_step(s.get()) != SQLITE_DONE) {
-    throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+    throw std::runtime_error(
+        fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
   }
   return sqlite3_changes(db_.get()) == 1;
 }
@@ -272,7 +303,8 @@ bool ResultsDb::insert(const TrialRecord& trial) {
   Stmt drop = prepare(db_.get(), "DELETE FROM trials WHERE trial_key = ?1");
   sqlite3_bind_text(drop.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(drop.get()) != SQLITE_DONE) {
-    throw std::runtime_error(fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+    throw std::runtime_error(
+        fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
   }
   return insert(trial);
 }

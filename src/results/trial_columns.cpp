@@ -5,7 +5,10 @@
 #include <sqlite3.h>
 
 // An accessor of a TrialRecord field, const or not: FIELD(config.micro_batch_size).
-#define FIELD(path) [](auto& r) -> auto& { return r.path; }
+#define FIELD(path)      \
+  [](auto& r) -> auto& { \
+    return r.path;       \
+  }
 
 namespace gpudays {
 namespace {
@@ -21,7 +24,10 @@ void bind_text(sqlite3_stmt* s, int i, const std::string& value) {
 
 template <typename Field>
 TrialColumn text(const char* name, Field field, int since = 1, const char* def = "''") {
-  return {name, "TEXT NOT NULL", since, def,
+  return {name,
+          "TEXT NOT NULL",
+          since,
+          def,
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) { bind_text(s, i, field(r)); },
           [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = text_at(s, i); }};
 }
@@ -29,18 +35,23 @@ TrialColumn text(const char* name, Field field, int since = 1, const char* def =
 // An enumeration stored as its name (to_string / parse).
 template <typename Field, typename Parse>
 TrialColumn named(const char* name, Field field, Parse parse, int since, const char* def) {
-  return {name, "TEXT NOT NULL", since, def,
-          [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            bind_text(s, i, to_string(field(r)));
-          },
-          [field, parse](sqlite3_stmt* s, int i, TrialRecord& r) {
-            field(r) = parse(text_at(s, i));
-          }};
+  return {
+      name,
+      "TEXT NOT NULL",
+      since,
+      def,
+      [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
+        bind_text(s, i, to_string(field(r)));
+      },
+      [field, parse](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = parse(text_at(s, i)); }};
 }
 
 template <typename Field>
 TrialColumn integer(const char* name, Field field) {
-  return {name, "INTEGER NOT NULL", 1, "0",
+  return {name,
+          "INTEGER NOT NULL",
+          1,
+          "0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(field(r)));
           },
@@ -52,11 +63,15 @@ TrialColumn integer(const char* name, Field field) {
 
 template <typename Field>
 TrialColumn real(const char* name, Field field, int since = 1) {
-  return {name, "REAL NOT NULL", since, "0.0",
-          [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
-            sqlite3_bind_double(s, i, field(r));
-          },
-          [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = sqlite3_column_double(s, i); }};
+  return {
+      name,
+      "REAL NOT NULL",
+      since,
+      "0.0",
+      [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
+        sqlite3_bind_double(s, i, field(r));
+      },
+      [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = sqlite3_column_double(s, i); }};
 }
 
 }  // namespace

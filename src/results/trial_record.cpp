@@ -9,19 +9,29 @@ namespace gpudays {
 
 std::string to_string(TrialStatus status) {
   switch (status) {
-    case TrialStatus::kOk: return "ok";
-    case TrialStatus::kOutOfMemory: return "oom";
-    case TrialStatus::kCrash: return "crash";
-    case TrialStatus::kTimeout: return "timeout";
-    case TrialStatus::kRejected: return "rejected";
-    case TrialStatus::kKilled: return "killed";
+    case TrialStatus::kOk:
+      return "ok";
+    case TrialStatus::kOutOfMemory:
+      return "oom";
+    case TrialStatus::kCrash:
+      return "crash";
+    case TrialStatus::kTimeout:
+      return "timeout";
+    case TrialStatus::kRejected:
+      return "rejected";
+    case TrialStatus::kKilled:
+      return "killed";
   }
   return "?";
 }
 
 TrialStatus parse_trial_status(const std::string& text) {
-  for (TrialStatus s : {TrialStatus::kOk, TrialStatus::kOutOfMemory, TrialStatus::kCrash,
-                        TrialStatus::kTimeout, TrialStatus::kRejected, TrialStatus::kKilled}) {
+  for (TrialStatus s : {TrialStatus::kOk,
+                        TrialStatus::kOutOfMemory,
+                        TrialStatus::kCrash,
+                        TrialStatus::kTimeout,
+                        TrialStatus::kRejected,
+                        TrialStatus::kKilled}) {
     if (to_string(s) == text) return s;
   }
   throw InputError(fmt::format("unknown trial status '{}'", text));
@@ -40,10 +50,17 @@ StepTiming parse_step_timing(const std::string& text) {
 // The format is stored in every database's key column: changing it orphans stored trials.
 std::string TrialRecord::key() const {
   const MethodSet& m = config.methods;
-  return fmt::format("{}|{}|{}x{}|fl={}|ckpt={}|{}|offload={}|mb={}|acc={}|mem={}", model, gpu,
-                     cluster.num_nodes, cluster.gpus_per_node, m.free_lunch ? 1 : 0,
-                     m.activation_checkpointing ? 1 : 0, to_string(m.sharding),
-                     m.offloading ? 1 : 0, config.micro_batch_size, config.grad_acc_steps,
+  return fmt::format("{}|{}|{}x{}|fl={}|ckpt={}|{}|offload={}|mb={}|acc={}|mem={}",
+                     model,
+                     gpu,
+                     cluster.num_nodes,
+                     cluster.gpus_per_node,
+                     m.free_lunch ? 1 : 0,
+                     m.activation_checkpointing ? 1 : 0,
+                     to_string(m.sharding),
+                     m.offloading ? 1 : 0,
+                     config.micro_batch_size,
+                     config.grad_acc_steps,
                      memory_limit_bytes);
 }
 

@@ -3,9 +3,9 @@
 // the recomputation; parameter gradients accumulate as in the plain path.
 #include "train/activation_checkpoint.h"
 
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/custom_class.h>
@@ -49,8 +49,10 @@ at::Tensor run_as_recorded(const Recompute& r, const at::Tensor& x) {
 struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
   // `anchor` is an empty tensor that requires grad: with it the output joins the graph even when
   // the block's input does not (the first block), so parameter gradients still flow.
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
-                            const at::Tensor& anchor, c10::intrusive_ptr<Recompute> recompute) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx,
+                            const at::Tensor& input,
+                            const at::Tensor& anchor,
+                            c10::intrusive_ptr<Recompute> recompute) {
     at::Generator g = at::globalContext().defaultGenerator(input.device());
     recompute->rng_state = generator_state(g);
     recompute->device_type = input.device().type();
@@ -66,8 +68,8 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs) {
     const at::Tensor input = ctx->get_saved_variables()[0];
-    auto recompute = c10::static_intrusive_pointer_cast<Recompute>(
-        ctx->saved_data["recompute"].toCapsule());
+    auto recompute =
+        c10::static_intrusive_pointer_cast<Recompute>(ctx->saved_data["recompute"].toCapsule());
     at::Generator g = at::globalContext().defaultGenerator(input.device());
     const at::Tensor current_state = generator_state(g);
     set_generator_state(g, recompute->rng_state);

@@ -83,11 +83,33 @@ void Adam::fused_step(double lr) {
   at::_foreach_add_(counts, 1);
   const auto& o = options_;
   if (o.decoupled_weight_decay) {
-    at::_fused_adamw_(params, grads, avgs, avg_sqs, /*max_exp_avg_sqs=*/{}, counts, lr, o.beta1,
-                      o.beta2, o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false);
+    at::_fused_adamw_(params,
+                      grads,
+                      avgs,
+                      avg_sqs,
+                      /*max_exp_avg_sqs=*/{},
+                      counts,
+                      lr,
+                      o.beta1,
+                      o.beta2,
+                      o.weight_decay,
+                      o.eps,
+                      /*amsgrad=*/false,
+                      /*maximize=*/false);
   } else {
-    at::_fused_adam_(params, grads, avgs, avg_sqs, /*max_exp_avg_sqs=*/{}, counts, lr, o.beta1,
-                     o.beta2, o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false);
+    at::_fused_adam_(params,
+                     grads,
+                     avgs,
+                     avg_sqs,
+                     /*max_exp_avg_sqs=*/{},
+                     counts,
+                     lr,
+                     o.beta1,
+                     o.beta2,
+                     o.weight_decay,
+                     o.eps,
+                     /*amsgrad=*/false,
+                     /*maximize=*/false);
   }
 }
 

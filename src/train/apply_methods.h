@@ -12,7 +12,8 @@
 //   5. sharding: the engine wraps the block runner (stage 2/3 per-block reduce, stage 3 gathers);
 //   6. offloading: the optimizer's slice on the CPU;
 //   7. free-lunch's engine parts: fused AdamW, TF32 matmuls, the micro-step as a CUDA graph (only
-//      where nothing above hooks into the micro-step: no checkpointing, no sharding, a CUDA device).
+//      where nothing above hooks into the micro-step: no checkpointing, no sharding, a CUDA
+//      device).
 #pragma once
 
 #include <cstdint>

@@ -48,10 +48,13 @@ class TrackingAllocator final : public c10::Allocator {
     if (counters_->limit > 0 && live > counters_->limit) {
       counters_->live -= bytes;
       ++counters_->failed;
-      TORCH_CHECK_WITH(OutOfMemoryError, false,
+      TORCH_CHECK_WITH(OutOfMemoryError,
+                       false,
                        fmt::format("CPU out of memory: tried to allocate {} bytes with {} of the "
                                    "{}-byte limit in use",
-                                   bytes, live - bytes, counters_->limit));
+                                   bytes,
+                                   live - bytes,
+                                   counters_->limit));
     }
     int64_t peak = counters_->peak.load();
     while (live > peak && !counters_->peak.compare_exchange_weak(peak, live)) {
@@ -101,6 +104,8 @@ CpuMemoryStats CpuMemoryScope::stats() const {
   return {c.live.load(), c.peak.load(), c.limit, c.failed.load()};
 }
 
-void CpuMemoryScope::reset_peak() { state_->counters->peak = state_->counters->live.load(); }
+void CpuMemoryScope::reset_peak() {
+  state_->counters->peak = state_->counters->live.load();
+}
 
 }  // namespace gpudays

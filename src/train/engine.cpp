@@ -26,7 +26,8 @@ void check_methods(const EngineOptions& o, int world, const at::Device& device) 
   std::string problem =
       method_set_problem(MethodSet{.sharding = o.sharding, .offloading = o.offload}, world);
   if (problem.empty() && device.is_cuda()) {
-    problem = precision_problem(o.precision, device_name(device), compute_capability(device) / 10.0);
+    problem =
+        precision_problem(o.precision, device_name(device), compute_capability(device) / 10.0);
   }
   if (!problem.empty()) throw InputError(problem);
   if (o.grad_acc_steps < 1) throw InputError("gradient accumulation must be >= 1");
@@ -272,7 +273,8 @@ std::vector<GradientPiece> Engine::local_gradients() const {
       const int64_t lo = std::max(begin, offset);
       const int64_t hi = std::min(end, offset + p.numel());
       if (lo < hi) {
-        pieces.push_back({index.at(p.unsafeGetTensorImpl()), lo - offset,
+        pieces.push_back({index.at(p.unsafeGetTensorImpl()),
+                          lo - offset,
                           fp32_copy(u.grad_shard.narrow(0, lo - begin, hi - lo))});
       }
       offset += p.numel();

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
+#include "config/methods.h"
 #include "dist/communicator.h"
 #include "models/block_runner.h"
-#include "config/methods.h"
 #include "train/adam.h"
 #include "train/loss_scaler.h"
 #include "train/schedule.h"

@@ -7,15 +7,17 @@
 namespace gpudays {
 
 ScheduleOptions schedule_options(const RecipeSpec& recipe) {
-  return ScheduleOptions{recipe.schedule, recipe.lr, recipe.min_lr, recipe.warmup_steps,
-                         recipe.train_steps};
+  return ScheduleOptions{
+      recipe.schedule, recipe.lr, recipe.min_lr, recipe.warmup_steps, recipe.train_steps};
 }
 
 double learning_rate(const ScheduleOptions& o, int64_t step) {
   if (step < o.warmup_steps) {
-    return o.peak_lr * static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, o.warmup_steps));
+    return o.peak_lr * static_cast<double>(step) /
+           static_cast<double>(std::max<int64_t>(1, o.warmup_steps));
   }
-  const double decay_steps = static_cast<double>(std::max<int64_t>(1, o.total_steps - o.warmup_steps));
+  const double decay_steps =
+      static_cast<double>(std::max<int64_t>(1, o.total_steps - o.warmup_steps));
   const double progress = std::min(1.0, static_cast<double>(step - o.warmup_steps) / decay_steps);
   switch (o.kind) {
     case ScheduleKind::kCosine:

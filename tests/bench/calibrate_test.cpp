@@ -16,7 +16,9 @@ namespace {
 
 using test::catalog;
 
-TrialRecord trial(const std::string& model, const std::string& gpu, double measured,
+TrialRecord trial(const std::string& model,
+                  const std::string& gpu,
+                  double measured,
                   double predicted) {
   TrialRecord t;
   t.model = model;
@@ -35,8 +37,8 @@ TEST(Calibrate, MedianOverSameGpuAndFamily) {
       trial("vit", "a100-80gb-sxm", 30.0, 10.0),          // other family: ignored
       trial("pythia-160m", "h100-sxm", 50.0, 10.0),       // other GPU: ignored
   };
-  const Calibration c = calibrate(trials, catalog(), catalog().model("pythia-410m"),
-                                  "a100-80gb-sxm");
+  const Calibration c =
+      calibrate(trials, catalog(), catalog().model("pythia-410m"), "a100-80gb-sxm");
   EXPECT_EQ(c.trials, 3);
   EXPECT_DOUBLE_EQ(c.step_time_factor, 1.2);
   EXPECT_EQ(calibrate(trials, catalog(), catalog().model("mamba"), "a100-80gb-sxm").trials, 0);
@@ -50,8 +52,8 @@ TEST(Calibrate, ImplausibleRatiosAreLeftOut) {
       trial("pythia-70m", "a100-80gb-sxm", 100.0, 10.0),  // 10
       trial("pythia-1b", "a100-80gb-sxm", 11.0, 10.0),    // 1.1
   };
-  const Calibration c = calibrate(trials, catalog(), catalog().model("pythia-410m"),
-                                  "a100-80gb-sxm");
+  const Calibration c =
+      calibrate(trials, catalog(), catalog().model("pythia-410m"), "a100-80gb-sxm");
   EXPECT_EQ(c.trials, 1);
   EXPECT_DOUBLE_EQ(c.step_time_factor, 1.1);
   const std::vector<TrialRecord> only_bad = {trials[0], trials[1]};
@@ -67,7 +69,9 @@ TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {
   const auto& best = plain["best"];
   {
     ResultsDb db = ResultsDb::open({db_path});
-    TrialRecord t = trial("pythia-410m", "a100-80gb-sxm", 1.25 * best["step_time_s"].get<double>(),
+    TrialRecord t = trial("pythia-410m",
+                          "a100-80gb-sxm",
+                          1.25 * best["step_time_s"].get<double>(),
                           best["step_time_s"].get<double>());
     t.config.methods.free_lunch = best["free_lunch"];
     t.config.methods.activation_checkpointing = best["activation_checkpointing"];
@@ -78,14 +82,15 @@ TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {
     t.measured.peak_memory_bytes = 1 << 30;
     db.insert(t);
   }
-  const auto r = test::run_gpudays("plan --model pythia-410m --gpu a100 --format json --db " +
-                                   db_path);
+  const auto r =
+      test::run_gpudays("plan --model pythia-410m --gpu a100 --format json --db " + db_path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto calibrated = nlohmann::json::parse(r.out);
   EXPECT_EQ(calibrated["calibration"]["trials"], 1);
   EXPECT_NEAR(calibrated["calibration"]["step_time_factor"].get<double>(), 1.25, 1e-9);
   EXPECT_NEAR(calibrated["best"]["step_time_s"].get<double>(),
-              1.25 * best["step_time_s"].get<double>(), 1e-6);
+              1.25 * best["step_time_s"].get<double>(),
+              1e-6);
   EXPECT_FALSE(calibrated["measured_best"].is_null());
   const auto text = test::run_gpudays("plan --model pythia-410m --gpu a100 --db " + db_path);
   std::printf("%s", text.out.c_str());  // docs/bench.md quotes it

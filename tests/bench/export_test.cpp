@@ -46,8 +46,10 @@ std::string db_with_trials() {
 
 TEST(Export, BestIsTheFastestSuccessfulTrial) {
   const std::string db = db_with_trials();
-  const auto r = run_gpudays("best --model pythia-160m --gpu a100 --gpus-per-node 4 --format json "
-                             "--db " + db);
+  const auto r = run_gpudays(
+      "best --model pythia-160m --gpu a100 --gpus-per-node 4 --format json "
+      "--db " +
+      db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out)["best"];
   EXPECT_EQ(j["micro_batch_size"], 8);
@@ -56,22 +58,39 @@ TEST(Export, BestIsTheFastestSuccessfulTrial) {
 
 TEST(Export, HuggingFaceAndDeepSpeedCarryTheReferenceFields) {
   const std::string db = db_with_trials();
-  const auto hf = run_gpudays("export --model pythia-160m --gpu a100 --gpus-per-node 4 --format hf "
-                              "--db " + db);
+  const auto hf = run_gpudays(
+      "export --model pythia-160m --gpu a100 --gpus-per-node 4 --format hf "
+      "--db " +
+      db);
   ASSERT_EQ(hf.exit_code, 0) << hf.err;
   const auto args = nlohmann::json::parse(hf.out);
-  for (const char* key : {"max_steps", "per_device_train_batch_size", "gradient_accumulation_steps",
-                          "lr_scheduler_type", "warmup_steps", "gradient_checkpointing", "bf16",
-                          "fp16", "tf32", "fsdp", "fsdp_config", "deepspeed", "torch_compile",
-                          "max_grad_norm", "ddp_find_unused_parameters"}) {
+  for (const char* key : {"max_steps",
+                          "per_device_train_batch_size",
+                          "gradient_accumulation_steps",
+                          "lr_scheduler_type",
+                          "warmup_steps",
+                          "gradient_checkpointing",
+                          "bf16",
+                          "fp16",
+                          "tf32",
+                          "fsdp",
+                          "fsdp_config",
+                          "deepspeed",
+                          "torch_compile",
+                          "max_grad_norm",
+                          "ddp_find_unused_parameters"}) {
     EXPECT_TRUE(args.contains(key)) << key;
   }
   EXPECT_EQ(args["per_device_train_batch_size"], 8);
   EXPECT_EQ(args["gradient_accumulation_steps"], 32);
   EXPECT_EQ(args["fp16"], true);  // pythia-160m's recipe
   const auto& ds = args["deepspeed"];
-  for (const char* key : {"train_batch_size", "train_micro_batch_size_per_gpu",
-                          "gradient_accumulation_steps", "gradient_clipping", "fp16", "optimizer",
+  for (const char* key : {"train_batch_size",
+                          "train_micro_batch_size_per_gpu",
+                          "gradient_accumulation_steps",
+                          "gradient_clipping",
+                          "fp16",
+                          "optimizer",
                           "zero_optimization"}) {
     EXPECT_TRUE(ds.contains(key)) << key;
   }
@@ -80,8 +99,10 @@ TEST(Export, HuggingFaceAndDeepSpeedCarryTheReferenceFields) {
   EXPECT_EQ(ds["zero_optimization"]["offload_optimizer"]["device"], "cpu");
   EXPECT_EQ(ds["fp16"]["loss_scale"], 0);
 
-  const auto plain = run_gpudays("export --model pythia-160m --gpu a100 --gpus-per-node 4 "
-                                 "--format deepspeed --db " + db);
+  const auto plain = run_gpudays(
+      "export --model pythia-160m --gpu a100 --gpus-per-node 4 "
+      "--format deepspeed --db " +
+      db);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(nlohmann::json::parse(plain.out)["train_micro_batch_size_per_gpu"], 8);
 }
@@ -101,8 +122,9 @@ TEST(Export, MissingResultsAreOneLineErrors) {
   const auto r = run_gpudays("best --model pythia-160m --gpu a100 --db /nonexistent/gpudays.db");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no results database"), std::string::npos) << r.err;
-  const auto e = run_gpudays("export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
-                             "--format toml");
+  const auto e = run_gpudays(
+      "export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
+      "--format toml");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("micro_batch_size = "), std::string::npos);
 }

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   }
   if (const char* pause = std::getenv("FAKE_SLEEP_S")) usleep(std::atof(pause) * 1e6);
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double memory = spec.config.micro_batch_size * gib * (spec.config.methods.activation_checkpointing ? 0.5 : 1.0);
+  const double memory = spec.config.micro_batch_size * gib *
+                        (spec.config.methods.activation_checkpointing ? 0.5 : 1.0);
   TrialMeasurement r;
   r.device_name = "fake device";
   r.torch_version = "none";
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
     r.status = TrialStatus::kOk;
     // Tens of seconds: pythia-70m's global batch on the sweep tests' 2 x RTX 3090 at a plausible
     // MFU (the results database refuses rows above 100%).
-    const double step = 20.0 * (1.0 + 8.0 / spec.config.micro_batch_size) * (spec.config.methods.free_lunch ? 0.7 : 1.0) *
+    const double step = 20.0 * (1.0 + 8.0 / spec.config.micro_batch_size) *
+                        (spec.config.methods.free_lunch ? 0.7 : 1.0) *
                         (spec.config.methods.activation_checkpointing ? 1.3 : 1.0);
     r.steps_timed = spec.timed_steps;
     r.step_time_median_s = step;

@@ -48,8 +48,10 @@ struct SimulatedMachine {
       const double memory = row.peak_memory_bytes() * 0.9 *
                             (1.0 + 0.02 * std::log2(static_cast<double>(r.micro_batch_size)));
       if (memory > capacity_bytes) return {TrialStatus::kOutOfMemory, 0.0, 0, "simulated OOM"};
-      return {TrialStatus::kOk, row.step_time_s * method_factor(r.methods) * micro_factor(r),
-              static_cast<int64_t>(memory), ""};
+      return {TrialStatus::kOk,
+              row.step_time_s * method_factor(r.methods) * micro_factor(r),
+              static_cast<int64_t>(memory),
+              ""};
     }
     ADD_FAILURE() << "trial outside the search space";
     return {TrialStatus::kCrash, 0.0, 0, "unknown configuration"};
@@ -64,10 +66,14 @@ struct Case {
 
 TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
   int exhaustive_total = 0, guided_total = 0;
-  for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1}, Case{"pythia-1b", "a100", 4},
-                        Case{"pythia-1b", "rtx-3090", 8}, Case{"pythia-410m", "rtx-a6000", 2},
-                        Case{"roberta", "h100", 8}, Case{"vit", "a100", 8},
-                        Case{"convnext-large-1k", "rtx-3090", 4}, Case{"mamba", "h100", 8}}) {
+  for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1},
+                        Case{"pythia-1b", "a100", 4},
+                        Case{"pythia-1b", "rtx-3090", 8},
+                        Case{"pythia-410m", "rtx-a6000", 2},
+                        Case{"roberta", "h100", 8},
+                        Case{"vit", "a100", 8},
+                        Case{"convnext-large-1k", "rtx-3090", 4},
+                        Case{"mamba", "h100", 8}}) {
     const Cluster cluster{{1, c.gpus}, &catalog().gpu(c.gpu)};
     const PlanResult prediction = plan(catalog().model(c.model), cluster, PlanOptions{});
     const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes};
@@ -83,14 +89,22 @@ TEST(Search, GuidedFindsTheExhaustiveOptimumWithFiveTimesFewerTrials) {
         << c.model << " on " << c.gpus << " x " << c.gpu;
     exhaustive_total += static_cast<int>(exhaustive.trials.size());
     guided_total += static_cast<int>(guided.trials.size());
-    std::printf("%-18s %d x %-9s exhaustive %3zu trials, guided %2zu (skipped %d, pruned %d of %d "
-                "method sets)\n",
-                c.model, static_cast<int>(c.gpus), c.gpu, exhaustive.trials.size(),
-                guided.trials.size(), guided.method_sets_skipped, guided.method_sets_pruned,
-                guided.method_sets_total);
+    std::printf(
+        "%-18s %d x %-9s exhaustive %3zu trials, guided %2zu (skipped %d, pruned %d of %d "
+        "method sets)\n",
+        c.model,
+        static_cast<int>(c.gpus),
+        c.gpu,
+        exhaustive.trials.size(),
+        guided.trials.size(),
+        guided.method_sets_skipped,
+        guided.method_sets_pruned,
+        guided.method_sets_total);
   }
-  std::printf("total: exhaustive %d trials, guided %d (%.1fx fewer)\n", exhaustive_total,
-              guided_total, static_cast<double>(exhaustive_total) / guided_total);
+  std::printf("total: exhaustive %d trials, guided %d (%.1fx fewer)\n",
+              exhaustive_total,
+              guided_total,
+              static_cast<double>(exhaustive_total) / guided_total);
   EXPECT_GE(exhaustive_total, 5 * guided_total);
 }
 
@@ -101,15 +115,19 @@ void expect_guided_near_exhaustive(double micro_noise, double within) {
   int exhaustive_total = 0, guided_total = 0, exact = 0, cases = 0;
   double worst = 0.0;
   std::string worst_case = "none";
-  for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1}, Case{"pythia-1b", "a100", 4},
-                        Case{"pythia-1b", "rtx-3090", 8}, Case{"pythia-410m", "rtx-a6000", 2},
-                        Case{"roberta", "h100", 8}, Case{"vit", "a100", 8},
-                        Case{"convnext-large-1k", "rtx-3090", 4}, Case{"mamba", "h100", 8}}) {
+  for (const Case& c : {Case{"pythia-160m", "rtx-3090", 1},
+                        Case{"pythia-1b", "a100", 4},
+                        Case{"pythia-1b", "rtx-3090", 8},
+                        Case{"pythia-410m", "rtx-a6000", 2},
+                        Case{"roberta", "h100", 8},
+                        Case{"vit", "a100", 8},
+                        Case{"convnext-large-1k", "rtx-3090", 4},
+                        Case{"mamba", "h100", 8}}) {
     const Cluster cluster{{1, c.gpus}, &catalog().gpu(c.gpu)};
     const PlanResult prediction = plan(catalog().model(c.model), cluster, PlanOptions{});
     for (int seed = 0; seed < 5; ++seed) {
-      const SimulatedMachine machine{&prediction, cluster.gpu->memory_bytes, micro_noise,
-                                     static_cast<double>(seed)};
+      const SimulatedMachine machine{
+          &prediction, cluster.gpu->memory_bytes, micro_noise, static_cast<double>(seed)};
       SearchOptions options;
       options.memory_capacity_bytes = cluster.gpu->memory_bytes;
       options.strategy = SearchStrategy::kExhaustive;

@@ -20,9 +20,9 @@ TEST(StepTiming, SpreadIsMedianMinMax) {
 
 TEST(StepTiming, PartsComposeIntoAStep) {
   PartTimes parts;
-  parts.micro_s = {0.10, 0.12, 0.11};  // median 0.11
+  parts.micro_s = {0.10, 0.12, 0.11};       // median 0.11
   parts.last_micro_s = {0.20, 0.25, 0.21};  // median 0.21
-  parts.optimizer_s = {0.05, 0.04, 0.06};  // median 0.05
+  parts.optimizer_s = {0.05, 0.04, 0.06};   // median 0.05
   const ComposedStep c = compose_step(parts, /*grad_acc_steps=*/8);
   EXPECT_DOUBLE_EQ(c.step.median_s, 7 * 0.11 + 0.21 + 0.05);
   EXPECT_DOUBLE_EQ(c.step.min_s, 7 * 0.10 + 0.20 + 0.04);

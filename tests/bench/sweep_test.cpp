@@ -213,7 +213,8 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
   EXPECT_EQ(got, expected);
   ASSERT_TRUE(uninterrupted.search.best && resumed.search.best);
   EXPECT_EQ(resumed.search.best->request, uninterrupted.search.best->request);
-  EXPECT_EQ(resumed.search.best->outcome.step_time_s, uninterrupted.search.best->outcome.step_time_s);
+  EXPECT_EQ(resumed.search.best->outcome.step_time_s,
+            uninterrupted.search.best->outcome.step_time_s);
 }
 
 // Parts timing: the first trial of each method set checks its composition against whole steps;

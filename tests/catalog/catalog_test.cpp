@@ -21,14 +21,22 @@ using test::catalog;
 // device from the catalog's configurations with transformers 5.24.0 / torch 2.11.0.
 TEST(ParamCount, EqualsHuggingFaceForEveryReferenceModel) {
   const std::vector<std::pair<std::string, int64_t>> expected = {
-      {"pythia-14m", 14067712},         {"pythia-31m", 30494720},
-      {"pythia-70m", 70426624},         {"pythia-160m", 162322944},
-      {"pythia-410m", 405334016},       {"pythia-1b", 1011781632},
-      {"pythia-1.4b", 1414647808},      {"pythia-2.8b", 2775208960},
-      {"pythia-6.9b", 6857302016},      {"pythia-12b", 11846072320},
-      {"roberta", 355412057},           {"vit", 325688657},
-      {"convnext-large-1k", 197767336}, {"convnext-large-22k", 229799953},
-      {"convnext-xlarge-22k", 392900177}, {"mamba", 2768345600},
+      {"pythia-14m", 14067712},
+      {"pythia-31m", 30494720},
+      {"pythia-70m", 70426624},
+      {"pythia-160m", 162322944},
+      {"pythia-410m", 405334016},
+      {"pythia-1b", 1011781632},
+      {"pythia-1.4b", 1414647808},
+      {"pythia-2.8b", 2775208960},
+      {"pythia-6.9b", 6857302016},
+      {"pythia-12b", 11846072320},
+      {"roberta", 355412057},
+      {"vit", 325688657},
+      {"convnext-large-1k", 197767336},
+      {"convnext-large-22k", 229799953},
+      {"convnext-xlarge-22k", 392900177},
+      {"mamba", 2768345600},
   };
   ASSERT_EQ(catalog().models().size(), expected.size());
   for (const auto& [name, count] : expected) {
@@ -44,10 +52,22 @@ TEST(ParamCount, EmbeddingSplitForGptNeox) {
 }
 
 TEST(Catalog, HasEveryRequiredGpu) {
-  for (const char* name :
-       {"rtx-3090", "rtx-4090", "rtx-a6000", "a40", "l40", "l40s", "v100-16gb", "v100-32gb",
-        "a100-40gb-pcie", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "h100-pcie",
-        "h100-sxm", "h200", "b200"}) {
+  for (const char* name : {"rtx-3090",
+                           "rtx-4090",
+                           "rtx-a6000",
+                           "a40",
+                           "l40",
+                           "l40s",
+                           "v100-16gb",
+                           "v100-32gb",
+                           "a100-40gb-pcie",
+                           "a100-40gb-sxm",
+                           "a100-80gb-pcie",
+                           "a100-80gb-sxm",
+                           "h100-pcie",
+                           "h100-sxm",
+                           "h200",
+                           "b200"}) {
     const GpuSpec& g = catalog().gpu(name);
     EXPECT_GT(g.peak_fp16_tflops, 0) << name;
     EXPECT_GT(g.memory_bytes, 0) << name;

@@ -21,7 +21,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-std::string pythia_70m() { return read_file(test::catalog().model("pythia-70m").source_path); }
+std::string pythia_70m() {
+  return read_file(test::catalog().model("pythia-70m").source_path);
+}
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const size_t pos = text.find(from);
@@ -45,8 +47,8 @@ void expect_error(const std::string& contents, const std::string& needle) {
 }
 
 TEST(ModelFile, UserFileLoadsAnywhere) {
-  const std::string path = test::write_temp_file("mine.toml",
-                                                 replace(pythia_70m(), "pythia-70m\"", "mine\""));
+  const std::string path =
+      test::write_temp_file("mine.toml", replace(pythia_70m(), "pythia-70m\"", "mine\""));
   EXPECT_EQ(load_model_file(path).name, "mine");
 }
 
@@ -73,8 +75,7 @@ TEST(ModelFile, WrongType) {
 }
 
 TEST(ModelFile, BadPrecision) {
-  expect_error(replace(pythia_70m(), "precision = \"fp16\"", "precision = \"fp8\""),
-               "precision");
+  expect_error(replace(pythia_70m(), "precision = \"fp16\"", "precision = \"fp8\""), "precision");
 }
 
 TEST(ModelFile, SyntaxErrorHasALine) {
@@ -203,7 +204,8 @@ TEST(ModelFile, SizesBeyondAnyModelAreRefused) {
   expect_error(replace(pythia_70m(), "global_batch = 1024", "global_batch = 4611686018427387904"),
                "[recipe]: global_batch: must be in [1, 1073741824]");
   expect_error(replace(replace(pythia_70m(), "seq_len = 2048", "seq_len = 1000000000000"),
-                       "max_position_embeddings = 2048", "max_position_embeddings = 1000000000000"),
+                       "max_position_embeddings = 2048",
+                       "max_position_embeddings = 1000000000000"),
                "[arch]: seq_len: must be in [1, 16777216]");
   expect_error(replace(pythia_70m(), "d_model = 512", "d_model = 4294967296"), "d_model");
 }
@@ -318,7 +320,8 @@ TEST(GpuFile, AnAliasNamesOneGpu) {
     Catalog::load({dir.string()});
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'a100' already names GPU"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'a100' already names GPU"), std::string::npos)
+        << e.what();
   }
 }
 

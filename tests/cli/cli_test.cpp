@@ -36,16 +36,31 @@ TEST(Cli, PlanPrintsTheBestConfiguration) {
 }
 
 TEST(Cli, PlanJsonHasTheRowSchema) {
-  const auto r = run_gpudays("plan --model pythia-160m --gpu h100 --gpus-per-node 2 --all "
-                             "--format json");
+  const auto r = run_gpudays(
+      "plan --model pythia-160m --gpu h100 --gpus-per-node 2 --all "
+      "--format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j["best"].is_object());
   EXPECT_GT(j["rows"].size(), 10u);
-  for (const char* key : {"model", "gpu", "num_nodes", "gpus_per_node", "free_lunch",
-                          "activation_checkpointing", "sharding", "offloading", "micro_batch_size",
-                          "grad_acc_steps", "fits", "peak_memory_bytes", "step_time_s",
-                          "tokens_per_s", "training_days", "gpu_days", "mfu", "reason"}) {
+  for (const char* key : {"model",
+                          "gpu",
+                          "num_nodes",
+                          "gpus_per_node",
+                          "free_lunch",
+                          "activation_checkpointing",
+                          "sharding",
+                          "offloading",
+                          "micro_batch_size",
+                          "grad_acc_steps",
+                          "fits",
+                          "peak_memory_bytes",
+                          "step_time_s",
+                          "tokens_per_s",
+                          "training_days",
+                          "gpu_days",
+                          "mfu",
+                          "reason"}) {
     EXPECT_TRUE(j["best"].contains(key)) << key;
     EXPECT_TRUE(j["rows"][0].contains(key)) << key;
   }
@@ -141,7 +156,8 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node two", "two");
   expect_input_error("plan --model-file /nonexistent.toml --gpu a100", "nonexistent");
   expect_input_error("frobnicate", "frobnicate");
-  const std::string bad = test::write_temp_file("bad.toml", "name = \"x\"\nfamily = \"gpt_neox\"\n");
+  const std::string bad =
+      test::write_temp_file("bad.toml", "name = \"x\"\nfamily = \"gpt_neox\"\n");
   expect_input_error("plan --model-file " + bad + " --gpu a100", "arch");
 }
 

@@ -149,8 +149,10 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
       db.insert(t);
     }
   }
-  const auto r = test::run_gpudays("cost --model pythia-1b --gpus a100 --counts 4,8 --source bench "
-                                   "--format json --db " + db_path);
+  const auto r = test::run_gpudays(
+      "cost --model pythia-1b --gpus a100 --counts 4,8 --source bench "
+      "--format json --db " +
+      db_path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["rows"].size(), 2u);

@@ -20,7 +20,7 @@ TEST(Half, RoundTripsAndRounds) {
   }
   EXPECT_EQ(float_to_fp16(1.0f), 0x3c00);
   EXPECT_EQ(float_to_fp16(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_fp16(1e6f), 0x7c00);           // overflow to infinity
+  EXPECT_EQ(float_to_fp16(1e6f), 0x7c00);                // overflow to infinity
   EXPECT_EQ(float_to_fp16(1.0f + 1.0f / 4096), 0x3c00);  // rounds to nearest even
   EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
   EXPECT_EQ(bf16_to_float(0x4049), 3.140625f);
@@ -112,8 +112,13 @@ TEST(MpiLauncher, RankDeathEndsTheJobWithinBoundedTime) {
 #else
   if (launched_with_several_ranks()) GTEST_SKIP() << "runs mpirun itself";
   setenv("GPUDAYS_TEST_DIE_RANK", "1", 1);
-  const ChildResult r = run_child({GPUDAYS_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
-                                   "2", GPUDAYS_TEST_BINARY, "--gtest_filter=MpiDeath.*"},
+  const ChildResult r = run_child({GPUDAYS_MPIEXEC,
+                                   "--allow-run-as-root",
+                                   "--oversubscribe",
+                                   "-np",
+                                   "2",
+                                   GPUDAYS_TEST_BINARY,
+                                   "--gtest_filter=MpiDeath.*"},
                                   ChildOptions{60.0, ""});
   unsetenv("GPUDAYS_TEST_DIE_RANK");
   EXPECT_FALSE(r.timed_out) << "the surviving rank hung";

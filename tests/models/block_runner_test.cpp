@@ -21,8 +21,8 @@
 namespace gpudays::models {
 namespace {
 
-const char* const kFamilies[] = {"tiny-gpt-neox", "tiny-roberta", "tiny-vit", "tiny-convnext",
-                                 "tiny-mamba"};
+const char* const kFamilies[] = {
+    "tiny-gpt-neox", "tiny-roberta", "tiny-vit", "tiny-convnext", "tiny-mamba"};
 
 // The checkpoint-name prefix of each repeated block, in the order the trunk runs them.
 std::vector<std::string> block_prefixes(const ModelSpec& spec) {
@@ -31,10 +31,18 @@ std::vector<std::string> block_prefixes(const ModelSpec& spec) {
     for (int64_t i = 0; i < n; ++i) prefixes.push_back(fmt::format(fmt::runtime(pattern), i));
   };
   switch (spec.family) {
-    case Family::kGptNeox: numbered("gpt_neox.layers.{}.", spec.arch.n_layers); break;
-    case Family::kRoberta: numbered("roberta.encoder.layer.{}.", spec.arch.n_layers); break;
-    case Family::kVit: numbered("vit.encoder.layer.{}.", spec.arch.n_layers); break;
-    case Family::kMamba: numbered("backbone.layers.{}.", spec.arch.n_layers); break;
+    case Family::kGptNeox:
+      numbered("gpt_neox.layers.{}.", spec.arch.n_layers);
+      break;
+    case Family::kRoberta:
+      numbered("roberta.encoder.layer.{}.", spec.arch.n_layers);
+      break;
+    case Family::kVit:
+      numbered("vit.encoder.layer.{}.", spec.arch.n_layers);
+      break;
+    case Family::kMamba:
+      numbered("backbone.layers.{}.", spec.arch.n_layers);
+      break;
     case Family::kConvnext:
       for (size_t s = 0; s < spec.arch.depths.size(); ++s) {
         for (int64_t m = 0; m < spec.arch.depths[s]; ++m) {
@@ -48,8 +56,8 @@ std::vector<std::string> block_prefixes(const ModelSpec& spec) {
 
 // A batch of 2; roberta's second sample has 3 padding tokens (the mask is captured by the blocks).
 Batch test_batch(const ModelSpec& spec) {
-  Batch b = synthetic_batch(spec, {.batch_size = 2,
-                                   .generator = at::make_generator<at::CPUGeneratorImpl>(5)});
+  Batch b = synthetic_batch(
+      spec, {.batch_size = 2, .generator = at::make_generator<at::CPUGeneratorImpl>(5)});
   if (spec.family == Family::kRoberta) {
     b.attention_mask = at::ones_like(b.input_ids);
     b.attention_mask[1].narrow(0, spec.arch.seq_len - 3, 3).zero_();
@@ -155,8 +163,11 @@ TEST(BlockRunner, EachBlockUsesOnlyItsOwnParameters) {
       model.logits(batch);
       ASSERT_TRUE(output.defined()) << name << " block " << i;
       const at::Tensor objective = (output * at::randn_like(output)).sum();
-      const auto grads = torch::autograd::grad({objective}, params, /*grad_outputs=*/{},
-                                               /*retain_graph=*/false, /*create_graph=*/false,
+      const auto grads = torch::autograd::grad({objective},
+                                               params,
+                                               /*grad_outputs=*/{},
+                                               /*retain_graph=*/false,
+                                               /*create_graph=*/false,
                                                /*allow_unused=*/true);
       std::set<const void*> own;
       for (const at::Tensor& p : groups[i]) own.insert(p.unsafeGetTensorImpl());

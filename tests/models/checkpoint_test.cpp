@@ -18,7 +18,9 @@
 namespace gpudays::models {
 namespace {
 
-std::string write_raw(const std::string& name, uint64_t header_len, const std::string& header,
+std::string write_raw(const std::string& name,
+                      uint64_t header_len,
+                      const std::string& header,
                       size_t data_bytes) {
   const std::string path = test::scratch_dir("raw") + "/" + name;
   std::ofstream out(path, std::ios::binary);
@@ -39,8 +41,16 @@ std::string error_of(const std::function<void()>& f) {
 TEST(Safetensors, RoundTripsEveryDtypeShapeAndMetadata) {
   const std::string path = test::scratch_dir("st") + "/t.safetensors";
   NamedTensors tensors;
-  for (const auto dtype : {at::kDouble, at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt,
-                           at::kShort, at::kChar, at::kByte, at::kBool}) {
+  for (const auto dtype : {at::kDouble,
+                           at::kFloat,
+                           at::kHalf,
+                           at::kBFloat16,
+                           at::kLong,
+                           at::kInt,
+                           at::kShort,
+                           at::kChar,
+                           at::kByte,
+                           at::kBool}) {
     tensors.emplace_back(std::string("t_") + c10::toString(dtype),
                          at::arange(24).reshape({2, 3, 4}).to(dtype));
   }
@@ -72,23 +82,25 @@ TEST(Safetensors, RejectsMalformedFilesNamingTheProblem) {
   const std::string not_json = write_raw("nj.st", 4, "{abc", 0);
   EXPECT_NE(error_of([&] { SafetensorsReader r(not_json); }).find("not JSON"), std::string::npos);
   const std::string h1 = R"({"w":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}})";
-  EXPECT_NE(error_of([&] { SafetensorsReader r(write_raw("dt.st", h1.size(), h1, 8)); })
-                .find("tensor 'w': unknown dtype 'F33'"),
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("dt.st", h1.size(), h1, 8));
+            }).find("tensor 'w': unknown dtype 'F33'"),
             std::string::npos);
   const std::string h2 = R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})";
-  EXPECT_NE(error_of([&] { SafetensorsReader r(write_raw("sz.st", h2.size(), h2, 8)); })
-                .find("8 bytes for a tensor of 12 bytes"),
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("sz.st", h2.size(), h2, 8));
+            }).find("8 bytes for a tensor of 12 bytes"),
             std::string::npos);
   const std::string h3 = R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})";
-  EXPECT_NE(error_of([&] { SafetensorsReader r(write_raw("oob.st", h3.size(), h3, 8)); })
-                .find("outside the 8-byte data section"),
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("oob.st", h3.size(), h3, 8));
+            }).find("outside the 8-byte data section"),
             std::string::npos);
-  const std::string h4 =
-      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
-  EXPECT_NE(error_of([&] { SafetensorsReader r(write_raw("ov.st", h4.size(), h4, 12)); })
-                .find("overlap"),
-            std::string::npos);
+  const std::string h4 = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  EXPECT_NE(
+      error_of([&] { SafetensorsReader r(write_raw("ov.st", h4.size(), h4, 12)); }).find("overlap"),
+      std::string::npos);
   // Found by the safetensors fuzz target: 2^62 x 4 floats wrapped to 0 bytes, matched its empty
   // range, and the read ended in LibTorch's "storage size calculation overflowed".
   const std::string h5 =
@@ -125,10 +137,11 @@ TEST(Checkpoint, SaveThenLoadRestoresEveryTensor) {
 
 TEST(Checkpoint, ListsEveryMissingUnexpectedAndMisshapedTensorAndChangesNothing) {
   const std::string path = test::scratch_dir("bad") + "/m.safetensors";
-  write_safetensors(path, {{"proj.weight", at::randn({2, 4})},  // wrong shape
-                           {"norm.weight", at::randn({2})},
-                           {"extra.one", at::randn({1})},
-                           {"extra.two", at::randn({1})}});
+  write_safetensors(path,
+                    {{"proj.weight", at::randn({2, 4})},  // wrong shape
+                     {"norm.weight", at::randn({2})},
+                     {"extra.one", at::randn({1})},
+                     {"extra.two", at::randn({1})}});
   TwoLayers m;
   const at::Tensor before = named_state(m)[0].second.clone();
   const std::string error = error_of([&] { load_safetensors(m, path); });

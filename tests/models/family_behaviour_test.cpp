@@ -37,7 +37,9 @@ struct CausalityCase {
   std::function<std::vector<std::pair<std::string, Forward>>()> implementations;
 };
 
-void PrintTo(const CausalityCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const CausalityCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class Causality : public testing::TestWithParam<CausalityCase> {};
 
@@ -94,7 +96,9 @@ struct RejectionCase {
   std::string expected;                // a part of the message
 };
 
-void PrintTo(const RejectionCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const RejectionCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class Rejects : public testing::TestWithParam<RejectionCase> {};
 
@@ -140,36 +144,43 @@ INSTANTIATE_TEST_SUITE_P(
     BadSpec,
     Rejects,
     testing::Values(
-        RejectionCase{"gpt_neox_given_roberta", given<E>("roberta", gpt_neox_options),
-                      "not gpt_neox"},
+        RejectionCase{
+            "gpt_neox_given_roberta", given<E>("roberta", gpt_neox_options), "not gpt_neox"},
         RejectionCase{"gpt_neox_heads_not_dividing_d_model",  // 5 heads cannot split 64 channels
-                      changed<E>("tiny-gpt-neox", [](ArchSpec& a) { a.n_heads = 5; },
-                                 gpt_neox_options),
+                      changed<E>(
+                          "tiny-gpt-neox", [](ArchSpec& a) { a.n_heads = 5; }, gpt_neox_options),
                       "n_heads"},
         RejectionCase{"mamba_given_gpt_neox", given<E>("pythia-70m", mamba_options), "not mamba"},
         RejectionCase{"mamba_zero_state_size",
-                      changed<E>("tiny-mamba", [](ArchSpec& a) { a.d_state = 0; }, mamba_options),
+                      changed<E>(
+                          "tiny-mamba", [](ArchSpec& a) { a.d_state = 0; }, mamba_options),
                       "d_state"},
-        RejectionCase{"vit_given_convnext", given<Any>("convnext-large-1k", vit_options),
-                      "not vit"},
+        RejectionCase{
+            "vit_given_convnext", given<Any>("convnext-large-1k", vit_options), "not vit"},
         RejectionCase{"vit_heads_not_dividing_d_model",  // 5 heads do not divide d_model 32
-                      changed<Any>("tiny-vit", [](ArchSpec& a) { a.n_heads = 5; }, vit_options),
+                      changed<Any>(
+                          "tiny-vit", [](ArchSpec& a) { a.n_heads = 5; }, vit_options),
                       "n_heads"},
         RejectionCase{"vit_patches_not_tiling_the_image",  // a patch of 5 does not tile 16
-                      changed<Any>("tiny-vit", [](ArchSpec& a) { a.patch_size = 5; }, vit_options),
+                      changed<Any>(
+                          "tiny-vit", [](ArchSpec& a) { a.patch_size = 5; }, vit_options),
                       "image_size"},
-        RejectionCase{"vit_wrong_image_size", forward_on(test::tiny_vit, {2, 3, 32, 32}),
+        RejectionCase{"vit_wrong_image_size",
+                      forward_on(test::tiny_vit, {2, 3, 32, 32}),
                       "vit: images must be [B, 3, 16, 16]"},
         RejectionCase{"convnext_given_vit", given<Any>("vit", convnext_options), "not convnext"},
-        RejectionCase{"convnext_fewer_widths_than_depths",  // 4 depths, 3 widths
-                      changed<Any>("tiny-convnext", [](ArchSpec& a) { a.hidden_sizes.pop_back(); },
-                                   convnext_options),
-                      "hidden_sizes"},
-        RejectionCase{"convnext_image_not_a_multiple_of_the_stride",  // total stride 32
-                      changed<Any>("tiny-convnext", [](ArchSpec& a) { a.image_size = 48; },
-                                   convnext_options),
-                      "image_size"},
-        RejectionCase{"convnext_wrong_channels", forward_on(test::tiny_convnext, {2, 1, 64, 64}),
+        RejectionCase{
+            "convnext_fewer_widths_than_depths",  // 4 depths, 3 widths
+            changed<Any>(
+                "tiny-convnext", [](ArchSpec& a) { a.hidden_sizes.pop_back(); }, convnext_options),
+            "hidden_sizes"},
+        RejectionCase{
+            "convnext_image_not_a_multiple_of_the_stride",  // total stride 32
+            changed<Any>(
+                "tiny-convnext", [](ArchSpec& a) { a.image_size = 48; }, convnext_options),
+            "image_size"},
+        RejectionCase{"convnext_wrong_channels",
+                      forward_on(test::tiny_convnext, {2, 1, 64, 64}),
                       "convnext: images must be [B, 3, H, W]"}),
     case_label);
 
@@ -181,7 +192,9 @@ struct AttentionCase {
   std::function<std::pair<at::Tensor, at::Tensor>(at::ScalarType dtype)> run;
 };
 
-void PrintTo(const AttentionCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const AttentionCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class PlainVsFused : public testing::TestWithParam<AttentionCase> {};
 
@@ -225,23 +238,25 @@ std::pair<at::Tensor, at::Tensor> vit_in_eval(at::ScalarType dtype) {
   return both_attentions(model, at::randn({4, 3, 16, 16}, at::TensorOptions().dtype(dtype)));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Tiny,
-    PlainVsFused,
-    testing::Values(AttentionCase{"gpt_neox", gpt_neox_attentions},
-                    AttentionCase{"roberta_with_a_padding_mask", roberta_with_padding},
-                    AttentionCase{"vit", vit_in_eval}),
-    case_label);
+INSTANTIATE_TEST_SUITE_P(Tiny,
+                         PlainVsFused,
+                         testing::Values(AttentionCase{"gpt_neox", gpt_neox_attentions},
+                                         AttentionCase{"roberta_with_a_padding_mask",
+                                                       roberta_with_padding},
+                                         AttentionCase{"vit", vit_in_eval}),
+                         case_label);
 
 // ---- Dropout and drop path act in training only ------------------------------------------------
 
 struct RegularisationCase {
   std::string label;
   std::function<test::ImageModel()> build;  // a model in training mode
-  std::vector<int64_t> images;  // [B, C, H, W]
+  std::vector<int64_t> images;              // [B, C, H, W]
 };
 
-void PrintTo(const RegularisationCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const RegularisationCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class Regularisation : public testing::TestWithParam<RegularisationCase> {};
 
@@ -266,11 +281,10 @@ test::ImageModel convnext_drop_path() {
 INSTANTIATE_TEST_SUITE_P(
     Tiny,
     Regularisation,
-    testing::Values(
-        RegularisationCase{"vit_dropout",  // the recipe's dropout 0.1
-                           [] { return test::image_model(test::tiny_vit()); },
-                           {2, 3, 16, 16}},
-        RegularisationCase{"convnext_drop_path", convnext_drop_path, {4, 3, 64, 64}}),
+    testing::Values(RegularisationCase{"vit_dropout",  // the recipe's dropout 0.1
+                                       [] { return test::image_model(test::tiny_vit()); },
+                                       {2, 3, 16, 16}},
+                    RegularisationCase{"convnext_drop_path", convnext_drop_path, {4, 3, 64, 64}}),
     test::case_label);
 
 // ---- config.json against transformers' ---------------------------------------------------------
@@ -282,7 +296,9 @@ struct ConfigCase {
   bool num_labels;  // ours num_labels equals the size of their id2label
 };
 
-void PrintTo(const ConfigCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const ConfigCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ConfigJson : public testing::TestWithParam<ConfigCase> {};
 
@@ -298,42 +314,85 @@ TEST_P(ConfigJson, AgreesWithTransformers) {
   }
 }
 
-const std::vector<std::string> kMambaKeys = {
-    "architectures",     "model_type",         "vocab_size",         "hidden_size",
-    "num_hidden_layers", "state_size",         "conv_kernel",        "expand",
-    "intermediate_size", "time_step_rank",     "use_bias",           "use_conv_bias",
-    "hidden_act",        "layer_norm_epsilon", "residual_in_fp32",   "rescale_prenorm_residual",
-    "initializer_range", "time_step_init_scheme", "time_step_min",   "time_step_max",
-    "time_step_floor",   "time_step_scale",    "tie_word_embeddings"};
+const std::vector<std::string> kMambaKeys = {"architectures",      "model_type",
+                                             "vocab_size",         "hidden_size",
+                                             "num_hidden_layers",  "state_size",
+                                             "conv_kernel",        "expand",
+                                             "intermediate_size",  "time_step_rank",
+                                             "use_bias",           "use_conv_bias",
+                                             "hidden_act",         "layer_norm_epsilon",
+                                             "residual_in_fp32",   "rescale_prenorm_residual",
+                                             "initializer_range",  "time_step_init_scheme",
+                                             "time_step_min",      "time_step_max",
+                                             "time_step_floor",    "time_step_scale",
+                                             "tie_word_embeddings"};
 
 INSTANTIATE_TEST_SUITE_P(
     Tiny,
     ConfigJson,
-    testing::Values(
-        ConfigCase{"gpt_neox_sequential", "tiny-gpt-neox-sequential",
-                   {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
-                    "num_attention_heads", "intermediate_size", "hidden_act",
-                    "max_position_embeddings", "layer_norm_eps", "use_parallel_residual",
-                    "tie_word_embeddings", "attention_bias", "rope_parameters"},
-                   /*num_labels=*/false},
-        ConfigCase{"roberta", "tiny-roberta",
-                   {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
-                    "num_attention_heads", "intermediate_size", "hidden_act",
-                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps",
-                    "pad_token_id", "tie_word_embeddings"},
-                   /*num_labels=*/false},
-        ConfigCase{"mamba", "tiny-mamba", kMambaKeys, /*num_labels=*/false},
-        ConfigCase{"mamba_bias", "tiny-mamba-bias", kMambaKeys, /*num_labels=*/false},
-        ConfigCase{"vit", "tiny-vit",
-                   {"architectures", "model_type", "hidden_size", "num_hidden_layers",
-                    "num_attention_heads", "intermediate_size", "hidden_act", "image_size",
-                    "patch_size", "num_channels", "qkv_bias", "layer_norm_eps"},
-                   /*num_labels=*/true},
-        ConfigCase{"convnext", "tiny-convnext",
-                   {"architectures", "model_type", "num_channels", "patch_size", "num_stages",
-                    "depths", "hidden_sizes", "hidden_act", "image_size", "layer_norm_eps",
-                    "layer_scale_init_value", "drop_path_rate"},
-                   /*num_labels=*/true}),
+    testing::Values(ConfigCase{"gpt_neox_sequential",
+                               "tiny-gpt-neox-sequential",
+                               {"model_type",
+                                "vocab_size",
+                                "hidden_size",
+                                "num_hidden_layers",
+                                "num_attention_heads",
+                                "intermediate_size",
+                                "hidden_act",
+                                "max_position_embeddings",
+                                "layer_norm_eps",
+                                "use_parallel_residual",
+                                "tie_word_embeddings",
+                                "attention_bias",
+                                "rope_parameters"},
+                               /*num_labels=*/false},
+                    ConfigCase{"roberta",
+                               "tiny-roberta",
+                               {"model_type",
+                                "vocab_size",
+                                "hidden_size",
+                                "num_hidden_layers",
+                                "num_attention_heads",
+                                "intermediate_size",
+                                "hidden_act",
+                                "max_position_embeddings",
+                                "type_vocab_size",
+                                "layer_norm_eps",
+                                "pad_token_id",
+                                "tie_word_embeddings"},
+                               /*num_labels=*/false},
+                    ConfigCase{"mamba", "tiny-mamba", kMambaKeys, /*num_labels=*/false},
+                    ConfigCase{"mamba_bias", "tiny-mamba-bias", kMambaKeys, /*num_labels=*/false},
+                    ConfigCase{"vit",
+                               "tiny-vit",
+                               {"architectures",
+                                "model_type",
+                                "hidden_size",
+                                "num_hidden_layers",
+                                "num_attention_heads",
+                                "intermediate_size",
+                                "hidden_act",
+                                "image_size",
+                                "patch_size",
+                                "num_channels",
+                                "qkv_bias",
+                                "layer_norm_eps"},
+                               /*num_labels=*/true},
+                    ConfigCase{"convnext",
+                               "tiny-convnext",
+                               {"architectures",
+                                "model_type",
+                                "num_channels",
+                                "patch_size",
+                                "num_stages",
+                                "depths",
+                                "hidden_sizes",
+                                "hidden_act",
+                                "image_size",
+                                "layer_norm_eps",
+                                "layer_scale_init_value",
+                                "drop_path_rate"},
+                               /*num_labels=*/true}),
     case_label);
 
 }  // namespace

@@ -31,7 +31,9 @@ struct ImageExportCase {
   std::vector<int64_t> images;              // [B, C, H, W]
 };
 
-void PrintTo(const ImageExportCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const ImageExportCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ImageExport : public testing::TestWithParam<ImageExportCase> {};
 
@@ -39,8 +41,11 @@ class ImageExport : public testing::TestWithParam<ImageExportCase> {};
 TEST_P(ImageExport, SavedCheckpointLoadsInTransformers) {
   const ImageExportCase& c = GetParam();
   const test::ImageModel model = c.build();
-  EXPECT_TRUE(test::loads_in_transformers(*model.module, model.classify, test::tiny_spec(c.spec),
-                                          at::randn(c.images), kLogitTolerance));
+  EXPECT_TRUE(test::loads_in_transformers(*model.module,
+                                          model.classify,
+                                          test::tiny_spec(c.spec),
+                                          at::randn(c.images),
+                                          kLogitTolerance));
 }
 
 test::ImageModel convnext_every_block_showing() {
@@ -54,8 +59,8 @@ INSTANTIATE_TEST_SUITE_P(
     Tiny,
     ImageExport,
     testing::Values(
-        ImageExportCase{"vit", "tiny-vit", [] { return test::image_model(test::tiny_vit()); },
-                        {2, 3, 16, 16}},
+        ImageExportCase{
+            "vit", "tiny-vit", [] { return test::image_model(test::tiny_vit()); }, {2, 3, 16, 16}},
         ImageExportCase{"convnext", "tiny-convnext", convnext_every_block_showing, {2, 3, 64, 64}}),
     test::case_label);
 
@@ -84,7 +89,9 @@ struct MismatchCase {
   std::string watched;             // a parameter of the target that must not change
 };
 
-void PrintTo(const MismatchCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const MismatchCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class CheckpointMismatch : public testing::TestWithParam<MismatchCase> {};
 

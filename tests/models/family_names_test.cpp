@@ -33,7 +33,9 @@ struct NamesCase {
   Shape logits;
 };
 
-void PrintTo(const NamesCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const NamesCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ParameterNames : public testing::TestWithParam<NamesCase> {};
 
@@ -61,74 +63,82 @@ const std::string kMixer = "backbone.layers.1.mixer.";
 INSTANTIATE_TEST_SUITE_P(
     Tiny,
     ParameterNames,
-    testing::Values(
-        NamesCase{"gpt_neox",
-                  [] { return tiny(test::tiny_gpt_neox()); },
-                  1 + 2 * 12 + 2 + 1u,  // embed_in, 12 per layer, final norm, embed_out
-                  {{"gpt_neox.embed_in.weight", {96, 64}},
-                   {"gpt_neox.layers.1.attention.query_key_value.weight", {192, 64}},
-                   {"gpt_neox.layers.0.mlp.dense_h_to_4h.bias", {256}},
-                   {"gpt_neox.layers.0.post_attention_layernorm.weight", {64}},
-                   {"gpt_neox.final_layer_norm.bias", {64}},
-                   {"embed_out.weight", {96, 64}}},
-                  {},
-                  [] { return at::randint(96, {3, 16}); },
-                  {3, 16, 96}},
-        NamesCase{"mamba",
-                  [] { return tiny(test::tiny_mamba()); },
-                  1 + 2 * 10 + 1u,  // embeddings, 10 per layer, norm_f; lm_head is tied
-                  {{"backbone.embeddings.weight", {96, 32}},
-                   {"backbone.layers.0.norm.weight", {32}},
-                   {kMixer + "in_proj.weight", {128, 32}},
-                   {kMixer + "conv1d.weight", {64, 1, 4}},
-                   {kMixer + "conv1d.bias", {64}},
-                   {kMixer + "x_proj.weight", {4 + 2 * 16, 64}},
-                   {kMixer + "dt_proj.weight", {64, 4}},
-                   {kMixer + "dt_proj.bias", {64}},
-                   {kMixer + "A_log", {64, 16}},
-                   {kMixer + "D", {64}},
-                   {kMixer + "out_proj.weight", {32, 64}},
-                   {"backbone.norm_f.weight", {32}}},
-                  {kMixer + "in_proj.bias"},  // proj_bias = false
-                  [] { return at::randint(96, {3, 24}); },
-                  {3, 24, 96}},
-        NamesCase{"vit",
-                  [] { return tiny(test::tiny_vit()); },
-                  4 + 2 * 16 + 2 + 2u,  // embeddings, 16 per layer, final norm, head
-                  {{"vit.embeddings.cls_token", {1, 1, 32}},
-                   {"vit.embeddings.position_embeddings", {1, 17, 32}},
-                   {"vit.embeddings.patch_embeddings.projection.weight", {32, 3, 4, 4}},
-                   {"vit.encoder.layer.1.attention.attention.query.weight", {32, 32}},
-                   {"vit.encoder.layer.1.attention.attention.value.bias", {32}},
-                   {"vit.encoder.layer.0.attention.output.dense.weight", {32, 32}},
-                   {"vit.encoder.layer.0.intermediate.dense.weight", {64, 32}},
-                   {"vit.encoder.layer.0.output.dense.weight", {32, 64}},
-                   {"vit.encoder.layer.0.layernorm_before.weight", {32}},
-                   {"vit.encoder.layer.0.layernorm_after.bias", {32}},
-                   {"vit.layernorm.weight", {32}},
-                   {"classifier.weight", {10, 32}}},
-                  {},
-                  [] { return at::randn({3, 3, 16, 16}); },
-                  {3, 10}},
-        NamesCase{"convnext",
-                  [] { return tiny(test::tiny_convnext()); },
-                  // stem 4, 9 per block x 6 blocks, 4 per downsampling x 3, final norm 2,
-                  // classifier 2
-                  4 + 9 * 6 + 4 * 3 + 2 + 2u,
-                  {{"convnext.embeddings.patch_embeddings.weight", {8, 3, 4, 4}},
-                   {"convnext.embeddings.layernorm.bias", {8}},
-                   {"convnext.encoder.stages.0.layers.1.dwconv.weight", {8, 1, 7, 7}},
-                   {"convnext.encoder.stages.2.layers.0.layernorm.weight", {24}},
-                   {"convnext.encoder.stages.2.layers.1.pwconv1.weight", {96, 24}},
-                   {"convnext.encoder.stages.2.layers.1.pwconv2.bias", {24}},
-                   {"convnext.encoder.stages.3.layers.0.layer_scale_parameter", {32}},
-                   {"convnext.encoder.stages.1.downsampling_layer.0.weight", {8}},
-                   {"convnext.encoder.stages.1.downsampling_layer.1.weight", {16, 8, 2, 2}},
-                   {"convnext.layernorm.weight", {32}},
-                   {"classifier.weight", {10, 32}}},
-                  {"convnext.encoder.stages.0.downsampling_layer.0.weight"},
-                  [] { return at::randn({3, 3, 64, 64}); },
-                  {3, 10}}),
+    testing::Values(NamesCase{"gpt_neox",
+                              [] { return tiny(test::tiny_gpt_neox()); },
+                              1 + 2 * 12 + 2 + 1u,  // embed_in, 12 per layer, final norm, embed_out
+                              {{"gpt_neox.embed_in.weight", {96, 64}},
+                               {"gpt_neox.layers.1.attention.query_key_value.weight", {192, 64}},
+                               {"gpt_neox.layers.0.mlp.dense_h_to_4h.bias", {256}},
+                               {"gpt_neox.layers.0.post_attention_layernorm.weight", {64}},
+                               {"gpt_neox.final_layer_norm.bias", {64}},
+                               {"embed_out.weight", {96, 64}}},
+                              {},
+                              [] {
+                                return at::randint(96, {3, 16});
+                              },
+                              {3, 16, 96}},
+                    NamesCase{"mamba",
+                              [] { return tiny(test::tiny_mamba()); },
+                              1 + 2 * 10 + 1u,  // embeddings, 10 per layer, norm_f; lm_head is tied
+                              {{"backbone.embeddings.weight", {96, 32}},
+                               {"backbone.layers.0.norm.weight", {32}},
+                               {kMixer + "in_proj.weight", {128, 32}},
+                               {kMixer + "conv1d.weight", {64, 1, 4}},
+                               {kMixer + "conv1d.bias", {64}},
+                               {kMixer + "x_proj.weight", {4 + 2 * 16, 64}},
+                               {kMixer + "dt_proj.weight", {64, 4}},
+                               {kMixer + "dt_proj.bias", {64}},
+                               {kMixer + "A_log", {64, 16}},
+                               {kMixer + "D", {64}},
+                               {kMixer + "out_proj.weight", {32, 64}},
+                               {"backbone.norm_f.weight", {32}}},
+                              {kMixer + "in_proj.bias"},  // proj_bias = false
+                              [] {
+                                return at::randint(96, {3, 24});
+                              },
+                              {3, 24, 96}},
+                    NamesCase{"vit",
+                              [] { return tiny(test::tiny_vit()); },
+                              4 + 2 * 16 + 2 + 2u,  // embeddings, 16 per layer, final norm, head
+                              {{"vit.embeddings.cls_token", {1, 1, 32}},
+                               {"vit.embeddings.position_embeddings", {1, 17, 32}},
+                               {"vit.embeddings.patch_embeddings.projection.weight", {32, 3, 4, 4}},
+                               {"vit.encoder.layer.1.attention.attention.query.weight", {32, 32}},
+                               {"vit.encoder.layer.1.attention.attention.value.bias", {32}},
+                               {"vit.encoder.layer.0.attention.output.dense.weight", {32, 32}},
+                               {"vit.encoder.layer.0.intermediate.dense.weight", {64, 32}},
+                               {"vit.encoder.layer.0.output.dense.weight", {32, 64}},
+                               {"vit.encoder.layer.0.layernorm_before.weight", {32}},
+                               {"vit.encoder.layer.0.layernorm_after.bias", {32}},
+                               {"vit.layernorm.weight", {32}},
+                               {"classifier.weight", {10, 32}}},
+                              {},
+                              [] {
+                                return at::randn({3, 3, 16, 16});
+                              },
+                              {3, 10}},
+                    NamesCase{
+                        "convnext",
+                        [] { return tiny(test::tiny_convnext()); },
+                        // stem 4, 9 per block x 6 blocks, 4 per downsampling x 3, final norm 2,
+                        // classifier 2
+                        4 + 9 * 6 + 4 * 3 + 2 + 2u,
+                        {{"convnext.embeddings.patch_embeddings.weight", {8, 3, 4, 4}},
+                         {"convnext.embeddings.layernorm.bias", {8}},
+                         {"convnext.encoder.stages.0.layers.1.dwconv.weight", {8, 1, 7, 7}},
+                         {"convnext.encoder.stages.2.layers.0.layernorm.weight", {24}},
+                         {"convnext.encoder.stages.2.layers.1.pwconv1.weight", {96, 24}},
+                         {"convnext.encoder.stages.2.layers.1.pwconv2.bias", {24}},
+                         {"convnext.encoder.stages.3.layers.0.layer_scale_parameter", {32}},
+                         {"convnext.encoder.stages.1.downsampling_layer.0.weight", {8}},
+                         {"convnext.encoder.stages.1.downsampling_layer.1.weight", {16, 8, 2, 2}},
+                         {"convnext.layernorm.weight", {32}},
+                         {"classifier.weight", {10, 32}}},
+                        {"convnext.encoder.stages.0.downsampling_layer.0.weight"},
+                        [] {
+                          return at::randn({3, 3, 64, 64});
+                        },
+                        {3, 10}}),
     test::case_label);
 
 }  // namespace

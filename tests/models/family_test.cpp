@@ -37,10 +37,12 @@ struct ParameterCountCase {
   std::map<std::string, int64_t> hf;  // HF num_parameters() on the meta device, transformers 5.24.0
   bool whole_family;                  // these are all the catalog's models of the family
   BuildOnMeta build;
-  std::string tied;                   // a parameter that must not exist (tied weights), or ""
+  std::string tied;  // a parameter that must not exist (tied weights), or ""
 };
 
-void PrintTo(const ParameterCountCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const ParameterCountCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ParameterCount : public testing::TestWithParam<ParameterCountCase> {};
 
@@ -60,9 +62,10 @@ TEST_P(ParameterCount, FullSizeOnTheMetaDeviceEqualsHuggingFaceAndPlanner) {
   }
   if (c.whole_family) {
     const auto& models = catalog.models();
-    EXPECT_EQ(std::count_if(models.begin(), models.end(),
-                            [&](const ModelSpec& s) { return s.family == c.family; }),
-              static_cast<std::ptrdiff_t>(c.hf.size()));
+    EXPECT_EQ(
+        std::count_if(
+            models.begin(), models.end(), [&](const ModelSpec& s) { return s.family == c.family; }),
+        static_cast<std::ptrdiff_t>(c.hf.size()));
   }
 }
 
@@ -79,39 +82,51 @@ INSTANTIATE_TEST_SUITE_P(
     ParameterCount,
     testing::Values(
         // GPTNeoXForCausalLM for each Pythia configuration.
-        ParameterCountCase{
-            "gpt_neox", Family::kGptNeox,
-            {{"pythia-14m", 14067712},    {"pythia-31m", 30494720},    {"pythia-70m", 70426624},
-             {"pythia-160m", 162322944},  {"pythia-410m", 405334016},  {"pythia-1b", 1011781632},
-             {"pythia-1.4b", 1414647808}, {"pythia-2.8b", 2775208960}, {"pythia-6.9b", 6857302016},
-             {"pythia-12b", 11846072320}},
-            /*whole_family=*/true,
-            on_meta<GptNeoxForCausalLM>(gpt_neox_options),
-            ""},
+        ParameterCountCase{"gpt_neox",
+                           Family::kGptNeox,
+                           {{"pythia-14m", 14067712},
+                            {"pythia-31m", 30494720},
+                            {"pythia-70m", 70426624},
+                            {"pythia-160m", 162322944},
+                            {"pythia-410m", 405334016},
+                            {"pythia-1b", 1011781632},
+                            {"pythia-1.4b", 1414647808},
+                            {"pythia-2.8b", 2775208960},
+                            {"pythia-6.9b", 6857302016},
+                            {"pythia-12b", 11846072320}},
+                           /*whole_family=*/true,
+                           on_meta<GptNeoxForCausalLM>(gpt_neox_options),
+                           ""},
         // RobertaForMaskedLM(roberta-large); the decoder is tied to the word embeddings.
-        ParameterCountCase{
-            "roberta", Family::kRoberta, {{"roberta", 355412057}}, /*whole_family=*/false,
-            on_meta<RobertaForMaskedLM>(roberta_options),
-            "lm_head.decoder.weight"},
+        ParameterCountCase{"roberta",
+                           Family::kRoberta,
+                           {{"roberta", 355412057}},
+                           /*whole_family=*/false,
+                           on_meta<RobertaForMaskedLM>(roberta_options),
+                           "lm_head.decoder.weight"},
         // ViTForImageClassification for ViT-L/16 with 21841 labels.
-        ParameterCountCase{
-            "vit", Family::kVit, {{"vit", 325688657}}, /*whole_family=*/false,
-            on_meta<VitForImageClassification>(vit_options),
-            ""},
+        ParameterCountCase{"vit",
+                           Family::kVit,
+                           {{"vit", 325688657}},
+                           /*whole_family=*/false,
+                           on_meta<VitForImageClassification>(vit_options),
+                           ""},
         // ConvNextForImageClassification for every catalog ConvNeXt.
-        ParameterCountCase{
-            "convnext", Family::kConvnext,
-            {{"convnext-large-1k", 197767336},
-             {"convnext-large-22k", 229799953},
-             {"convnext-xlarge-22k", 392900177}},
-            /*whole_family=*/true,
-            on_meta<ConvnextForImageClassification>(convnext_options),
-            ""},
+        ParameterCountCase{"convnext",
+                           Family::kConvnext,
+                           {{"convnext-large-1k", 197767336},
+                            {"convnext-large-22k", 229799953},
+                            {"convnext-xlarge-22k", 392900177}},
+                           /*whole_family=*/true,
+                           on_meta<ConvnextForImageClassification>(convnext_options),
+                           ""},
         // MambaForCausalLM for state-spaces/mamba-2.8b-hf's configuration.
-        ParameterCountCase{
-            "mamba", Family::kMamba, {{"mamba", 2768345600}}, /*whole_family=*/false,
-            on_meta<MambaForCausalLM>(mamba_options),
-            ""}),
+        ParameterCountCase{"mamba",
+                           Family::kMamba,
+                           {{"mamba", 2768345600}},
+                           /*whole_family=*/false,
+                           on_meta<MambaForCausalLM>(mamba_options),
+                           ""}),
     case_label);
 
 // ---- Finite differences -----------------------------------------------------------------------
@@ -126,7 +141,9 @@ struct FiniteDifferenceCase {
   std::function<LossSetup()> setup;  // fp64 model and a fixed batch
 };
 
-void PrintTo(const FiniteDifferenceCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const FiniteDifferenceCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class FiniteDifferences : public testing::TestWithParam<FiniteDifferenceCase> {};
 
@@ -151,22 +168,24 @@ LossSetup causal_lm_setup(std::shared_ptr<torch::nn::Module> module,
 LossSetup gpt_neox_fd() {
   GptNeoxForCausalLM model = test::tiny_gpt_neox(at::kDouble);
   return causal_lm_setup(
-      model.ptr(), [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+      model.ptr(),
+      [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
       at::randint(96, {2, 8}));
 }
 
 LossSetup mamba_fd(ScanKind scan) {
   MambaForCausalLM model = test::tiny_mamba(at::kDouble, scan);
   return causal_lm_setup(
-      model.ptr(), [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+      model.ptr(),
+      [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
       at::randint(96, {2, 12}));
 }
 
 LossSetup roberta_fd() {
   RobertaForMaskedLM model = test::tiny_roberta(at::kDouble);
   const at::Tensor tokens = at::randint(4, 95, {2, 8});  // ordinary tokens
-  const MlmBatch batch = mask_tokens(tokens, {.probability = 0.5, .mask_token_id = 95,
-                                              .vocab_size = 96, .special_token_ids = {}});
+  const MlmBatch batch = mask_tokens(
+      tokens, {.probability = 0.5, .mask_token_id = 95, .vocab_size = 96, .special_token_ids = {}});
   return {model.ptr(), [model = model.ptr(), batch] {
             return masked_lm_loss(model->forward(batch.inputs), batch.labels);
           }};
@@ -178,8 +197,9 @@ LossSetup image_fd(Model model, int64_t image_size) {
   const at::Tensor images =
       at::randn({2, 3, image_size, image_size}, at::TensorOptions().dtype(at::kDouble));
   const at::Tensor labels = at::tensor({3, 7}, at::kLong);
-  return {model.ptr(),
-          [model = model.ptr(), images, labels] { return classification_loss(model->forward(images), labels); }};
+  return {model.ptr(), [model = model.ptr(), images, labels] {
+            return classification_loss(model->forward(images), labels);
+          }};
 }
 
 LossSetup convnext_fd() {
@@ -194,7 +214,8 @@ INSTANTIATE_TEST_SUITE_P(
     FiniteDifferences,
     testing::Values(FiniteDifferenceCase{"gpt_neox", gpt_neox_fd},
                     FiniteDifferenceCase{"roberta", roberta_fd},
-                    FiniteDifferenceCase{"vit", [] { return image_fd(test::tiny_vit(at::kDouble), 16); }},
+                    FiniteDifferenceCase{"vit",
+                                         [] { return image_fd(test::tiny_vit(at::kDouble), 16); }},
                     FiniteDifferenceCase{"convnext", convnext_fd},
                     FiniteDifferenceCase{"mamba_plain", [] { return mamba_fd(ScanKind::kPlain); }},
                     FiniteDifferenceCase{"mamba_fused", [] { return mamba_fd(ScanKind::kFused); }}),
@@ -215,7 +236,9 @@ struct SyntheticTaskCase {
   test::FixedBatchOptimizer optimizer;
 };
 
-void PrintTo(const SyntheticTaskCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const SyntheticTaskCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class SyntheticTask : public testing::TestWithParam<SyntheticTaskCase> {};
 
@@ -249,16 +272,20 @@ at::Tensor counting_tokens(int64_t seq_len) {
 TrainSetup gpt_neox_task() {
   GptNeoxForCausalLM model = test::tiny_gpt_neox();
   const at::Tensor tokens = counting_tokens(16);
-  return {causal_lm_setup(model.ptr(), [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
-                          tokens),
+  return {causal_lm_setup(
+              model.ptr(),
+              [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+              tokens),
           tokens};
 }
 
 TrainSetup mamba_task() {
   MambaForCausalLM model = test::tiny_mamba(at::kFloat, ScanKind::kFused);
   const at::Tensor tokens = counting_tokens(24);
-  return {causal_lm_setup(model.ptr(), [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
-                          tokens),
+  return {causal_lm_setup(
+              model.ptr(),
+              [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+              tokens),
           tokens};
 }
 
@@ -276,15 +303,22 @@ INSTANTIATE_TEST_SUITE_P(
     Tiny,
     SyntheticTask,
     testing::Values(
-        SyntheticTaskCase{"gpt_neox", gpt_neox_task, {8, 16}, 96,
-                          test::FixedBatchOptimizer::kAdam},
-        SyntheticTaskCase{"mamba_fused", mamba_task, {8, 24}, 96,
+        SyntheticTaskCase{"gpt_neox", gpt_neox_task, {8, 16}, 96, test::FixedBatchOptimizer::kAdam},
+        SyntheticTaskCase{"mamba_fused",
+                          mamba_task,
+                          {8, 24},
+                          96,
                           test::FixedBatchOptimizer::kAdamWithoutWeightDecay},
-        SyntheticTaskCase{"vit", [] { return image_task("tiny-vit", test::tiny_vit()); },
-                          {8, 3, 16, 16}, 10, test::FixedBatchOptimizer::kAdam},
+        SyntheticTaskCase{"vit",
+                          [] { return image_task("tiny-vit", test::tiny_vit()); },
+                          {8, 3, 16, 16},
+                          10,
+                          test::FixedBatchOptimizer::kAdam},
         SyntheticTaskCase{"convnext",
                           [] { return image_task("tiny-convnext", test::tiny_convnext()); },
-                          {8, 3, 64, 64}, 10, test::FixedBatchOptimizer::kAdam}),
+                          {8, 3, 64, 64},
+                          10,
+                          test::FixedBatchOptimizer::kAdam}),
     case_label);
 
 // ---- A training step through the zoo ----------------------------------------------------------
@@ -295,7 +329,9 @@ struct ZooStepCase {
   ZooOptions options;
 };
 
-void PrintTo(const ZooStepCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const ZooStepCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ZooStep : public testing::TestWithParam<ZooStepCase> {};
 
@@ -310,8 +346,9 @@ TEST_P(ZooStep, TakesATrainingStepThroughTheInterface) {
   const at::Tensor logits = model.logits(batch);
   const bool vision = spec.family == Family::kVit || spec.family == Family::kConvnext;
   const int64_t classes = vision ? spec.arch.num_labels : spec.arch.vocab_size;
-  const std::vector<int64_t> expected =
-      vision ? std::vector<int64_t>{3, classes} : std::vector<int64_t>{3, spec.arch.seq_len, classes};
+  const std::vector<int64_t> expected = vision
+                                            ? std::vector<int64_t>{3, classes}
+                                            : std::vector<int64_t>{3, spec.arch.seq_len, classes};
   EXPECT_EQ(logits.sizes().vec(), expected);
   const at::Tensor loss = model.loss(logits, batch);
   EXPECT_EQ(loss.dim(), 0);
@@ -328,10 +365,13 @@ INSTANTIATE_TEST_SUITE_P(
     Tiny,
     ZooStep,
     testing::Values(
-        ZooStepCase{"gpt_neox", "tiny-gpt-neox", {.attention = AttentionKind::kFused, .param_options = {}}},
-        ZooStepCase{"roberta", "tiny-roberta", {.attention = AttentionKind::kFused, .param_options = {}}},
+        ZooStepCase{
+            "gpt_neox", "tiny-gpt-neox", {.attention = AttentionKind::kFused, .param_options = {}}},
+        ZooStepCase{
+            "roberta", "tiny-roberta", {.attention = AttentionKind::kFused, .param_options = {}}},
         ZooStepCase{"vit", "tiny-vit", {.attention = AttentionKind::kFused, .param_options = {}}},
-        ZooStepCase{"convnext", "tiny-convnext", {.attention = AttentionKind::kFused, .param_options = {}}},
+        ZooStepCase{
+            "convnext", "tiny-convnext", {.attention = AttentionKind::kFused, .param_options = {}}},
         ZooStepCase{"mamba_plain", "tiny-mamba", {.param_options = {}, .scan = ScanKind::kPlain}},
         ZooStepCase{"mamba_fused", "tiny-mamba", {.param_options = {}, .scan = ScanKind::kFused}}),
     case_label);

@@ -137,8 +137,8 @@ std::pair<double, double> train_fixed_batch(torch::nn::Module& module,
                                             FixedBatchOptimizer optimizer_kind) {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (optimizer_kind == FixedBatchOptimizer::kAdam) {
-    optimizer = std::make_unique<torch::optim::Adam>(module.parameters(),
-                                                     torch::optim::AdamOptions(lr));
+    optimizer =
+        std::make_unique<torch::optim::Adam>(module.parameters(), torch::optim::AdamOptions(lr));
   } else {
     optimizer = std::make_unique<torch::optim::AdamW>(
         module.parameters(), torch::optim::AdamWOptions(lr).weight_decay(0.0));

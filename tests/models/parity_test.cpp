@@ -36,10 +36,10 @@ struct ParityCase {
   double grad_scale_floor = kGradScaleFloor;
 };
 
-ParityCase attention_case(const std::string& name, AttentionKind kind,
+ParityCase attention_case(const std::string& name,
+                          AttentionKind kind,
                           at::DeviceType device = at::kCPU) {
-  return {name, to_string(kind), {.attention = kind, .param_options = {}}, device,
-          kGradScaleFloor};
+  return {name, to_string(kind), {.attention = kind, .param_options = {}}, device, kGradScaleFloor};
 }
 
 ParityCase scan_case(const std::string& name, ScanKind kind, at::DeviceType device = at::kCPU) {
@@ -58,7 +58,9 @@ std::string case_label(const testing::TestParamInfo<ParityCase>& info) {
 }
 
 Batch read_batch(const SafetensorsReader& file) {
-  const auto read = [&](const char* name) { return file.contains(name) ? file.read(name) : at::Tensor(); };
+  const auto read = [&](const char* name) {
+    return file.contains(name) ? file.read(name) : at::Tensor();
+  };
   return {read("input_ids"), read("attention_mask"), read("pixel_values"), read("labels")};
 }
 
@@ -69,7 +71,8 @@ TEST_P(Parity, LogitsLossAndEveryGradientMatchTransformers) {
   if (c.device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
   const ModelSpec spec = test::tiny_spec(c.name);
   ZooModel model = make_model(spec, c.options);
-  load_safetensors(model.module(), test::fixture_path(spec.name, "model.safetensors"),
+  load_safetensors(model.module(),
+                   test::fixture_path(spec.name, "model.safetensors"),
                    hf_load_options(spec.family));
   model.module().to(c.device);
   model.module().eval();  // no dropout (the tiny recipes have some)
@@ -99,14 +102,19 @@ TEST_P(Parity, LogitsLossAndEveryGradientMatchTransformers) {
     if (diff >= worst_grad) std::tie(worst_grad, worst_name) = std::tie(diff, item.key());
     ++checked;
   }
-  const auto grads = std::count_if(expected.entries().begin(), expected.entries().end(),
+  const auto grads = std::count_if(expected.entries().begin(),
+                                   expected.entries().end(),
                                    [](const auto& e) { return e.first.starts_with("grad/"); });
   EXPECT_EQ(checked, static_cast<size_t>(grads)) << "every reference gradient is checked";
-  std::cout << fmt::format("[parity] {} {} {}: logits max abs diff {:.3g}, gradients max rel diff "
-                           "{:.3g} ({})\n",
-                           spec.name, c.implementation,
-                           at::DeviceTypeName(c.device, /*lower_case=*/true), logit_diff,
-                           worst_grad, worst_name);
+  std::cout << fmt::format(
+      "[parity] {} {} {}: logits max abs diff {:.3g}, gradients max rel diff "
+      "{:.3g} ({})\n",
+      spec.name,
+      c.implementation,
+      at::DeviceTypeName(c.device, /*lower_case=*/true),
+      logit_diff,
+      worst_grad,
+      worst_name);
 }
 
 // Mamba: transformers' MambaForCausalLM slow path, for both scans.
@@ -138,7 +146,9 @@ struct ImageParityCase {
   test::IsExactlyZero exactly_zero = nullptr;
 };
 
-void PrintTo(const ImageParityCase& c, std::ostream* out) { *out << c.label; }
+void PrintTo(const ImageParityCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 class ImageParity : public testing::TestWithParam<ImageParityCase> {};
 
@@ -146,8 +156,8 @@ TEST_P(ImageParity, LogitsLossAndEveryGradientMatchTransformers) {
   const ImageParityCase& c = GetParam();
   if (c.device == at::kCUDA) GPUDAYS_SKIP_WITHOUT_CUDA();
   const test::ImageModel model = c.build();
-  const test::ParityReport r = test::compare_with_fixture(
-      *model.module, model.classify, c.name, c.device, c.exactly_zero);
+  const test::ParityReport r =
+      test::compare_with_fixture(*model.module, model.classify, c.name, c.device, c.exactly_zero);
   EXPECT_LT(r.logit_diff, 1e-5);
   EXPECT_LT(r.loss_diff, 1e-5);
   EXPECT_LT(r.worst_grad, 1e-4) << r.worst_grad_name;
@@ -164,8 +174,7 @@ TEST_P(ImageParity, LogitsLossAndEveryGradientMatchTransformers) {
       r.worst_zero_grad);
 }
 
-std::function<test::ImageModel()> vit(
-    AttentionKind attention) {
+std::function<test::ImageModel()> vit(AttentionKind attention) {
   return [attention] {
     VitOptions options = vit_options(test::tiny_spec("tiny-vit"), at::TensorOptions());
     options.attention = attention;
@@ -175,22 +184,27 @@ std::function<test::ImageModel()> vit(
 
 // ViT's key biases add q.b_k to every score of a query: softmax ignores it, their exact gradient
 // is 0.
-bool vit_key_bias(const std::string& name) { return name.ends_with("attention.attention.key.bias"); }
+bool vit_key_bias(const std::string& name) {
+  return name.ends_with("attention.attention.key.bias");
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Tiny,
     ImageParity,
     testing::Values(
-        ImageParityCase{"tiny_vit_plain", "tiny-vit", vit(AttentionKind::kPlain), at::kCPU,
-                        vit_key_bias},
-        ImageParityCase{"tiny_vit_fused", "tiny-vit", vit(AttentionKind::kFused), at::kCPU,
-                        vit_key_bias},
-        ImageParityCase{"tiny_vit_fused_CUDA", "tiny-vit", vit(AttentionKind::kFused), at::kCUDA,
-                        vit_key_bias},
-        ImageParityCase{"tiny_convnext", "tiny-convnext",
+        ImageParityCase{
+            "tiny_vit_plain", "tiny-vit", vit(AttentionKind::kPlain), at::kCPU, vit_key_bias},
+        ImageParityCase{
+            "tiny_vit_fused", "tiny-vit", vit(AttentionKind::kFused), at::kCPU, vit_key_bias},
+        ImageParityCase{
+            "tiny_vit_fused_CUDA", "tiny-vit", vit(AttentionKind::kFused), at::kCUDA, vit_key_bias},
+        ImageParityCase{"tiny_convnext",
+                        "tiny-convnext",
                         [] { return test::image_model(test::tiny_convnext()); }},
-        ImageParityCase{"tiny_convnext_CUDA", "tiny-convnext",
-                        [] { return test::image_model(test::tiny_convnext()); }, at::kCUDA}),
+        ImageParityCase{"tiny_convnext_CUDA",
+                        "tiny-convnext",
+                        [] { return test::image_model(test::tiny_convnext()); },
+                        at::kCUDA}),
     test::case_label);
 
 // A model saved here (config.json + model.safetensors) loads with from_pretrained and gives our

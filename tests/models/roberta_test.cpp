@@ -28,7 +28,9 @@ namespace gpudays::models {
 namespace {
 
 // Ordinary token ids of the tiny vocabulary (96): 4 .. 94 (0-3 and 95 are special).
-at::Tensor ordinary_tokens(int64_t batch, int64_t seq) { return at::randint(4, 95, {batch, seq}); }
+at::Tensor ordinary_tokens(int64_t batch, int64_t seq) {
+  return at::randint(4, 95, {batch, seq});
+}
 
 TEST(Roberta, PositionIdsCountNonPaddingTokensFromThePaddingOffset) {
   const at::Tensor tokens = at::tensor({5, 6, 7, 5, 1, 1}, at::kLong).view({2, 3});
@@ -77,8 +79,8 @@ TEST(Roberta, HubCheckpointExtrasAreSkippedButUnknownTensorsAreNot) {
   RobertaForMaskedLM model = test::tiny_roberta();
   const std::string path = test::scratch_dir("roberta-hub") + "/model.safetensors";
   NamedTensors state = named_state(*model);
-  state.emplace_back("lm_head.decoder.weight", model->named_parameters()[
-      "roberta.embeddings.word_embeddings.weight"]);
+  state.emplace_back("lm_head.decoder.weight",
+                     model->named_parameters()["roberta.embeddings.word_embeddings.weight"]);
   state.emplace_back("roberta.pooler.dense.weight", at::randn({64, 64}));
   write_safetensors(path, state);
   RobertaForMaskedLM other = test::tiny_roberta();

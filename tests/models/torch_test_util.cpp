@@ -18,8 +18,7 @@ ModelSpec tiny_spec(const std::string& name) {
 }
 
 std::string fixture_path(const std::string& case_name, const std::string& file) {
-  const std::filesystem::path path =
-      std::filesystem::path(GPUDAYS_FIXTURE_DIR) / case_name / file;
+  const std::filesystem::path path = std::filesystem::path(GPUDAYS_FIXTURE_DIR) / case_name / file;
   if (!std::filesystem::exists(path)) {
     throw std::runtime_error("parity fixture " + path.string() +
                              " is missing: run `make test` (or `make fixtures`), which generates"
@@ -28,8 +27,12 @@ std::string fixture_path(const std::string& case_name, const std::string& file) 
   return path.string();
 }
 
-std::string ref_python() { return GPUDAYS_REF_PYTHON; }
-std::string source_dir() { return GPUDAYS_SOURCE_DIR; }
+std::string ref_python() {
+  return GPUDAYS_REF_PYTHON;
+}
+std::string source_dir() {
+  return GPUDAYS_SOURCE_DIR;
+}
 
 std::string scratch_dir(const std::string& name) {
   // Under the build tree (exports and checkpoints can be large), not the temporary folder.
@@ -41,7 +44,9 @@ double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
 }
 
-double max_abs(const at::Tensor& a) { return a.to(at::kCPU, at::kDouble).abs().max().item<double>(); }
+double max_abs(const at::Tensor& a) {
+  return a.to(at::kCPU, at::kDouble).abs().max().item<double>();
+}
 
 double max_rel_diff(const at::Tensor& a, const at::Tensor& ref) {
   const double scale = ref.to(at::kCPU, at::kDouble).abs().max().item<double>();

@@ -18,7 +18,8 @@ TEST(MemoryModel, ZeroPaperModelStateExample) {
   const double params = 7.5e9;
   const auto gb = [&](Sharding s) {
     return model_state_memory(params, Precision::kFp16, s, /*offloading=*/false, 64)
-               .model_state_bytes() / 1e9;
+               .model_state_bytes() /
+           1e9;
   };
   EXPECT_NEAR(gb(Sharding::kNone), 120.0, 0.05);
   EXPECT_NEAR(gb(Sharding::kZero1), 31.4, 0.05);
@@ -45,10 +46,10 @@ TEST(Flops, GptNeoxMatchesPalmFormula) {
 // ConvNeXt paper (Liu et al. 2022), Table 1 / Table 12: ConvNeXt-L 34.4G and ConvNeXt-XL 60.9G
 // FLOPs at 224x224 (fvcore counts multiply-adds).
 TEST(Flops, ConvnextMatchesPaper) {
-  EXPECT_NEAR(forward_flops_per_sample(catalog().model("convnext-large-1k")) / 2 / 34.4e9, 1.0,
-              0.01);
-  EXPECT_NEAR(forward_flops_per_sample(catalog().model("convnext-xlarge-22k")) / 2 / 60.9e9, 1.0,
-              0.01);
+  EXPECT_NEAR(
+      forward_flops_per_sample(catalog().model("convnext-large-1k")) / 2 / 34.4e9, 1.0, 0.01);
+  EXPECT_NEAR(
+      forward_flops_per_sample(catalog().model("convnext-xlarge-22k")) / 2 / 60.9e9, 1.0, 0.01);
 }
 
 // ViT-L/16 at 224x224: 61.6G multiply-adds (as tabulated in the DeiT/Swin comparisons).

@@ -153,8 +153,7 @@ TEST(Report, FailedPlotLeavesThePreviousReportIntact) {
   EXPECT_THROW(generate_report(small_report_data(), o), EnvironmentError);
   EXPECT_EQ(read_file(fs::path(dir) / "index.html"), before);
   for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos)
-        << entry.path();
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
   }
   o.gnuplot.executable = "gnuplot";
   generate_report(small_report_data(), o);  // replaces it once complete

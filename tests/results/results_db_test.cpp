@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/error.h"
 #include <fmt/format.h>
+#include "common/error.h"
 
 #include "results/results_db.h"
 #include "results/trial_columns.h"
@@ -130,8 +130,11 @@ TEST(ResultsDb, ForeignSqliteIsLeftUntouched) {
   const std::string path = fresh_path("foreign.db");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  sqlite3_exec(raw, "CREATE TABLE photos (id INTEGER); INSERT INTO photos VALUES (7);", nullptr,
-               nullptr, nullptr);
+  sqlite3_exec(raw,
+               "CREATE TABLE photos (id INTEGER); INSERT INTO photos VALUES (7);",
+               nullptr,
+               nullptr,
+               nullptr);
   sqlite3_close(raw);
   const std::string before = bytes_of(path);
   EXPECT_NE(open_error(path).find("another application"), std::string::npos);
@@ -168,7 +171,8 @@ void write_schema1_database(const std::string& path) {
       "INSERT INTO trials (trial_key, model, gpu, num_nodes, gpus_per_node, micro_batch_size, "
       "grad_acc_steps, steps_timed, step_time_median_s, step_time_min_s, step_time_max_s) "
       "VALUES ('old', 'old', 'cpu', 1, 1, 1, 1, 3, 0.5, 0.5, 0.5);",
-      columns, 0x47505544);
+      columns,
+      0x47505544);
   ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(raw);
   sqlite3_close(raw);
@@ -183,7 +187,8 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].model, "old");
     EXPECT_DOUBLE_EQ(rows[0].measured.step_time_median_s, 0.5);
-    EXPECT_EQ(rows[0].measured.timing, StepTiming::kWhole);  // the default for rows before composed timing
+    EXPECT_EQ(rows[0].measured.timing,
+              StepTiming::kWhole);  // the default for rows before composed timing
     EXPECT_EQ(rows[0].measured.timing_check, "");
   }
   EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
@@ -244,9 +249,14 @@ void overwrite_column(const std::string& path, const std::string& assignment) {
 TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
   for (const char* assignment :
        {"step_time_median_s = -5.0, step_time_min_s = -5.0, step_time_max_s = -5.0",
-        "step_time_median_s = 0.0, step_time_min_s = 0.0", "step_time_min_s = 9.0",
-        "mfu = 2.09", "sharding = 'zero_9'", "status = 'great'", "micro_batch_size = 0",
-        "training_days = -1.0", "peak_memory_bytes = -1"}) {
+        "step_time_median_s = 0.0, step_time_min_s = 0.0",
+        "step_time_min_s = 9.0",
+        "mfu = 2.09",
+        "sharding = 'zero_9'",
+        "status = 'great'",
+        "micro_batch_size = 0",
+        "training_days = -1.0",
+        "peak_memory_bytes = -1"}) {
     const std::string path = fresh_path("invalid-row.db");
     {
       ResultsDb db = ResultsDb::open({path});

@@ -48,7 +48,8 @@ BlockRun run_blocks(bool checkpoint, int64_t width, int64_t batch) {
 }
 
 void expect_identical(const BlockRun& a, const BlockRun& b) {
-  EXPECT_TRUE(at::equal(a.loss, b.loss)) << a.loss.item<double>() << " vs " << b.loss.item<double>();
+  EXPECT_TRUE(at::equal(a.loss, b.loss))
+      << a.loss.item<double>() << " vs " << b.loss.item<double>();
   ASSERT_EQ(a.grads.size(), b.grads.size());
   for (size_t i = 0; i < a.grads.size(); ++i) EXPECT_TRUE(at::equal(a.grads[i], b.grads[i])) << i;
 }

@@ -59,10 +59,8 @@ TEST(Adam, PlainEqualsLibTorchOptim) {
   auto theirs = make_params(2);
   for (at::Tensor& t : theirs) t.set_requires_grad(true);
   Adam adam(ours, AdamOptions{0.9, 0.98, 1e-6, 0.01, /*decoupled=*/true, false});
-  torch::optim::AdamW reference(theirs, torch::optim::AdamWOptions(2e-3)
-                                            .betas({0.9, 0.98})
-                                            .eps(1e-6)
-                                            .weight_decay(0.01));
+  torch::optim::AdamW reference(
+      theirs, torch::optim::AdamWOptions(2e-3).betas({0.9, 0.98}).eps(1e-6).weight_decay(0.01));
   for (int64_t step = 0; step < 10; ++step) {
     set_grads(ours, step);
     set_grads(theirs, step);

@@ -40,7 +40,8 @@ TEST(ApplyMethods, FreeLunchTurnsOnKernelsFusedAdamTf32AndGraphs) {
 TEST(ApplyMethods, CheckpointingGoesToTheTrainableAndKeepsGraphsOff) {
   const MethodOptions o = apply_methods(
       Configuration{MethodSet{.free_lunch = true, .activation_checkpointing = true}, 2, 4},
-      recipe(), at::kCPU);
+      recipe(),
+      at::kCPU);
   EXPECT_TRUE(o.trainable.activation_checkpointing);
   EXPECT_FALSE(o.engine.cuda_graphs);
   EXPECT_TRUE(o.engine.adam.fused);

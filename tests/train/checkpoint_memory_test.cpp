@@ -68,15 +68,20 @@ void expect_saving_as_planned(const ModelSpec& spec, int64_t batch) {
   const StepMemory checkpointed = measure_step(spec, batch, /*checkpointing=*/true);
   const WorkloadSummary w = planned(spec, batch);
   const double measured = static_cast<double>(plain.peak_bytes - checkpointed.peak_bytes);
-  const double predicted =
-      w.block_saved_bytes - (w.block_input_bytes + w.max_block_saved_bytes);
+  const double predicted = w.block_saved_bytes - (w.block_input_bytes + w.max_block_saved_bytes);
   const double planned_forward = w.stem_saved_bytes + w.block_saved_bytes + w.head_saved_bytes;
-  std::printf("[checkpoint memory] %s batch %lld: saving measured %.3f MB, planned %.3f MB "
-              "(%+.1f%%); kept after forward: plain measured %.3f MB, planned %.3f MB; "
-              "checkpointed measured %.3f MB\n",
-              spec.name.c_str(), static_cast<long long>(batch), measured / 1e6, predicted / 1e6,
-              100.0 * (measured - predicted) / predicted, plain.forward_bytes / 1e6,
-              planned_forward / 1e6, checkpointed.forward_bytes / 1e6);
+  std::printf(
+      "[checkpoint memory] %s batch %lld: saving measured %.3f MB, planned %.3f MB "
+      "(%+.1f%%); kept after forward: plain measured %.3f MB, planned %.3f MB; "
+      "checkpointed measured %.3f MB\n",
+      spec.name.c_str(),
+      static_cast<long long>(batch),
+      measured / 1e6,
+      predicted / 1e6,
+      100.0 * (measured - predicted) / predicted,
+      plain.forward_bytes / 1e6,
+      planned_forward / 1e6,
+      checkpointed.forward_bytes / 1e6);
   EXPECT_GT(predicted, 0.0) << spec.name;
   EXPECT_LE(std::abs(measured - predicted), kTolerance * predicted)
       << spec.name << ": measured " << measured << " bytes, planned " << predicted;

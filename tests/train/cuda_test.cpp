@@ -12,8 +12,8 @@
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
-#include "train/device.h"
 #include "train/apply_methods.h"
+#include "train/device.h"
 #include "train/engine.h"
 #include "train/trainable.h"
 
@@ -94,7 +94,9 @@ std::vector<double> train_tiny(const ModelSpec& spec, const c10::Device& device,
     for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
   }
   auto comm = make_single_process_communicator();
-  Engine engine(model->parameters(), *comm, apply_methods(Configuration{MethodSet{}, 4, 2}, spec.recipe, device).engine);
+  Engine engine(model->parameters(),
+                *comm,
+                apply_methods(Configuration{MethodSet{}, 4, 2}, spec.recipe, device).engine);
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
     const StepResult r =

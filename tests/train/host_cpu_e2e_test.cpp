@@ -5,17 +5,17 @@
 // Skips in a build whose trial cannot probe the CPU.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "../process_dir.h"
 #include "bench/child_process.h"
 #include "bench/trial_spec.h"
-#include "../process_dir.h"
 
 namespace gpudays {
 namespace {

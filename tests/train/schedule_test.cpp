@@ -3,9 +3,9 @@
 
 #include <cmath>
 
+#include "test_util.h"
 #include "train/loss_scaler.h"
 #include "train/schedule.h"
-#include "test_util.h"
 
 namespace gpudays {
 namespace {
@@ -30,8 +30,11 @@ TEST(Schedule, RobertaLinearDecayToZero) {
 }
 
 TEST(LossScaler, SkipsOverflowsBacksOffAndGrows) {
-  LossScaler s({/*initial_scale=*/1024, /*growth_factor=*/2, /*backoff_factor=*/0.5,
-                /*growth_interval=*/3, /*min_scale=*/1});
+  LossScaler s({/*initial_scale=*/1024,
+                /*growth_factor=*/2,
+                /*backoff_factor=*/0.5,
+                /*growth_interval=*/3,
+                /*min_scale=*/1});
   EXPECT_FALSE(s.update(/*found_overflow=*/true));
   EXPECT_EQ(s.scale(), 512);
   EXPECT_TRUE(s.update(false));
