@@ -11,21 +11,12 @@
 #include <toml++/toml.h>
 
 #include "catalog/catalog.h"
+#include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 
 namespace gpudays {
 namespace {
-
-std::shared_ptr<toml::table> parse_document(const std::string& path) {
-  try {
-    return std::make_shared<toml::table>(toml::parse_file(path));
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source().begin;
-    if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
-    throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
-  }
-}
 
 double finite(const TomlFields& t, const char* key) {
   const double v = t.get_double(key);
@@ -50,7 +41,7 @@ CalibrationValue read_value(const TomlFields& t) {
 }  // namespace
 
 CalibrationFile load_calibration_file(const std::string& path) {
-  const auto document = parse_document(path);
+  const auto document = parse_toml_document(path);
   const auto owner = std::static_pointer_cast<const void>(document);
   for (auto&& [key, value] : *document) {
     if (key.str() != "fit" && key.str() != "constants") {

@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
+#include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
 #include "common/checked_math.h"
 #include "common/error.h"
@@ -33,16 +34,6 @@ const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
-
-std::shared_ptr<toml::table> parse_document(const std::string& path) {
-  try {
-    return std::make_shared<toml::table>(toml::parse_file(path));
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source().begin;
-    if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
-    throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
-  }
-}
 
 std::optional<double> optional_number(const TomlFields& t, const char* key) {
   if (!t.has(key)) return std::nullopt;
@@ -386,7 +377,7 @@ bool Measurement::representable() const {
 }
 
 MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog) {
-  const auto document = parse_document(path);
+  const auto document = parse_toml_document(path);
   const auto owner = std::static_pointer_cast<const void>(document);
   for (auto&& [key, value] : *document) {
     if (key.str() != "source" && key.str() != "cases") {

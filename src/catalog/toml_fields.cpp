@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "catalog/toml_document.h"
 #include "common/error.h"
 
 namespace gpudays {
@@ -17,16 +18,20 @@ const toml::node* as_node(const void* p) {
 
 }  // namespace
 
-TomlFields TomlFields::parse_file(const std::string& path) {
+std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
   try {
-    auto document = std::make_shared<toml::table>(toml::parse_file(path));
-    const toml::table& root = *document;
-    return TomlFields(root, path, std::static_pointer_cast<const void>(document));
+    return std::make_shared<toml::table>(toml::parse_file(path));
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
     if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
     throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
   }
+}
+
+TomlFields TomlFields::parse_file(const std::string& path) {
+  const std::shared_ptr<toml::table> document = parse_toml_document(path);
+  const toml::table& root = *document;
+  return TomlFields(root, path, std::static_pointer_cast<const void>(document));
 }
 
 TomlFields::TomlFields(const toml::table& table,
