@@ -18,7 +18,6 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/cost_options.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"

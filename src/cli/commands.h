@@ -44,6 +44,9 @@ GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
 void check_number_options(CLI::App& app);
 
 // --format validator shared by the commands.
+// A finite number in [low, high] ((low, high] with low_open); the message names the range.
+CLI::Validator number_check(double low, double high, bool low_open);
+
 CLI::Option* add_format_option(CLI::App& cmd,
                                std::string& format,
                                const std::vector<std::string>& choices);

@@ -1,5 +1,6 @@
 // Shared cost options: CLI11 wiring and the conversion to CostOptions.
 #include "cli/cost_options.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,27 +24,6 @@ void apply_if_given(double flag_value, double& into) {
 }
 
 }  // namespace
-
-CLI::Validator number_check(double low, double high, bool low_open) {
-  const std::string range = fmt::format("{}{:g}, {:g}]", low_open ? "(" : "[", low, high);
-  return CLI::Validator(
-      [low, high, low_open, range](std::string& text) -> std::string {
-        double value = 0.0;
-        try {
-          size_t used = 0;
-          value = std::stod(text, &used);
-          if (used != text.size()) return "'" + text + "' is not a number";
-        } catch (const std::exception&) {
-          return "'" + text + "' is not a number";
-        }
-        const bool above_low = low_open ? value > low : value >= low;
-        if (!std::isfinite(value) || !above_low || value > high) {
-          return fmt::format("'{}' is not in {}", text, range);
-        }
-        return "";
-      },
-      "NUMBER in " + range);
-}
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option(

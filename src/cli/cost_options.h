@@ -31,10 +31,6 @@ struct CostRequest {
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);
 
-// A CLI11 check with a short message: "must be a positive number" (or non-negative).
-// A finite number in [low, high] ((low, high] with low_open); the message names the range.
-CLI::Validator number_check(double low, double high, bool low_open);
-
 // Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
                                          const std::vector<std::string>& names);

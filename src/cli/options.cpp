@@ -86,4 +86,25 @@ CLI::Option* add_format_option(CLI::App& cmd,
       ->capture_default_str();
 }
 
+CLI::Validator number_check(double low, double high, bool low_open) {
+  const std::string range = fmt::format("{}{:g}, {:g}]", low_open ? "(" : "[", low, high);
+  return CLI::Validator(
+      [low, high, low_open, range](std::string& text) -> std::string {
+        double value = 0.0;
+        try {
+          size_t used = 0;
+          value = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        const bool above_low = low_open ? value > low : value >= low;
+        if (!std::isfinite(value) || !above_low || value > high) {
+          return fmt::format("'{}' is not in {}", text, range);
+        }
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
 }  // namespace gpudays

@@ -1,7 +1,7 @@
 // Fuzz target: the command line's number parsing. The input is an argument list, one argument a
 // line, parsed by the real command set (every subcommand with its options, ranges and checks, as
 // main.cpp builds it) but stopped once parsing and validation are done, before any command runs;
-// the first line is also given to the number check of the cost options (number_check) and the
+// the first line is also given to the shared number check (number_check) and the
 // price parser (add_price_assignment) directly. A bug is any escape other than CLI11's parse errors
 // and InputError, any sanitizer report, an accepted number option whose value is not what it reads
 // as (an integer not plainly decimal or past its type, a real not finite), or a number check that
