@@ -1,0 +1,86 @@
+// The trainer's view of a dataset: fixed-length samples addressed by a global index, and the
+// seeded global order in which a run visits them. Torch-free; the readers behind it (the
+// Megatron-LM indexed format, flat token files, packed images) live in this component.
+//
+// Contract the trainer relies on:
+// - sample i is the same whatever the number of ranks or the micro-batch size;
+// - the order of a run depends only on (seed, number of samples, epoch), so step k of a run
+//   always sees the same global batch: samples order[k * global_batch .. (k + 1) * global_batch);
+// - a rank reads the slice of the global batch it owns (see rank_slice below).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpudays::data {
+
+// Token samples of `sample_tokens()` = seq_len + 1 tokens each (inputs and shifted labels),
+// packed across documents (an end-of-document token between them, as the data was written).
+class TokenSamples {
+ public:
+  virtual ~TokenSamples() = default;
+  virtual int64_t num_samples() const = 0;
+  virtual int64_t sample_tokens() const = 0;
+  virtual int64_t vocab_limit() const = 0;  // every token id is below this (from the dtype)
+  // Writes sample `index` (0 <= index < num_samples()) into out[0 .. sample_tokens()).
+  virtual void read_sample(int64_t index, int64_t* out) const = 0;
+};
+
+// Image samples: uint8 pixels, channels-first, one class label each.
+class ImageSamples {
+ public:
+  virtual ~ImageSamples() = default;
+  virtual int64_t num_samples() const = 0;
+  virtual int64_t channels() const = 0;
+  virtual int64_t height() const = 0;
+  virtual int64_t width() const = 0;
+  virtual int64_t num_classes() const = 0;
+  // Writes sample `index`'s pixels into pixels[0 .. channels*height*width) and returns its label.
+  virtual int64_t read_sample(int64_t index, uint8_t* pixels) const = 0;
+};
+
+// Opens token samples of seq_len + 1 tokens from PREFIX: PREFIX.bin + PREFIX.idx (Megatron-LM
+// indexed dataset) or a flat token file PREFIX (.u16 / .u32 by its name). Throws InputError naming
+// the file and the offset for anything malformed.
+std::unique_ptr<TokenSamples> open_token_samples(const std::string& prefix, int64_t seq_len);
+
+// Opens a packed image file (written by `gpudays data images`). Throws InputError when malformed.
+std::unique_ptr<ImageSamples> open_image_samples(const std::string& path);
+
+// A held-out split: the last `eval_fraction` of the samples (at least one when there are two or
+// more), never in the training order.
+struct Split {
+  int64_t train_samples = 0;  // samples [0, train_samples) train
+  int64_t eval_samples = 0;   // samples [train_samples, train_samples + eval_samples) evaluate
+};
+Split split_samples(int64_t num_samples, double eval_fraction);
+
+// The global visiting order of `train_samples` samples for one epoch: a permutation seeded by
+// (seed, epoch), independent of ranks and micro-batch sizes.
+std::vector<int64_t> epoch_order(int64_t train_samples, uint64_t seed, int64_t epoch);
+
+// The global sample index of position `position` of the run (epochs follow each other; epoch e
+// uses epoch_order(train_samples, seed, e)). Cheap to call in sequence.
+class SampleOrder {
+ public:
+  SampleOrder(int64_t train_samples, uint64_t seed);
+  int64_t at(int64_t position);
+
+ private:
+  int64_t train_samples_;
+  uint64_t seed_;
+  int64_t epoch_ = -1;
+  std::vector<int64_t> order_;
+};
+
+// The positions [first, first + count) of a global batch that rank `rank` of `world` reads:
+// contiguous, equal slices (global_batch must be divisible by world).
+struct RankSlice {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+RankSlice rank_slice(int64_t global_batch, int rank, int world);
+
+}  // namespace gpudays::data
