@@ -26,8 +26,10 @@ unset: the catalog is the checkout's configs/.
 Figures measured on a machine (CPU trial timings) cannot be compared; they are marked
 `<!-- docs-measured: scripts/NAME ... -->`, and this check verifies that the named script exists.
 
-Usage: scripts/docs-check.py [--build-dir build] [FILE.md ...]; prints a unified diff per
-mismatch and exits 1 when one differs, 0 when all agree.
+Usage: scripts/docs-check.py [--build-dir build] [--update] [FILE.md ...]; prints a unified diff
+per mismatch and exits 1 when one differs, 0 when all agree. With --update, a differing block that
+is not abridged (no `...` line) is rewritten with what the command prints now (the prose around it
+is not: reread it), and only the abridged ones that differ count as failures.
 """
 import argparse
 import difflib
@@ -45,7 +47,8 @@ ELLIPSIS = "..."
 
 
 def find_examples(path):
-    """Yields (line number, command, expected lines, shown command or None) per marked block."""
+    """Yields (line number, command, expected lines, shown command or None, (first, end) line
+    indices of the block's output) per marked block."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     i = 0
@@ -69,9 +72,11 @@ def find_examples(path):
         if i >= len(lines):
             raise SystemExit(f"{path}:{mark_line}: fenced block not closed")
         shown = None
+        first = i - len(block)
         while block and block[0].startswith("$ "):
             shown = block.pop(0)[2:].strip()
-        yield mark_line, command, block, shown
+            first += 1
+        yield mark_line, command, block, shown, (first, i)
 
 
 def matches(expected, actual):
@@ -112,9 +117,21 @@ def run(command, cwd):
     return result.returncode, lines
 
 
+def rewrite(path, updates):
+    """Replaces the output lines of each (first, end) block span with new lines."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for (first, end), actual in sorted(updates, reverse=True):
+        lines[first:end] = actual
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite differing blocks that are not abridged")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
     files = args.files or [os.path.join(ROOT, "README.md")] + sorted(
@@ -137,7 +154,8 @@ def main():
                             print(f"{rel}:{number}: docs-measured names {m.group(1)}, which does "
                                   "not exist")
                             failed += 1
-            for number, command, expected, shown in find_examples(path):
+            updates = []
+            for number, command, expected, shown, span in find_examples(path):
                 checked += 1
                 expected = [line.rstrip() for line in expected]
                 if shown is not None and shown != command.replace("build/gpudays", "gpudays"):
@@ -148,11 +166,17 @@ def main():
                 if rc != 0:
                     actual.append(f"[exit status {rc}]")
                 if not matches(expected, actual):
+                    if args.update and ELLIPSIS not in expected:
+                        updates.append((span, actual))
+                        print(f"{rel}:{number}: `{command}` updated")
+                        continue
                     failed += 1
                     print(f"{rel}:{number}: `{command}` prints something else:")
                     sys.stdout.writelines(
                         line + "\n" for line in difflib.unified_diff(
                             expected, actual, f"{rel} (documented)", "printed now", lineterm=""))
+            if updates:
+                rewrite(path, updates)
     finally:
         shutil.rmtree(cwd)
     print(f"docs-check: {checked} examples checked, {measured} measured figures name their "
