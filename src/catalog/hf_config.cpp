@@ -29,7 +29,9 @@ class ConfigFields {
   [[noreturn]] void fail(const std::string& field, const std::string& why) const {
     throw InputError(fmt::format("{}: {}: {}", path_, field, why));
   }
-  bool has(const std::string& field) const { return doc_.contains(field) && !doc_[field].is_null(); }
+  bool has(const std::string& field) const {
+    return doc_.contains(field) && !doc_[field].is_null();
+  }
   const json& at(const std::string& field) const {
     if (!has(field)) fail(field, "missing (a config.json of transformers' save_pretrained has it)");
     return doc_[field];
@@ -167,12 +169,13 @@ void read_mamba(const ConfigFields& c, ArchSpec& a) {
 Family family_of(const ConfigFields& c) {
   const std::string type = c.get_string_or("model_type", "");
   if (type.empty()) c.fail("model_type", "missing; not a transformers config.json");
-  for (Family f : {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext,
-                   Family::kMamba}) {
+  for (Family f :
+       {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext, Family::kMamba}) {
     if (type == to_string(f)) return f;
   }
-  c.fail("model_type",
-         fmt::format("'{}' is not supported; valid: gpt_neox, roberta, vit, convnext, mamba", type));
+  c.fail(
+      "model_type",
+      fmt::format("'{}' is not supported; valid: gpt_neox, roberta, vit, convnext, mamba", type));
 }
 
 // The catalog model of the family nearest to `model` in parameter count.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -196,7 +197,11 @@ Configuration planned_choice(const ResultsRequest& r, const ModelSpec& model, co
   const PlanRow* best = nullptr;
   for (const PlanRow& row : p.rows) {
     if (!row.fits || !eligible(r, row.config)) continue;
-    if (best == nullptr || row.step_time_s < best->step_time_s) best = &row;
+    // The planner's order (plan/planner.cpp): faster, then smaller.
+    const auto key = [](const PlanRow& x) {
+      return std::pair{x.step_time_s, x.peak_memory_bytes()};
+    };
+    if (best == nullptr || key(row) < key(*best)) best = &row;
   }
   if (best == nullptr) {
     throw InputError(

@@ -136,8 +136,8 @@ TEST(HfConfig, CommandsTakeItAsModelFile) {
   const std::string file = config_path("pythia-160m");
   const auto plan = test::run_gpudays("plan --gpu a100 --gpus-per-node 4 --model-file " + file);
   EXPECT_EQ(plan.exit_code, 0) << plan.err;
-  const auto exp = test::run_gpudays(
-      "export --gpu a100 --gpus-per-node 4 --source plan --model-file " + file);
+  const auto exp =
+      test::run_gpudays("export --gpu a100 --gpus-per-node 4 --source plan --model-file " + file);
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
   EXPECT_EQ(nlohmann::json::parse(exp.out)["max_steps"], 143000);
 }
