@@ -281,6 +281,17 @@ TEST(Export, PinnedFieldsFixTheConfiguration) {
   EXPECT_EQ(bad.exit_code, 2);
 }
 
+TEST(Export, PinsAndBackendSelectAmongStoredTrials) {
+  const std::string db = db_with_trials();
+  const std::string base = "export --model pythia-160m --gpu a100 --gpus-per-node 4 --db " + db;
+  const auto pinned = run_gpudays(base + " --micro-batch-size 4");  // not the fastest (8)
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_EQ(nlohmann::json::parse(pinned.out)["per_device_train_batch_size"], 4);
+  const auto fsdp = run_gpudays(base + " --backend fsdp");  // only zero_2 trials are stored
+  EXPECT_EQ(fsdp.exit_code, 2);
+  EXPECT_NE(fsdp.err.find("(backend fsdp) (or use --source plan)"), std::string::npos) << fsdp.err;
+}
+
 TEST(Export, NotesGoToStandardError) {
   const auto r = run_gpudays(
       "export --model mamba --gpu h100 --gpus-per-node 8 --source plan --free-lunch on");
