@@ -3,7 +3,8 @@
 # `install-torch.sh cpp VENV`: the wheel without its dependencies plus the two CUDA runtime libraries
 # libtorch_cpu.so needs at load time (cudart, cupti), enough to build and run the C++ code on CPU.
 # `install-torch.sh ref VENV`: the full torch (with every NVIDIA dependency, or `import torch` fails),
-# transformers and safetensors, the reference the parity tests compare against (tests/models).
+# transformers and safetensors, the reference the parity tests compare against (tests/models), and
+# accelerate and deepspeed (DeepSpeed from its source archive, no compiled ops: DS_BUILD_OPS=0).
 # Idempotent: a stamp file per mode makes a second run instant. Extra wheel folders: PIP_FIND_LINKS.
 set -euo pipefail
 
@@ -15,7 +16,9 @@ readonly torch_version=2.11.0
 # The exact builds torch 2.11.0's metadata pins (via cuda-toolkit 13.0.2).
 readonly cpp_packages=("torch==${torch_version}" "nvidia-cuda-runtime==13.0.96"
                        "nvidia-cuda-cupti==13.0.85")
-readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safetensors==0.8.0")
+# accelerate and deepspeed: the consumers the exports are tested against (tests/bench).
+readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safetensors==0.8.0"
+                       "accelerate==1.15.0" "deepspeed==0.19.8")
 
 case "$mode" in
   cpp) packages=("${cpp_packages[@]}"); pip_flags=(--no-deps) ;;
@@ -46,7 +49,7 @@ fi
 
 echo "install-torch: installing ${wanted} into $venv ($mode)"
 start=$(date +%s)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pip_flags[@]}" \
+DS_BUILD_OPS=0 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pip_flags[@]}" \
   "${packages[@]}"
 echo "install-torch: done in $(( $(date +%s) - start )) s"
 echo "$wanted" > "$stamp"

@@ -1,109 +1,70 @@
-// Export formats. Field names are those of HuggingFace TrainingArguments and of DeepSpeed's
-// configuration schema; the FSDP names map to TrainingArguments' fsdp options.
+// Export formats: the backend vocabulary, the family facts the exports share, and gpudays' own run
+// file. The HuggingFace form is export_hf.cpp's, the DeepSpeed form export_deepspeed.cpp's.
 #include "bench/export.h"
 
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace gpudays {
-namespace {
 
-bool is_fsdp(Sharding s) {
-  return s == Sharding::kFsdpShardGradOp || s == Sharding::kFsdpFullShard;
+std::string to_string(ExportBackend backend) {
+  switch (backend) {
+    case ExportBackend::kDdp:
+      return "ddp";
+    case ExportBackend::kDeepSpeed:
+      return "deepspeed";
+    case ExportBackend::kFsdp:
+      return "fsdp";
+  }
+  return "ddp";
 }
 
-bool is_zero(Sharding s) {
-  return s == Sharding::kZero1 || s == Sharding::kZero2 || s == Sharding::kZero3;
+ExportBackend parse_export_backend(const std::string& text) {
+  for (ExportBackend b : {ExportBackend::kDeepSpeed, ExportBackend::kFsdp, ExportBackend::kDdp}) {
+    if (text == to_string(b)) return b;
+  }
+  throw InputError(fmt::format("unknown backend '{}'; valid: deepspeed, fsdp, ddp", text));
 }
 
-std::string hf_scheduler(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kCosine:
-      return "cosine_with_min_lr";
-    case ScheduleKind::kLinear:
-      return "linear";
-    case ScheduleKind::kConstant:
-      return "constant_with_warmup";
+ExportBackend export_backend(Sharding sharding) {
+  switch (sharding) {
+    case Sharding::kNone:
+      return ExportBackend::kDdp;
+    case Sharding::kZero1:
+    case Sharding::kZero2:
+    case Sharding::kZero3:
+      return ExportBackend::kDeepSpeed;
+    case Sharding::kFsdpShardGradOp:
+    case Sharding::kFsdpFullShard:
+      return ExportBackend::kFsdp;
   }
-  return "linear";
+  return ExportBackend::kDdp;
 }
 
-}  // namespace
-
-nlohmann::json deepspeed_config(const ExportRequest& r) {
-  const MethodSet& m = r.config.methods;
-  if (!is_zero(m.sharding)) return nullptr;
-  const RecipeSpec& recipe = r.model->recipe;
-  nlohmann::json ds;
-  ds["train_batch_size"] = recipe.global_batch;
-  ds["train_micro_batch_size_per_gpu"] = r.config.micro_batch_size;
-  ds["gradient_accumulation_steps"] = r.config.grad_acc_steps;
-  ds["gradient_clipping"] = recipe.clip_grad_norm;
-  ds["fp16"] = {{"enabled", recipe.precision == Precision::kFp16},
-                {"loss_scale", 0},
-                {"loss_scale_window", 1000},
-                {"initial_scale_power", 16},
-                {"hysteresis", 2},
-                {"min_loss_scale", 1}};
-  ds["bf16"] = {{"enabled", recipe.precision == Precision::kBf16}};
-  ds["optimizer"] = {{"type", "Adam"},
-                     {"params",
-                      {{"lr", recipe.lr},
-                       {"betas", {recipe.beta1, recipe.beta2}},
-                       {"eps", recipe.eps},
-                       {"weight_decay", recipe.weight_decay},
-                       {"adam_w_mode", recipe.optimizer == OptimizerKind::kAdamW}}}};
-  nlohmann::json zero = {{"stage", sharding_stage(m.sharding)}};
-  if (sharding_stage(m.sharding) >= 2) {
-    zero["overlap_comm"] = true;
-    zero["contiguous_gradients"] = true;
+// transformers 5.24: models/<family>/modeling_<family>.py, the class each model lists first in
+// _no_split_modules. ConvNeXt: ConvNextLayer (one block) rather than ConvNextStage, whose third
+// stage holds 27 of ConvNeXt-L's 36 blocks and so most of its parameters in one FSDP unit.
+std::string hf_layer_class(Family family) {
+  switch (family) {
+    case Family::kGptNeox:
+      return "GPTNeoXLayer";
+    case Family::kRoberta:
+      return "RobertaLayer";
+    case Family::kVit:
+      return "ViTLayer";
+    case Family::kConvnext:
+      return "ConvNextLayer";
+    case Family::kMamba:
+      return "MambaBlock";
   }
-  if (m.offloading) {
-    zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
-    if (sharding_stage(m.sharding) == 3) {
-      zero["offload_param"] = {{"device", "cpu"}, {"pin_memory", true}};
-    }
-  }
-  ds["zero_optimization"] = zero;
-  return ds;
+  return "";
 }
 
-nlohmann::json hf_training_arguments(const ExportRequest& r) {
-  const MethodSet& m = r.config.methods;
-  const RecipeSpec& recipe = r.model->recipe;
-  nlohmann::json args;
-  args["max_steps"] = recipe.train_steps;
-  args["per_device_train_batch_size"] = r.config.micro_batch_size;
-  args["gradient_accumulation_steps"] = r.config.grad_acc_steps;
-  args["learning_rate"] = recipe.lr;
-  args["weight_decay"] = recipe.weight_decay;
-  args["adam_beta1"] = recipe.beta1;
-  args["adam_beta2"] = recipe.beta2;
-  args["adam_epsilon"] = recipe.eps;
-  args["max_grad_norm"] = recipe.clip_grad_norm;
-  args["lr_scheduler_type"] = hf_scheduler(recipe.schedule);
-  args["lr_scheduler_kwargs"] = recipe.schedule == ScheduleKind::kCosine
-                                    ? nlohmann::json{{"min_lr", recipe.min_lr}}
-                                    : nlohmann::json::object();
-  args["warmup_steps"] = recipe.warmup_steps;
-  args["gradient_checkpointing"] = m.activation_checkpointing;
-  args["bf16"] = recipe.precision == Precision::kBf16;
-  args["fp16"] = recipe.precision == Precision::kFp16;
-  args["tf32"] = m.free_lunch && r.tf32_available;
-  args["torch_compile"] = m.free_lunch;
-  args["ddp_find_unused_parameters"] = false;
-  args["fsdp"] = "";
-  args["fsdp_config"] = nullptr;
-  if (is_fsdp(m.sharding)) {
-    std::string options = m.sharding == Sharding::kFsdpFullShard ? "full_shard" : "shard_grad_op";
-    options += " auto_wrap";
-    if (m.offloading) options += " offload";
-    args["fsdp"] = options;
-    args["fsdp_config"] = {{"transformer_layer_cls_to_wrap", nlohmann::json::array()}};
-  }
-  args["deepspeed"] = deepspeed_config(r);
-  return args;
+bool decoupled_weight_decay(const RecipeSpec& recipe) {
+  return recipe.optimizer == OptimizerKind::kAdamW;
 }
 
 std::string run_config_toml(const ExportRequest& r) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "catalog/gpu_loader.h"
+#include "catalog/hf_config.h"
 #include "catalog/model_loader.h"
 #include "catalog/param_count.h"
 #include "common/build_info.h"
@@ -155,7 +156,9 @@ ModelSpec Catalog::resolve_model(const std::string& name, const std::string& fil
   if (!name.empty() && !file.empty()) {
     throw InputError("give either --model or --model-file, not both");
   }
-  if (!file.empty()) return load_model_file(file);
+  if (!file.empty()) {
+    return is_hf_config_path(file) ? load_hf_config(file, models_) : load_model_file(file);
+  }
   if (name.empty()) {
     throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",
                                  join_choices(model_names())));

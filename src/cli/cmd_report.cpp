@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
-#include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/build_info.h"
@@ -48,7 +47,7 @@ std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
   }
   for (const std::string& file : r.model_files) {
-    const ModelSpec* m = &from_files.emplace_back(load_model_file(file));
+    const ModelSpec* m = &from_files.emplace_back(catalog.resolve_model("", file));
     const bool taken = std::any_of(models.begin(), models.end(), [&](const ModelSpec* other) {
       return other->name == m->name;
     });

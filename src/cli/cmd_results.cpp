@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/export.h"
@@ -39,6 +41,15 @@ struct ResultsRequest {
   std::string status;           // results: empty for any
   bool incomplete = false;      // results: the search space's configurations not yet measured
   std::string methods = "all";  // results --incomplete: the search space's preset
+  // export: the backend (empty: the chosen row's), "auto" DeepSpeed values, pinned fields ("on" /
+  // "off", a sharding name, a micro-batch; empty or 0: searched)
+  std::string backend;
+  bool auto_values = false;
+  std::string free_lunch;
+  std::string checkpointing;
+  std::string sharding;
+  std::string offloading;
+  int64_t micro_batch_size = 0;
 };
 
 // The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.
@@ -141,31 +152,95 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);
 }
 
-ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
-  ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
-  const bool host_cpu = is_host_cpu_name(e.gpu);
-  if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
-  if (r.source == "plan") {
-    if (host_cpu) {
-      throw InputError(
-          "--source plan needs a catalog GPU; for the host CPU use --source bench "
-          "(or see `gpudays plan --device cpu`)");
-    }
-    const PlanResult p = plan(model, Cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(e.gpu)}, {});
-    if (!p.best) throw InputError(fmt::format("nothing fits {} on that hardware", model.name));
-    e.config = p.best->config;
-    return e;
+std::optional<bool> on_off(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return text == "on";
+}
+
+ConfigurationPin export_pin(const ResultsRequest& r) {
+  ConfigurationPin pin;
+  pin.free_lunch = on_off(r.free_lunch);
+  pin.activation_checkpointing = on_off(r.checkpointing);
+  if (!r.sharding.empty()) pin.sharding = parse_sharding(r.sharding);
+  pin.offloading = on_off(r.offloading);
+  if (r.micro_batch_size > 0) pin.micro_batch_size = r.micro_batch_size;
+  return pin;
+}
+
+// The backend asked for: --backend, or DeepSpeed for --format deepspeed; none: the row's.
+std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
+  if (!r.backend.empty()) return parse_export_backend(r.backend);
+  if (r.format == "deepspeed") return ExportBackend::kDeepSpeed;
+  return std::nullopt;
+}
+
+// A configuration the export may take: it matches the pin and runs on the wanted backend.
+bool eligible(const ResultsRequest& r, const Configuration& config) {
+  const std::optional<ExportBackend> backend = wanted_backend(r);
+  return export_pin(r).matches(config) &&
+         (!backend || export_backend(config.methods.sharding) == *backend);
+}
+
+// "(pinned: zero_2, micro-batch 8; backend fsdp)", or empty.
+std::string selection_text(const ResultsRequest& r) {
+  std::vector<std::string> parts;
+  const ConfigurationPin pin = export_pin(r);
+  if (!pin.empty()) parts.push_back("pinned: " + describe(pin));
+  if (const auto backend = wanted_backend(r)) parts.push_back("backend " + to_string(*backend));
+  return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
+Configuration planned_choice(const ResultsRequest& r, const ModelSpec& model, const Cluster& c) {
+  PlanOptions options;
+  options.pin = export_pin(r);
+  const PlanResult p = plan(model, c, options);
+  const PlanRow* best = nullptr;
+  for (const PlanRow& row : p.rows) {
+    if (!row.fits || !eligible(r, row.config)) continue;
+    // The planner's order (plan/planner.cpp): faster, then smaller.
+    const auto key = [](const PlanRow& x) {
+      return std::pair{x.step_time_s, x.peak_memory_bytes()};
+    };
+    if (best == nullptr || key(row) < key(*best)) best = &row;
   }
-  const auto best = best_trial(catalog, r);
-  if (!best) {
+  if (best == nullptr) {
     throw InputError(
-        fmt::format("no successful trial of {} on {} x {} in {} (or use --source plan)",
-                    model.name,
+        fmt::format("nothing fits {} on that hardware{}", model.name, selection_text(r)));
+  }
+  return best->config;
+}
+
+Configuration measured_choice(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
+  std::vector<TrialRecord> trials = stored_trials(catalog, r);
+  std::erase_if(trials, [&](const TrialRecord& t) { return !eligible(r, t.config); });
+  const TrialRecord* best = fastest_ok(trials);
+  if (best == nullptr) {
+    throw InputError(
+        fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
+                    m.name,
                     r.nodes * r.gpus_per_node,
                     r.gpu,
-                    r.db));
+                    r.db,
+                    selection_text(r)));
   }
-  e.config = best->config;
+  return best->config;
+}
+
+ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
+  ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
+  e.auto_values = r.auto_values;
+  const bool host_cpu = is_host_cpu_name(e.gpu);
+  if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
+  if (r.source == "bench") {
+    e.config = measured_choice(catalog, r, model);
+    return e;
+  }
+  if (host_cpu) {
+    throw InputError(
+        "--source plan needs a catalog GPU; for the host CPU use --source bench "
+        "(or see `gpudays plan --device cpu`)");
+  }
+  e.config = planned_choice(r, model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
   return e;
 }
 
@@ -173,6 +248,9 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   const ExportRequest e = choose(catalog, r, model);
+  if (r.format != "toml") {
+    for (const std::string& note : export_notes(e)) std::cerr << "note: " << note << "\n";
+  }
   std::string text;
   if (r.format == "hf") {
     text = hf_training_arguments(e).dump(2) + "\n";
@@ -208,6 +286,32 @@ void require_selection(const ResultsRequest& r) {
     throw InputError("--model NAME or --model-file PATH is required");
   }
   if (r.gpu.empty()) throw InputError("--gpu NAME is required (or cpu)");
+}
+
+// export's choice of configuration: the backend, "auto" values, and pinned fields.
+void add_export_choice_options(CLI::App& cmd, ResultsRequest& r) {
+  cmd.add_option("--backend",
+                 r.backend,
+                 "deepspeed (ZeRO), fsdp (FSDP2 via accelerate) or ddp: the fastest configuration "
+                 "that backend runs (default: the fastest configuration's own; deepspeed for "
+                 "--format deepspeed)")
+      ->check(CLI::IsMember({"deepspeed", "fsdp", "ddp"}));
+  cmd.add_flag("--auto",
+               r.auto_values,
+               "DeepSpeed values that HuggingFace's Trainer fills in from TrainingArguments as "
+               "\"auto\" (for use through HF at any GPU count)");
+  const auto on_off_choice = CLI::IsMember({"on", "off"});
+  cmd.add_option("--free-lunch", r.free_lunch, "Pin free-lunch: on or off")->check(on_off_choice);
+  cmd.add_option("--checkpointing", r.checkpointing, "Pin activation checkpointing: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--sharding",
+                 r.sharding,
+                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
+                 "fsdp_full_shard");
+  cmd.add_option("--offloading", r.offloading, "Pin CPU offloading: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--micro-batch-size", r.micro_batch_size, "Pin the micro-batch per GPU")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
 }  // namespace
@@ -272,6 +376,14 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"bench", "plan"}))
       ->capture_default_str();
   export_cmd->add_option("--out", exp->out, "Output file (default: standard output)");
+  add_export_choice_options(*export_cmd, *exp);
+  export_cmd->footer(
+      "Examples:\n  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan\n"
+      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
+      "--backend fsdp\n"
+      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
+      "--format deepspeed --auto --checkpointing on\n"
+      "Notes on what the target cannot express go to standard error.");
   export_cmd->callback([&global, exp] {
     require_selection(*exp);
     run_export(global, *exp);

@@ -12,7 +12,6 @@
 #include "bench/trial_runner.h"
 #include "bench/trial_spec.h"
 #include "catalog/catalog.h"
-#include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "train/device.h"
@@ -34,9 +33,9 @@ TrialSpec read_trial_spec(const std::string& path) {
 void run_trial_command(const GlobalOptions& global, const std::string& spec_path) {
   const TrialSpec spec = read_trial_spec(spec_path);
   const TrialRank rank = join_trial(spec.device);  // a build without CUDA says so here
-  const ModelSpec model = spec.model_file.empty()
-                              ? Catalog::load({global.config_dir}).model(spec.model)
-                              : load_model_file(spec.model_file);
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const ModelSpec model = spec.model_file.empty() ? catalog.model(spec.model)
+                                                  : catalog.resolve_model("", spec.model_file);
   const TrialMeasurement measured = run_trial(spec, model, *rank.comm, rank.device);
   if (rank.comm->rank() == 0) std::cout << to_json(measured).dump() << "\n";
 }

@@ -1,0 +1,40 @@
+"""Writes the config.json files of tests/data/hf-configs/ with transformers' own save_pretrained,
+one per supported family, with the public configurations' values (the catalog's models).
+
+  .venv/bin/python tests/data/hf-configs/make_configs.py   # from the repository root
+"""
+import pathlib
+
+import transformers as t
+
+HERE = pathlib.Path(__file__).parent
+
+CONFIGS = {
+    # EleutherAI/pythia-160m
+    "pythia-160m": t.GPTNeoXConfig(
+        vocab_size=50304, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+        intermediate_size=3072, max_position_embeddings=2048, rotary_pct=0.25,
+        rotary_emb_base=10000, use_parallel_residual=True, tie_word_embeddings=False,
+        layer_norm_eps=1e-5),
+    # roberta-large
+    "roberta-large": t.RobertaConfig(
+        vocab_size=50265, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+        intermediate_size=4096, max_position_embeddings=514, type_vocab_size=1,
+        layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2),
+    # google/vit-large-patch16-224-in21k
+    "vit-large-patch16-224-in21k": t.ViTConfig(
+        hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+        image_size=224, patch_size=16, num_labels=10),  # 10 classes: a small file
+    # facebook/convnext-large-224
+    "convnext-large-224": t.ConvNextConfig(
+        depths=[3, 3, 27, 3], hidden_sizes=[192, 384, 768, 1536], image_size=224,
+        num_labels=10, drop_path_rate=0.0),  # 10 classes: a small file
+    # state-spaces/mamba-2.8b-hf
+    "mamba-2.8b-hf": t.MambaConfig(
+        vocab_size=50280, hidden_size=2560, num_hidden_layers=64, state_size=16, expand=2,
+        conv_kernel=4),
+}
+
+for name, config in CONFIGS.items():
+    config.save_pretrained(HERE / name)
+    print(HERE / name / "config.json")
