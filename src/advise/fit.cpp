@@ -35,7 +35,8 @@ void apply_limits(FitRow& row, const CostOptions& limits) {
   }
   if (limits.max_days && t.training_days > *limits.max_days) {
     row.within_days = false;
-    row.reason = fmt::format("takes {:.1f} days, more than {:g}", t.training_days, *limits.max_days);
+    row.reason =
+        fmt::format("takes {:.1f} days, more than {:g}", t.training_days, *limits.max_days);
   }
   if (limits.budget_usd && (!row.cost_usd || *row.cost_usd > *limits.budget_usd)) {
     row.within_budget = false;
@@ -109,8 +110,7 @@ std::optional<FitRow> largest_compute_optimal(const ModelSpec& family_template,
   for (int64_t d_model : compute_optimal_ladder(options.scaling)) {
     const ComputeOptimalModel candidate =
         compute_optimal_model(family_template, d_model, options.scaling);
-    FitRow row =
-        evaluate_fit(candidate.model, hardware, options, FitAnswer::kComputeOptimal);
+    FitRow row = evaluate_fit(candidate.model, hardware, options, FitAnswer::kComputeOptimal);
     if (!row.ok()) break;
     row.chinchilla_loss = chinchilla_loss(static_cast<double>(candidate.params), candidate.tokens);
     best = std::move(row);

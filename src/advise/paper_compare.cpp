@@ -22,7 +22,8 @@ ClusterShape reported_layout(int64_t gpus) {
 
 std::string published_settings(const Measurement& m) {
   std::vector<std::string> parts;
-  if (m.compiled.value_or(false) || m.fused_attention.value_or(false)) parts.push_back("free-lunch");
+  if (m.compiled.value_or(false) || m.fused_attention.value_or(false))
+    parts.push_back("free-lunch");
   if (!m.sharding.empty()) parts.push_back(m.sharding);
   if (m.activation_checkpointing == "full") parts.push_back("checkpointing");
   if (m.micro_batch_size) parts.push_back(fmt::format("micro-batch {}", *m.micro_batch_size));
@@ -60,15 +61,14 @@ ImpliedUtilisation implied_utilisation(const ModelSpec& model,
                                        int64_t gpus,
                                        double days) {
   if (gpus < 1 || !(days > 0.0))
-    throw InputError(fmt::format("{}: a published run needs at least 1 GPU and positive days",
-                                 model.name));
+    throw InputError(
+        fmt::format("{}: a published run needs at least 1 GPU and positive days", model.name));
   ImpliedUtilisation u;
   const double flops_per_sample = 3.0 * forward_flops_per_sample(model);
   u.model_flops_per_token = flops_per_sample / static_cast<double>(model.tokens_per_sample());
   u.run_flops = flops_per_sample * static_cast<double>(model.recipe.global_batch) *
                 static_cast<double>(model.recipe.train_steps);
-  u.peak_flops_per_gpu =
-      DeviceModel(gpu, model.recipe.precision, /*free_lunch=*/true).peak_flops();
+  u.peak_flops_per_gpu = DeviceModel(gpu, model.recipe.precision, /*free_lunch=*/true).peak_flops();
   u.mfu = u.run_flops / (days * kSecondsPerDay * static_cast<double>(gpus) * u.peak_flops_per_gpu);
   u.matmul_ceiling = gpu.matmul_ceiling_fraction;
   u.impossible = u.mfu > u.matmul_ceiling;
@@ -112,8 +112,8 @@ std::vector<PaperCell> compare_with_paper(const Catalog& catalog,
     if (!model.reported || model.reported->gpu.empty()) continue;
     const GpuSpec* gpu = catalog.find_gpu(model.reported->gpu);
     if (gpu == nullptr) continue;
-    PaperCell cell = make_cell(
-        model, *gpu, reported_layout(model.reported->gpus), model.reported->days, source);
+    PaperCell cell =
+        make_cell(model, *gpu, reported_layout(model.reported->gpus), model.reported->days, source);
     cell.kind = PaperCellKind::kOriginalRun;
     cell.name = model.name + "-original";
     cell.citation = model.reported->source;

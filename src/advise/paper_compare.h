@@ -68,7 +68,6 @@ std::vector<PaperCell> compare_with_paper(const Catalog& catalog,
                                           const std::vector<MeasurementFile>& measurements,
                                           const TrainingTimeSource& source);
 // The same over the catalog's own measurements (<config dir>/measurements).
-std::vector<PaperCell> compare_with_paper(const Catalog& catalog,
-                                          const TrainingTimeSource& source);
+std::vector<PaperCell> compare_with_paper(const Catalog& catalog, const TrainingTimeSource& source);
 
 }  // namespace gpudays

@@ -33,7 +33,11 @@ void print_paper_table(std::ostream& out,
     if (c.implied.impossible) out << fmt::format("{}: {}\n", c.name, c.verdict);
   }
   out << "Sources:\n";
-  for (const PaperCell& c : cells) out << fmt::format("  {}: {}\n", c.name, c.citation);
+  for (const PaperCell& c : cells) {
+    const std::string settings =
+        c.published_settings.empty() ? "" : " (published settings: " + c.published_settings + ")";
+    out << fmt::format("  {}{}: {}\n", c.name, settings, c.citation);
+  }
 }
 
 void run_paper(const GlobalOptions& global, const PaperRequest& r) {

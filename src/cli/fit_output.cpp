@@ -16,7 +16,8 @@ Cell optional_cell(std::optional<double> v) {
 // A figure of a row that fits; null for one that cannot run.
 template <typename Get>
 Column<FitRow> if_fits(const char* name, Get get, Display display = Display::kHidden) {
-  return {name, [get](const FitRow& r) { return r.cost.time.fits ? Cell{get(r)} : Cell{}; }, display};
+  return {
+      name, [get](const FitRow& r) { return r.cost.time.fits ? Cell{get(r)} : Cell{}; }, display};
 }
 
 Cell range_end(const FitRow& r, double TimeRange::*end) {
@@ -31,10 +32,11 @@ std::vector<FitRow> all_rows(const FitReport& report) {
 }
 
 void print_largest(std::ostream& out, const FitReport& report) {
-  out << fmt::format("Largest compute-optimal model of the {} family ({:g} tokens per parameter, "
-                     "Hoffmann et al. 2022) within the limits:\n",
-                     report.family,
-                     report.tokens_per_param);
+  out << fmt::format(
+      "Largest compute-optimal model of the {} family ({:g} tokens per parameter, "
+      "Hoffmann et al. 2022) within the limits:\n",
+      report.family,
+      report.tokens_per_param);
   if (!report.largest) {
     out << "  none: not even the smallest rung of the ladder fits\n";
     return;
@@ -71,7 +73,8 @@ const std::vector<Column<FitRow>>& fit_columns() {
       {"n_heads", [](const R& r) { return Cell{r.n_heads}; }},
       {"d_ffn", [](const R& r) { return Cell{r.d_ffn}; }},
       {"fits", [](const R& r) { return Cell{r.cost.time.fits}; }},
-      if_fits("training_days", [](const R& r) { return r.cost.time.training_days; }, D::kFixed1),
+      if_fits(
+          "training_days", [](const R& r) { return r.cost.time.training_days; }, D::kFixed1),
       {"training_days_low", [](const R& r) { return range_end(r, &TimeRange::low); }},
       {"training_days_high", [](const R& r) { return range_end(r, &TimeRange::high); }},
       {"peak_memory_bytes", [](const R& r) { return optional_cell(r.peak_memory_bytes); }, D::kGib},
@@ -125,6 +128,11 @@ void print_fit(std::ostream& out, const FitReport& report, RowFormat format) {
   print_largest(out, report);
   if (report.largest) {
     write_rows(out, make_row_set("fit_row", fit_columns(), {*report.largest}), RowFormat::kTable);
+  }
+  if (!report.written_model.empty()) {
+    out << fmt::format("Model file: {} (gpudays plan --model-file {} ...)\n",
+                       report.written_model,
+                       report.written_model);
   }
 }
 

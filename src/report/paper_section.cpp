@@ -48,10 +48,12 @@ const std::vector<Column<PaperCell>>& paper_columns() {
       {"implied_mfu", [](const C& c) { return Cell{c.implied.mfu}; }, D::kPercent},
       {"matmul_ceiling", [](const C& c) { return Cell{c.implied.matmul_ceiling}; }, D::kPercent},
       {"possible", [](const C& c) { return Cell{!c.implied.impossible}; }, D::kPlain},
-      ours("ours_days", [](const TrainingTime& t) { return t.training_days; }, D::kFixed1),
+      ours(
+          "ours_days", [](const TrainingTime& t) { return t.training_days; }, D::kFixed1),
       {"ours_days_low", [](const C& c) { return range_end(c, &TimeRange::low); }},
       {"ours_days_high", [](const C& c) { return range_end(c, &TimeRange::high); }},
-      ours("ours_mfu", [](const TrainingTime& t) { return t.mfu; }, D::kPercent),
+      ours(
+          "ours_mfu", [](const TrainingTime& t) { return t.mfu; }, D::kPercent),
       ours("ours_settings", [](const TrainingTime& t) { return t.settings; }),
       {"ours_source", [](const C& c) { return Cell{c.ours.provenance}; }},
       {"ours_reason", [](const C& c) { return c.ours.fits ? Cell{} : Cell{c.ours.reason}; }},
@@ -68,12 +70,20 @@ void add_paper_section(Document& doc, const std::vector<PaperCell>& cells) {
     return;
   }
   DocTable table;
-  table.headers = {"cell", "hardware", "paper days", "implied MFU", "matmul ceiling",
-                   "gpudays days", "gpudays MFU", "verdict"};
+  table.headers = {"cell",
+                   "hardware",
+                   "paper days",
+                   "paper settings",
+                   "implied MFU",
+                   "matmul ceiling",
+                   "gpudays days",
+                   "gpudays MFU",
+                   "verdict"};
   for (const PaperCell& c : cells) {
     table.rows.push_back({fmt::format("{} ({})", c.model, to_string(c.kind)),
                           fmt::format("{} x {}", c.layout.world_size(), c.gpu),
                           fmt::format("{:g}", c.published_days),
+                          c.published_settings.empty() ? "-" : c.published_settings,
                           fmt::format("{:.1f}%", 100.0 * c.implied.mfu),
                           fmt::format("{:.1f}%", 100.0 * c.implied.matmul_ceiling),
                           ours_text(c),

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "advise/fit.h"
+#include "advise/model_file.h"
 #include "catalog/catalog.h"
+#include "catalog/model_loader.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
 #include "cost/cost_assumptions.h"
@@ -110,7 +112,9 @@ TEST(Fit, CheapestHardwareIsSortedAndWithinTheLimit) {
   ASSERT_FALSE(rows.empty());
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_LE(rows[i].cost.time.training_days, 20.0);
-    if (i > 0) EXPECT_LE(*rows[i - 1].cost_usd, *rows[i].cost_usd);
+    if (i > 0) {
+      EXPECT_LE(*rows[i - 1].cost_usd, *rows[i].cost_usd);
+    }
   }
   // The cost model's own answer to the same question.
   TimeSourceOptions source_options;
@@ -121,6 +125,29 @@ TEST(Fit, CheapestHardwareIsSortedAndWithinTheLimit) {
   const CostRow& cheapest = analysis.rows[*analysis.cheapest_within_max_days];
   EXPECT_EQ(rows.front().cost.gpu, cheapest.gpu);
   EXPECT_EQ(rows.front().cost.layout, cheapest.layout);
+}
+
+TEST(ComputeOptimal, ModelFileReadsBackAsTheSameModel) {
+  for (const char* family : {"pythia-1b", "roberta"}) {
+    const ModelSpec written = compute_optimal_model(catalog().model(family), 1536).model;
+    const std::string path = test::write_temp_file(std::string(family) + "-optimal.toml",
+                                                   transformer_model_toml(written, "test"));
+    const ModelSpec read = load_model_file(path);
+    EXPECT_EQ(read.name, written.name);
+    EXPECT_EQ(read.family, written.family);
+    EXPECT_EQ(count_params(read).total, count_params(written).total) << family;
+    EXPECT_EQ(read.arch.max_position_embeddings, written.arch.max_position_embeddings);
+    EXPECT_EQ(read.arch.rotary_pct, written.arch.rotary_pct);
+    EXPECT_EQ(read.arch.layer_norm_eps, written.arch.layer_norm_eps);
+    EXPECT_EQ(read.recipe.train_steps, written.recipe.train_steps);
+    EXPECT_EQ(read.recipe.warmup_steps, written.recipe.warmup_steps);
+    EXPECT_EQ(read.recipe.lr, written.recipe.lr);
+    EXPECT_EQ(read.recipe.min_lr, written.recipe.min_lr);
+    EXPECT_EQ(read.recipe.precision, written.recipe.precision);
+    EXPECT_EQ(read.recipe.mlm_probability, written.recipe.mlm_probability);
+    EXPECT_DOUBLE_EQ(planned_days(read, four_a100()), planned_days(written, four_a100()));
+  }
+  EXPECT_THROW(transformer_model_toml(catalog().model("mamba"), "test"), InputError);
 }
 
 TEST(Fit, WithoutALimitIsAnInputError) {

@@ -5,7 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "process_dir.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -51,13 +55,30 @@ TEST(PaperCli, JsonAndCsvCarryTheSameCells) {
   EXPECT_GE(lines, j["rows"].size() + 1);  // a quoted citation may hold no newline, so >=
 }
 
+TEST(PaperCli, ReportHasThePaperSection) {
+  const auto dir = test::process_temp_dir().path() / "paper-report";
+  std::filesystem::remove_all(dir);
+  const auto r = run_gpudays("report --out " + dir.string() +
+                             " --models pythia-160m --gpus a100 --counts 1,8");
+  if (r.exit_code == 1 && r.err.find("gnuplot") != std::string::npos)
+    GTEST_SKIP() << "gnuplot not installed";
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(dir / "report.md");
+  std::stringstream md;
+  md << in.rdbuf();
+  EXPECT_NE(md.str().find("## The paper's numbers beside ours"), std::string::npos);
+  EXPECT_NE(md.str().find("pythia-1b-4xa100: "), std::string::npos);
+  EXPECT_NE(md.str().find("without synchronising the GPU"), std::string::npos);
+}
+
 TEST(FitCli, CatalogAnswerEqualsPlan) {
   const auto fit = run_gpudays("fit --gpu a100 --gpus 4 --days 30 --format json");
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
   const auto j = nlohmann::json::parse(fit.out);
   const auto* row = find_row(j["rows"], "model", "pythia-1b");
   ASSERT_NE(row, nullptr);
-  const auto plan = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4 --format json");
+  const auto plan =
+      run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4 --format json");
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   const auto p = nlohmann::json::parse(plan.out);
   EXPECT_DOUBLE_EQ((*row)["training_days"].get<double>(), p["best"]["training_days"].get<double>());
@@ -67,11 +88,33 @@ TEST(FitCli, CatalogAnswerEqualsPlan) {
   EXPECT_EQ(j["largest_compute_optimal"]["answer"], "compute_optimal");
 }
 
+// The model fit returns, written as a model file, plans to the days fit printed.
+TEST(FitCli, WrittenModelPlansToTheSameDays) {
+  const std::string path = test::write_temp_file("fit-largest.toml", "");
+  const auto fit =
+      run_gpudays("fit --gpu rtx-3090 --gpus 8 --days 30 --format json --write-model " + path);
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const auto largest = nlohmann::json::parse(fit.out)["largest_compute_optimal"];
+  ASSERT_TRUE(largest.is_object());
+  const auto plan =
+      run_gpudays("plan --model-file " + path + " --gpu rtx-3090 --gpus-per-node 8 --format json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto best = nlohmann::json::parse(plan.out)["best"];
+  EXPECT_EQ(best["model"], largest["model"]);
+  EXPECT_DOUBLE_EQ(best["training_days"].get<double>(), largest["training_days"].get<double>());
+  // plan's JSON carries bytes as a whole number.
+  EXPECT_NEAR(
+      best["peak_memory_bytes"].get<double>(), largest["peak_memory_bytes"].get<double>(), 1.0);
+}
+
 TEST(FitCli, TableNamesTheLargestModelAndTheCheapestHardware) {
   const auto r = run_gpudays("fit --gpu rtx-3090 --gpus 8 --days 30");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Largest compute-optimal model of the gpt_neox (recipe of pythia-1b) family"), std::string::npos);
-  const auto hw = run_gpudays("fit --model pythia-160m --days 2 --candidates a100,h100 --format csv");
+  EXPECT_NE(
+      r.out.find("Largest compute-optimal model of the gpt_neox (recipe of pythia-1b) family"),
+      std::string::npos);
+  const auto hw =
+      run_gpudays("fit --model pythia-160m --days 2 --candidates a100,h100 --format csv");
   ASSERT_EQ(hw.exit_code, 0) << hw.err;
   EXPECT_EQ(hw.out.rfind("answer,model,gpu,gpu_count", 0), 0u);
   EXPECT_NE(hw.out.find("hardware,pythia-160m,"), std::string::npos);
