@@ -21,17 +21,31 @@ std::string arch_toml(const ModelSpec& m) {
   std::string out = fmt::format(
       "[arch]\nn_layers = {}\nd_model = {}\nn_heads = {}\nd_ffn = {}\nvocab_size = {}\n"
       "seq_len = {}\nmax_position_embeddings = {}\nlayer_norm_eps = {}\ninitializer_range = {}\n",
-      a.n_layers, a.d_model, a.n_heads, a.d_ffn, a.vocab_size, a.seq_len,
-      a.max_position_embeddings, toml_float(a.layer_norm_eps), toml_float(a.initializer_range));
+      a.n_layers,
+      a.d_model,
+      a.n_heads,
+      a.d_ffn,
+      a.vocab_size,
+      a.seq_len,
+      a.max_position_embeddings,
+      toml_float(a.layer_norm_eps),
+      toml_float(a.initializer_range));
   if (m.family == Family::kGptNeox) {
     out += fmt::format(
         "rotary_pct = {}\nrotary_emb_base = {}\ntie_word_embeddings = {}\n"
         "use_parallel_residual = {}\n",
-        toml_float(a.rotary_pct), toml_float(a.rotary_emb_base), a.tie_word_embeddings, a.use_parallel_residual);
+        toml_float(a.rotary_pct),
+        toml_float(a.rotary_emb_base),
+        a.tie_word_embeddings,
+        a.use_parallel_residual);
   } else {
-    out += fmt::format("type_vocab_size = {}\npad_token_id = {}\nbos_token_id = {}\n"
-                       "eos_token_id = {}\n",
-                       a.type_vocab_size, a.pad_token_id, a.bos_token_id, a.eos_token_id);
+    out += fmt::format(
+        "type_vocab_size = {}\npad_token_id = {}\nbos_token_id = {}\n"
+        "eos_token_id = {}\n",
+        a.type_vocab_size,
+        a.pad_token_id,
+        a.bos_token_id,
+        a.eos_token_id);
   }
   return out;
 }
@@ -41,9 +55,21 @@ std::string recipe_toml(const RecipeSpec& r) {
       "[recipe]\nglobal_batch = {}\ntrain_steps = {}\nprecision = \"{}\"\noptimizer = \"{}\"\n"
       "lr = {}\nbeta1 = {}\nbeta2 = {}\neps = {}\nweight_decay = {}\nschedule = \"{}\"\n"
       "warmup_steps = {}\nmin_lr = {}\nclip_grad_norm = {}\ndropout = {}\nmlm_probability = {}\n",
-      r.global_batch, r.train_steps, to_string(r.precision), to_string(r.optimizer), toml_float(r.lr),
-      toml_float(r.beta1), toml_float(r.beta2), toml_float(r.eps), toml_float(r.weight_decay), to_string(r.schedule), r.warmup_steps,
-      toml_float(r.min_lr), toml_float(r.clip_grad_norm), toml_float(r.dropout), toml_float(r.mlm_probability));
+      r.global_batch,
+      r.train_steps,
+      to_string(r.precision),
+      to_string(r.optimizer),
+      toml_float(r.lr),
+      toml_float(r.beta1),
+      toml_float(r.beta2),
+      toml_float(r.eps),
+      toml_float(r.weight_decay),
+      to_string(r.schedule),
+      r.warmup_steps,
+      toml_float(r.min_lr),
+      toml_float(r.clip_grad_norm),
+      toml_float(r.dropout),
+      toml_float(r.mlm_probability));
 }
 
 }  // namespace
@@ -51,9 +77,14 @@ std::string recipe_toml(const RecipeSpec& r) {
 std::string transformer_model_toml(const ModelSpec& model, const std::string& provenance) {
   if (model.family != Family::kGptNeox && model.family != Family::kRoberta)
     throw InputError(fmt::format("{}: only gpt_neox and roberta models can be written, not {}",
-                                 model.name, to_string(model.family)));
-  return fmt::format("# {}\nname = \"{}\"\nfamily = \"{}\"\n\n{}\n{}", provenance, model.name,
-                     to_string(model.family), arch_toml(model), recipe_toml(model.recipe));
+                                 model.name,
+                                 to_string(model.family)));
+  return fmt::format("# {}\nname = \"{}\"\nfamily = \"{}\"\n\n{}\n{}",
+                     provenance,
+                     model.name,
+                     to_string(model.family),
+                     arch_toml(model),
+                     recipe_toml(model.recipe));
 }
 
 }  // namespace gpudays
