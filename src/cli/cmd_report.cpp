@@ -104,6 +104,8 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   machine_layout(options.detail_gpu_count, options.cost.assumptions.base_machines);
   ReportData data = collect_report_data(options);
   data.measurements = load_measurements(r, options.models);
+  data.paper =
+      compare_with_paper(catalog, *make_time_source({TimeSourceKind::kPlan, options.plan, ""}));
 
   output.generated_by = fmt::format("gpudays {} ({})", kVersion, kGitCommit);
   output.generated_at = today();

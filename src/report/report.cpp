@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/output_files.h"
+#include "report/paper_section.h"
 #include "report/plots.h"
 
 namespace gpudays {
@@ -158,10 +159,12 @@ Document build_document(const ReportData& data,
                    "GPU-days vs the originally reported run",
                    "Speed-up over naive",
                    "Predicted vs measured",
+                   "The paper's numbers beside ours",
                    "Sources and assumptions"}});
   add_cost_section(doc, data, plots);
   add_tier_sections(doc, data, plots);
   add_measured_section(doc, data, plots);
+  add_paper_section(doc, data.paper);
   doc.add(DocHeading{2, "Sources and assumptions", "sources"});
   doc.add(sources_list(data));
   return doc;

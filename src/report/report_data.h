@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/paper_compare.h"
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 #include "cost/cost_analysis.h"
@@ -55,6 +56,7 @@ struct ReportData {
   std::string cost_time_source;  // name of the time source of the cost plots
   CostOptions cost;
   std::vector<MeasuredRun> measurements;
+  std::vector<PaperCell> paper;  // the reference paper's figures beside ours (paper_section.h)
 };
 
 // Throws InputError when detail_gpu_count is not one of the hardware counts.

@@ -1,0 +1,65 @@
+// The compute-optimal ladder: architectures scaled from a template, tokens from parameters.
+#include "advise/compute_optimal.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "catalog/param_count.h"
+#include "common/error.h"
+
+namespace gpudays {
+
+double chinchilla_loss(double params, double tokens, const ChinchillaLossFit& fit) {
+  return fit.e + fit.a / std::pow(params, fit.alpha) + fit.b / std::pow(tokens, fit.beta);
+}
+
+ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
+                                          int64_t d_model,
+                                          const ComputeOptimalOptions& options) {
+  const Family family = family_template.family;
+  if (family != Family::kGptNeox && family != Family::kRoberta)
+    throw InputError(fmt::format(
+        "{} is a {} model; compute-optimal scaling (tokens per parameter) applies to the "
+        "transformer language families gpt_neox and roberta",
+        family_template.name,
+        to_string(family)));
+  if (d_model < options.d_model_per_layer || d_model % options.d_model_per_layer != 0 ||
+      d_model % options.head_dim != 0)
+    throw InputError(fmt::format("d_model {} is not a multiple of {} and {}",
+                                 d_model,
+                                 options.d_model_per_layer,
+                                 options.head_dim));
+  ComputeOptimalModel out;
+  ModelSpec& m = out.model;
+  m = family_template;
+  m.arch.d_model = d_model;
+  m.arch.n_layers = d_model / options.d_model_per_layer;
+  m.arch.n_heads = d_model / options.head_dim;
+  m.arch.d_ffn = 4 * d_model;
+  m.reported.reset();
+  m.hf_name.clear();
+  m.source_path.clear();
+  m.name = fmt::format("{}-optimal-d{}-l{}", to_string(family), d_model, m.arch.n_layers);
+  out.params = count_params(m).total;
+  const double tokens_per_step =
+      static_cast<double>(m.recipe.global_batch) * static_cast<double>(m.tokens_per_sample());
+  const double wanted_tokens = options.tokens_per_param * static_cast<double>(out.params);
+  m.recipe.train_steps = static_cast<int64_t>(std::ceil(wanted_tokens / tokens_per_step));
+  // The template's warm-up as the same fraction of training.
+  const double warmup_fraction = static_cast<double>(family_template.recipe.warmup_steps) /
+                                 static_cast<double>(family_template.recipe.train_steps);
+  m.recipe.warmup_steps =
+      static_cast<int64_t>(std::round(warmup_fraction * static_cast<double>(m.recipe.train_steps)));
+  out.tokens = static_cast<double>(m.recipe.train_steps) * tokens_per_step;
+  return out;
+}
+
+std::vector<int64_t> compute_optimal_ladder(const ComputeOptimalOptions& options) {
+  std::vector<int64_t> rungs;
+  for (int64_t d = 2 * options.d_model_step; d <= options.max_d_model; d += options.d_model_step)
+    if (d % options.d_model_per_layer == 0 && d % options.head_dim == 0) rungs.push_back(d);
+  return rungs;
+}
+
+}  // namespace gpudays
