@@ -51,7 +51,9 @@ void first_touch() {
     const double reused_s = min_cpu_s([&] { out.copy_(a); });
     const double bytes = 4.0 * static_cast<double>(elements);
     std::printf("first_touch tensor_mib=%.0f fresh_ns_per_byte=%.3f reused_ns_per_byte=%.3f\n",
-                bytes / (1 << 20), 1e9 * fresh_s / bytes, 1e9 * reused_s / bytes);
+                bytes / (1 << 20),
+                1e9 * fresh_s / bytes,
+                1e9 * reused_s / bytes);
   }
 }
 
@@ -65,8 +67,17 @@ void depthwise_conv(double matmul_rate) {
     const at::Tensor y = at::conv2d(x, w, {}, /*stride=*/1, /*padding=*/3, /*dilation=*/1, c);
     const at::Tensor grad = at::randn_like(y);
     auto backward = [&](bool input, bool weight) {
-      (void)at::convolution_backward(grad, x, w, std::nullopt, {1, 1}, {3, 3}, {1, 1},
-                                     /*transposed=*/false, {0, 0}, c, {input, weight, false});
+      (void)at::convolution_backward(grad,
+                                     x,
+                                     w,
+                                     std::nullopt,
+                                     {1, 1},
+                                     {3, 3},
+                                     {1, 1},
+                                     /*transposed=*/false,
+                                     {0, 0},
+                                     c,
+                                     {input, weight, false});
     };
     const double flops = 2.0 * 49.0 * static_cast<double>(b * c * s * s);
     const double fwd_s =
@@ -76,8 +87,11 @@ void depthwise_conv(double matmul_rate) {
     std::printf(
         "depthwise_conv7x7 b=%ld c=%ld side=%ld forward=%.3f input_grad=%.3f weight_grad=%.4f "
         "(fractions of the matmul rate)\n",
-        static_cast<long>(b), static_cast<long>(c), static_cast<long>(s),
-        flops / fwd_s / matmul_rate, flops / input_s / matmul_rate,
+        static_cast<long>(b),
+        static_cast<long>(c),
+        static_cast<long>(s),
+        flops / fwd_s / matmul_rate,
+        flops / input_s / matmul_rate,
         flops / weight_s / matmul_rate);
   }
 }
@@ -93,16 +107,24 @@ void plain_scan() {
     const at::Tensor bs = torch::randn({b, t, n}).requires_grad_();
     const at::Tensor cs = torch::randn({b, t, n}).requires_grad_();
     auto scan = [&] {
-      return gpudays::models::selective_scan(u, delta, a, bs, cs, gpudays::models::ScanKind::kPlain);
+      return gpudays::models::selective_scan(
+          u, delta, a, bs, cs, gpudays::models::ScanKind::kPlain);
     };
     const double fwd_s = min_cpu_s([&] { (void)scan(); }, 3);
     const double both_s = min_cpu_s([&] { scan().sum().backward(); }, 3);
     const double elements = static_cast<double>(b * d * t * n);
-    std::printf("plain_scan b=%ld d=%ld t=%ld n=%ld tensor_mib=%.0f forward_ms=%.1f "
-                "backward_ms=%.1f forward_ns_per_element=%.2f backward_ns_per_element=%.2f\n",
-                static_cast<long>(b), static_cast<long>(d), static_cast<long>(t),
-                static_cast<long>(n), 4.0 * elements / (1 << 20), 1e3 * fwd_s,
-                1e3 * (both_s - fwd_s), 1e9 * fwd_s / elements, 1e9 * (both_s - fwd_s) / elements);
+    std::printf(
+        "plain_scan b=%ld d=%ld t=%ld n=%ld tensor_mib=%.0f forward_ms=%.1f "
+        "backward_ms=%.1f forward_ns_per_element=%.2f backward_ns_per_element=%.2f\n",
+        static_cast<long>(b),
+        static_cast<long>(d),
+        static_cast<long>(t),
+        static_cast<long>(n),
+        4.0 * elements / (1 << 20),
+        1e3 * fwd_s,
+        1e3 * (both_s - fwd_s),
+        1e9 * fwd_s / elements,
+        1e9 * (both_s - fwd_s) / elements);
   }
 }
 

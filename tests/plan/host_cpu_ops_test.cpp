@@ -47,9 +47,11 @@ TEST(HostCpuOps, FreshTensorsPastTheMmapThresholdCostTheirFirstTouch) {
   const DeviceModelConstants c;
   const Op big = fresh_op(64 * kMiB);
   EXPECT_NEAR(extra_s(cpu(), big, /*backward=*/false),
-              4.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s, 1e-9);
+              4.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s,
+              1e-9);
   EXPECT_NEAR(extra_s(cpu(), big, /*backward=*/true),
-              9.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s, 1e-9);
+              9.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s,
+              1e-9);
   EXPECT_EQ(extra_s(cpu(), fresh_op(16 * kMiB), /*backward=*/false), 0.0) << "heap reuses it";
   EXPECT_EQ(extra_s(as_gpu(cpu()), big, /*backward=*/true), 0.0) << "caching allocator";
 }
