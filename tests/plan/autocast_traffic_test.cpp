@@ -29,7 +29,8 @@ TEST(AutocastTraffic, MixedPrecisionWithoutShardingPaysItEveryMicroStep) {
   // (accumulation into the fp32 gradient).
   const double bytes = params * (12.0 * acc + 12.0 * (acc - 1));
   EXPECT_NEAR(compute_s(Precision::kBf16, Sharding::kNone) - plain_s,
-              bytes / device.bandwidth_bytes_per_s(), 1e-12);
+              bytes / device.bandwidth_bytes_per_s(),
+              1e-12);
 }
 
 }  // namespace
