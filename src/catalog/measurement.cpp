@@ -256,6 +256,10 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (!t.has("gpus_per_node")) t.fail("gpus_per_node", "missing (an integer)");
   c.gpus_per_node = *optional_count(t, "gpus_per_node");
   c.inter_node_gbit_per_s = optional_positive(t, "inter_node_gbit_per_s");
+  c.inter_node_gbit_per_s_per_gpu = optional_positive(t, "inter_node_gbit_per_s_per_gpu");
+  if (c.inter_node_gbit_per_s && c.inter_node_gbit_per_s_per_gpu) {
+    t.fail("inter_node_gbit_per_s_per_gpu", "give the network per node or per GPU, not both");
+  }
   try {
     c.precision = parse_precision(t.get_string("precision"));
   } catch (const InputError& e) {
@@ -345,6 +349,8 @@ Measurement read_case(const TomlFields& t,
   c.name = t.get_string("name");
   c.citation = t.get_string("citation");
   c.notes = t.get_string_or("notes", "");
+  c.untrusted_reason = t.get_string_or("untrusted_reason", "");
+  if (!c.untrusted_reason.empty()) c.trusted = false;
   read_configuration(t, catalog, c);
   read_model(t, catalog, c);
   if (!c.model_from_catalog) c.model.recipe = placeholder_recipe(c);

@@ -84,7 +84,15 @@ struct Measurement {
   std::string gpu_note;  // how the measured GPU differs from the catalog's, when it does
   int64_t nodes = 1;
   int64_t gpus_per_node = 1;
-  std::optional<double> inter_node_gbit_per_s;
+  std::optional<double> inter_node_gbit_per_s;          // per node, as published
+  std::optional<double> inter_node_gbit_per_s_per_gpu;  // per GPU (one NIC each), as published
+  // The network between nodes per node, from whichever of the two the source gives.
+  std::optional<double> inter_node_gbit_per_s_per_node() const {
+    if (inter_node_gbit_per_s_per_gpu) {
+      return *inter_node_gbit_per_s_per_gpu * static_cast<double>(gpus_per_node);
+    }
+    return inter_node_gbit_per_s;
+  }
 
   Precision precision = Precision::kBf16;
   bool tf32 = false;     // fp32 recipes: matmuls in TF32
@@ -104,6 +112,9 @@ struct Measurement {
   std::optional<double> derived_tokens_per_s_per_gpu;  // exact arithmetic on published figures
   std::string derivation;                              // that arithmetic, in words
   std::string notes;
+  // Why this one case cannot be checked although its source is trusted (e.g. the source does not
+  // publish a network the figure depends on); non-empty makes the case untrusted.
+  std::string untrusted_reason;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   int64_t data_parallel() const { return gpus() / (tensor_parallel * pipeline_parallel); }

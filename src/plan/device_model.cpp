@@ -63,6 +63,22 @@ double DeviceModel::matmul_efficiency(const Op& op) const {
          shape_factor(op.n, h) * shape_factor(op.k, h);
 }
 
+// What only the host CPU pays, on top of the roofline: first touch of fresh large tensors, and the
+// slow backward of a depthwise convolution (its forward runs at about the matmul rate, the floor).
+double DeviceModel::host_only_s(const Op& op, bool backward) const {
+  if (gpu_->kind != DeviceKind::kCpu) return 0.0;
+  double time_s = 0.0;
+  if (op.fresh_tensor_bytes >= c_.cpu_fresh_tensor_min_bytes) {
+    const double tensors = backward ? op.fresh_tensors_backward : op.fresh_tensors_forward;
+    time_s += tensors * op.fresh_tensor_bytes / c_.cpu_first_touch_bytes_per_s;
+  }
+  if (op.cls == OpClass::kDepthwiseConv && backward) {
+    time_s += op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_input_grad_fraction) +
+              op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_weight_grad_fraction);
+  }
+  return time_s;
+}
+
 double DeviceModel::op_time_s(const Op& op, bool backward) const {
   const double factor = backward ? op.backward_factor : 1.0;
   const double flops = op.exec_flops * factor;
@@ -85,14 +101,15 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       compute_s = flops / (gpu_->peak_fp32_tflops * kTera * c_.vector_efficiency);
       break;
     case OpClass::kMemory:
-      break;  // arithmetic hidden under memory traffic
+    case OpClass::kDepthwiseConv:
+      break;  // arithmetic hidden under memory traffic (on a GPU)
   }
   // No operation executes faster than the matmul ceiling: a CPU's bf16 matmuls can be slower than
   // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
   compute_s = std::max(compute_s, flops / ceiling_flops());
   const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
   const double dispatch_s = op.kernels * factor * dispatch_s_;
-  return std::max({compute_s, memory_s, dispatch_s});
+  return std::max({compute_s, memory_s, dispatch_s}) + host_only_s(op, backward);
 }
 
 }  // namespace gpudays

@@ -33,6 +33,16 @@ double optimizer_kernels(int64_t param_tensors, bool fused) {
   return fused ? 5.0 * std::ceil(tensors / 100.0) : 10.0 * tensors;
 }
 
+// Mixed precision without sharding keeps only fp32 weights (the engine's autocast, as PyTorch
+// AMP): every micro-step casts each weight to the compute dtype (read 4, write 2 bytes per
+// parameter) and backward casts its gradient back to fp32 (read 2, write 4); from the second
+// micro-step on, the gradient is added into the fp32 .grad (read 4 + 4, write 4). The sharded
+// stages keep a half-precision working copy instead and pay none of this.
+double autocast_weight_traffic_s(double params, double acc, const DeviceModel& device) {
+  const double bytes = params * (12.0 * acc + 12.0 * (acc - 1.0));
+  return bytes / device.bandwidth_bytes_per_s();
+}
+
 }  // namespace
 
 double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& o) {
@@ -62,6 +72,8 @@ TimeBreakdown predict_step_time(double params,
 
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
+  const bool mixed = precision != Precision::kFp32;
+  if (mixed && stage == 0) t.compute_s += autocast_weight_traffic_s(params, acc, device);
   const double local_params = stage >= 1 ? params / n : params;
   if (n > 1) {
     const double bw = collective_bandwidth_bytes_per_s(cluster, o);
@@ -95,7 +107,6 @@ TimeBreakdown predict_step_time(double params,
     // Adam reads the gradient, reads and writes both moments and the fp32 weights (the master
     // copy under mixed precision, which then also writes the working copy); clipping reads the
     // gradients once more and zeroing writes them.
-    const bool mixed = precision != Precision::kFp32;
     const double bytes_per_param = 16.0 + 8.0 + 3.0 * per.gradients + (mixed ? per.weights : 0.0);
     const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
     const double dispatch_s =

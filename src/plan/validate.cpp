@@ -71,6 +71,11 @@ Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
     notes.push_back(
         fmt::format("network {:g} Gb/s as published, taken per node", *m.inter_node_gbit_per_s));
   }
+  if (m.inter_node_gbit_per_s_per_gpu && m.nodes > 1) {
+    notes.push_back(fmt::format("network {:g} Gb/s per GPU as published, {:g} Gb/s per node",
+                                *m.inter_node_gbit_per_s_per_gpu,
+                                *m.inter_node_gbit_per_s_per_node()));
+  }
   p.micro_batch = m.micro_batch_size;
   p.accumulation = m.gradient_accumulation;
   p.global_batch = m.global_batch_size;
@@ -287,12 +292,15 @@ ValidationCase validate_case(const Measurement& m,
     return skip("not representable: " + list);
   }
   if (!m.trusted && !validation.include_untrusted) {
+    if (!m.untrusted_reason.empty()) return skip("untrusted case: " + m.untrusted_reason);
     return skip("untrusted source (trusted = false): kept for comparison only");
   }
   const GpuSpec& gpu = catalog.gpu(m.gpu);
   const Cluster cluster{{m.nodes, m.gpus_per_node}, &gpu};
   PlanOptions opts = options;
-  if (m.inter_node_gbit_per_s) opts.time.inter_node_gb_per_s = *m.inter_node_gbit_per_s / 8.0;
+  if (const auto network = m.inter_node_gbit_per_s_per_node()) {
+    opts.time.inter_node_gb_per_s = *network / 8.0;
+  }
   try {
     const Pinned pinned = pin(m, v.notes);
     std::optional<PlanRow> best;

@@ -17,6 +17,8 @@ enum class OpClass {
   kFusedAttention,  // one fused (flash) attention kernel
   kMemory,          // bandwidth-bound elementwise / normalisation / reduction
   kVector,          // FP32 CUDA-core arithmetic (selective scan)
+  kDepthwiseConv,   // depthwise convolution: memory-bound on a GPU; on the host CPU its weight
+                    // gradient runs on a slow path (DeviceModelConstants)
 };
 
 struct Op {
@@ -30,6 +32,12 @@ struct Op {
   double kernels = 1.0;          // kernel launches in forward
   double backward_factor = 2.0;  // backward cost relative to forward
   double m = 0, n = 0, k = 0;    // matmul shape of one GEMM in the batch
+  // Outputs written into freshly allocated tensors of this size each (forward, backward): on the
+  // host CPU a tensor past the C allocator's mmap threshold is new pages every time, each page
+  // faulted and zeroed on first touch. The GPU's caching allocator reuses its blocks.
+  double fresh_tensor_bytes = 0.0;
+  double fresh_tensors_forward = 0.0;
+  double fresh_tensors_backward = 0.0;
 };
 
 // A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.

@@ -24,6 +24,7 @@ Block convnext_stage(double b, double side, double c, int64_t depth, double elt)
   block.param_tensors = 9;
   std::vector<Op>& ops = block.ops;
   Op dw = make_memory("depthwise_conv7x7", 2 * act * kDepthwisePasses, elt, act * elt);
+  dw.cls = OpClass::kDepthwiseConv;
   dw.model_flops = 2.0 * 49.0 * act;
   dw.exec_flops = dw.model_flops;
   ops.push_back(dw);

@@ -36,6 +36,12 @@ void add_scan(
     scan.transient_bytes = 2.0 * elements * kFp32;
     scan.kernels = 4.0 + 3.0 * seq_len;  // one state update and readout per token
     scan.backward_factor = 2.0;
+    // Fresh [b, d_inner, T, d_state] fp32 tensors: forward writes delta*A, its exp, delta*B and
+    // delta*B*u; backward stacks the per-step gradients of dA and dBu (2), and the products'
+    // gradients write exp's (1) and two for each of the three broadcast products (6).
+    scan.fresh_tensor_bytes = elements * kFp32;
+    scan.fresh_tensors_forward = 4.0;
+    scan.fresh_tensors_backward = 9.0;
   }
   ops.push_back(scan);
 }
@@ -71,6 +77,7 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   ops.push_back(in_proj);
   // The conv keeps its input, a view of in_proj's output, so both halves (x and z) stay alive.
   Op conv = make_memory("conv1d", 2 * n * e, elt, 2 * n * e * elt);
+  conv.cls = OpClass::kDepthwiseConv;  // a depthwise (grouped) Conv1d
   conv.model_flops = 2.0 * a.d_conv * n * e;
   conv.exec_flops = conv.model_flops;
   ops.push_back(conv);

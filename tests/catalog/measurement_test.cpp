@@ -196,6 +196,41 @@ TEST(MeasurementFile, ConsistencyChecks) {
   expect_error(edit("tokens_per_s = 8000.0", "train_time_days = 2.0"), {"train_steps"});
 }
 
+// A source may give its network per GPU (one NIC each, as torchtitan's "400 Gb/s RDMA per GPU"):
+// per node it is that times the node's GPUs. Both forms at once are refused.
+TEST(MeasurementFile, NetworkPerGpuIsTimesTheGpusPerNode) {
+  const std::string per_gpu =
+      edit("gpus_per_node = 8", "gpus_per_node = 8\ninter_node_gbit_per_s_per_gpu = 400.0");
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", per_gpu), test::catalog());
+  EXPECT_EQ(*file.cases[0].inter_node_gbit_per_s_per_node(), 3200.0);
+  const std::string per_node =
+      edit("gpus_per_node = 8", "gpus_per_node = 8\ninter_node_gbit_per_s = 400.0");
+  EXPECT_EQ(*load_measurement_file(test::write_temp_file("meas.toml", per_node), test::catalog())
+                 .cases[0]
+                 .inter_node_gbit_per_s_per_node(),
+            400.0);
+  expect_error(edit("gpus_per_node = 8",
+                    "gpus_per_node = 8\ninter_node_gbit_per_s = 400.0\n"
+                    "inter_node_gbit_per_s_per_gpu = 400.0"),
+               {"case 'one'", "inter_node_gbit_per_s_per_gpu", "not both"});
+}
+
+// A case of a trusted source whose figure cannot be checked (say, its network is not published)
+// says why, and is untrusted: in no MAPE, fit or error band.
+TEST(MeasurementFile, UntrustedReasonMakesOneCaseUntrusted) {
+  const std::string text =
+      edit("gpus_per_node = 8", "gpus_per_node = 8\nuntrusted_reason = \"network not published\"");
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog());
+  EXPECT_TRUE(file.source.trusted);
+  EXPECT_FALSE(file.cases[0].trusted);
+  EXPECT_EQ(file.cases[0].untrusted_reason, "network not published");
+  const auto valid =
+      load_measurement_file(test::write_temp_file("meas.toml", kValid), test::catalog());
+  EXPECT_TRUE(valid.cases[0].trusted);
+}
+
 TEST(MeasurementFile, SyntaxErrorHasALine) {
   expect_error("[source]\nid = \n", {"meas.toml:2"});
 }
