@@ -27,9 +27,10 @@ Figures measured on a machine (CPU trial timings) cannot be compared; they are m
 `<!-- docs-measured: scripts/NAME ... -->`, and this check verifies that the named script exists.
 
 Usage: scripts/docs-check.py [--build-dir build] [--update] [FILE.md ...]; prints a unified diff
-per mismatch and exits 1 when one differs, 0 when all agree. With --update, a differing block that
-is not abridged (no `...` line) is rewritten with what the command prints now (the prose around it
-is not: reread it), and only the abridged ones that differ count as failures.
+per mismatch and exits 1 when one differs, 0 when all agree. With --update, a differing block is
+rewritten with what the command prints now, keeping the shape of a block abridged by one `...`
+(as many first and last lines as it showed); the prose around it is not: reread it. Blocks with
+several `...` lines are left alone and count as failures.
 """
 import argparse
 import difflib
@@ -117,6 +118,18 @@ def run(command, cwd):
     return result.returncode, lines
 
 
+def reshaped(expected, actual):
+    """The actual lines in the expected block's shape: all of them, or, for a block abridged by
+    one `...`, as many first and last lines as it shows around it."""
+    if ELLIPSIS not in expected:
+        return actual
+    head = expected.index(ELLIPSIS)
+    tail = len(expected) - head - 1
+    if head + tail >= len(actual):
+        return actual
+    return actual[:head] + [ELLIPSIS] + (actual[len(actual) - tail:] if tail else [])
+
+
 def rewrite(path, updates):
     """Replaces the output lines of each (first, end) block span with new lines."""
     with open(path, encoding="utf-8") as f:
@@ -166,8 +179,8 @@ def main():
                 if rc != 0:
                     actual.append(f"[exit status {rc}]")
                 if not matches(expected, actual):
-                    if args.update and ELLIPSIS not in expected:
-                        updates.append((span, actual))
+                    if args.update and expected.count(ELLIPSIS) <= 1:
+                        updates.append((span, reshaped(expected, actual)))
                         print(f"{rel}:{number}: `{command}` updated")
                         continue
                     failed += 1
