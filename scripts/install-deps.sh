@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev gnuplot-nox
-          libopenmpi-dev openmpi-bin clang-format
+          openmpi-bin clang-format  # mpirun starts local ranks
+          libgloo-dev  # gloo headers for ProcessGroupGloo.hpp (the gloo code itself is in libtorch_cpu)
           clang libclang-rt-14-dev llvm)  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
 missing=()
 for p in "${packages[@]}"; do

@@ -18,7 +18,7 @@
 #include "common/checked_math.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "dist/launcher.h"
+#include "dist/world.h"
 #include "train/apply_methods.h"
 #include "train/cpu_memory.h"
 #include "train/device.h"
@@ -162,7 +162,8 @@ TrialRank join_trial(const std::string& device_name) {
     rank.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
   }
   rank.comm = make_communicator(rank.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
-                                rank.device.has_index() ? rank.device.index() : 0);
+                                rank.device.has_index() ? rank.device.index() : 0,
+                                world_options_from_environment());
   return rank;
 }
 

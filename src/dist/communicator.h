@@ -1,15 +1,15 @@
 // Collectives behind one small interface, over raw buffers (the engine passes tensor storage).
-// Engines: a single process (no collectives needed), MPI (CPU memory; also the launcher
-// bootstrap) and NCCL (CUDA memory; CUDA builds). Ring semantics as NCCL's: reduce_scatter
-// leaves rank r with block r of the reduced buffer; all_gather concatenates blocks in rank order.
+// Engines: a single process (no collectives needed), Gloo over c10d (CPU memory; dist/world.h,
+// which also makes the communicator of a launch) and NCCL (CUDA memory; CUDA builds). Ring
+// semantics as NCCL's: reduce_scatter leaves rank r with block r of the reduced buffer; all_gather
+// concatenates blocks in rank order.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 
-// The launch this process belongs to, and the communicator it implies (launched_with_several_ranks,
-// local_rank, make_communicator).
+// The launch this process belongs to (launched_with_several_ranks, local_rank).
 #include "dist/launcher.h"
 
 namespace gpudays {
@@ -24,7 +24,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string engine() const = 0;  // "single", "mpi", "nccl"
+  virtual std::string engine() const = 0;  // "single", "gloo", "nccl"
 
   // In place: every rank ends with the reduction of all ranks' buffers.
   virtual void all_reduce(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
@@ -39,11 +39,7 @@ class Communicator {
 
 std::unique_ptr<Communicator> make_single_process_communicator();
 
-// MPI over MPI_COMM_WORLD (initialises MPI on first use, finalises at exit). Throws when gpudays
-// was built without MPI.
-std::unique_ptr<Communicator> make_mpi_communicator();
-bool mpi_available();
-// NCCL over CUDA device buffers, one GPU per rank (CUDA builds). The bootstrap communicator (MPI;
+// NCCL over CUDA device buffers, one GPU per rank (CUDA builds). The bootstrap communicator (Gloo;
 // the single-process one for one rank) carries NCCL's unique id from rank 0 and sets the ranks.
 // Collectives are queued on `cuda_stream` and return before they finish; the default, the legacy
 // default stream, orders them with LibTorch's default stream. Host buffers (scalars) are staged

@@ -1,20 +1,16 @@
-// The launch command line (plain or mpirun), this program's path, the rank environment launchers
-// set, and the communicator a launch implies. GPUDAYS_MPIEXEC, the MPI launcher CMake found, is
-// defined for this file by src/dist/CMakeLists.txt.
+// The launch command line (plain or mpirun) and this program's path. GPUDAYS_MPIEXEC, the mpirun
+// CMake found, is defined for this file by src/dist/CMakeLists.txt.
 #include "dist/launcher.h"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "dist/communicator.h"
 
 namespace gpudays {
 namespace {
@@ -39,35 +35,6 @@ std::vector<std::string> mpirun_prefix(const LaunchOptions& options, const Launc
   }
   return argv;
 }
-
-// The value of `name` as a non-negative int, or nullopt when unset.
-std::optional<int> int_variable(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long n = std::strtol(value, &end, 10);
-  if (end == value || *end != '\0' || errno != 0 || n < 0 || n > 1 << 30) {
-    throw InputError(
-        fmt::format("{}='{}' set by the launcher is not a rank or a count", name, value));
-  }
-  return static_cast<int>(n);
-}
-
-// Each launcher's variables: its ranks, this process's rank, its rank on this node.
-struct LauncherVariables {
-  const char* size;
-  const char* rank;
-  const char* local_rank;  // nullptr: none
-};
-// SLURM_STEP_NUM_TASKS, not SLURM_NTASKS: a batch script's own shell sees the allocation's task
-// count but is one process; srun sets the step's.
-constexpr LauncherVariables kLaunchers[] = {
-    {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
-    {"PMIX_SIZE", "PMIX_RANK", nullptr},
-    {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"},
-};
 
 }  // namespace
 
@@ -106,39 +73,6 @@ std::string self_path() {
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe)");
   return std::string(self, n);
-}
-
-RankEnvironment rank_environment() {
-  for (const LauncherVariables& v : kLaunchers) {
-    const std::optional<int> size = int_variable(v.size);
-    if (!size) continue;
-    RankEnvironment env;
-    env.world_size = std::max(1, *size);
-    env.rank = int_variable(v.rank).value_or(0);
-    env.local_rank = v.local_rank == nullptr ? 0 : int_variable(v.local_rank).value_or(0);
-    if (env.rank >= env.world_size) {
-      throw InputError(
-          fmt::format("{}={} is not a rank among {}={}", v.rank, env.rank, v.size, env.world_size));
-    }
-    return env;
-  }
-  return RankEnvironment{};
-}
-
-bool launched_with_several_ranks() {
-  return rank_environment().world_size > 1;
-}
-
-int local_rank() {
-  return rank_environment().local_rank;
-}
-
-std::unique_ptr<Communicator> make_communicator(RankDevice device, int cuda_device) {
-  if (!launched_with_several_ranks()) return make_single_process_communicator();
-  if (device == RankDevice::kCpu) return make_mpi_communicator();
-  // The MPI bootstrap only carries NCCL's id from rank 0 (MPI itself lives until exit).
-  const std::unique_ptr<Communicator> bootstrap = make_mpi_communicator();
-  return make_nccl_communicator(*bootstrap, cuda_device);
 }
 
 }  // namespace gpudays

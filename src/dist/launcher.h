@@ -1,7 +1,7 @@
-// Launching ranks and finding one's place among them: the command line that starts a program on
-// one rank or several (plain, or under mpirun; srun joins as another Launcher), the rank
-// environment a launcher leaves to each process, and the communicator that launch implies for a
-// rank's device. Torch-free; `gpudays bench` launches trials with it, and the trainer will too.
+// Launching ranks: the command line that starts a program on one rank or several (plain, or under
+// mpirun, which only starts the processes and ends the job when one fails; srun joins as another
+// Launcher). Each rank finds its place with dist/rendezvous.h and its communicator with
+// dist/world.h. Torch-free; `gpudays bench` launches trials with it, and the trainer will too.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "dist/rendezvous.h"  // rank_environment, launched_with_several_ranks, local_rank
+
 namespace gpudays {
 
-class Communicator;  // dist/communicator.h
-
-// Where a rank computes: its collectives go through MPI (CPU memory) or NCCL (CUDA memory).
+// Where a rank computes: its collectives go through Gloo (CPU memory) or NCCL (CUDA memory).
 enum class RankDevice { kCpu, kCuda };
 
 // The program that starts several ranks. (Slurm's srun joins here.)
@@ -48,26 +48,5 @@ std::vector<std::string> launch_argv(const LaunchOptions& options,
 
 // This program's own path (/proc/self/exe), to start it again as a child or on each rank.
 std::string self_path();
-
-// This process's place in its launch, from the launcher's environment: Open MPI's
-// OMPI_COMM_WORLD_*, MPICH's PMI_* (local rank MPI_LOCALRANKID), PMIx's PMIX_*, Slurm's
-// SLURM_STEP_NUM_TASKS, SLURM_PROCID and SLURM_LOCALID, in that order: the first launcher whose
-// size variable is set answers. Nothing set: one rank. Throws InputError for a variable that is not
-// a number.
-struct RankEnvironment {
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;  // among the ranks of this node (0 when the launcher does not say)
-  bool operator==(const RankEnvironment&) const = default;
-};
-RankEnvironment rank_environment();
-// Shorthands: started with more than one rank; this process's rank on its node.
-bool launched_with_several_ranks();
-int local_rank();
-
-// The communicator of this launch for a rank computing on `device`: the single-process one for one
-// rank; several ranks: MPI on the CPU, NCCL over CUDA device `cuda_device` (its id sent over MPI).
-// Throws when the build lacks the engine several ranks need.
-std::unique_ptr<Communicator> make_communicator(RankDevice device, int cuda_device);
 
 }  // namespace gpudays

@@ -1,5 +1,5 @@
 // The NCCL engine (CUDA builds): collectives on CUDA device buffers, one GPU per rank. The
-// bootstrap communicator (MPI; the single-process one for one rank) carries NCCL's unique id from
+// bootstrap communicator (Gloo; the single-process one for one rank) carries NCCL's unique id from
 // rank 0. Collectives are queued on one CUDA stream, by default the legacy default stream:
 // LibTorch's default stream is that same stream, so tensors written before a collective and read
 // after it need no extra synchronisation. Callers that run their work on another stream (side

@@ -1,6 +1,6 @@
 // The launcher: the argv of a launch (one rank plain; several under mpirun with the options each
-// host and device needs), the rank environment read from each launcher's variables (set and
-// restored here), and the communicator a launch of one rank implies.
+// host and device needs). The rendezvous: the ranks and the store read from each launcher's
+// variables (set and restored here), and one-line errors for inconsistent ones.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "common/error.h"
-#include "dist/communicator.h"
 #include "dist/launcher.h"
 
 namespace gpudays {
@@ -132,17 +131,33 @@ class LauncherEnvironment {
   void set(const char* name, const char* value) { setenv(name, value, /*overwrite=*/1); }
 
  private:
-  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE",
+  static constexpr const char* kNames[] = {"WORLD_SIZE",
+                                           "RANK",
+                                           "LOCAL_RANK",
+                                           "LOCAL_WORLD_SIZE",
+                                           "MASTER_ADDR",
+                                           "MASTER_PORT",
+                                           "TORCHELASTIC_USE_AGENT_STORE",
+                                           "TORCHELASTIC_RESTART_COUNT",
+                                           "GPUDAYS_STORE_FILE",
+                                           "OMPI_COMM_WORLD_SIZE",
                                            "OMPI_COMM_WORLD_RANK",
                                            "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                           "OMPI_MCA_ess_base_jobid",
                                            "PMI_SIZE",
                                            "PMI_RANK",
                                            "MPI_LOCALRANKID",
+                                           "MPI_LOCALNRANKS",
                                            "PMIX_SIZE",
                                            "PMIX_RANK",
+                                           "PMIX_NAMESPACE",
                                            "SLURM_STEP_NUM_TASKS",
                                            "SLURM_PROCID",
-                                           "SLURM_LOCALID"};
+                                           "SLURM_LOCALID",
+                                           "SLURM_STEP_NODELIST",
+                                           "SLURM_JOB_NODELIST",
+                                           "SLURM_JOB_ID"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -163,7 +178,8 @@ TEST(RankEnvironment, EachLauncherIsRead) {
     const char* local;  // nullptr: the launcher sets none
   };
   for (const Case& c :
-       {Case{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
+       {Case{"WORLD_SIZE", "RANK", "LOCAL_RANK"},
+        Case{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
         Case{"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
         Case{"PMIX_SIZE", "PMIX_RANK", nullptr},
         Case{"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}}) {
@@ -200,13 +216,106 @@ TEST(RankEnvironment, MalformedVariablesAreErrors) {
   EXPECT_THROW(rank_environment(), InputError);
 }
 
-TEST(RankEnvironment, OneRankGetsTheSingleProcessCommunicator) {
+TEST(Rendezvous, TorchrunsVariablesNameATcpStore) {
   LauncherEnvironment env;
-  for (RankDevice device : {RankDevice::kCpu, RankDevice::kCuda}) {
-    const auto comm = make_communicator(device, /*cuda_device=*/0);
-    EXPECT_EQ(comm->engine(), "single");
-    EXPECT_EQ(comm->size(), 1);
-  }
+  env.set("WORLD_SIZE", "4");
+  env.set("RANK", "2");
+  env.set("LOCAL_RANK", "0");
+  env.set("MASTER_ADDR", "node7");
+  env.set("MASTER_PORT", "29500");
+  Rendezvous r = rendezvous_from_environment();
+  EXPECT_EQ(r.launcher, "torchrun");
+  EXPECT_EQ(r.ranks, (RankEnvironment{.rank = 2, .world_size = 4, .local_rank = 0}));
+  EXPECT_EQ(r.store.host, "node7");
+  EXPECT_EQ(r.store.port, 29500);
+  EXPECT_FALSE(r.store.served_by_launcher);
+  EXPECT_EQ(r.store.key_prefix, "gpudays/attempt_0/");
+  // torchrun's agent already serves the store on MASTER_PORT: rank 0 must not serve another.
+  env.set("TORCHELASTIC_USE_AGENT_STORE", "True");
+  env.set("TORCHELASTIC_RESTART_COUNT", "3");
+  r = rendezvous_from_environment();
+  EXPECT_TRUE(r.store.served_by_launcher);
+  EXPECT_EQ(r.store.key_prefix, "gpudays/attempt_3/");
+}
+
+TEST(Rendezvous, SlurmMeetsOnTheFirstHostOfTheStep) {
+  LauncherEnvironment env;
+  env.set("SLURM_STEP_NUM_TASKS", "8");
+  env.set("SLURM_PROCID", "5");
+  env.set("SLURM_LOCALID", "1");
+  env.set("SLURM_JOB_NODELIST", "gpu[03-05,09],cpu1");
+  env.set("SLURM_JOB_ID", "123456");
+  const Rendezvous r = rendezvous_from_environment();
+  EXPECT_EQ(r.launcher, "slurm");
+  EXPECT_EQ(r.ranks, (RankEnvironment{.rank = 5, .world_size = 8, .local_rank = 1}));
+  EXPECT_EQ(r.store, (StoreAddress{.host = "gpu03", .port = 20000 + 123456 % 20000}));
+  env.set("MASTER_ADDR", "login2");  // the user's address wins
+  env.set("MASTER_PORT", "4000");
+  EXPECT_EQ(rendezvous_from_environment().store, (StoreAddress{.host = "login2", .port = 4000}));
+}
+
+TEST(Rendezvous, OpenMpiOnOneNodeMeetsAtAFileNamedByTheJob) {
+  LauncherEnvironment env;
+  env.set("OMPI_COMM_WORLD_SIZE", "2");
+  env.set("OMPI_COMM_WORLD_RANK", "1");
+  env.set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+  env.set("OMPI_MCA_ess_base_jobid", "77");
+  EXPECT_EQ(rendezvous_from_environment().store.file, "/tmp/gpudays-store-openmpi-77");
+  env.set("GPUDAYS_STORE_FILE", "/shared/run1");
+  EXPECT_EQ(rendezvous_from_environment().store, (StoreAddress{.file = "/shared/run1"}));
+  env.set("OMPI_COMM_WORLD_LOCAL_SIZE", "1");  // several nodes: a file under /tmp is not shared
+  unsetenv("GPUDAYS_STORE_FILE");
+  EXPECT_THROW(rendezvous_from_environment(), InputError);
+  env.set("MASTER_ADDR", "node1");
+  env.set("MASTER_PORT", "29500");
+  EXPECT_EQ(rendezvous_from_environment().store.host, "node1");
+}
+
+TEST(Rendezvous, OneRankNeedsNoStore) {
+  LauncherEnvironment env;
+  EXPECT_EQ(rendezvous_from_environment(), Rendezvous{});
+  env.set("WORLD_SIZE", "1");
+  env.set("RANK", "0");
+  EXPECT_EQ(rendezvous_from_environment().store, StoreAddress{});
+}
+
+TEST(Rendezvous, InconsistentVariablesAreOneLineErrors) {
+  const auto message = [] {
+    try {
+      rendezvous_from_environment();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  LauncherEnvironment env;
+  env.set("RANK", "1");
+  EXPECT_EQ(message(), "RANK is set but WORLD_SIZE is not: set both (torchrun sets both)");
+  env.set("WORLD_SIZE", "2");
+  env.set("MASTER_ADDR", "node1");
+  EXPECT_EQ(message(),
+            "MASTER_ADDR is set but MASTER_PORT is not: set both, rank 0's host and a free port");
+  env.set("MASTER_PORT", "70000");
+  EXPECT_NE(message().find("MASTER_PORT='70000'"), std::string::npos);
+  env.set("MASTER_PORT", "29500");
+  env.set("LOCAL_RANK", "2");
+  EXPECT_EQ(message(), "LOCAL_RANK=2 is not a rank among WORLD_SIZE=2");
+  unsetenv("RANK");
+  unsetenv("LOCAL_RANK");
+  env.set("OMPI_COMM_WORLD_SIZE", "2");  // Open MPI's size without its rank
+  unsetenv("WORLD_SIZE");
+  EXPECT_EQ(message(), "OMPI_COMM_WORLD_SIZE is set but OMPI_COMM_WORLD_RANK is not");
+}
+
+TEST(Rendezvous, FirstSlurmHost) {
+  EXPECT_EQ(first_slurm_host("node1"), "node1");
+  EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
+  EXPECT_EQ(first_slurm_host("gpu[03-05,09],cpu1"), "gpu03");
+  EXPECT_EQ(first_slurm_host("a[7]-ib,b[1-2]"), "a7-ib");
+  EXPECT_EQ(first_slurm_host("cpu1,gpu[1-2]"), "cpu1");
+  EXPECT_THROW(first_slurm_host(""), InputError);
+  EXPECT_THROW(first_slurm_host("gpu[1-2"), InputError);
+  EXPECT_THROW(first_slurm_host("[1-2]"), InputError);
 }
 
 }  // namespace

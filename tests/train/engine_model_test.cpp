@@ -1,8 +1,8 @@
 // Sharding on a real zoo model (tiny GPT-NeoX) through make_engine, which wraps the model's block
 // runner: stage 2 reduces each block's gradient as its backward ends, stage 3 also gathers each
 // block's weights just before use. On one rank (with offloading) the result is bit-identical to
-// the plain path; under mpirun (MpiEngine.*) the losses and the pre-clipping gradient norms track
-// one process on the global batch.
+// the plain path; under mpirun (MultiRankEngine.*) the losses and the pre-clipping gradient norms
+// track one process on the global batch.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -10,6 +10,7 @@
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
+#include "dist/world.h"
 #include "train/apply_methods.h"
 #include "train/cpu_memory.h"
 #include "train/device.h"
@@ -166,9 +167,9 @@ TEST(Engine, CudaGraphMicroStepEqualsEager_CUDA) {
   for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(graphed[i], eager[i], 1e-5 * eager[i]);
 }
 
-TEST(MpiEngine, ShardedGptNeoxTracksOneProcess) {
-  if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
-  auto world = make_mpi_communicator();
+TEST(MultiRankEngine, ShardedGptNeoxTracksOneProcess) {
+  if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
+  auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   auto single = make_single_process_communicator();
   const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 4);
   for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3}) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "dist/communicator.h"
+#include "dist/world.h"
 #include "engine_test_util.h"
 #include "train/engine.h"
 
@@ -154,9 +155,9 @@ TEST(PhaseTiming, EachPhaseTakesTheSleepsInjectedIntoIt) {
   expect_each_phase_takes_its_own_sleeps(*single, Sharding::kZero1, /*offload=*/true);
 }
 
-TEST(MpiEngine, EachPhaseTakesTheSleepsInjectedIntoIt) {
-  if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
-  auto world = make_mpi_communicator();
+TEST(MultiRankEngine, EachPhaseTakesTheSleepsInjectedIntoIt) {
+  if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
+  auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   expect_each_phase_takes_its_own_sleeps(*world, Sharding::kNone, /*offload=*/false);
   expect_each_phase_takes_its_own_sleeps(*world, Sharding::kZero1, /*offload=*/false);
 }

@@ -1,5 +1,5 @@
-// Under mpirun with 2 or 4 ranks (MpiEngine.*; skipped in a plain run, and the ctest entries that
-// launch them fail on a skip): every sharding stage, with and without offloading, reduces the
+// Under mpirun with 2 or 4 ranks (MultiRankEngine.*; skipped in a plain run, and the ctest entries
+// that launch them fail on a skip): every sharding stage, with and without offloading, reduces the
 // gradient and its pre-clipping norm to what one process computes on the same global batch, and
 // ends with its parameters, with Adam and clipping, with plain SGD, and with a recipe's schedule
 // and weight decay unclipped (Adam alone would hide a wrong gradient scale); mixed precision
@@ -15,6 +15,7 @@
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
+#include "dist/world.h"
 #include "engine_test_util.h"
 #include "train/adam.h"
 #include "train/engine.h"
@@ -124,9 +125,9 @@ std::string case_name(Case c) {
   return "?";
 }
 
-TEST(MpiEngine, EveryStageMatchesOneProcessOnTheGlobalBatch) {
-  if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
-  auto world = make_mpi_communicator();
+TEST(MultiRankEngine, EveryStageMatchesOneProcessOnTheGlobalBatch) {
+  if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
+  auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   for (Case c : {Case::kAdamClipped, Case::kSgd, Case::kRecipe}) {
     const TrainingRun ref = reference_run(case_options(c, 1), kSteps);
     for (Sharding s : {Sharding::kNone,
@@ -173,9 +174,9 @@ Tolerance mixed_tolerance(Precision p) {
 // precision and stage (with offloading: one rank shards only so) on the global batch. Plain SGD,
 // whose update follows the clipped gradient (Adam's would turn the rounding of near-zero gradients
 // into whole learning-rate steps and hide a wrong clipping factor).
-TEST(MpiEngine, MixedPrecisionStagesMatchOneProcessInTheSamePrecision) {
-  if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
-  auto world = make_mpi_communicator();
+TEST(MultiRankEngine, MixedPrecisionStagesMatchOneProcessInTheSamePrecision) {
+  if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
+  auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   for (Precision p : {Precision::kBf16, Precision::kFp16}) {
     for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
       EngineOptions o = base_options(/*acc=*/2);
@@ -204,9 +205,9 @@ TEST(MpiEngine, MixedPrecisionStagesMatchOneProcessInTheSamePrecision) {
 // Per-rank model-state memory moves as the ZeRO formulas say (plan/memory_model.h), within 0.1%:
 // measured within 20 bytes (the formulas leave out Adam's step counters), 8e-6 relative at worst;
 // the closest stages, bf16 zero_1 and zero_2 on 2 ranks, differ by 10%.
-TEST(MpiEngine, ModelStateMemoryPerStageEqualsTheFormulas) {
-  if (!launched_with_several_ranks() || !mpi_available()) GTEST_SKIP() << "not under mpirun";
-  auto world = make_mpi_communicator();
+TEST(MultiRankEngine, ModelStateMemoryPerStageEqualsTheFormulas) {
+  if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
+  auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   for (Sharding s : {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
     for (Precision p : {Precision::kFp32, Precision::kBf16}) {
       const ModelState m = model_state(*world, s, p);
