@@ -11,6 +11,7 @@ set -euo pipefail
 
 action=${1:-}
 dir=${2:-/tmp/gpudays-slurm}
+mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
 conf="$dir/slurm.conf"
 export SLURM_CONF="$conf"
 nodes=(gpd1 gpd2)
@@ -106,23 +107,39 @@ start() {
   echo "SLURM_CONF=$conf"
 }
 
+# The pids of the daemons this directory's cluster runs.
+daemon_pids() {
+  for f in "$dir"/slurmd.*.pid "$dir/slurmctld.pid"; do
+    pid_alive "$f" && cat "$f"
+  done
+  return 0
+}
+
 stop() {
   [ -f "$conf" ] || return 0
-  scancel --full -u "$(id -un)" 2>/dev/null || true
-  local pids=()
-  for f in "$dir"/slurmd.*.pid "$dir/slurmctld.pid"; do
-    pid_alive "$f" && pids+=("$(cat "$f")") && kill "$(cat "$f")"
-  done
+  # Jobs first: slurmd waits for its running steps before it exits.
+  if pid_alive "$dir/slurmctld.pid"; then
+    scancel --full -u "$(id -un)" 2>/dev/null || true
+    for _ in $(seq 100); do
+      [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
+  local pids
+  pids=$(daemon_pids)
+  [ -n "$pids" ] && kill $pids 2>/dev/null
   for _ in $(seq 100); do
-    local alive=0
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    [ "$alive" -eq 0 ] && break
+    local alive=""
+    for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+    [ -z "$alive" ] && break
     sleep 0.1
   done
+  for p in $pids; do kill -0 "$p" 2>/dev/null && kill -KILL "$p"; done
   if [ -f "$dir/munged.ours" ]; then
     pid_alive /run/munge/munged.pid && kill "$(cat /run/munge/munged.pid)"
     rm -f "$dir/munged.ours"
   fi
+  return 0
 }
 
 case "$action" in

@@ -134,9 +134,10 @@ void run_cancel(const JobsRequest& r) {
   }
   check_slurm_reachable();
   cancel_job(r.cancel_id);
-  std::cout << fmt::format("Cancelled Slurm job {}; its finished trials stay in the database, "
-                           "and submitting it again resumes it.\n",
-                           r.cancel_id);
+  std::cout << fmt::format(
+      "Cancelled Slurm job {}; its finished trials stay in the database, "
+      "and submitting it again resumes it.\n",
+      r.cancel_id);
 }
 
 }  // namespace

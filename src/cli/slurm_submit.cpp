@@ -58,16 +58,17 @@ void check_against(const SlurmPartition& p, const SlurmSubmission& s) {
   }
   const int64_t cpus = job.tasks_per_node * job.cpus_per_task;
   if (p.cpus_per_node > 0 && cpus > p.cpus_per_node) {
-    throw InputError(fmt::format("{} tasks x {} CPUs per node asked, but partition '{}' has {} CPUs "
-                                 "per node",
-                                 job.tasks_per_node,
-                                 job.cpus_per_task,
-                                 p.name,
-                                 p.cpus_per_node));
+    throw InputError(
+        fmt::format("{} tasks x {} CPUs per node asked, but partition '{}' has {} CPUs "
+                    "per node",
+                    job.tasks_per_node,
+                    job.cpus_per_task,
+                    p.name,
+                    p.cpus_per_node));
   }
   if (p.nodes > 0 && job.nodes > p.nodes) {
-    throw InputError(fmt::format(
-        "{} nodes asked, but partition '{}' has {}", job.nodes, p.name, p.nodes));
+    throw InputError(
+        fmt::format("{} nodes asked, but partition '{}' has {}", job.nodes, p.name, p.nodes));
   }
   if (p.memory_per_node_bytes > 0 && job.memory_per_node_bytes > p.memory_per_node_bytes) {
     throw InputError(fmt::format("{} of memory per node asked, but partition '{}' has {}",
@@ -103,7 +104,8 @@ void add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
   cmd.add_option("--partition", r.partition, "Slurm partition (default: the cluster's default)");
   cmd.add_option("--account", r.account, "Slurm account (default: the cluster file's)");
   cmd.add_option("--qos", r.qos, "Slurm QOS (default: the cluster file's)");
-  cmd.add_option("--time", r.time, "Slurm time limit (M, H:M:S, D-H:M:S; default: the partition's)");
+  cmd.add_option(
+      "--time", r.time, "Slurm time limit (M, H:M:S, D-H:M:S; default: the partition's)");
   cmd.add_option("--cpus-per-task", r.cpus_per_task, "CPUs per rank (default: the node's, split)")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd.add_option("--mem-per-node-gib", r.memory_per_node_gib, "Host memory per node, GiB")

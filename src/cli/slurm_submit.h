@@ -20,8 +20,8 @@ struct SlurmRequest {
   std::string partition;
   std::string account;
   std::string qos;
-  std::string time;  // Slurm's format; "": the partition's limit
-  int64_t cpus_per_task = 0;  // 0: the partition's CPUs split over the tasks (at least 1)
+  std::string time;                  // Slurm's format; "": the partition's limit
+  int64_t cpus_per_task = 0;         // 0: the partition's CPUs split over the tasks (at least 1)
   double memory_per_node_gib = 0.0;  // 0: the partition's default
   std::string slurm_dir = "gpudays-slurm";  // scripts, logs and jobs.jsonl
 };

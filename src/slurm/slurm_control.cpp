@@ -17,6 +17,7 @@ namespace gpudays {
 namespace {
 
 constexpr double kCommandTimeoutS = 60.0;
+constexpr double kPingTimeoutS = 20.0;  // a controller that is up answers at once
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
@@ -79,12 +80,21 @@ void check_slurm_reachable() {
           tool));
     }
   }
-  const ChildResult ping = run({"scontrol", "ping"});
+  // Slurm's commands retry a missing configuration file for a minute before they give up.
+  const char* conf = std::getenv("SLURM_CONF");
+  if (conf != nullptr && *conf != '\0' && access(conf, R_OK) != 0) {
+    throw InputError(fmt::format(
+        "no Slurm controller reachable: SLURM_CONF={} cannot be read; nothing was submitted",
+        conf));
+  }
+  const ChildResult ping = run_child({"scontrol", "ping"}, ChildOptions{kPingTimeoutS, ""});
   if (!succeeded(ping) || ping.out.find("UP") == std::string::npos) {
-    const std::string why = last_line(ping.err.empty() ? ping.out : ping.err);
-    throw InputError(fmt::format("no Slurm controller reachable (scontrol ping: {}); nothing was "
-                                 "submitted",
-                                 why.empty() ? "no answer" : why));
+    std::string why = last_line(ping.err.empty() ? ping.out : ping.err);
+    if (ping.timed_out) why = fmt::format("no answer within {:.0f} s", kPingTimeoutS);
+    throw InputError(
+        fmt::format("no Slurm controller reachable (scontrol ping: {}); nothing was "
+                    "submitted",
+                    why.empty() ? "no answer" : why));
   }
 }
 

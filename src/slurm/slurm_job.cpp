@@ -86,7 +86,9 @@ std::string render_sbatch_script(const SlurmJob& job) {
   line(fmt::format("--cpus-per-task={}", job.cpus_per_task));
   if (job.gpus_per_node > 0) line(fmt::format("--gres={}:{}", job.gres_name, job.gpus_per_node));
   if (job.memory_per_node_bytes > 0) {
-    line(fmt::format("--mem={}M", static_cast<int64_t>(std::ceil(job.memory_per_node_bytes / (1024.0 * 1024.0)))));
+    line(fmt::format(
+        "--mem={}M",
+        static_cast<int64_t>(std::ceil(job.memory_per_node_bytes / (1024.0 * 1024.0)))));
   }
   if (job.time_limit_s > 0) line("--time=" + format_slurm_time(job.time_limit_s));
   if (!job.log_dir.empty()) line("--output=" + shell_quote(job.log_dir + "/%x-%j.out"));
@@ -97,7 +99,8 @@ std::string render_sbatch_script(const SlurmJob& job) {
   }
   s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";
   if (job.launch == JobLaunch::kEveryTask) {
-    s += joined(srun_argv({job.nodes, job.tasks_per_node, job.srun_mpi, job.srun_args, job.command}));
+    s += joined(
+        srun_argv({job.nodes, job.tasks_per_node, job.srun_mpi, job.srun_args, job.command}));
   } else {
     s += "# The command runs once here and starts each step's ranks with srun itself.\n";
     s += joined(job.command);

@@ -152,8 +152,8 @@ TEST(SlurmSinfo, ReadsPartitionsGpusMemoryAndLimits) {
 
 TEST(SlurmJobsFile, AppendsAndReadsBack) {
   const std::string path = test::write_temp_file("jobs.jsonl", "");
-  SubmittedJob a{"17", "bench", "n", "2026-12-01T00:00:00Z", "/s", "/l", "/db", "m", "cpu", 2, 1,
-                 "debug"};
+  SubmittedJob a{
+      "17", "bench", "n", "2026-12-01T00:00:00Z", "/s", "/l", "/db", "m", "cpu", 2, 1, "debug"};
   SubmittedJob b = a;
   b.job_id = "18";
   append_submitted_job(path, a);
