@@ -114,6 +114,23 @@ TEST(SlurmCli, JobsWithNothingSubmittedSaysSo) {
   EXPECT_NE(c.err.find("job '123' was not submitted"), std::string::npos) << c.err;
 }
 
+TEST(SlurmCli, PlanOnAClusterUsesItsPartitionNetworkAndHostMemory) {
+  const std::string plan = "plan --model pythia-1b --nodes 2 --format json ";
+  const auto from_file = run_gpudays(plan + kCluster + " --partition a100");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  const auto spelled_out = run_gpudays(plan +
+                                       "--gpu a100-80gb-sxm --gpus-per-node 4 "
+                                       "--inter-node-gb-per-s 25 --host-memory-gib 512");
+  ASSERT_EQ(spelled_out.exit_code, 0) << spelled_out.err;
+  EXPECT_EQ(from_file.out, spelled_out.out);
+  const auto default_network = run_gpudays(plan + "--gpu a100-80gb-sxm --gpus-per-node 4");
+  EXPECT_NE(from_file.out, default_network.out) << "the file's network and memory are used";
+  const auto too_many = run_gpudays("plan --model pythia-1b --nodes 9 " + kCluster);
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_NE(too_many.err.find("9 nodes asked, but partition 'a100'"), std::string::npos)
+      << too_many.err;
+}
+
 // ---- Through a real controller ----
 
 bool controller_given() {
