@@ -131,6 +131,26 @@ TEST(SlurmCli, PlanOnAClusterUsesItsPartitionNetworkAndHostMemory) {
       << too_many.err;
 }
 
+TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
+  const std::string cost = "cost --model pythia-1b --gpus a100-80gb-sxm --counts 8 --format json ";
+  auto row = [](const std::string& args) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("rows").at(0);
+  };
+  const nlohmann::json catalog = row(cost);
+  const nlohmann::json cluster = row(cost + kCluster);
+  EXPECT_EQ(cluster.at("cloud_usd_per_gpu_hour"), 1.5);  // tests/data/slurm-cluster.toml
+  EXPECT_NE(cluster.at("cloud_price_source").get<std::string>().find("slurm-cluster.toml"),
+            std::string::npos);
+  EXPECT_NEAR(cluster.at("cloud_usd").get<double>(),
+              catalog.at("cloud_usd").get<double>() * 1.5 /
+                  catalog.at("cloud_usd_per_gpu_hour").get<double>(),
+              1e-6 * catalog.at("cloud_usd").get<double>());
+  EXPECT_EQ(row(cost + kCluster + " --cloud-price a100-80gb-sxm=2").at("cloud_usd_per_gpu_hour"),
+            2.0);  // the flag wins
+}
+
 // ---- Through a real controller ----
 
 bool controller_given() {
