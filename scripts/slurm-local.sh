@@ -15,7 +15,8 @@ mkdir -p "$dir" && dir=$(cd "$dir" && pwd)
 conf="$dir/slurm.conf"
 export SLURM_CONF="$conf"
 nodes=(gpd1 gpd2)
-ctld_port=${GPUDAYS_SLURM_PORT:-16817}
+# Ports from the directory's name, so that two checkouts testing at once do not meet.
+ctld_port=${GPUDAYS_SLURM_PORT:-$((16000 + $(echo "$dir" | cksum | cut -d' ' -f1) % 2000 * 4))}
 
 die() { echo "slurm-local: $*" >&2; exit 1; }
 
@@ -101,7 +102,9 @@ start() {
   if pid_alive "$dir/slurmctld.pid"; then wait_idle; echo "SLURM_CONF=$conf"; return; fi
   write_conf
   start_munge
-  slurmctld -i -f "$conf"
+  slurmctld -i -f "$conf" || die "slurmctld did not start; see $dir/log/slurmctld.log"
+  for _ in $(seq 50); do scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
+  scontrol ping 2>/dev/null | grep -q UP || die "slurmctld does not answer; see $dir/log/slurmctld.log"
   for n in "${nodes[@]}"; do slurmd -N "$n" -f "$conf"; done
   wait_idle
   echo "SLURM_CONF=$conf"

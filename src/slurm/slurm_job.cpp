@@ -14,7 +14,10 @@ namespace {
 
 std::string joined(const std::vector<std::string>& argv) {
   std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(a);
+  }
   return out;
 }
 
