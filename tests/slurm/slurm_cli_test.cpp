@@ -301,6 +301,10 @@ TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   const nlohmann::json cancelled = wait_until_finished(first, dir);
   EXPECT_EQ(cancelled.value("state", ""), "CANCELLED");
   const auto before = trials(db, 1, 1);  // each row valid (rows are validated as read)
+  for (const TrialRecord& t : before) {  // and none is what the cancel did to a trial
+    EXPECT_NE(t.measured.status, TrialStatus::kCrash) << t.measured.message;
+    EXPECT_NE(t.measured.status, TrialStatus::kKilled) << t.measured.message;
+  }
   const std::string second = submit("--gpus-per-node 1 --db " + db, dir);
   ASSERT_FALSE(second.empty());
   expect_sweep_stored(second, dir, db, 1, 1);
