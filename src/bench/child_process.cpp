@@ -124,6 +124,10 @@ ChildResult ChildProcess::wait() {
   }
   kill_group();  // anything the child left running in its group
   pid_ = -1;
+  // A signal that came with the child's end (a Slurm job cancelled: SIGTERM reaches the sweep and
+  // the trial's step together, and the step may end first) stops the sweep all the same: the
+  // child's result is what the signal did to it, not a measurement.
+  if (const int signal = interrupted()) throw Interrupted(signal);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (!r.timed_out && WIFSIGNALED(status)) {

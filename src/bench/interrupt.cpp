@@ -33,6 +33,7 @@ InterruptScope::InterruptScope() {
 InterruptScope::~InterruptScope() {
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
+  g_signal = 0;  // outside a scope nothing is interrupted: signals take their previous course
 }
 
 int interrupted() {

@@ -25,7 +25,7 @@ class InterruptScope {
   InterruptScope& operator=(const InterruptScope&) = delete;
 };
 
-// The signal received since the scope began (0: none).
+// The signal received since the scope began (0: none, and 0 outside a scope).
 int interrupted();
 // Throws Interrupted when a signal was received.
 void throw_if_interrupted();

@@ -18,12 +18,14 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/slurm_submit.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "dist/launcher.h"
 #include "plan/fitted_constants.h"
 #include "report/row_format.h"
 #include "report/table.h"
+#include "slurm/cluster_file.h"
 
 namespace gpudays {
 namespace {
@@ -44,6 +46,9 @@ struct BenchRequest {
   double trial_timeout_s = 600.0;
   std::string format = "table";
   bool no_retry_killed = false;
+  SlurmRequest slurm;               // --slurm: submit the sweep as a batch job
+  std::string launcher = "mpirun";  // how each trial's ranks start: mpirun, or srun (in a job)
+  std::string srun_mpi = "pmix";    // srun --mpi of each trial's step (launcher srun)
 };
 
 constexpr double kMaxTrialTimeoutS = 7 * 86400.0;
@@ -75,6 +80,9 @@ std::vector<std::string> trial_command(const GlobalOptions& global,
     launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
   }
   launch.program.push_back("trial");
+  if (r.launcher == "srun") {  // inside a Slurm allocation: one job step per trial
+    return srun_argv({r.nodes, r.gpus_per_node, r.srun_mpi, {}, launch.program});
+  }
   return launch_argv(launch);
 }
 
@@ -152,9 +160,110 @@ GpuSpec bench_host_cpu(const BenchRequest& r) {
   }
 }
 
+// The bench command line the job runs: this request, with absolute paths, trials under srun.
+std::vector<std::string> bench_job_argv(const GlobalOptions& global,
+                                        const BenchRequest& r,
+                                        const std::string& srun_mpi) {
+  std::vector<std::string> argv = {self_path()};
+  if (!global.config_dir.empty())
+    argv.insert(argv.end(), {"--config-dir", absolute_path(global.config_dir)});
+  argv.push_back("bench");
+  if (!r.model_file.empty()) argv.insert(argv.end(), {"--model-file", absolute_path(r.model_file)});
+  if (r.model_file.empty()) argv.insert(argv.end(), {"--model", r.model});
+  if (!r.gpu.empty()) argv.insert(argv.end(), {"--gpu", r.gpu});
+  argv.insert(argv.end(),
+              {"--device",
+               r.device,
+               "--gpus-per-node",
+               std::to_string(r.gpus_per_node),
+               "--nodes",
+               std::to_string(r.nodes),
+               "--methods",
+               r.methods,
+               "--strategy",
+               r.strategy,
+               "--timing",
+               r.timing,
+               "--db",
+               absolute_path(r.db),
+               "--steps",
+               std::to_string(r.timed_steps),
+               "--trial-timeout",
+               fmt::format("{}", r.trial_timeout_s),
+               "--launcher",
+               "srun",
+               "--srun-mpi",
+               srun_mpi});
+  if (r.memory_limit_bytes > 0) {
+    argv.insert(argv.end(), {"--memory-limit", std::to_string(r.memory_limit_bytes)});
+  }
+  if (r.no_retry_killed) argv.push_back("--no-retry-killed");
+  return argv;
+}
+
+// The plan's estimate of the sweep on a GPU: every configuration that fits, once, for its warm-up
+// and timed steps plus a start-up each (the guided search runs fewer; a bound, not a forecast).
+double bench_estimate_s(const Catalog& catalog,
+                        const ModelSpec& model,
+                        const BenchRequest& r,
+                        std::string& what) {
+  if (r.device == "cpu" || r.gpu.empty()) return 0.0;
+  constexpr double kTrialStartS = 30.0;  // process start, model build, first step's compilation
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(r.gpu)};
+  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
+  options.preset = parse_preset(r.methods);
+  const PlanResult result = plan(model, cluster, options);
+  double total_s = 0.0;
+  int trials = 0;
+  for (const PlanRow& row : result.rows) {
+    if (!row.fits) continue;
+    ++trials;
+    total_s += kTrialStartS + static_cast<double>(1 + r.timed_steps) * row.step_time_s;
+  }
+  what = fmt::format("{} configurations that fit x ({} steps + {:.0f} s start-up)",
+                     trials,
+                     1 + r.timed_steps,
+                     kTrialStartS);
+  return total_s;
+}
+
+void submit_bench_job(const GlobalOptions& global,
+                      const BenchRequest& r,
+                      const Catalog& catalog,
+                      const ModelSpec& model) {
+  SlurmSubmission s;
+  s.job.name = fmt::format("gpudays-bench-{}-{}", model.name, r.device == "cpu" ? "cpu" : r.gpu);
+  s.job.description = fmt::format("gpudays bench: {} on {} node(s) x {} {} rank(s), results in {}",
+                                  model.name,
+                                  r.nodes,
+                                  r.gpus_per_node,
+                                  r.device == "cpu" ? "CPU" : r.gpu,
+                                  absolute_path(r.db));
+  s.job.nodes = r.nodes;
+  s.job.tasks_per_node = r.gpus_per_node;
+  s.job.launch = JobLaunch::kBatchShell;
+  s.gpu_tasks = r.device != "cpu";
+  s.estimate_s = bench_estimate_s(catalog, model, r, s.estimate_what);
+  s.record.kind = "bench";
+  s.record.db = absolute_path(r.db);
+  s.record.model = model.name;
+  s.record.gpu = r.device == "cpu" ? std::string(kHostCpuName) : catalog.gpu(r.gpu).name;
+  // The sweep runs once in the batch shell; its trials start under srun (--launcher srun), with
+  // the srun --mpi the cluster file names (SLURM_MPI_TYPE in the script would do the same).
+  std::string srun_mpi = r.srun_mpi;
+  if (!r.slurm.cluster_file.empty())
+    srun_mpi = load_slurm_cluster(r.slurm.cluster_file).launcher.srun_mpi;
+  s.job.command = bench_job_argv(global, r, srun_mpi);
+  submit_slurm_job(r.slurm, s);
+}
+
 void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
+  if (r.slurm.submit) {
+    submit_bench_job(global, r, catalog, model);
+    return;
+  }
   GpuSpec cpu;
   const GpuSpec* gpu = nullptr;
   if (r.device == "cpu") {  // the host CPU, measured; its ranks share it
@@ -267,6 +376,15 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
                 "stray kill) as recorded; by default they are measured again");
   add_format_option(*cmd, r->format, {"table", "json"})
       ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
+  add_slurm_options(*cmd, r->slurm);
+  cmd->add_option("--launcher",
+                  r->launcher,
+                  "How a trial's ranks start: mpirun, or srun (inside a Slurm job; what --slurm "
+                  "writes into its script)")
+      ->check(CLI::IsMember({"mpirun", "srun"}))
+      ->capture_default_str();
+  cmd->add_option("--srun-mpi", r->srun_mpi, "With --launcher srun: srun --mpi=... (pmix)")
+      ->capture_default_str();
   cmd->callback([&global, r] { run_bench(global, *r); });
 }
 

@@ -20,6 +20,7 @@
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "results/results_db.h"
+#include "slurm/cluster_file.h"
 
 namespace gpudays {
 namespace {
@@ -47,7 +48,46 @@ struct PlanRequest {
   std::string sharding;
   std::string offloading;
   int64_t micro_batch_size = 0;
+  // --cluster FILE [--partition P]: the GPU, GPUs per node, network and host memory of a Slurm
+  // partition (docs/slurm.md), where the command line does not give them.
+  std::string cluster_file;
+  std::string partition;
+  bool gpus_per_node_given = false;
+  bool inter_node_given = false;
 };
+
+// The request with the partition's figures filled in where it left them out.
+PlanRequest with_cluster(PlanRequest r) {
+  if (r.cluster_file.empty()) {
+    if (!r.partition.empty()) throw InputError("--partition needs --cluster FILE");
+    return r;
+  }
+  const SlurmCluster cluster = load_slurm_cluster(r.cluster_file);
+  const SlurmPartition& p = cluster.partition(r.partition);
+  if (r.gpu.empty() && r.device == "cuda") r.gpu = p.gpu;
+  if (!r.gpus_per_node_given && p.gpus_per_node > 0) r.gpus_per_node = p.gpus_per_node;
+  if (!r.inter_node_given && cluster.inter_node_gb_per_s > 0) {
+    r.inter_node_gb_per_s = cluster.inter_node_gb_per_s;
+  }
+  if (r.host_memory_gib == 0 && p.memory_per_node_bytes > 0) {
+    r.host_memory_gib = p.memory_per_node_bytes / kGiB;
+  }
+  if (p.nodes > 0 && r.nodes > p.nodes) {
+    throw InputError(fmt::format("{} nodes asked, but partition '{}' of {} has {}",
+                                 r.nodes,
+                                 p.name,
+                                 r.cluster_file,
+                                 p.nodes));
+  }
+  if (p.gpus_per_node > 0 && r.gpus_per_node > p.gpus_per_node) {
+    throw InputError(fmt::format("{} GPUs per node asked, but partition '{}' of {} has {}",
+                                 r.gpus_per_node,
+                                 p.name,
+                                 r.cluster_file,
+                                 p.gpus_per_node));
+  }
+  return r;
+}
 
 std::optional<bool> on_off(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -90,7 +130,8 @@ const GpuSpec& plan_device(const Catalog& catalog, const PlanRequest& r, GpuSpec
   return host;
 }
 
-void run_plan(const GlobalOptions& global, const PlanRequest& r) {
+void run_plan(const GlobalOptions& global, const PlanRequest& request) {
+  const PlanRequest r = with_cluster(request);
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   GpuSpec host;
@@ -189,12 +230,24 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
   add_pin_options(*cmd, *r);
+  cmd->add_option("--cluster",
+                  r->cluster_file,
+                  "Slurm cluster file (docs/slurm.md): its partition's GPU, GPUs per node, host "
+                  "memory and inter-node bandwidth, where not given here")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--partition", r->partition, "The partition of --cluster (default: its default)");
   add_format_option(*cmd, r->format, row_format_names());
   cmd->add_option("--inter-node-gb-per-s",
                   r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
       ->check(number_check(0.0, 1e4, /*low_open=*/true))
       ->capture_default_str();
+  cmd->get_option("--gpus-per-node")->each([r](const std::string&) {
+    r->gpus_per_node_given = true;
+  });
+  cmd->get_option("--inter-node-gb-per-s")->each([r](const std::string&) {
+    r->inter_node_given = true;
+  });
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")

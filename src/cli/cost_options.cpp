@@ -14,6 +14,7 @@
 #include "cost/hardware_cost.h"
 #include "plan/error_band.h"
 #include "plan/fitted_constants.h"
+#include "slurm/cluster_file.h"
 
 namespace gpudays {
 namespace {
@@ -21,6 +22,19 @@ namespace {
 // The flags default to -1 (not given); CLI11 has already checked the ranges of given values.
 void apply_if_given(double flag_value, double& into) {
   if (flag_value >= 0) into = flag_value;
+}
+
+// The cluster's partitions with a GPU and a price: GPU -> its allocation's USD per GPU-hour.
+PriceOverrides cluster_prices(const std::string& path) {
+  PriceOverrides out;
+  if (path.empty()) return out;
+  for (const SlurmPartition& p : load_slurm_cluster(path).partitions) {
+    if (p.gpu.empty() || p.price_per_gpu_hour <= 0) continue;
+    add_price_assignment(fmt::format("{}={}", p.gpu, p.price_per_gpu_hour),
+                         "--cluster " + path,
+                         out.cloud_usd_per_gpu_hour);
+  }
+  return out;
 }
 
 }  // namespace
@@ -77,6 +91,11 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
                  "Host memory per node for offloaded optimizer state, GiB (default: twice the "
                  "node's GPU memory, at least 64 GiB)")
       ->check(number_check(0.0, 1.0e6, /*low_open=*/true));
+  cmd.add_option("--cluster",
+                 r.cluster_file,
+                 "Slurm cluster file (docs/slurm.md): its partitions' price_per_gpu_hour price "
+                 "the allocation (as the rental cost); --prices and --cloud-price win over it")
+      ->check(CLI::ExistingFile);
 }
 
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog) {
@@ -132,6 +151,7 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
     add_price_assignment(p, "--cloud-price", flags.cloud_usd_per_gpu_hour);
   }
   PriceOverrides all = r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
+  all = merge_price_overrides(cluster_prices(r.cluster_file), all);
   all = merge_price_overrides(std::move(all), flags);
   cost.price_overrides = canonical_price_overrides(all, catalog);
   return cost;

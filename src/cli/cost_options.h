@@ -27,6 +27,9 @@ struct CostRequest {
   double power_fraction_of_tdp = -1.0;
   double amortisation_years = -1.0;
   double host_memory_gib = 0.0;  // per node; 0: the planner's default
+  // --cluster FILE: a Slurm cluster's price_per_gpu_hour as each partition GPU's rental price (the
+  // allocation's charge; --prices and --cloud-price win over it), docs/slurm.md.
+  std::string cluster_file;
 };
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);

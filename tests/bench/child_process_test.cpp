@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include "bench/child_process.h"
+#include "bench/interrupt.h"
 
 namespace gpudays {
 namespace {
@@ -43,6 +44,18 @@ TEST(ChildProcess, KillsAHangAndWhatItStartedAtTheLimit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(check.out, "");
+}
+
+// scancel signals the sweep and its trial's srun step together; a step that ends first must not
+// have its end recorded as the trial's result.
+TEST(ChildProcess, ASignalThatCameWithTheChildsEndInterruptsTheWait) {
+  const InterruptScope scope;
+  try {
+    sh("sleep 0.3; kill -TERM $PPID; exit 3");  // between two of the wait's 50 ms polls
+    FAIL() << "the child's exit was returned as a result";
+  } catch (const Interrupted& e) {
+    EXPECT_EQ(e.signal(), SIGTERM);
+  }
 }
 
 TEST(ChildProcess, MissingProgramExits127) {

@@ -1,0 +1,49 @@
+// The Slurm options a submitting command shares (`bench --slurm`, later `train --slurm`) and the
+// submission itself: resolve the partition (cluster file, else sinfo), check the job against it
+// before anything is submitted, write the script under --slurm-dir, print it (--dry-run) or submit
+// it with sbatch and record the job for `gpudays jobs`.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "slurm/jobs_file.h"
+#include "slurm/slurm_job.h"
+
+namespace gpudays {
+
+struct SlurmRequest {
+  bool submit = false;   // --slurm
+  bool dry_run = false;  // --dry-run: print the script, submit nothing
+  std::string cluster_file;
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::string time;                  // Slurm's format; "": the partition's limit
+  int64_t cpus_per_task = 0;         // 0: the partition's CPUs split over the tasks (at least 1)
+  double memory_per_node_gib = 0.0;  // 0: the partition's default
+  std::string slurm_dir = "gpudays-slurm";  // scripts, logs and jobs.jsonl
+};
+
+void add_slurm_options(CLI::App& cmd, SlurmRequest& r);
+
+// What the submission of one job needs beside the request: the job (shape, command), the
+// device its tasks use, the plan's estimate of its duration (0: none) and its record's fields.
+struct SlurmSubmission {
+  SlurmJob job;
+  bool gpu_tasks = true;      // one GPU per task; false: CPU tasks
+  double estimate_s = 0.0;    // warn when --time is shorter
+  std::string estimate_what;  // how the estimate was made, for the warning
+  SubmittedJob record;        // kind, db, model, gpu (job id, script, log filled here)
+};
+
+// Checks, writes the script, and prints it (--dry-run) or submits it; prints the job id and
+// where its log goes. Throws InputError (nothing submitted) for a request the partition cannot
+// take or when Slurm is not reachable.
+void submit_slurm_job(const SlurmRequest& r, SlurmSubmission submission);
+
+// The absolute form of a path (the job may run from another directory).
+std::string absolute_path(const std::string& path);
+
+}  // namespace gpudays

@@ -1,0 +1,96 @@
+// Loading a cluster file with the catalog's checked TOML access (every key named in its errors,
+// unknown keys rejected), and the look-up of a partition.
+#include "slurm/cluster_file.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "catalog/toml_document.h"
+#include "catalog/toml_fields.h"
+#include "common/error.h"
+#include "common/units.h"
+
+namespace gpudays {
+namespace {
+
+int64_t non_negative_int(const TomlFields& t, std::string_view key) {
+  const int64_t value = t.get_int_or(key, 0);
+  if (value < 0) t.fail(key, fmt::format("{} is negative", value));
+  return value;
+}
+
+double non_negative(const TomlFields& t, std::string_view key) {
+  const double value = t.get_double_or(key, 0.0);
+  if (!(value >= 0.0)) t.fail(key, fmt::format("{} is negative", value));
+  return value;
+}
+
+SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
+  SlurmPartition p;
+  p.name = name;
+  p.gpu = t.get_string_or("gpu", "");
+  p.gpus_per_node = non_negative_int(t, "gpus_per_node");
+  if (!p.gpu.empty() && p.gpus_per_node == 0) t.fail("gpus_per_node", "missing for a GPU type");
+  p.cpus_per_node = non_negative_int(t, "cpus_per_node");
+  p.memory_per_node_bytes = non_negative(t, "memory_per_node_gib") * kGiB;
+  p.nodes = non_negative_int(t, "nodes");
+  p.max_time_s = non_negative(t, "max_time_hours") * 3600.0;
+  p.price_per_gpu_hour = non_negative(t, "price_per_gpu_hour");
+  t.check_all_used();
+  return p;
+}
+
+SlurmLauncherSettings load_launcher(const TomlFields& t) {
+  SlurmLauncherSettings l;
+  l.srun_mpi = t.get_string_or("srun_mpi", l.srun_mpi);
+  if (l.srun_mpi.empty()) t.fail("srun_mpi", "empty (use \"pmix\", \"pmi2\" or \"none\")");
+  l.srun_args = t.get_string_array_or("srun_args");
+  l.setup = t.get_string_array_or("setup");
+  l.gres_name = t.get_string_or("gres_name", l.gres_name);
+  t.check_all_used();
+  return l;
+}
+
+}  // namespace
+
+const SlurmPartition& SlurmCluster::partition(const std::string& name) const {
+  const std::string& wanted = name.empty() ? default_partition : name;
+  if (wanted.empty() && partitions.size() == 1) return partitions.front();
+  std::vector<std::string> names;
+  for (const SlurmPartition& p : partitions) {
+    if (p.name == wanted) return p;
+    names.push_back(p.name);
+  }
+  if (wanted.empty()) {
+    throw InputError(fmt::format("{} has several partitions: choose one with --partition ({})",
+                                 source,
+                                 join_choices(names)));
+  }
+  throw InputError(fmt::format("unknown partition '{}' in {}; valid: {}",
+                               wanted,
+                               source.empty() ? "the cluster" : source,
+                               names.empty() ? "none" : join_choices(names)));
+}
+
+SlurmCluster load_slurm_cluster(const std::string& path) {
+  const std::shared_ptr<toml::table> document = parse_toml_document(path);
+  const TomlFields root(*document, path, document);
+  SlurmCluster c;
+  c.source = path;
+  c.name = root.get_string_or("name", "");
+  c.inter_node_gb_per_s = non_negative(root, "inter_node_gb_per_s");
+  c.account = root.get_string_or("account", "");
+  c.qos = root.get_string_or("qos", "");
+  c.default_partition = root.get_string_or("default_partition", "");
+  const TomlFields partitions = root.table("partitions");
+  for (auto&& [name, value] : *(*document)["partitions"].as_table()) {
+    c.partitions.push_back(load_partition(partitions.table(name.str()), std::string(name.str())));
+  }
+  if (c.partitions.empty()) root.fail("partitions", "no partition: add [partitions.NAME]");
+  if (!c.default_partition.empty()) c.partition(c.default_partition);  // names one of them
+  if (const auto launcher = root.table_or_none("launcher")) c.launcher = load_launcher(*launcher);
+  root.check_all_used();
+  return c;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,53 @@
+// A Slurm cluster described by its user (`--cluster cluster.toml`, docs/slurm.md): its partitions
+// (GPU type and count, CPUs and host memory per node, time limit), the network between nodes, the
+// account/QOS defaults and the launcher's settings. Loading checks every key; the planner, `cost`
+// and the sbatch generator read it. The same Partition also describes what `sinfo` reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+struct SlurmPartition {
+  std::string name;
+  std::string gpu;                     // catalog GPU name ("" for a CPU-only partition)
+  int64_t gpus_per_node = 0;           // GPUs (GRES gpu) per node
+  int64_t cpus_per_node = 0;           // 0: unknown
+  double memory_per_node_bytes = 0.0;  // host memory; 0: unknown
+  int64_t nodes = 0;                   // nodes in the partition; 0: unknown
+  double max_time_s = 0.0;             // the partition's time limit; 0: none
+  double price_per_gpu_hour = 0.0;     // what the allocation is charged, if it is; 0: unknown
+  bool operator==(const SlurmPartition&) const = default;
+};
+
+// How ranks start inside an allocation and what the job script sets up first.
+struct SlurmLauncherSettings {
+  std::string srun_mpi = "pmix";       // srun --mpi=...: how MPI (and NCCL's bootstrap) wire up
+  std::vector<std::string> srun_args;  // extra srun arguments
+  std::vector<std::string> setup;      // shell lines before the job's command (module load ...)
+  std::string gres_name = "gpu";       // --gres=gpu:N or the site's GRES name
+  bool operator==(const SlurmLauncherSettings&) const = default;
+};
+
+struct SlurmCluster {
+  std::string name;
+  std::string source;                // the file it came from
+  double inter_node_gb_per_s = 0.0;  // per node and direction; 0: unknown
+  std::string account;               // sbatch --account default ("" none)
+  std::string qos;                   // sbatch --qos default ("" none)
+  std::string default_partition;     // "": the only partition
+  std::vector<SlurmPartition> partitions;
+  SlurmLauncherSettings launcher;
+
+  // The partition named `name` ("": the default one, or the only one); InputError naming the valid
+  // ones otherwise.
+  const SlurmPartition& partition(const std::string& name) const;
+};
+
+// Throws InputError naming the file and key of anything malformed, missing or unknown.
+SlurmCluster load_slurm_cluster(const std::string& path);
+
+}  // namespace gpudays

@@ -1,0 +1,84 @@
+// jobs.jsonl: one submitted job per line, appended with O_APPEND (one write per line).
+#include "slurm/jobs_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+nlohmann::json to_json(const SubmittedJob& j) {
+  return {{"job_id", j.job_id},
+          {"kind", j.kind},
+          {"name", j.name},
+          {"submitted_at", j.submitted_at},
+          {"script", j.script},
+          {"log", j.log},
+          {"db", j.db},
+          {"model", j.model},
+          {"gpu", j.gpu},
+          {"nodes", j.nodes},
+          {"tasks_per_node", j.tasks_per_node},
+          {"partition", j.partition}};
+}
+
+SubmittedJob from_json(const nlohmann::json& o) {
+  SubmittedJob j;
+  j.job_id = o.at("job_id").get<std::string>();
+  j.kind = o.at("kind").get<std::string>();
+  j.name = o.at("name").get<std::string>();
+  j.submitted_at = o.at("submitted_at").get<std::string>();
+  j.script = o.at("script").get<std::string>();
+  j.log = o.at("log").get<std::string>();
+  j.db = o.at("db").get<std::string>();
+  j.model = o.at("model").get<std::string>();
+  j.gpu = o.at("gpu").get<std::string>();
+  j.nodes = o.at("nodes").get<int64_t>();
+  j.tasks_per_node = o.at("tasks_per_node").get<int64_t>();
+  j.partition = o.at("partition").get<std::string>();
+  return j;
+}
+
+}  // namespace
+
+std::string jobs_file_path(const std::string& slurm_dir) {
+  return (std::filesystem::path(slurm_dir) / "jobs.jsonl").string();
+}
+
+void append_submitted_job(const std::string& path, const SubmittedJob& job) {
+  const std::string line = to_json(job).dump() + "\n";
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) throw EnvironmentError(fmt::format("cannot write {}", path));
+  const ssize_t written = write(fd, line.data(), line.size());
+  close(fd);
+  if (written != static_cast<ssize_t>(line.size())) {
+    throw EnvironmentError(fmt::format("cannot write {}", path));
+  }
+}
+
+std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
+  std::vector<SubmittedJob> jobs;
+  std::ifstream in(path);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    try {
+      jobs.push_back(from_json(nlohmann::json::parse(line)));
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}:{}: not a submitted job ({})", path, number, e.what()));
+    }
+  }
+  return jobs;
+}
+
+}  // namespace gpudays

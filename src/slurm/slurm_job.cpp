@@ -1,0 +1,146 @@
+// The sbatch script and srun command of a SlurmJob, and Slurm's time format.
+#include "slurm/slurm_job.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/build_info.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(a);
+  }
+  return out;
+}
+
+void check_job(const SlurmJob& job) {
+  if (job.command.empty()) throw InputError("a Slurm job needs a command");
+  if (job.nodes < 1 || job.tasks_per_node < 1 || job.cpus_per_task < 1) {
+    throw InputError(fmt::format("a Slurm job of {} nodes x {} tasks x {} CPUs: each must be >= 1",
+                                 job.nodes,
+                                 job.tasks_per_node,
+                                 job.cpus_per_task));
+  }
+}
+
+int64_t field(const std::string& text, const std::string& whole) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 9) {
+    throw InputError(fmt::format(
+        "time limit '{}' is not a Slurm time (M, H:M:S, D-H, D-H:M or D-H:M:S)", whole));
+  }
+  return std::stoll(text);
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, separator)) parts.push_back(part);
+  if (!text.empty() && text.back() == separator) parts.push_back("");
+  return parts;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789_-+=./:,@%") == std::string::npos) {
+    return arg;
+  }
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> srun_argv(const SrunStep& step) {
+  std::vector<std::string> argv = {"srun",
+                                   fmt::format("--nodes={}", step.nodes),
+                                   fmt::format("--ntasks={}", step.nodes * step.tasks_per_node),
+                                   fmt::format("--ntasks-per-node={}", step.tasks_per_node)};
+  if (!step.mpi.empty()) argv.push_back("--mpi=" + step.mpi);
+  argv.insert(argv.end(), step.extra_args.begin(), step.extra_args.end());
+  argv.push_back("--kill-on-bad-exit=1");
+  argv.insert(argv.end(), step.program.begin(), step.program.end());
+  return argv;
+}
+
+std::string render_sbatch_script(const SlurmJob& job) {
+  check_job(job);
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("# Written by gpudays {} ({}).\n", kVersion, kGitCommit);
+  if (!job.description.empty()) s += fmt::format("# {}\n", job.description);
+  s += "# Edit it if your cluster needs more; submit it with: sbatch --parsable THIS_FILE\n";
+  auto line = [&s](const std::string& option) { s += "#SBATCH " + option + "\n"; };
+  line("--job-name=" + shell_quote(job.name));
+  if (!job.partition.empty()) line("--partition=" + shell_quote(job.partition));
+  if (!job.account.empty()) line("--account=" + shell_quote(job.account));
+  if (!job.qos.empty()) line("--qos=" + shell_quote(job.qos));
+  line(fmt::format("--nodes={}", job.nodes));
+  line(fmt::format("--ntasks-per-node={}", job.tasks_per_node));
+  line(fmt::format("--cpus-per-task={}", job.cpus_per_task));
+  if (job.gpus_per_node > 0) line(fmt::format("--gres={}:{}", job.gres_name, job.gpus_per_node));
+  if (job.memory_per_node_bytes > 0) {
+    line(fmt::format(
+        "--mem={}M",
+        static_cast<int64_t>(std::ceil(job.memory_per_node_bytes / (1024.0 * 1024.0)))));
+  }
+  if (job.time_limit_s > 0) line("--time=" + format_slurm_time(job.time_limit_s));
+  if (!job.log_dir.empty()) line("--output=" + shell_quote(job.log_dir + "/%x-%j.out"));
+  s += "\nset -euo pipefail\n";
+  for (const std::string& setup : job.setup) s += setup + "\n";
+  for (const auto& [name, value] : job.environment) {
+    s += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
+  s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";
+  if (job.launch == JobLaunch::kEveryTask) {
+    s += joined(
+        srun_argv({job.nodes, job.tasks_per_node, job.srun_mpi, job.srun_args, job.command}));
+  } else {
+    s += "# The command runs once here and starts each step's ranks with srun itself.\n";
+    s += joined(job.command);
+  }
+  return s + "\n";
+}
+
+double parse_slurm_time_s(const std::string& text) {
+  if (text == "infinite" || text == "UNLIMITED" || text == "INFINITE") return 0.0;
+  int64_t days = 0;
+  std::string rest = text;
+  const size_t dash = text.find('-');
+  if (dash != std::string::npos) {
+    days = field(text.substr(0, dash), text);
+    rest = text.substr(dash + 1);
+  }
+  const std::vector<std::string> parts = split(rest, ':');
+  if (parts.empty() || parts.size() > 3) field("", text);
+  int64_t seconds = 0;
+  if (dash != std::string::npos) {  // D-H, D-H:M, D-H:M:S
+    const int64_t scale[] = {3600, 60, 1};
+    for (size_t i = 0; i < parts.size(); ++i) seconds += field(parts[i], text) * scale[i];
+  } else if (parts.size() == 1) {  // M
+    seconds = field(parts[0], text) * 60;
+  } else if (parts.size() == 2) {  // M:S
+    seconds = field(parts[0], text) * 60 + field(parts[1], text);
+  } else {  // H:M:S
+    seconds = field(parts[0], text) * 3600 + field(parts[1], text) * 60 + field(parts[2], text);
+  }
+  const double total_s = static_cast<double>(days * 86400 + seconds);
+  if (total_s <= 0) throw InputError(fmt::format("time limit '{}' is not above zero", text));
+  return total_s;
+}
+
+std::string format_slurm_time(double seconds) {
+  const int64_t minutes = static_cast<int64_t>(std::ceil(seconds / 60.0 - 1e-9));
+  return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes % 1440 / 60, minutes % 60);
+}
+
+}  // namespace gpudays

@@ -1,0 +1,64 @@
+// One Slurm job, generically: a command line run with N nodes x tasks per node, either by srun on
+// every task (a training run) or once in the batch shell, which starts its own job steps with srun
+// (the benchmark's sweep, one step per trial). Renders the readable sbatch script and the srun
+// command of a step. Torch-free; `bench --slurm` builds one, `train --slurm` will too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpudays {
+
+// Where the job's command runs: on every task under srun, or once in the batch shell.
+enum class JobLaunch { kEveryTask, kBatchShell };
+
+// The srun of one job step: its shape and how MPI wires its ranks up.
+struct SrunStep {
+  int64_t nodes = 1;
+  int64_t tasks_per_node = 1;
+  std::string mpi = "pmix";  // srun --mpi; "" leaves Slurm's default (MpiDefault)
+  std::vector<std::string> extra_args;
+  std::vector<std::string> program;
+};
+
+struct SlurmJob {
+  std::string name = "gpudays";  // --job-name
+  std::string description;       // a comment line in the script
+  std::string partition;         // "" : the cluster's default
+  std::string account;
+  std::string qos;
+  int64_t nodes = 1;
+  int64_t tasks_per_node = 1;
+  int64_t gpus_per_node = 0;  // --gres=<gres_name>:N; 0: none
+  std::string gres_name = "gpu";
+  int64_t cpus_per_task = 1;
+  double memory_per_node_bytes = 0.0;  // --mem; 0: the partition's default
+  double time_limit_s = 0.0;           // --time; 0: the partition's default
+  std::string log_dir;                 // --output=<log_dir>/%x-%j.out (absolute)
+  std::vector<std::string> setup;      // shell lines run first (module load, a venv)
+  std::vector<std::pair<std::string, std::string>> environment;  // exported before the command
+  JobLaunch launch = JobLaunch::kEveryTask;
+  std::string srun_mpi = "pmix";
+  std::vector<std::string> srun_args;
+  std::vector<std::string> command;
+};
+
+// `srun --nodes=K --ntasks=K*N --ntasks-per-node=N [--mpi=M] [extra] --kill-on-bad-exit=1 PROGRAM`.
+std::vector<std::string> srun_argv(const SrunStep& step);
+
+// The sbatch script: #SBATCH lines, `set -euo pipefail`, the setup, the environment, the command.
+// Throws InputError for a job that cannot be written (no command, a count below 1).
+std::string render_sbatch_script(const SlurmJob& job);
+
+// Slurm's time formats: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S" and "infinite"/"UNLIMITED"
+// (0). Throws InputError naming `text`.
+double parse_slurm_time_s(const std::string& text);
+// Seconds as D-HH:MM:SS (rounded up to the minute, so a limit is never shortened).
+std::string format_slurm_time(double seconds);
+
+// One argument quoted for a POSIX shell when it needs it.
+std::string shell_quote(const std::string& arg);
+
+}  // namespace gpudays

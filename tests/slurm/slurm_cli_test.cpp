@@ -1,0 +1,319 @@
+// `bench --slurm` and `gpudays jobs` as a user meets them. SlurmCli: the script and bad input
+// before submission, without a controller. SlurmCluster: through a real controller (the CTest
+// entry Slurm.Cluster starts one with scripts/slurm-local.sh and sets SLURM_CONF; elsewhere they
+// skip): sweeps on 1 node x 2 ranks and 2 nodes x 1 rank land in the database, two jobs on one
+// database lose nothing, a cancelled sweep leaves no partial row and resumes when re-submitted.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "process_dir.h"
+#include "results/results_db.h"
+#include "slurm/jobs_file.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::run_gpudays;
+
+const std::string kData = GPUDAYS_TEST_DATA_DIR;
+const std::string kCluster = "--cluster " + kData + "/slurm-cluster.toml";
+const std::string kTiny = "--model-file " + kData + "/slurm-tiny.toml --device cpu";
+
+// Sets (or with nullptr unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// Exit 2, one line naming `needle`, and no job recorded under `slurm_dir`.
+void expect_refused(const std::string& args, const std::string& needle, const std::string& dir) {
+  const auto r = run_gpudays("bench " + args + " --slurm --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(jobs_file_path(dir))) << args;
+}
+
+TEST(SlurmCli, DryRunPrintsAReadableScriptWithoutAController) {
+  const ScopedEnv no_slurm("SLURM_CONF", "/nonexistent/slurm.conf");
+  const std::string dir = test::process_temp_dir().fresh_dir("dry-run");
+  const auto r = run_gpudays("bench " + kTiny + " --gpus-per-node 2 " + kCluster +
+                             " --partition cpu --time 30 --slurm --dry-run --slurm-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* expected : {"#SBATCH --partition=cpu\n",
+                               "#SBATCH --account=proj42\n",
+                               "#SBATCH --ntasks-per-node=2\n",
+                               "#SBATCH --cpus-per-task=1\n",
+                               "#SBATCH --time=0-00:30:00\n",
+                               "module load cuda/12.4\n",
+                               "export SLURM_MPI_TYPE=pmix\n",
+                               " bench --model-file ",
+                               " --launcher srun --srun-mpi pmix",
+                               "not submitted (--dry-run)"}) {
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("--gres"), std::string::npos) << "CPU ranks ask for no GPU";
+  EXPECT_FALSE(std::filesystem::exists(jobs_file_path(dir)));
+}
+
+TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
+  const std::string dir = test::process_temp_dir().fresh_dir("refused");
+  const std::string gpu = "--model pythia-160m --gpu a100-80gb-sxm " + kCluster;
+  expect_refused(gpu + " --partition h100 --dry-run", "unknown partition 'h100'", dir);
+  expect_refused(gpu + " --gpus-per-node 8 --dry-run", "8 GPUs per node asked", dir);
+  expect_refused(gpu + " --time 3-00:00:00 --dry-run", "above partition 'a100''s limit", dir);
+  expect_refused(gpu + " --time 1:2:3:4 --dry-run", "not a Slurm time", dir);
+  {
+    const ScopedEnv no_controller("SLURM_CONF", "/nonexistent/slurm.conf");
+    expect_refused(kTiny + " " + kCluster + " --partition cpu", "no Slurm controller", dir);
+  }
+  const ScopedEnv no_slurm("PATH", "/nonexistent");
+  expect_refused(kTiny + " " + kCluster + " --partition cpu", "Slurm is not installed", dir);
+}
+
+TEST(SlurmCli, ATimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {
+  const std::string dir = test::process_temp_dir().fresh_dir("short");
+  const auto r = run_gpudays("bench --model pythia-160m --gpu a100-80gb-sxm --gpus-per-node 4 " +
+                             kCluster + " --time 1 --slurm --dry-run --slurm-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("warning: time limit 60\\.00 s is shorter than the plan's estimate of")))
+      << r.err;
+  EXPECT_NE(r.err.find("configurations that fit"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("#SBATCH --gres=gpu:4\n"), std::string::npos) << r.out;
+}
+
+TEST(SlurmCli, JobsWithNothingSubmittedSaysSo) {
+  const std::string dir = test::process_temp_dir().fresh_dir("none");
+  const auto r = run_gpudays("jobs --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No Slurm jobs"), std::string::npos);
+  const auto c = run_gpudays("jobs cancel 123 --slurm-dir " + dir);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("job '123' was not submitted"), std::string::npos) << c.err;
+}
+
+TEST(SlurmCli, PlanOnAClusterUsesItsPartitionNetworkAndHostMemory) {
+  const std::string plan = "plan --model pythia-1b --nodes 2 --format json ";
+  const auto from_file = run_gpudays(plan + kCluster + " --partition a100");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  const auto spelled_out = run_gpudays(plan +
+                                       "--gpu a100-80gb-sxm --gpus-per-node 4 "
+                                       "--inter-node-gb-per-s 25 --host-memory-gib 512");
+  ASSERT_EQ(spelled_out.exit_code, 0) << spelled_out.err;
+  EXPECT_EQ(from_file.out, spelled_out.out);
+  const auto default_network = run_gpudays(plan + "--gpu a100-80gb-sxm --gpus-per-node 4");
+  EXPECT_NE(from_file.out, default_network.out) << "the file's network and memory are used";
+  const auto too_many = run_gpudays("plan --model pythia-1b --nodes 9 " + kCluster);
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_NE(too_many.err.find("9 nodes asked, but partition 'a100'"), std::string::npos)
+      << too_many.err;
+}
+
+TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
+  const std::string cost = "cost --model pythia-1b --gpus a100-80gb-sxm --counts 8 --format json ";
+  auto row = [](const std::string& args) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("rows").at(0);
+  };
+  const nlohmann::json catalog = row(cost);
+  const nlohmann::json cluster = row(cost + kCluster);
+  EXPECT_EQ(cluster.at("cloud_usd_per_gpu_hour"), 1.5);  // tests/data/slurm-cluster.toml
+  EXPECT_NE(cluster.at("cloud_price_source").get<std::string>().find("slurm-cluster.toml"),
+            std::string::npos);
+  EXPECT_NEAR(cluster.at("cloud_usd").get<double>(),
+              catalog.at("cloud_usd").get<double>() * 1.5 /
+                  catalog.at("cloud_usd_per_gpu_hour").get<double>(),
+              1e-6 * catalog.at("cloud_usd").get<double>());
+  EXPECT_EQ(row(cost + kCluster + " --cloud-price a100-80gb-sxm=2").at("cloud_usd_per_gpu_hour"),
+            2.0);  // the flag wins
+}
+
+// ---- Through a real controller ----
+
+bool controller_given() {
+  const char* conf = std::getenv("SLURM_CONF");
+  return conf != nullptr && std::filesystem::exists(conf);
+}
+
+#define REQUIRE_CONTROLLER()                                     \
+  if (!controller_given())                                       \
+  GTEST_SKIP() << "no Slurm controller (ctest -R Slurm.Cluster " \
+                  "starts one)"
+
+// Submits a sweep; returns its job id.
+std::string submit(const std::string& args, const std::string& dir) {
+  const auto r = run_gpudays(
+      "bench " + kTiny + " " + args +
+      " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  if (!std::regex_search(r.out, m, std::regex("Submitted Slurm job ([0-9]+)"))) {
+    ADD_FAILURE() << r.out << r.err;
+    return "";
+  }
+  return m[1];
+}
+
+// The job as `gpudays jobs --format json` reports it.
+nlohmann::json job_status(const std::string& id, const std::string& dir) {
+  const auto r = run_gpudays("jobs --format json --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json listed = nlohmann::json::parse(r.out);
+  for (const auto& j : listed.at("jobs")) {
+    if (j.at("job_id") == id) return j;
+  }
+  ADD_FAILURE() << "job " << id << " not listed";
+  return {};
+}
+
+bool still_queued(const nlohmann::json& job) {
+  const std::string state = job.value("state", "");
+  return state == "PENDING" || state == "RUNNING" || state == "COMPLETING" ||
+         state == "CONFIGURING";
+}
+
+// Polls until `done(job)` or the job leaves the queue; returns the last status.
+nlohmann::json wait_for(const std::string& id,
+                        const std::string& dir,
+                        const std::function<bool(const nlohmann::json&)>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  nlohmann::json job = job_status(id, dir);
+  while (still_queued(job) && !done(job) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    job = job_status(id, dir);
+  }
+  return job;
+}
+
+nlohmann::json wait_until_finished(const std::string& id, const std::string& dir) {
+  return wait_for(id, dir, [](const nlohmann::json&) { return false; });
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// "N trials run, M reused" of the job's log.
+std::pair<int, int> trials_run_and_reused(const std::string& log) {
+  std::smatch m;
+  const std::string text = read_file(log);
+  if (!std::regex_search(text, m, std::regex("([0-9]+) trials run, ([0-9]+) reused"))) {
+    ADD_FAILURE() << "no summary in " << log << ":\n" << text;
+    return {-1, -1};
+  }
+  return {std::stoi(m[1]), std::stoi(m[2])};
+}
+
+std::vector<TrialRecord> trials(const std::string& db, int64_t nodes, int64_t ranks_per_node) {
+  TrialFilter filter;
+  filter.num_nodes = nodes;
+  filter.gpus_per_node = ranks_per_node;
+  return ResultsDb::open({db, /*read_only=*/true}).query(filter);
+}
+
+int count_ok(const std::vector<TrialRecord>& rows) {
+  return static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [](const TrialRecord& t) { return t.ok(); }));
+}
+
+// A finished sweep: COMPLETED, every trial it ran stored, at least one measured.
+void expect_sweep_stored(const std::string& id,
+                         const std::string& dir,
+                         const std::string& db,
+                         int64_t nodes,
+                         int64_t ranks_per_node) {
+  const nlohmann::json job = wait_until_finished(id, dir);
+  ASSERT_EQ(job.value("state", ""), "COMPLETED") << read_file(job.value("log", ""));
+  const auto [run, reused] = trials_run_and_reused(job.at("log"));
+  const auto rows = trials(db, nodes, ranks_per_node);
+  EXPECT_EQ(static_cast<int>(rows.size()), run + reused) << read_file(job.at("log"));
+  EXPECT_GE(count_ok(rows), 1) << read_file(job.at("log"));
+  EXPECT_EQ(job.at("trials_stored"), run);
+}
+
+TEST(SlurmCluster, TwoRankSweepRunsEndToEndAndLandsInTheDatabase) {
+  REQUIRE_CONTROLLER();
+  const std::string dir = test::process_temp_dir().fresh_dir("two-ranks");
+  const std::string db = dir + "/results.db";
+  const std::string id = submit("--gpus-per-node 2 --db " + db, dir);
+  ASSERT_FALSE(id.empty());
+  expect_sweep_stored(id, dir, db, 1, 2);
+  // The log is in the known place, named after the job.
+  const std::string log = read_file(dir + "/gpudays-bench-slurm-tiny-cpu-" + id + ".out");
+  EXPECT_NE(log.find("gpudays job " + id + " on gpd"), std::string::npos) << log;
+}
+
+TEST(SlurmCluster, TwoNodesOfOneRankEach) {
+  REQUIRE_CONTROLLER();
+  const std::string dir = test::process_temp_dir().fresh_dir("two-nodes");
+  const std::string db = dir + "/results.db";
+  const std::string id = submit("--nodes 2 --gpus-per-node 1 --db " + db, dir);
+  ASSERT_FALSE(id.empty());
+  expect_sweep_stored(id, dir, db, 2, 1);
+}
+
+TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
+  REQUIRE_CONTROLLER();
+  const std::string dir = test::process_temp_dir().fresh_dir("two-jobs");
+  const std::string db = dir + "/results.db";
+  const std::string a = submit("--gpus-per-node 2 --db " + db, dir);
+  const std::string b = submit("--gpus-per-node 1 --db " + db, dir);
+  ASSERT_FALSE(a.empty() || b.empty());
+  expect_sweep_stored(a, dir, db, 1, 2);
+  expect_sweep_stored(b, dir, db, 1, 1);
+}
+
+TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
+  REQUIRE_CONTROLLER();
+  const std::string dir = test::process_temp_dir().fresh_dir("cancel");
+  const std::string db = dir + "/results.db";
+  const std::string first = submit("--gpus-per-node 1 --db " + db, dir);
+  ASSERT_FALSE(first.empty());
+  const nlohmann::json running = wait_for(
+      first, dir, [](const nlohmann::json& j) { return j.value("trials_stored", 0) >= 1; });
+  ASSERT_GE(running.value("trials_stored", 0), 1) << "cancel after the first trial";
+  const auto cancel = run_gpudays("jobs cancel " + first + " --slurm-dir " + dir);
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  const nlohmann::json cancelled = wait_until_finished(first, dir);
+  EXPECT_EQ(cancelled.value("state", ""), "CANCELLED");
+  const auto before = trials(db, 1, 1);  // each row valid (rows are validated as read)
+  for (const TrialRecord& t : before) {  // and none is what the cancel did to a trial
+    EXPECT_NE(t.measured.status, TrialStatus::kCrash) << t.measured.message;
+    EXPECT_NE(t.measured.status, TrialStatus::kKilled) << t.measured.message;
+  }
+  const std::string second = submit("--gpus-per-node 1 --db " + db, dir);
+  ASSERT_FALSE(second.empty());
+  expect_sweep_stored(second, dir, db, 1, 1);
+  const auto [run, reused] = trials_run_and_reused(job_status(second, dir).at("log"));
+  int kept = 0;  // stored before the cancel and not killed: reused, not measured again
+  for (const TrialRecord& t : before) kept += t.measured.status != TrialStatus::kKilled;
+  EXPECT_GE(reused, kept);
+  EXPECT_GE(kept, 1);
+}
+
+}  // namespace
+}  // namespace gpudays
