@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev gnuplot-nox
           libopenmpi-dev openmpi-bin clang-format
-          clang libclang-rt-14-dev llvm)  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
+          clang libclang-rt-14-dev llvm  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
+          chromium)  # the report's browser tests (ReportBrowser.*): 124 MB download, 414 MB, ~65 s
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
