@@ -31,8 +31,8 @@ HeatmapCells heatmap_cells(const ReportData& data, size_t tier) {
         const TrainingTime& naive = d.tiers[0];
         const TrainingTime& t = d.tiers[tier];
         if (!naive.fits || !t.fits) {
-          cells.missing += fmt::format(
-              "{} {} \"{}\"\n", column++, i, !t.fits ? "none fits" : "no naive");
+          cells.missing +=
+              fmt::format("{} {} \"{}\"\n", column++, i, !t.fits ? "none fits" : "no naive");
           continue;
         }
         const double speedup = naive.training_days / t.training_days;
@@ -49,7 +49,8 @@ std::string column_tics(const ReportData& data) {
   size_t column = 0;
   for (const GpuSpec* g : data.gpus) {
     for (int64_t n : data.counts) {
-      tics.push_back(fmt::format("{} {}", gnuplot_quote(fmt::format("{} x{}", g->name, n)), column++));
+      tics.push_back(
+          fmt::format("{} {}", gnuplot_quote(fmt::format("{} x{}", g->name, n)), column++));
     }
   }
   return fmt::format("({})", fmt::join(tics, ", "));
@@ -88,10 +89,10 @@ std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const st
       max_speedup);
   for (size_t k = 0; k < panels.size(); ++k) {
     const std::string tier = to_string(kReportTiers[k + 1]);
-    const std::string values = write_report_file(
-        dir, fmt::format("data/heatmap_{}.dat", tier), panels[k].values);
-    const std::string missing = write_report_file(
-        dir, fmt::format("data/heatmap_{}_missing.dat", tier), panels[k].missing);
+    const std::string values =
+        write_report_file(dir, fmt::format("data/heatmap_{}.dat", tier), panels[k].values);
+    const std::string missing =
+        write_report_file(dir, fmt::format("data/heatmap_{}_missing.dat", tier), panels[k].missing);
     p.body += fmt::format(
         "set title {0}\n"
         "plot '{1}' using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1 noborder lc palette, \\\n"

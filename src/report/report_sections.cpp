@@ -3,8 +3,8 @@
 // function; report_sections() lists them.
 #include <fmt/format.h>
 
-#include "report/report.h"
 #include "cost/cost_format.h"
+#include "report/report.h"
 #include "report/report_tables_paper.h"
 
 namespace gpudays {
@@ -75,8 +75,9 @@ void add_relative_speed(Document& doc, SectionContext& c) {
 
 void add_experiment_cost(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Experiment cost: amortised and cloud", "experiment-cost"});
-  doc.add(DocParagraph{"What one pre-training run costs beyond buying the hardware: its share of "
-                       "the hardware over the amortisation period, or renting the GPUs."});
+  doc.add(
+      DocParagraph{"What one pre-training run costs beyond buying the hardware: its share of "
+                   "the hardware over the amortisation period, or renting the GPUs."});
   doc.add(DocDetailsBegin{"Amortised and cloud cost of every option"});
   doc.add(experiment_cost_table(c.data));
   doc.add(DocDetailsEnd{});
@@ -86,12 +87,12 @@ void add_experiment_cost(Document& doc, SectionContext& c) {
 void add_feasibility(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Feasibility: which method tier fits", "feasibility"});
   if (const auto name = c.keep(feasibility_plot(c.data, c.dir))) {
-    doc.add(figure(*name,
-                   "feasibility grid",
-                   fmt::format("Predicted (planner rows). Colour: the lightest method preset with "
-                               "a configuration that fits on {} GPUs; label: training days of the "
-                               "fastest configuration of preset all.",
-                               c.data.detail_gpu_count)));
+    doc.add(figure(
+        *name,
+        "feasibility grid",
+        "Predicted (planner rows). One panel per GPU count. Colour: the lightest method preset "
+        "with a configuration that fits; label: training days of the fastest "
+        "configuration of preset all."));
   }
   doc.add(feasibility_table(c.data));
   c.csv_files.emplace_back("tiers.csv", tier_rows_csv(c.data));

@@ -65,12 +65,11 @@ SummaryRow summarise(const CostAnalysis& analysis) {
 
 DocTable summary_table(const ReportData& data) {
   DocTable t;
-  t.headers = {"model",
-               fmt::format("fastest under {:g} days and {}",
-                           kSummaryMaxDays,
-                           format_usd(kSummaryBudgetUsd)),
-               "cheapest under both lines",
-               "does not fit at all on"};
+  t.headers = {
+      "model",
+      fmt::format("fastest under {:g} days and {}", kSummaryMaxDays, format_usd(kSummaryBudgetUsd)),
+      "cheapest under both lines",
+      "does not fit at all on"};
   for (size_t i = 0; i < data.models.size(); ++i) {
     const CostAnalysis& c = data.costs[i];
     const SummaryRow s = summarise(c);

@@ -50,10 +50,10 @@ std::string check_page(const fs::path& dir) {
   fs::copy_file(fs::path(GPUDAYS_TEST_DATA_DIR) / ".." / "report" / "browser_check.html",
                 dir / "browser_check.html",
                 fs::copy_options::overwrite_existing);
-  const std::string dom = run_chromium(
-      dir,
-      "--allow-file-access-from-files --virtual-time-budget=20000 --dump-dom file://" +
-          (dir / "browser_check.html").string());
+  const std::string dom =
+      run_chromium(dir,
+                   "--allow-file-access-from-files --virtual-time-budget=20000 --dump-dom file://" +
+                       (dir / "browser_check.html").string());
   const size_t begin = dom.find("<pre id=\"result\">");
   if (begin == std::string::npos) return "no result; chromium wrote: " + dom.substr(0, 300);
   const size_t from = begin + std::string("<pre id=\"result\">").size();
@@ -73,7 +73,7 @@ void expect_screenshot(const fs::path& dir, const std::string& name) {
   }
 }
 
-#define REQUIRE_CHROMIUM()                                                                       \
+#define REQUIRE_CHROMIUM()                                                                        \
   ASSERT_FALSE(chromium().empty()) << "chromium is missing: install it (scripts/install-deps.sh " \
                                       "installs Debian's chromium)"
 
@@ -83,8 +83,8 @@ TEST(ReportBrowser, PageWithoutDatabaseHasEveryImageAndLink) {
   REQUIRE_CHROMIUM();
   const fs::path dir = test::process_temp_dir().fresh_dir("browser_plain");
   const fs::path page = dir / "report";
-  const auto r = test::run_gpudays("report --out " + page.string() + " --db /nonexistent.db" +
-                                   kReportArgs);
+  const auto r =
+      test::run_gpudays("report --out " + page.string() + " --db /nonexistent.db" + kReportArgs);
   // --db given but missing is an error; without --db and without ./gpudays.db none is used.
   EXPECT_EQ(r.exit_code, 2) << r.err;
   const auto plain = test::run_gpudays("report --out " + page.string() + kReportArgs);
@@ -116,8 +116,8 @@ TEST(ReportBrowser, PageWithDatabaseHasEveryImageAndLink) {
     }
   }
   const fs::path page = dir / "report";
-  const auto r = test::run_gpudays("report --out " + page.string() + " --db " + db_path +
-                                   kReportArgs);
+  const auto r =
+      test::run_gpudays("report --out " + page.string() + " --db " + db_path + kReportArgs);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string result = check_page(page);
   EXPECT_EQ(result.substr(0, 2), "OK") << result;
