@@ -44,6 +44,17 @@ std::string nothing_fits(const CostAnalysis& c) {
   return out.empty() ? "fits on every option" : out;
 }
 
+// When no option is under both lines: the fastest that runs at all, with its cost.
+std::string nothing_under_lines(const CostAnalysis& c) {
+  const CostRow* fastest = nullptr;
+  for (const CostRow& r : c.rows) {
+    if (r.time.fits && (fastest == nullptr || r.time.training_days < fastest->time.training_days))
+      fastest = &r;
+  }
+  return fastest == nullptr ? "nothing under both lines; nothing fits"
+                            : "nothing under both lines; fastest at all: " + option(*fastest);
+}
+
 }  // namespace
 
 SummaryRow summarise(const CostAnalysis& analysis) {
@@ -73,7 +84,7 @@ DocTable summary_table(const ReportData& data) {
   for (size_t i = 0; i < data.models.size(); ++i) {
     const CostAnalysis& c = data.costs[i];
     const SummaryRow s = summarise(c);
-    const std::string none = "nothing under both lines";
+    const std::string none = nothing_under_lines(c);
     t.rows.push_back({data.models[i]->name,
                       s.fastest ? option(c.rows[*s.fastest]) : none,
                       s.cheapest ? option(c.rows[*s.cheapest]) : none,
