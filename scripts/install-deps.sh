@@ -8,7 +8,8 @@ packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-d
           openmpi-bin clang-format  # mpirun starts local ranks
           libgloo-dev  # gloo headers for ProcessGroupGloo.hpp (the gloo code itself is in libtorch_cpu)
           slurm-wlm munge  # the Slurm tests' local controller (scripts/slurm-local.sh)
-          clang libclang-rt-14-dev llvm)  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
+          clang libclang-rt-14-dev llvm  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
+          chromium)  # the report's browser tests (ReportBrowser.*): 124 MB download, 414 MB, ~65 s
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

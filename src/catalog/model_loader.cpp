@@ -154,6 +154,7 @@ std::optional<ReportedRun> read_reported(const TomlFields& root) {
   run.gpus = t->get_int("gpus");
   run.days = t->get_double("days");
   run.gpu = t->get_string_or("gpu", "");
+  run.accelerator = t->get_string_or("accelerator", "");
   run.source = t->get_string("source");
   t->check_all_used();
   return run;

@@ -98,7 +98,10 @@ struct ReportedRun {
   int64_t gpus = 0;
   double days = 0.0;
   std::string gpu;  // catalog name of the GPU, when known
+  // The accelerator when it was not a GPU ("TPUv3 cores"); such a run has no GPU-days.
+  std::string accelerator;
   std::string source;
+  bool on_gpus() const { return accelerator.empty(); }
 };
 
 struct ModelSpec {
@@ -110,7 +113,9 @@ struct ModelSpec {
   RecipeSpec recipe;
   std::optional<ReportedRun> reported;
 
-  double reported_gpu_days() const { return reported ? reported->gpus * reported->days : 0.0; }
+  double reported_gpu_days() const {
+    return reported && reported->on_gpus() ? reported->gpus * reported->days : 0.0;
+  }
   int64_t tokens_per_sample() const { return arch.seq_len; }
 };
 

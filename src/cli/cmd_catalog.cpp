@@ -40,6 +40,7 @@ const std::vector<Column<ModelSpec>>& model_columns() {
       reported(
           "reported_days", [](const ReportedRun& r) { return r.days; }, D::kPlain),
       reported("reported_gpu", [](const ReportedRun& r) { return r.gpu; }),
+      reported("reported_accelerator", [](const ReportedRun& r) { return r.accelerator; }),
       reported("reported_source", [](const ReportedRun& r) { return r.source; }),
       {"source_path", [](const M& m) { return Cell{m.source_path}; }},
   };

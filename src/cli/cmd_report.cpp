@@ -57,24 +57,9 @@ std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
   return models;
 }
 
-// Successful benchmark trials of the report's models, next to the planner's prediction recorded
-// with each: from --db, or from ./gpudays.db when it exists.
-std::vector<MeasuredRun> load_measurements(const ReportRequest& r,
-                                           const std::vector<const ModelSpec*>& models) {
-  if (!r.db_given && !std::filesystem::exists(r.db)) return {};
-  std::vector<MeasuredRun> out;
-  for (const TrialRecord& t : ResultsDb::open({r.db, /*read_only=*/true}).query({})) {
-    const bool wanted = std::any_of(
-        models.begin(), models.end(), [&](const ModelSpec* m) { return m->name == t.model; });
-    if (!wanted || !t.ok() || t.predicted_step_time_s <= 0.0) continue;
-    out.push_back(MeasuredRun{t.model,
-                              t.gpu,
-                              t.cluster.world_size(),
-                              t.predicted_step_time_s,
-                              t.step_time_s(),
-                              fmt::format("{} row '{}' ({})", r.db, t.key(), t.created_at)});
-  }
-  return out;
+// The results database: --db, or ./gpudays.db when it exists; empty: none.
+std::string results_path(const ReportRequest& r) {
+  return r.db_given || std::filesystem::exists(r.db) ? r.db : std::string();
 }
 
 std::string today() {
@@ -102,8 +87,12 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
                                  ? r.detail_gpu_count
                                  : *std::max_element(r.cost.counts.begin(), r.cost.counts.end());
   machine_layout(options.detail_gpu_count, options.cost.assumptions.base_machines);
+  options.results_path = results_path(r);
   ReportData data = collect_report_data(options);
-  data.measurements = load_measurements(r, options.models);
+  if (!options.results_path.empty()) {
+    add_measurements(
+        data, ResultsDb::open({options.results_path, /*read_only=*/true}).query({}), r.db);
+  }
   data.paper =
       compare_with_paper(catalog, *make_time_source({TimeSourceKind::kPlan, options.plan, ""}));
 
@@ -140,7 +129,8 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option(
          "--db",
          r->db,
-         "Benchmark results for predicted vs measured (default: ./gpudays.db if it exists)")
+         "Benchmark results: measured cells of the tables and predicted vs measured (default: "
+         "./gpudays.db if it exists)")
       ->each([r](const std::string&) { r->db_given = true; });
   cmd->add_option("--models",
                   r->models,
@@ -159,11 +149,13 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--gnuplot", r->gnuplot, "gnuplot executable (name on PATH or path)")
       ->capture_default_str();
   cmd->footer(
-      "Plots: purchase cost vs training days per model (log scales, Pareto frontier); the "
-      "feasibility grid (model x GPU: lightest of naive / free-lunch / all that fits); GPU-days "
-      "vs the originally reported run; speed-up of each tier over naive; predicted vs measured "
-      "(none yet). Every number comes from a planner row or a catalog entry, named in the "
-      "captions.\nExamples:\n  gpudays report --out out/report\n"
+      "Sections: a summary (per model, the fastest and cheapest option under 100 days and "
+      "$100K), the paper's tables (training days with optimal and naive settings, the optimal "
+      "settings, memory-saving methods, speed-up heat-maps, relative training speed against "
+      "the analytic FLOPs / peak estimate, amortised and cloud cost), feasibility, GPU-days vs "
+      "the reported run, predicted vs measured, per-model cost vs days. Every cell says whether "
+      "it is predicted (planner) or measured (--db), with its source.\nExamples:\n  gpudays report "
+      "--out out/report\n"
       "  gpudays report --out out/pythia --models pythia-410m,pythia-1b --gpus a100,h100 "
       "--counts 4,8,16");
   cmd->callback([&global, r] { run_report(global, *r); });

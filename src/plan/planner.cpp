@@ -75,7 +75,7 @@ PlanRow evaluate(const ModelSpec& model,
     row.training_days_range = row.error_band->range(row.training_days);
   }
   row.gpu_days = row.training_days * world;
-  if (model.reported) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
+  if (model.reported_gpu_days() > 0) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
   const double capacity = row.step_time_s * world * device.peak_flops();
   row.mfu = step_flops / capacity;
   const double recompute = recomputes ? w.recompute_flops / w.samples * global_batch : 0.0;

@@ -17,8 +17,9 @@ namespace gpudays {
 namespace fs = std::filesystem;
 namespace {
 
+// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2008), yellow last.
 constexpr const char* kColours[] = {
-    "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"};
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442"};
 constexpr int kPointTypes[] = {7, 5, 9, 13, 11, 15, 4, 6};
 
 std::string terminal_lines(const GnuplotPlot& p, const char* terminal, const char* ext) {
@@ -106,7 +107,7 @@ std::optional<GnuplotPlot> measured_plot(const ReportData& data, const std::stri
       "set xlabel 'predicted step time, s (planner, log scale)'\n"
       "set ylabel 'measured step time, s (benchmark, log scale)'\n"
       "plot x with lines dt 2 lc rgb '#888888' title 'measured = predicted', \\\n"
-      "  'data/measured.dat' using 1:2 with points pt 7 ps 1.4 lc rgb '#d95f02' "
+      "  'data/measured.dat' using 1:2 with points pt 7 ps 1.4 lc rgb '#D55E00' "
       "title 'measurements', \\\n"
       "  '' using 1:2:3 with labels offset char 0,1 font ',9' notitle\n",
       range,

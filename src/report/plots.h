@@ -43,6 +43,9 @@ std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
 std::optional<GnuplotPlot> feasibility_plot(const ReportData& data, const std::string& dir);
 std::optional<GnuplotPlot> gpu_days_plot(const ReportData& data, const std::string& dir);
 std::optional<GnuplotPlot> speedup_plot(const ReportData& data, const std::string& dir);
+// Heat-maps of the speed-up of free-lunch and of memory-saving (preset all) over naive: model rows
+// x (GPU type x count) columns (plots_heatmap.cpp).
+std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const std::string& dir);
 std::optional<GnuplotPlot> measured_plot(const ReportData& data, const std::string& dir);
 
 // Writes plots/NAME.gp for each plot and plots.gp drawing all of them, runs gnuplot once, and

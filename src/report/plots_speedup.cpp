@@ -10,7 +10,7 @@
 namespace gpudays {
 namespace {
 
-constexpr const char* kTierColours[] = {"", "#80b1d3", "#1f78b4"};  // free-lunch, all
+constexpr const char* kTierColours[] = {"", "#56B4E9", "#0072B2"};  // free-lunch, all
 
 struct Panel {
   std::vector<std::string> series;
@@ -50,7 +50,7 @@ Panel speedup_panel(const ReportData& data, size_t gpu, const std::string& dir) 
     const std::string file =
         write_report_file(dir, fmt::format("data/speedup_{}_no_naive.dat", stem), no_baseline);
     panel.series.push_back(
-        fmt::format("'{}' using 1:2 with points pt 2 ps 1.5 lw 2 lc rgb '#d62728' "
+        fmt::format("'{}' using 1:2 with points pt 2 ps 1.5 lw 2 lc rgb '#D55E00' "
                     "title 'naive is infeasible (no baseline)'",
                     file));
   }

@@ -116,7 +116,7 @@ std::optional<GnuplotPlot> feasibility_plot(const ReportData& data, const std::s
       "days of the fastest configuration)'\n"
       "set xrange [-0.5:{}-0.5]\nset yrange [{}-0.5:-0.5]\nset xtics {} font ',9'\n"
       "set tics scale 0\nunset key\nset cbrange [-0.5:3.5]\nset palette maxcolors 4\n"
-      "set palette defined (0 '#f4a6a6', 1 '#fee08b', 2 '#b8e186', 3 '#66bd63')\n"
+      "set palette defined (0 '#d9d9d9', 1 '#E69F00', 2 '#56B4E9', 3 '#009E73')\n"
       "set cbtics ('infeasible' 0, 'memory-saving (all)' 1, 'free-lunch' 2, 'naive' 3)\n"
       "set colorbox user origin screen {:.3f}, screen 0.3 size screen 0.015, screen 0.4\n",
       rows,

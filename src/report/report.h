@@ -3,10 +3,13 @@
 // gnuplot scripts and data files that drew them, and CSV files of every number shown.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/gnuplot.h"
+#include "report/plots.h"
 #include "report/report_data.h"
 #include "report/report_doc.h"
 
@@ -26,6 +29,41 @@ struct ReportOutputOptions {
 // EnvironmentError when gnuplot is missing or fails or a write fails.
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options);
+
+// The summary's lines: the paper's title, "$100K or 100 Days".
+inline constexpr double kSummaryMaxDays = 100.0;
+inline constexpr double kSummaryBudgetUsd = 100000.0;
+
+// Of one model's cost rows within both lines (indices into analysis.rows): the fastest, and the
+// cheapest to buy (ties: the faster).
+struct SummaryRow {
+  std::optional<size_t> fastest;
+  std::optional<size_t> cheapest;
+};
+SummaryRow summarise(const CostAnalysis& analysis);
+DocTable summary_table(const ReportData& data);  // report_summary.cpp
+
+// The report's sections in page order (report_sections.cpp). Each adds its headings, text,
+// tables and figures to `doc`, its plots to `plots` (drawn in one gnuplot run) and its CSV files
+// to `files` (name, contents). A new section is one function and one entry of the list.
+struct SectionContext {
+  const ReportData& data;
+  const std::string& dir;  // plot data files go under dir/data
+  std::vector<GnuplotPlot>& plots;
+  std::vector<std::pair<std::string, std::string>>& csv_files;
+  // Keeps the plot (when there is one) and returns its name.
+  std::optional<std::string> keep(std::optional<GnuplotPlot> plot);
+};
+using ReportSection = void (*)(Document& doc, SectionContext& context);
+struct NamedSection {
+  const char* name;
+  ReportSection add;
+};
+const std::vector<NamedSection>& report_sections();
+
+// Blocks of two sections (report.cpp): one model's cost plot and table, and the measured trials.
+void add_model_cost_blocks(Document& doc, SectionContext& context, size_t model_index);
+void add_measured_blocks(Document& doc, SectionContext& context);
 
 // Tables of the report (report_tables.cpp); each caption names its sources.
 DocTable cost_table(const ReportData& data, size_t model_index);

@@ -2,6 +2,7 @@
 #include "report/report_data.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -54,18 +55,32 @@ ReportData collect_report_data(const ReportDataOptions& options) {
   for (MethodPreset preset : kReportTiers)
     tier_sources.push_back(plan_source(options.plan, preset));
   const TrainingTimeSource& all_source = *tier_sources.back();
+  std::unique_ptr<TrainingTimeSource> measured_source;
+  if (!options.results_path.empty()) {
+    measured_source = make_bench_time_source(options.results_path);
+    data.results_path = options.results_path;
+  }
   data.cost_time_source = all_source.name();
   for (const ModelSpec* model : options.models) {
     data.costs.push_back(analyse_costs(*model, options.hardware, all_source, options.cost));
     for (const GpuSpec* gpu : data.gpus) {
       for (int64_t count : data.counts) {
         const ClusterShape layout = machine_layout(count, options.cost.assumptions.base_machines);
-        TierDetail detail{model->name, gpu->name, layout, {}};
+        TierDetail detail{model->name, gpu->name, layout, {}, std::nullopt};
         for (size_t t = 0; t < kReportTierCount; ++t) {
           detail.tiers[t] = tier_sources[t]->training_time(*model, *gpu, layout);
         }
+        if (measured_source) {
+          TrainingTime m = measured_source->training_time(*model, *gpu, layout);
+          if (m.fits) detail.measured = std::move(m);
+        }
         data.details.push_back(std::move(detail));
       }
+      data.methods.push_back(compare_memory_methods(
+          *model,
+          *gpu,
+          machine_layout(data.detail_gpu_count, options.cost.assumptions.base_machines),
+          options.plan));
     }
   }
   return data;
@@ -79,6 +94,60 @@ const TierDetail& tier_detail(const ReportData& data,
   if (it == data.counts.end()) throw std::out_of_range("tier_detail: count not in the report");
   const size_t k = static_cast<size_t>(it - data.counts.begin());
   return data.details.at((model_index * data.gpus.size() + gpu_index) * data.counts.size() + k);
+}
+
+void add_measurements(ReportData& data,
+                      const std::vector<TrialRecord>& trials,
+                      const std::string& db_label) {
+  std::map<std::string, int> failed;       // status -> trials
+  std::map<std::string, int> unpredicted;  // model -> successful trials without a prediction
+  for (const TrialRecord& t : trials) {
+    if (!t.ok()) {
+      ++failed[to_string(t.measured.status)];
+      continue;
+    }
+    if (t.predicted_step_time_s <= 0.0) {
+      ++unpredicted[t.model];
+      continue;
+    }
+    const bool reported = std::any_of(data.models.begin(),
+                                      data.models.end(),
+                                      [&](const ModelSpec* m) { return m->name == t.model; });
+    data.measurements.push_back(MeasuredRun{
+        t.model,
+        t.gpu,
+        t.cluster.world_size(),
+        t.predicted_step_time_s,
+        t.step_time_s(),
+        fmt::format("{} row '{}' ({}){}",
+                    db_label,
+                    t.key(),
+                    t.created_at,
+                    reported ? "" : "; a model outside this report's models (not in its tables)")});
+  }
+  for (const auto& [status, n] : failed) {
+    data.measurements_left_out.push_back(
+        fmt::format("{} trial{} of {} with status {}: not successful, so no step time to show.",
+                    n,
+                    n == 1 ? "" : "s",
+                    db_label,
+                    status));
+  }
+  for (const auto& [model, n] : unpredicted) {
+    data.measurements_left_out.push_back(
+        fmt::format("{} successful trial{} of {} in {} without a recorded prediction (run "
+                    "without the planner's estimate), so no predicted step time to compare.",
+                    n,
+                    n == 1 ? "" : "s",
+                    model,
+                    db_label));
+  }
+}
+
+const MethodComparison& method_comparison(const ReportData& data,
+                                          size_t model_index,
+                                          size_t gpu_index) {
+  return data.methods.at(model_index * data.gpus.size() + gpu_index);
 }
 
 int lightest_fitting_tier(const TierDetail& detail) {

@@ -1,10 +1,12 @@
 // Everything the report shows, computed once: the cost analysis of every model over the hardware
 // options, and for each model x GPU at one GPU count the best configuration of each method tier
-// (naive, free-lunch, all). Numbers come only from the planner (through TrainingTimeSource) and
-// the catalog; measurements are passed in (none exist yet).
+// (naive, free-lunch, all), the fastest measured trial of each cell when a results database is
+// given, and the memory-saving methods comparison. Numbers come from the planner and the results
+// database (both through TrainingTimeSource) and the catalog; nothing else.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,8 @@
 #include "catalog/model_spec.h"
 #include "cost/cost_analysis.h"
 #include "plan/planner.h"
+#include "report/method_comparison.h"
+#include "results/trial_record.h"
 
 namespace gpudays {
 
@@ -36,6 +40,9 @@ struct TierDetail {
   std::string gpu;
   ClusterShape layout;
   TrainingTime tiers[kReportTierCount];  // naive, free-lunch, all
+  // The fastest successful trial of the results database on this model, GPU and count (its
+  // provenance in `provenance`); absent without a database or such a trial.
+  std::optional<TrainingTime> measured;
 };
 
 struct ReportDataOptions {
@@ -43,7 +50,8 @@ struct ReportDataOptions {
   std::vector<HardwareOption> hardware;  // every GPU x count (cost plots, feasibility grid)
   int64_t detail_gpu_count = 8;          // one of the counts: speed-up and GPU-days comparison
   CostOptions cost;
-  PlanOptions plan;  // preset ignored: the cost plots use all, the tiers their own
+  PlanOptions plan;          // preset ignored: the cost plots use all, the tiers their own
+  std::string results_path;  // the results database of the measured cells; empty: none
 };
 
 struct ReportData {
@@ -57,6 +65,9 @@ struct ReportData {
   CostOptions cost;
   std::vector<MeasuredRun> measurements;
   std::vector<PaperCell> paper;  // the reference paper's figures beside ours (paper_section.h)
+  std::string results_path;                        // empty: no database
+  std::vector<std::string> measurements_left_out;  // trials not shown, each with the reason
+  std::vector<MethodComparison> methods;           // one per model x GPU at detail_gpu_count
 };
 
 // Throws InputError when detail_gpu_count is not one of the hardware counts.
@@ -67,6 +78,18 @@ const TierDetail& tier_detail(const ReportData& data,
                               size_t model_index,
                               size_t gpu_index,
                               int64_t gpu_count);
+
+// The trials of a results database (`db_label` names it) as the report's measurements: every
+// successful trial with a recorded prediction, of any model (those outside the report's models
+// say so in their source); the others are listed in measurements_left_out with the reason.
+void add_measurements(ReportData& data,
+                      const std::vector<TrialRecord>& trials,
+                      const std::string& db_label);
+
+// The memory-saving comparison of model `model_index` on GPU `gpu_index` (detail_gpu_count).
+const MethodComparison& method_comparison(const ReportData& data,
+                                          size_t model_index,
+                                          size_t gpu_index);
 
 // The lightest tier that fits (index into kReportTiers), or -1 when none does.
 int lightest_fitting_tier(const TierDetail& detail);

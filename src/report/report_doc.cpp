@@ -33,6 +33,13 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// A table cell: escaped, a line break where the text has one.
+std::string html_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '\n' ? std::string("<br>") : html_escape(std::string(1, c));
+  return out;
+}
+
 std::string base64(const std::string& bytes) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -72,10 +79,24 @@ constexpr const char* kStyle =
     "table{border-collapse:collapse;font-size:.85em;margin:1em 0}"
     "th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}"
     "th{background:#f4f4f4}tr:nth-child(even){background:#fafafa}"
-    "caption{caption-side:bottom;font-size:.9em;color:#555;text-align:left;padding-top:.3em}";
+    "caption{caption-side:bottom;font-size:.9em;color:#555;text-align:left;padding-top:.3em}"
+    ".toc{background:#f8f8f8;border:1px solid #ddd;padding:.5em 1em;margin:1em 0}"
+    ".toc ul{margin:.3em 0}.toc li.toc3{margin-left:1.5em;font-size:.9em}"
+    "details{margin:.5em 0;border:1px solid #eee;padding:.3em .6em}"
+    "summary{cursor:pointer;font-weight:600}";
+
+std::vector<const DocHeading*> toc_entries(const Document& doc) {
+  std::vector<const DocHeading*> out;
+  for (const DocBlock& block : doc.blocks) {
+    const auto* h = std::get_if<DocHeading>(&block);
+    if (h != nullptr && !h->anchor.empty() && h->level <= 3) out.push_back(h);
+  }
+  return out;
+}
 
 struct HtmlBlock {
   std::string& out;
+  const Document& doc;
   void operator()(const DocHeading& h) const {
     const std::string id = h.anchor.empty() ? "" : fmt::format(" id=\"{}\"", h.anchor);
     out += fmt::format("<h{0}{1}>{2}</h{0}>\n", h.level, id, html_escape(h.text));
@@ -98,7 +119,7 @@ struct HtmlBlock {
     out += "</tr>\n";
     for (const auto& row : t.rows) {
       out += "<tr>";
-      for (const auto& cell : row) out += fmt::format("<td>{}</td>", html_escape(cell));
+      for (const auto& cell : row) out += fmt::format("<td>{}</td>", html_cell(cell));
       out += "</tr>\n";
     }
     if (!t.caption.empty()) out += fmt::format("<caption>{}</caption>\n", html_escape(t.caption));
@@ -109,11 +130,27 @@ struct HtmlBlock {
     for (const auto& item : l.items) out += fmt::format("<li>{}</li>\n", html_escape(item));
     out += "</ul>\n";
   }
+  void operator()(const DocToc&) const {
+    out += "<nav class=\"toc\"><strong>Contents</strong>\n<ul>\n";
+    for (const DocHeading* h : toc_entries(doc)) {
+      out += fmt::format("<li class=\"toc{}\"><a href=\"#{}\">{}</a></li>\n",
+                         h->level,
+                         html_escape(h->anchor),
+                         html_escape(h->text));
+    }
+    out += "</ul></nav>\n";
+  }
+  void operator()(const DocDetailsBegin& d) const {
+    out += fmt::format("<details><summary>{}</summary>\n", html_escape(d.summary));
+  }
+  void operator()(const DocDetailsEnd&) const { out += "</details>\n"; }
 };
 
 struct MarkdownBlock {
   std::string& out;
+  const Document& doc;
   void operator()(const DocHeading& h) const {
+    if (!h.anchor.empty()) out += fmt::format("<a id=\"{}\"></a>\n\n", h.anchor);
     out +=
         fmt::format("{} {}\n\n", std::string(static_cast<size_t>(h.level), '#'), md_escape(h.text));
   }
@@ -141,6 +178,17 @@ struct MarkdownBlock {
     for (const auto& item : l.items) out += fmt::format("- {}\n", md_escape(item));
     out += "\n";
   }
+  void operator()(const DocToc&) const {
+    for (const DocHeading* h : toc_entries(doc)) {
+      out +=
+          fmt::format("{}- [{}](#{})\n", h->level == 3 ? "  " : "", md_escape(h->text), h->anchor);
+    }
+    out += "\n";
+  }
+  void operator()(const DocDetailsBegin& d) const {
+    out += fmt::format("<details><summary>{}</summary>\n\n", html_escape(d.summary));
+  }
+  void operator()(const DocDetailsEnd&) const { out += "</details>\n\n"; }
 };
 
 }  // namespace
@@ -162,14 +210,14 @@ std::string render_html(const Document& doc) {
       "<style>{1}</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
       html_escape(doc.title),
       kStyle);
-  for (const DocBlock& block : doc.blocks) std::visit(HtmlBlock{out}, block);
+  for (const DocBlock& block : doc.blocks) std::visit(HtmlBlock{out, doc}, block);
   out += "</body>\n</html>\n";
   return out;
 }
 
 std::string render_markdown(const Document& doc) {
   std::string out = fmt::format("# {}\n\n", md_escape(doc.title));
-  for (const DocBlock& block : doc.blocks) std::visit(MarkdownBlock{out}, block);
+  for (const DocBlock& block : doc.blocks) std::visit(MarkdownBlock{out, doc}, block);
   return out;
 }
 

@@ -37,7 +37,25 @@ struct DocList {
   std::vector<std::string> items;
 };
 
-using DocBlock = std::variant<DocHeading, DocParagraph, DocFigure, DocTable, DocList>;
+// The table of contents: a link to every heading with an anchor (levels 2 and 3), filled in by
+// the renderers, so every link has its target.
+struct DocToc {};
+
+// A collapsed part of the page: every block between a DocDetailsBegin and its DocDetailsEnd
+// (HTML <details>; Markdown keeps the same tags, which GitHub renders).
+struct DocDetailsBegin {
+  std::string summary;
+};
+struct DocDetailsEnd {};
+
+using DocBlock = std::variant<DocHeading,
+                              DocParagraph,
+                              DocFigure,
+                              DocTable,
+                              DocList,
+                              DocToc,
+                              DocDetailsBegin,
+                              DocDetailsEnd>;
 
 struct Document {
   std::string title;

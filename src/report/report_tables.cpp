@@ -114,10 +114,13 @@ DocTable gpu_days_table(const ReportData& data) {
   t.headers.push_back("source of the reported run");
   for (size_t i = 0; i < data.models.size(); ++i) {
     const ModelSpec& m = *data.models[i];
-    if (m.reported_gpu_days() <= 0) continue;
+    if (m.reported_gpu_days() <= 0) continue;  // none, or not on GPUs
     std::vector<std::string> row = {
         m.name,
-        fmt::format("{} x {} for {:g} days", m.reported->gpus, m.reported->gpu, m.reported->days),
+        fmt::format("{} x {} for {:g} days",
+                    m.reported->gpus,
+                    m.reported->gpu.empty() ? "GPUs (type not given)" : m.reported->gpu,
+                    m.reported->days),
         fmt::format("{:g}", m.reported_gpu_days())};
     for (size_t j = 0; j < data.gpus.size(); ++j) {
       const TrainingTime& a =

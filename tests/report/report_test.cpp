@@ -74,7 +74,8 @@ TEST(Report, WritesEveryFileWithNonEmptyPlots) {
                                           "cost_vs_days_pythia-2.8b",
                                           "feasibility",
                                           "gpu_days_vs_reported",
-                                          "speedup_over_naive"};
+                                          "speedup_over_naive",
+                                          "speedup_heatmap"};
   for (const std::string& p : plots) {
     expect_real_png(fs::path(dir) / (p + ".png"));
     const std::string svg = read_file(fs::path(dir) / (p + ".svg"));
@@ -104,7 +105,13 @@ TEST(Report, WritesEveryFileWithNonEmptyPlots) {
   }
   EXPECT_EQ(html.find("http://"), std::string::npos);  // self-contained: no network
   EXPECT_EQ(html.find("https://"), std::string::npos);
-  for (const char* f : {"costs.csv", "tiers.csv", "plots.gp", "gnuplot.log"}) {
+  for (const char* f : {"costs.csv",
+                        "tiers.csv",
+                        "training_days.csv",
+                        "memory_methods.csv",
+                        "relative_speed.csv",
+                        "plots.gp",
+                        "gnuplot.log"}) {
     EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / f)) << f;
   }
 }
