@@ -3,7 +3,8 @@
 # `install-torch.sh cpp VENV`: the wheel without its dependencies plus the two CUDA runtime libraries
 # libtorch_cpu.so needs at load time (cudart, cupti), enough to build and run the C++ code on CPU.
 # `install-torch.sh ref VENV`: the full torch (with every NVIDIA dependency, or `import torch` fails),
-# transformers and safetensors, the reference the parity tests compare against (tests/models).
+# transformers and safetensors, the reference the parity tests compare against (tests/models), and
+# tokenizers and megatron-core, the references of the data parity test (tests/datasets/parity.py).
 # Idempotent: a stamp file per mode makes a second run instant. Extra wheel folders: PIP_FIND_LINKS.
 set -euo pipefail
 
@@ -15,7 +16,8 @@ readonly torch_version=2.11.0
 # The exact builds torch 2.11.0's metadata pins (via cuda-toolkit 13.0.2).
 readonly cpp_packages=("torch==${torch_version}" "nvidia-cuda-runtime==13.0.96"
                        "nvidia-cuda-cupti==13.0.85")
-readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safetensors==0.8.0")
+readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safetensors==0.8.0"
+                       "tokenizers==0.23.3" "megatron-core==0.16.1")
 
 case "$mode" in
   cpp) packages=("${cpp_packages[@]}"); pip_flags=(--no-deps) ;;

@@ -20,6 +20,7 @@ void add_trial_command(CLI::App& app, const GlobalOptions& global);  // LibTorch
 void add_cost_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);
 void add_validate_command(CLI::App& app, const GlobalOptions& global);
+void add_data_commands(CLI::App& app, const GlobalOptions& global);  // data tokenize|images|inspect
 
 // --model NAME and --model-file PATH (resolved with Catalog::resolve_model), shared by commands.
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file);

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
       "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
       "(plan, cost, results, best, models, gpus); JSON documents carry schema_version and build.");
   add_validate_command(app, global);
+  add_data_commands(app, global);
   check_number_options(app);
   if (argc == 1) {
     std::cout << app.help();
