@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev gnuplot-nox
           libopenmpi-dev openmpi-bin clang-format
+          libicu-dev libstb-dev  # src/data: Unicode classes and normalization; image decoding
           clang libclang-rt-14-dev llvm)  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
 missing=()
 for p in "${packages[@]}"; do

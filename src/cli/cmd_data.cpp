@@ -28,30 +28,47 @@ void run_tokenize(const data::TokenizeOptions& options) {
   std::cout << fmt::format(
       "wrote {}.bin and {}.idx: {} documents, {} tokens ({}), {:.1f} MB of text in {:.2f} s "
       "({:.2f} MB/s)\n",
-      options.out_prefix, options.out_prefix, s.documents, s.tokens, s.dtype, s.text_bytes / 1e6,
-      s.seconds, s.seconds > 0 ? s.text_bytes / 1e6 / s.seconds : 0.0);
+      options.out_prefix,
+      options.out_prefix,
+      s.documents,
+      s.tokens,
+      s.dtype,
+      s.text_bytes / 1e6,
+      s.seconds,
+      s.seconds > 0 ? s.text_bytes / 1e6 / s.seconds : 0.0);
 }
 
 void run_inspect(const InspectRequest& r) {
   if (r.images) {
     const auto images = data::open_image_samples(r.path);
     const data::Split split = data::split_samples(images->num_samples(), r.eval_fraction);
-    std::cout << fmt::format("{}: {} images of {}x{}x{} (channels x height x width), {} classes; "
-                             "{} train, {} held out\n",
-                             r.path, images->num_samples(), images->channels(), images->height(),
-                             images->width(), images->num_classes(), split.train_samples,
-                             split.eval_samples);
+    std::cout << fmt::format(
+        "{}: {} images of {}x{}x{} (channels x height x width), {} classes; "
+        "{} train, {} held out\n",
+        r.path,
+        images->num_samples(),
+        images->channels(),
+        images->height(),
+        images->width(),
+        images->num_classes(),
+        split.train_samples,
+        split.eval_samples);
     if (r.sample >= 0) {
       std::vector<uint8_t> pixels(images->channels() * images->height() * images->width());
-      std::cout << fmt::format("sample {}: label {}\n", r.sample, images->read_sample(r.sample, pixels.data()));
+      std::cout << fmt::format(
+          "sample {}: label {}\n", r.sample, images->read_sample(r.sample, pixels.data()));
     }
     return;
   }
   const auto samples = data::open_token_samples(r.path, r.seq_len);
   const data::Split split = data::split_samples(samples->num_samples(), r.eval_fraction);
   std::cout << fmt::format("{}: {} samples of {} + 1 tokens, ids below {}; {} train, {} held out\n",
-                           r.path, samples->num_samples(), r.seq_len, samples->vocab_limit(),
-                           split.train_samples, split.eval_samples);
+                           r.path,
+                           samples->num_samples(),
+                           r.seq_len,
+                           samples->vocab_limit(),
+                           split.train_samples,
+                           split.eval_samples);
   if (r.sample >= 0) {
     std::vector<int64_t> tokens(samples->sample_tokens());
     samples->read_sample(r.sample, tokens.data());
@@ -70,7 +87,8 @@ void add_tokenize(CLI::App& data_cmd) {
   cmd->add_option("--out", r->out_prefix, "Output prefix (writes PREFIX.bin and PREFIX.idx)")
       ->required();
   cmd->add_option("--eod", r->eod_token, "End-of-document token")->capture_default_str();
-  cmd->add_option("inputs", r->inputs,
+  cmd->add_option("inputs",
+                  r->inputs,
                   "Text files (one document each) or .jsonl files (one document per line, its "
                   "\"text\")")
       ->required();
@@ -92,8 +110,12 @@ void add_images(CLI::App& data_cmd) {
       ->capture_default_str();
   cmd->callback([r] {
     const data::ImagePackSummary s = data::pack_images(*r);
-    std::cout << fmt::format("wrote {}: {} images of {}x{} in {} classes\n", r->out_path, s.images,
-                             r->size_px, r->size_px, s.classes);
+    std::cout << fmt::format("wrote {}: {} images of {}x{} in {} classes\n",
+                             r->out_path,
+                             s.images,
+                             r->size_px,
+                             r->size_px,
+                             s.classes);
   });
 }
 

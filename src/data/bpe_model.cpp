@@ -12,8 +12,8 @@
 namespace gpudays::data {
 namespace {
 
-constexpr size_t kCacheEntries = 1 << 20;   // cleared when full
-constexpr size_t kCachedWordBytes = 256;    // longer words are merged every time
+constexpr size_t kCacheEntries = 1 << 20;  // cleared when full
+constexpr size_t kCachedWordBytes = 256;   // longer words are merged every time
 
 uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
@@ -41,8 +41,8 @@ BpeModel::BpeModel(BpeModelOptions options) : options_(std::move(options)) {
     const auto l = options_.vocab.find(left), r = options_.vocab.find(right);
     const auto m = options_.vocab.find(left + right);
     if (l == options_.vocab.end() || r == options_.vocab.end() || m == options_.vocab.end())
-      throw InputError(fmt::format("merge {} ('{}' '{}') names a token the vocabulary lacks", rank,
-                                   left, right));
+      throw InputError(fmt::format(
+          "merge {} ('{}' '{}') names a token the vocabulary lacks", rank, left, right));
     merges_.emplace(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
   }
 }

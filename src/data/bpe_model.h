@@ -15,7 +15,7 @@
 namespace gpudays::data {
 
 struct BpeModelOptions {
-  std::unordered_map<std::string, int32_t> vocab;            // token (byte alphabet) -> id
+  std::unordered_map<std::string, int32_t> vocab;           // token (byte alphabet) -> id
   std::vector<std::pair<std::string, std::string>> merges;  // by rank, lowest first
   int32_t unk_id = -1;         // for a byte whose character is not in the vocabulary; -1 drops it
   bool ignore_merges = false;  // a word that is a whole token is that token

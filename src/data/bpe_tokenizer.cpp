@@ -14,7 +14,8 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
       added_by_first_byte_(256) {
   for (AddedToken& token : settings_.added_tokens)
     if (token.normalized)
-      for (const NormalForm form : settings_.normal_forms) token.content = normalize(token.content, form);
+      for (const NormalForm form : settings_.normal_forms)
+        token.content = normalize(token.content, form);
   const auto& tokens = settings_.added_tokens;
   for (size_t t = 0; t < tokens.size(); ++t)
     if (!tokens[t].content.empty())
@@ -26,14 +27,17 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
 }
 
 template <typename Next>
-void BpeTokenizer::split_added(std::string_view text, bool normalized, std::vector<int64_t>& ids,
+void BpeTokenizer::split_added(std::string_view text,
+                               bool normalized,
+                               std::vector<int64_t>& ids,
                                Next&& next) const {
   size_t piece_start = 0;
   for (size_t at = 0; at < text.size();) {
     const AddedToken* match = nullptr;  // leftmost, then longest
     for (const size_t t : added_by_first_byte_[static_cast<unsigned char>(text[at])]) {
       const AddedToken& token = settings_.added_tokens[t];
-      if (token.normalized == normalized && text.compare(at, token.content.size(), token.content) == 0) {
+      if (token.normalized == normalized &&
+          text.compare(at, token.content.size(), token.content) == 0) {
         match = &token;
         break;
       }
@@ -88,7 +92,8 @@ std::optional<int64_t> BpeTokenizer::token_id(const std::string& token) const {
 int64_t BpeTokenizer::vocab_size() const {
   int64_t largest = -1;
   for (const auto& [token, id] : model_->vocab()) largest = std::max<int64_t>(largest, id);
-  for (const AddedToken& added : settings_.added_tokens) largest = std::max<int64_t>(largest, added.id);
+  for (const AddedToken& added : settings_.added_tokens)
+    largest = std::max<int64_t>(largest, added.id);
   return largest + 1;
 }
 

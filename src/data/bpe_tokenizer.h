@@ -47,7 +47,9 @@ class BpeTokenizer {
  private:
   // Splits `text` on added tokens of one kind (raw or normalized); the rest goes to `next`.
   template <typename Next>
-  void split_added(std::string_view text, bool normalized, std::vector<int64_t>& ids,
+  void split_added(std::string_view text,
+                   bool normalized,
+                   std::vector<int64_t>& ids,
                    Next&& next) const;
   void encode_normalized(std::string_view text, std::vector<int64_t>& ids) const;
   void encode_words(std::string_view text, std::vector<int64_t>& ids) const;

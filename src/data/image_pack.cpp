@@ -27,11 +27,13 @@ struct LabelledFile {
 
 bool is_image(const fs::path& path) {
   std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(
+      ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
-std::vector<LabelledFile> list_images(const std::string& folder, std::vector<std::string>& classes) {
+std::vector<LabelledFile> list_images(const std::string& folder,
+                                      std::vector<std::string>& classes) {
   std::error_code error;
   if (!fs::is_directory(folder, error)) throw InputError(fmt::format("{} is not a folder", folder));
   for (const auto& entry : fs::directory_iterator(folder))
@@ -46,7 +48,8 @@ std::vector<LabelledFile> list_images(const std::string& folder, std::vector<std
     for (auto& name : names) files.push_back({std::move(name), static_cast<int32_t>(label)});
   }
   if (files.empty())
-    throw InputError(fmt::format("{} has no .jpg, .jpeg or .png files in class subfolders", folder));
+    throw InputError(
+        fmt::format("{} has no .jpg, .jpeg or .png files in class subfolders", folder));
   return files;
 }
 
@@ -70,8 +73,10 @@ std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px)
   const int resized_w = std::max<int>(size_px, static_cast<int>(std::lround(width * scale)));
   const int resized_h = std::max<int>(size_px, static_cast<int>(std::lround(height * scale)));
   std::vector<uint8_t> resized(static_cast<size_t>(resized_w) * resized_h * 3);
-  if (!stbir_resize_uint8(pixels.get(), width, height, 0, resized.data(), resized_w, resized_h, 0, 3))
-    throw InputError(fmt::format("{}: cannot resize {}x{} to {}x{}", path, width, height, resized_w, resized_h));
+  if (!stbir_resize_uint8(
+          pixels.get(), width, height, 0, resized.data(), resized_w, resized_h, 0, 3))
+    throw InputError(
+        fmt::format("{}: cannot resize {}x{} to {}x{}", path, width, height, resized_w, resized_h));
   const int64_t x0 = (resized_w - size_px) / 2, y0 = (resized_h - size_px) / 2;
   std::vector<uint8_t> square(static_cast<size_t>(3 * size_px * size_px));
   for (int64_t c = 0; c < 3; ++c)
@@ -85,11 +90,13 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   if (options.size_px < 1) throw InputError(fmt::format("image size {} px", options.size_px));
   ImagePackSummary summary;
   const std::vector<LabelledFile> files = list_images(options.folder, summary.class_names);
-  const std::vector<int64_t> order = epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
+  const std::vector<int64_t> order =
+      epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
   std::unique_ptr<std::FILE, FileCloser> out(std::fopen(options.out_path.c_str(), "wb"));
   if (!out) throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
   const uint64_t count = files.size();
-  const uint32_t shape[4] = {3, static_cast<uint32_t>(options.size_px),
+  const uint32_t shape[4] = {3,
+                             static_cast<uint32_t>(options.size_px),
                              static_cast<uint32_t>(options.size_px),
                              static_cast<uint32_t>(summary.class_names.size())};
   write_all(out.get(), "GDIMAGE1", 8, options.out_path);
@@ -107,7 +114,8 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
     write_all(out.get(), &length, 4, options.out_path);
     write_all(out.get(), name.data(), name.size(), options.out_path);
   }
-  if (std::fclose(out.release()) != 0) throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
+  if (std::fclose(out.release()) != 0)
+    throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
   summary.images = static_cast<int64_t>(count);
   summary.classes = static_cast<int64_t>(summary.class_names.size());
   return summary;

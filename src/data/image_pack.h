@@ -16,7 +16,7 @@
 namespace gpudays::data {
 
 struct ImagePackOptions {
-  std::string folder;    // FOLDER/CLASS/IMAGE.{jpg,jpeg,png}; classes in name order
+  std::string folder;  // FOLDER/CLASS/IMAGE.{jpg,jpeg,png}; classes in name order
   std::string out_path;
   int64_t size_px = 224;  // shorter side resized to this, then the centre square cropped
   uint64_t seed = 0;      // the images are written in a seeded random order, so a held-out tail

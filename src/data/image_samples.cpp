@@ -22,18 +22,23 @@ class PackedImages : public ImageSamples {
   explicit PackedImages(const std::string& path) : file_(path) {
     const uint8_t* d = file_.data();
     const int64_t size = file_.size_bytes();
-    if (size < kHeaderBytes) fail(path, size, fmt::format("truncated: {} bytes, the header alone is 32", size));
-    if (std::memcmp(d, "GDIMAGE1", 8) != 0) fail(path, 0, "wrong magic; not a packed image file (expected GDIMAGE1)");
+    if (size < kHeaderBytes)
+      fail(path, size, fmt::format("truncated: {} bytes, the header alone is 32", size));
+    if (std::memcmp(d, "GDIMAGE1", 8) != 0)
+      fail(path, 0, "wrong magic; not a packed image file (expected GDIMAGE1)");
     uint64_t count;
     uint32_t shape[4];
     std::memcpy(&count, d + 8, 8);
     std::memcpy(shape, d + 16, 16);
-    if (shape[0] < 1 || shape[0] > 4 || shape[1] < 1 || shape[2] < 1 || shape[1] > 65536 || shape[2] > 65536)
+    if (shape[0] < 1 || shape[0] > 4 || shape[1] < 1 || shape[2] < 1 || shape[1] > 65536 ||
+        shape[2] > 65536)
       fail(path, 16, fmt::format("impossible shape {}x{}x{}", shape[0], shape[1], shape[2]));
     if (shape[3] < 1) fail(path, 28, "no classes");
     image_bytes_ = int64_t{shape[0]} * shape[1] * shape[2];
     if (count < 1 || count > static_cast<uint64_t>(size) / (4 + image_bytes_))
-      fail(path, 8, fmt::format("{} images of {} bytes do not fit in {} bytes", count, image_bytes_, size));
+      fail(path,
+           8,
+           fmt::format("{} images of {} bytes do not fit in {} bytes", count, image_bytes_, size));
     count_ = static_cast<int64_t>(count);
     channels_ = shape[0], height_ = shape[1], width_ = shape[2], classes_ = shape[3];
     pixels_at_ = kHeaderBytes + 4 * count_;
@@ -63,12 +68,15 @@ class PackedImages : public ImageSamples {
   void check_names(const std::string& path, int64_t at) const {
     for (int64_t k = 0; k < classes_; ++k) {
       uint32_t length = 0;
-      if (at + 4 > file_.size_bytes()) fail(path, at, fmt::format("truncated before class name {}", k));
+      if (at + 4 > file_.size_bytes())
+        fail(path, at, fmt::format("truncated before class name {}", k));
       std::memcpy(&length, file_.data() + at, 4);
-      if (length > file_.size_bytes() - at - 4) fail(path, at, fmt::format("class name {} runs past the end", k));
+      if (length > file_.size_bytes() - at - 4)
+        fail(path, at, fmt::format("class name {} runs past the end", k));
       at += 4 + length;
     }
-    if (at != file_.size_bytes()) fail(path, at, fmt::format("{} unexpected bytes at the end", file_.size_bytes() - at));
+    if (at != file_.size_bytes())
+      fail(path, at, fmt::format("{} unexpected bytes at the end", file_.size_bytes() - at));
   }
 
   MappedFile file_;

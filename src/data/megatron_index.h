@@ -40,16 +40,19 @@ inline constexpr int64_t kIndexHeaderBytes = 34;
 
 struct MegatronIndex {
   TokenDtype dtype;
-  std::vector<int32_t> sequence_lengths;    // tokens per sequence
-  std::vector<int64_t> sequence_pointers;   // byte offset of each sequence in the .bin
-  std::vector<int64_t> document_indices;    // [0, ..., N]
+  std::vector<int32_t> sequence_lengths;   // tokens per sequence
+  std::vector<int64_t> sequence_pointers;  // byte offset of each sequence in the .bin
+  std::vector<int64_t> document_indices;   // [0, ..., N]
 };
 
 // Parses and validates an index (magic, version, dtype, counts against the file size, lengths,
 // document indices), then checks every sequence lies inside a .bin of `bin_bytes` bytes. Every
 // error is an InputError naming the file and the byte offset.
-MegatronIndex parse_megatron_index(const uint8_t* idx, int64_t idx_bytes, const std::string& idx_path,
-                                   int64_t bin_bytes, const std::string& bin_path);
+MegatronIndex parse_megatron_index(const uint8_t* idx,
+                                   int64_t idx_bytes,
+                                   const std::string& idx_path,
+                                   int64_t bin_bytes,
+                                   const std::string& bin_path);
 
 // Writes PREFIX.bin and PREFIX.idx, one sequence per document (as Megatron-LM's preprocessing
 // does), in `dtype`. Throws EnvironmentError when a file cannot be written and InputError for a

@@ -82,8 +82,8 @@ RankSlice rank_slice(int64_t global_batch, int rank, int world) {
   if (world < 1 || rank < 0 || rank >= world)
     throw InputError(fmt::format("rank {} of {} ranks", rank, world));
   if (global_batch < 1 || global_batch % world != 0)
-    throw InputError(fmt::format("global batch {} does not split evenly over {} ranks",
-                                 global_batch, world));
+    throw InputError(
+        fmt::format("global batch {} does not split evenly over {} ranks", global_batch, world));
   const int64_t count = global_batch / world;
   return {rank * count, count};
 }

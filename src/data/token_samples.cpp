@@ -22,8 +22,10 @@ class PackedTokenSamples : public TokenSamples {
       : stream_(std::move(stream)), seq_len_(seq_len) {
     num_samples_ = stream_->num_tokens() > seq_len ? (stream_->num_tokens() - 1) / seq_len : 0;
     if (num_samples_ == 0)
-      throw InputError(fmt::format("{} holds {} tokens, too few for one sample of {} + 1", name,
-                                   stream_->num_tokens(), seq_len));
+      throw InputError(fmt::format("{} holds {} tokens, too few for one sample of {} + 1",
+                                   name,
+                                   stream_->num_tokens(),
+                                   seq_len));
   }
   int64_t num_samples() const override { return num_samples_; }
   int64_t sample_tokens() const override { return seq_len_ + 1; }

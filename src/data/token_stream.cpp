@@ -13,22 +13,44 @@ namespace gpudays::data {
 namespace {
 
 // Converts `count` items of `dtype` at `bytes` to int64; `byte_offset` names the first in errors.
-void widen(const uint8_t* bytes, const TokenDtype& dtype, int64_t count, int64_t* out,
-           const std::string& path, int64_t byte_offset) {
+void widen(const uint8_t* bytes,
+           const TokenDtype& dtype,
+           int64_t count,
+           int64_t* out,
+           const std::string& path,
+           int64_t byte_offset) {
   for (int64_t i = 0; i < count; ++i) {
     const uint8_t* at = bytes + i * dtype.item_bytes;
     int64_t value = 0;
     switch (dtype.code) {
-      case 1: value = at[0]; break;
-      case 2: value = static_cast<int8_t>(at[0]); break;
-      case 3: { int16_t v; std::memcpy(&v, at, 2); value = v; } break;
-      case 4: { int32_t v; std::memcpy(&v, at, 4); value = v; } break;
-      case 5: std::memcpy(&value, at, 8); break;
-      default: { uint16_t v; std::memcpy(&v, at, 2); value = v; }
+      case 1:
+        value = at[0];
+        break;
+      case 2:
+        value = static_cast<int8_t>(at[0]);
+        break;
+      case 3: {
+        int16_t v;
+        std::memcpy(&v, at, 2);
+        value = v;
+      } break;
+      case 4: {
+        int32_t v;
+        std::memcpy(&v, at, 4);
+        value = v;
+      } break;
+      case 5:
+        std::memcpy(&value, at, 8);
+        break;
+      default: {
+        uint16_t v;
+        std::memcpy(&v, at, 2);
+        value = v;
+      }
     }
     if (value < 0)
-      throw InputError(fmt::format("{}: offset {}: negative token id {}", path,
-                                   byte_offset + i * dtype.item_bytes, value));
+      throw InputError(fmt::format(
+          "{}: offset {}: negative token id {}", path, byte_offset + i * dtype.item_bytes, value));
     out[i] = value;
   }
 }
@@ -37,8 +59,8 @@ class MegatronStream : public TokenStream {
  public:
   explicit MegatronStream(const std::string& prefix)
       : bin_(prefix + ".bin"), idx_(prefix + ".idx") {
-    index_ = parse_megatron_index(idx_.data(), idx_.size_bytes(), idx_.path(), bin_.size_bytes(),
-                                  bin_.path());
+    index_ = parse_megatron_index(
+        idx_.data(), idx_.size_bytes(), idx_.path(), bin_.size_bytes(), bin_.path());
     starts_.resize(index_.sequence_lengths.size() + 1, 0);
     for (size_t i = 0; i < index_.sequence_lengths.size(); ++i)
       starts_[i + 1] = starts_[i] + index_.sequence_lengths[i];
@@ -74,10 +96,13 @@ class FlatStream : public TokenStream {
     dtype_ = token_dtype_from_code(item_bytes == 2 ? 8 : 4, path, 0);
     if (item_bytes == 4) dtype_ = {4, "uint32", 4, false, int64_t{1} << 32};
     if (file_.size_bytes() % item_bytes != 0)
-      throw InputError(fmt::format("{}: offset {}: truncated; {} bytes is not a whole number of "
-                                   "{}-byte tokens",
-                                   path, file_.size_bytes() - file_.size_bytes() % item_bytes,
-                                   file_.size_bytes(), item_bytes));
+      throw InputError(
+          fmt::format("{}: offset {}: truncated; {} bytes is not a whole number of "
+                      "{}-byte tokens",
+                      path,
+                      file_.size_bytes() - file_.size_bytes() % item_bytes,
+                      file_.size_bytes(),
+                      item_bytes));
   }
   int64_t num_tokens() const override { return file_.size_bytes() / dtype_.item_bytes; }
   int64_t vocab_limit() const override { return dtype_.vocab_limit; }

@@ -69,7 +69,8 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
   const auto eod = tokenizer.token_id(options.eod_token);
   if (!eod)
     throw InputError(fmt::format("{} has no token '{}'; name the end-of-document token with --eod",
-                                 options.tokenizer_path, options.eod_token));
+                                 options.tokenizer_path,
+                                 options.eod_token));
   if (options.inputs.empty()) throw InputError("no input files to tokenize");
   const TokenDtype dtype = token_dtype_for_vocab(tokenizer.vocab_size());
   TokenizeSummary summary;
@@ -88,8 +89,7 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
     }
   }
   writer.finish();
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.documents = writer.documents();
   summary.tokens = writer.tokens();
   return summary;

@@ -11,9 +11,9 @@
 namespace gpudays::data {
 
 struct TokenizeOptions {
-  std::string tokenizer_path;        // tokenizer.json
-  std::vector<std::string> inputs;   // text or .jsonl files
-  std::string out_prefix;            // writes PREFIX.bin and PREFIX.idx
+  std::string tokenizer_path;       // tokenizer.json
+  std::vector<std::string> inputs;  // text or .jsonl files
+  std::string out_prefix;           // writes PREFIX.bin and PREFIX.idx
   std::string eod_token = "<|endoftext|>";
 };
 

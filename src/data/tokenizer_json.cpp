@@ -26,7 +26,8 @@ bool flag(const json& object, const char* key) {
 
 bool is_empty(const json& object, const char* key) {
   const auto found = object.find(key);
-  return found == object.end() || found->is_null() || (found->is_string() && found->get<std::string>().empty());
+  return found == object.end() || found->is_null() ||
+         (found->is_string() && found->get<std::string>().empty());
 }
 
 NormalForm normal_form(const json& normalizer, const std::string& path) {
@@ -35,9 +36,10 @@ NormalForm normal_form(const json& normalizer, const std::string& path) {
   if (type == "NFD") return NormalForm::kNfd;
   if (type == "NFKC") return NormalForm::kNfkc;
   if (type == "NFKD") return NormalForm::kNfkd;
-  unsupported(path, fmt::format("normalizer '{}' is not supported; valid: NFC, NFD, NFKC, NFKD or "
-                                "a Sequence of them",
-                                type));
+  unsupported(path,
+              fmt::format("normalizer '{}' is not supported; valid: NFC, NFD, NFKC, NFKD or "
+                          "a Sequence of them",
+                          type));
 }
 
 std::vector<NormalForm> normal_forms(const json& root, const std::string& path) {
@@ -67,9 +69,10 @@ std::vector<AddedToken> added_tokens(const json& root, const std::string& path) 
     token.normalized = flag(entry, "normalized");
     token.special = flag(entry, "special");
     if (flag(entry, "single_word") || flag(entry, "lstrip") || flag(entry, "rstrip"))
-      unsupported(path, fmt::format("added token '{}' uses single_word, lstrip or rstrip, which are "
-                                    "not supported",
-                                    token.content));
+      unsupported(path,
+                  fmt::format("added token '{}' uses single_word, lstrip or rstrip, which are "
+                              "not supported",
+                              token.content));
     tokens.push_back(token);
   }
   return tokens;
@@ -84,7 +87,8 @@ BpeModelOptions read_model(const json& root, const std::string& path) {
   if (!is_empty(model, "continuing_subword_prefix") || !is_empty(model, "end_of_word_suffix"))
     unsupported(path, "continuing_subword_prefix and end_of_word_suffix are not supported");
   BpeModelOptions options;
-  for (const auto& [token, id] : model.at("vocab").items()) options.vocab[token] = id.get<int32_t>();
+  for (const auto& [token, id] : model.at("vocab").items())
+    options.vocab[token] = id.get<int32_t>();
   for (const json& merge : model.at("merges")) {
     if (merge.is_array() && merge.size() == 2) {
       options.merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());

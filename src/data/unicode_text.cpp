@@ -2,8 +2,8 @@
 // ICU's normalizers.
 #include "data/unicode_text.h"
 
-#include <unicode/normalizer2.h>
 #include <unicode/bytestream.h>
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 
 #include <vector>
@@ -27,11 +27,16 @@ std::vector<CharClass> build_classes() {
       case U_LOWERCASE_LETTER:
       case U_TITLECASE_LETTER:
       case U_MODIFIER_LETTER:
-      case U_OTHER_LETTER: classes[c] = CharClass::kLetter; break;
+      case U_OTHER_LETTER:
+        classes[c] = CharClass::kLetter;
+        break;
       case U_DECIMAL_DIGIT_NUMBER:
       case U_LETTER_NUMBER:
-      case U_OTHER_NUMBER: classes[c] = CharClass::kNumber; break;
-      default: break;
+      case U_OTHER_NUMBER:
+        classes[c] = CharClass::kNumber;
+        break;
+      default:
+        break;
     }
   }
   return classes;
@@ -41,10 +46,18 @@ const icu::Normalizer2& normalizer(NormalForm form) {
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* instance = nullptr;
   switch (form) {
-    case NormalForm::kNfc: instance = icu::Normalizer2::getNFCInstance(status); break;
-    case NormalForm::kNfd: instance = icu::Normalizer2::getNFDInstance(status); break;
-    case NormalForm::kNfkc: instance = icu::Normalizer2::getNFKCInstance(status); break;
-    case NormalForm::kNfkd: instance = icu::Normalizer2::getNFKDInstance(status); break;
+    case NormalForm::kNfc:
+      instance = icu::Normalizer2::getNFCInstance(status);
+      break;
+    case NormalForm::kNfd:
+      instance = icu::Normalizer2::getNFDInstance(status);
+      break;
+    case NormalForm::kNfkc:
+      instance = icu::Normalizer2::getNFKCInstance(status);
+      break;
+    case NormalForm::kNfkd:
+      instance = icu::Normalizer2::getNFKDInstance(status);
+      break;
   }
   if (U_FAILURE(status) || instance == nullptr)
     throw std::runtime_error(fmt::format("ICU normalizer unavailable: {}", u_errorName(status)));

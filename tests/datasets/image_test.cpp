@@ -21,11 +21,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // A width x height RGB image: the left half `left`, the right half `right`.
-std::vector<uint8_t> halves(int width, int height, std::array<uint8_t, 3> left, std::array<uint8_t, 3> right) {
+std::vector<uint8_t> halves(int width,
+                            int height,
+                            std::array<uint8_t, 3> left,
+                            std::array<uint8_t, 3> right) {
   std::vector<uint8_t> pixels(width * height * 3);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
-      for (int c = 0; c < 3; ++c) pixels[(y * width + x) * 3 + c] = (x < width / 2 ? left : right)[c];
+      for (int c = 0; c < 3; ++c)
+        pixels[(y * width + x) * 3 + c] = (x < width / 2 ? left : right)[c];
   return pixels;
 }
 
@@ -87,14 +91,16 @@ TEST(DataImages, BadInputsAreOneLineErrors) {
     pack_images(options);
     FAIL() << "a broken image was packed";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("broken.png: cannot decode"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("broken.png: cannot decode"), std::string::npos)
+        << e.what();
   }
   options.folder = folder + "/missing";
   EXPECT_THROW(pack_images(options), InputError);
 }
 
 TEST(DataImages, CorruptPackedFileNamesTheOffset) {
-  ImagePackOptions options{make_folder(), (test::process_temp_dir().path() / "c.gdi").string(), 4, 0};
+  ImagePackOptions options{
+      make_folder(), (test::process_temp_dir().path() / "c.gdi").string(), 4, 0};
   pack_images(options);
   std::ifstream in(options.out_path, std::ios::binary);
   const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -108,14 +114,18 @@ TEST(DataImages, CorruptPackedFileNamesTheOffset) {
     return std::string();
   };
   EXPECT_EQ(error_of(good), "");
-  EXPECT_EQ(error_of(good.substr(0, 10)), options.out_path + ": offset 10: truncated: 10 bytes, the header alone is 32");
+  EXPECT_EQ(error_of(good.substr(0, 10)),
+            options.out_path + ": offset 10: truncated: 10 bytes, the header alone is 32");
   std::string magic = good;
   magic[0] = 'X';
-  EXPECT_EQ(error_of(magic), options.out_path + ": offset 0: wrong magic; not a packed image file (expected GDIMAGE1)");
+  EXPECT_EQ(
+      error_of(magic),
+      options.out_path + ": offset 0: wrong magic; not a packed image file (expected GDIMAGE1)");
   std::string label = good;
   label[32] = 7;
   EXPECT_EQ(error_of(label), options.out_path + ": offset 32: label 7 outside [0, 3)");
-  EXPECT_NE(error_of(good.substr(0, good.size() - 3)).find(options.out_path + ": offset"), std::string::npos);
+  EXPECT_NE(error_of(good.substr(0, good.size() - 3)).find(options.out_path + ": offset"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 namespace gpudays::data {
 namespace {
 
-std::string temp_prefix(const std::string& name) { return (test::process_temp_dir().path() / name).string(); }
+std::string temp_prefix(const std::string& name) {
+  return (test::process_temp_dir().path() / name).string();
+}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -65,7 +67,8 @@ TEST(DataMegatron, WritesTheDocumentedLayout) {
 
 TEST(DataMegatron, SamplesArePackedAcrossDocumentsInEveryDtype) {
   for (uint8_t code : {1, 2, 3, 4, 5, 8}) {
-    const auto samples = open_token_samples(write_dataset("packed" + std::to_string(code), code), 4);
+    const auto samples =
+        open_token_samples(write_dataset("packed" + std::to_string(code), code), 4);
     // 17 tokens: samples [0,5), [4,9), [8,13), [12,17).
     ASSERT_EQ(samples->num_samples(), 4);
     EXPECT_EQ(samples->sample_tokens(), 5);
@@ -98,7 +101,8 @@ TEST(DataMegatron, FlatTokenFiles) {
   wide->read_sample(0, out.data());
   EXPECT_EQ(out[4], 70004);
   write_bytes(u32, bytes + "x");
-  EXPECT_EQ(error_of(u32), u32 + ": offset 36: truncated; 37 bytes is not a whole number of 4-byte tokens");
+  EXPECT_EQ(error_of(u32),
+            u32 + ": offset 36: truncated; 37 bytes is not a whole number of 4-byte tokens");
 }
 
 TEST(DataMegatron, CorruptIndexNamesTheFileAndOffset) {
@@ -109,10 +113,12 @@ TEST(DataMegatron, CorruptIndexNamesTheFileAndOffset) {
     write_bytes(idx, bytes);
     return error_of(prefix);
   };
-  EXPECT_EQ(corrupt(good.substr(0, 20)), idx + ": offset 20: truncated: 20 bytes, the header alone is 34");
+  EXPECT_EQ(corrupt(good.substr(0, 20)),
+            idx + ": offset 20: truncated: 20 bytes, the header alone is 34");
   std::string magic = good;
   magic[3] = 'X';
-  EXPECT_EQ(corrupt(magic), idx + ": offset 0: wrong magic; not a Megatron-LM index (expected MMIDIDX\\0\\0)");
+  EXPECT_EQ(corrupt(magic),
+            idx + ": offset 0: wrong magic; not a Megatron-LM index (expected MMIDIDX\\0\\0)");
   std::string version = good;
   version[9] = 2;
   EXPECT_EQ(corrupt(version), idx + ": offset 9: version 2 (only 1 is defined)");
@@ -128,8 +134,9 @@ TEST(DataMegatron, CorruptIndexNamesTheFileAndOffset) {
   std::string pointer = good;
   const int64_t past = 1000;
   std::memcpy(pointer.data() + 34 + 12 + 8, &past, 8);  // sequence 1 starts past the .bin's end
-  EXPECT_EQ(corrupt(pointer), idx + ": offset 54: sequence 1 (3 tokens at byte 1000 of " + prefix +
-                                  ".bin) lies outside its 34-byte file");
+  EXPECT_EQ(corrupt(pointer),
+            idx + ": offset 54: sequence 1 (3 tokens at byte 1000 of " + prefix +
+                ".bin) lies outside its 34-byte file");
   std::string length = good;
   const int32_t negative = -1;
   std::memcpy(length.data() + 34, &negative, 4);
@@ -137,15 +144,17 @@ TEST(DataMegatron, CorruptIndexNamesTheFileAndOffset) {
   std::string documents = good;
   const int64_t beyond = 9;
   std::memcpy(documents.data() + 34 + 36 + 16, &beyond, 8);
-  EXPECT_EQ(corrupt(documents), idx + ": offset 86: document index 2 is 9; indices rise from 0 to 3");
+  EXPECT_EQ(corrupt(documents),
+            idx + ": offset 86: document index 2 is 9; indices rise from 0 to 3");
 }
 
 TEST(DataMegatron, TruncatedBinIsAnError) {
   const std::string prefix = write_dataset("short");
   const std::string bin = read_bytes(prefix + ".bin");
   write_bytes(prefix + ".bin", bin.substr(0, bin.size() - 2));
-  EXPECT_EQ(error_of(prefix), prefix + ".idx: offset 62: sequence 2 (9 tokens at byte 16 of " + prefix +
-                                  ".bin) lies outside its 32-byte file");
+  EXPECT_EQ(error_of(prefix),
+            prefix + ".idx: offset 62: sequence 2 (9 tokens at byte 16 of " + prefix +
+                ".bin) lies outside its 32-byte file");
   EXPECT_NE(error_of(temp_prefix("missing")).find("cannot open"), std::string::npos);
 }
 

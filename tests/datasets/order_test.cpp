@@ -52,7 +52,8 @@ TEST(DataOrder, StepSeesTheSameGlobalBatchWhateverRanksAndMicroBatch) {
   for (int64_t step : {0, 5, 20, 41}) {
     SampleOrder reference(train, 11);
     std::vector<int64_t> expected;
-    for (int64_t p = 0; p < global_batch; ++p) expected.push_back(reference.at(step * global_batch + p));
+    for (int64_t p = 0; p < global_batch; ++p)
+      expected.push_back(reference.at(step * global_batch + p));
     for (int world : {1, 2, 3, 4, 6, 8, 16}) {
       const int64_t per_rank = global_batch / world;
       for (int64_t micro : {int64_t{1}, int64_t{2}, int64_t{3}, per_rank}) {

@@ -33,9 +33,12 @@ TEST(DataByteLevel, SplitsAsGpt2Pattern) {
   EXPECT_EQ(words_of("x   "), (Words{"x", "   "}));
   EXPECT_EQ(words_of("abc123 456!!? ok"), (Words{"abc", "123", " 456", "!!?", " ok"}));
   EXPECT_EQ(words_of(" !!'s"), (Words{" !!'", "s"}));
-  EXPECT_EQ(words_of("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC"), (Words{"caf\xC3\xA9", " \xE6\x97\xA5\xE6\x9C\xAC"}));
+  EXPECT_EQ(words_of("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC"),
+            (Words{"caf\xC3\xA9", " \xE6\x97\xA5\xE6\x9C\xAC"}));
   EXPECT_EQ(words_of("\xC2\xB2\xC2\xBD x"), (Words{"\xC2\xB2\xC2\xBD", " x"}));  // No: numbers
-  EXPECT_EQ(words_of("a\xC2\xA0" "b"), (Words{"a", "\xC2\xA0", "b"}));         // NBSP: \s
+  EXPECT_EQ(words_of("a\xC2\xA0"
+                     "b"),
+            (Words{"a", "\xC2\xA0", "b"}));  // NBSP: \s
   EXPECT_EQ(words_of(""), Words{});
 }
 
@@ -51,9 +54,9 @@ TEST(DataByteLevel, AlphabetMapsEveryByteToADistinctCharacter) {
 TEST(DataUnicode, ValidatesUtf8AndClassifies) {
   EXPECT_EQ(first_invalid_utf8("plain \xE2\x82\xAC ok"), -1);
   EXPECT_EQ(first_invalid_utf8("ab\xFF"), 2);
-  EXPECT_EQ(first_invalid_utf8("ab\xC3"), 2);          // truncated
-  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0);    // a surrogate
-  EXPECT_EQ(first_invalid_utf8("\xC0\xAF"), 0);        // overlong
+  EXPECT_EQ(first_invalid_utf8("ab\xC3"), 2);        // truncated
+  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0);  // a surrogate
+  EXPECT_EQ(first_invalid_utf8("\xC0\xAF"), 0);      // overlong
   EXPECT_EQ(char_class(U'a'), CharClass::kLetter);
   EXPECT_EQ(char_class(U'\u65E5'), CharClass::kLetter);
   EXPECT_EQ(char_class(U'\u0663'), CharClass::kNumber);
@@ -114,14 +117,23 @@ TEST(DataBpe, LoadRefusesWhatItCannotReproduce) {
   };
   const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
   EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "ByteLevel"}, )" + model + "}"), "");
-  EXPECT_EQ(load_with(R"({"normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "ByteLevel"}, )" + model + "}"),
-            path + ": normalizer 'Lowercase' is not supported; valid: NFC, NFD, NFKC, NFKD or a Sequence of them");
+  EXPECT_EQ(
+      load_with(
+          R"({"normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "ByteLevel"}, )" +
+          model + "}"),
+      path +
+          ": normalizer 'Lowercase' is not supported; valid: NFC, NFD, NFKC, NFKD or a Sequence of "
+          "them");
   EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "Whitespace"}, )" + model + "}"),
             path + ": the pre-tokenizer must be ByteLevel (a byte-level BPE tokenizer)");
-  EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})"),
-            path + ": BPE dropout is not supported (it makes tokenization random)");
-  EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})"),
-            path + ": merge 0 ('a' 'b') names a token the vocabulary lacks");
+  EXPECT_EQ(
+      load_with(
+          R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})"),
+      path + ": BPE dropout is not supported (it makes tokenization random)");
+  EXPECT_EQ(
+      load_with(
+          R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})"),
+      path + ": merge 0 ('a' 'b') names a token the vocabulary lacks");
   EXPECT_NE(load_with("{not json").find(path + ": not a valid tokenizer.json"), std::string::npos);
 }
 
