@@ -12,6 +12,7 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
     : settings_(std::move(settings)),
       model_(std::make_shared<BpeModel>(std::move(model))),
       added_by_first_byte_(256) {
+  char_class(0);  // builds the class table now, not inside the first encode
   for (AddedToken& token : settings_.added_tokens)
     if (token.normalized)
       for (const NormalForm form : settings_.normal_forms)
