@@ -51,6 +51,8 @@ std::unique_ptr<TokenSamples> open_token_samples(const std::string& prefix, int6
     stream = open_flat_stream(prefix, 2);
   } else if (ends_with(prefix, ".u32")) {
     stream = open_flat_stream(prefix, 4);
+  } else if (ends_with(prefix, ".bin") || ends_with(prefix, ".idx")) {
+    stream = open_megatron_stream(prefix.substr(0, prefix.size() - 4));  // either file names both
   } else {
     stream = open_megatron_stream(prefix);
   }
