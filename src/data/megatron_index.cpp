@@ -143,9 +143,12 @@ MegatronIndex parse_megatron_index(const uint8_t* idx,
   index.sequence_lengths.resize(n);
   index.sequence_pointers.resize(n);
   index.document_indices.resize(documents);
-  std::memcpy(index.sequence_lengths.data(), idx + kIndexHeaderBytes, 4 * n);
-  std::memcpy(index.sequence_pointers.data(), idx + kIndexHeaderBytes + 4 * n, 8 * n);
-  std::memcpy(index.document_indices.data(), idx + kIndexHeaderBytes + 12 * n, 8 * documents);
+  if (n > 0) {  // memcpy from an empty vector's null data() is undefined, even for 0 bytes
+    std::memcpy(index.sequence_lengths.data(), idx + kIndexHeaderBytes, 4 * n);
+    std::memcpy(index.sequence_pointers.data(), idx + kIndexHeaderBytes + 4 * n, 8 * n);
+  }
+  if (documents > 0)
+    std::memcpy(index.document_indices.data(), idx + kIndexHeaderBytes + 12 * n, 8 * documents);
   check_sequences(index, idx_path, bin_bytes, bin_path);
   check_documents(index, idx_path);
   return index;
