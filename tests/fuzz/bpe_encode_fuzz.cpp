@@ -28,8 +28,14 @@ Fixture make_fixture() {
     bytes_of[b] = std::string(1, static_cast<char>(b));
   }
   const std::vector<std::pair<std::string, std::string>> merges = {
-      {"t", "h"}, {"th", "e"}, {alphabet[' '], "the"}, {"e", "r"}, {"i", "n"}, {"in", "g"},
-      {alphabet[' '], alphabet[' ']}, {alphabet[0xC3], alphabet[0xA9]}};
+      {"t", "h"},
+      {"th", "e"},
+      {alphabet[' '], "the"},
+      {"e", "r"},
+      {"i", "n"},
+      {"in", "g"},
+      {alphabet[' '], alphabet[' ']},
+      {alphabet[0xC3], alphabet[0xA9]}};
   int32_t next = 256;
   for (const auto& [a, b] : merges) {
     model.merges.emplace_back(a, b);

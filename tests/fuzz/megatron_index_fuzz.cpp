@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int64_t i = 0; i < samples->num_samples() && i < 4096; ++i) {
       samples->read_sample(i, out.data());
       for (const int64_t token : out)
-        if (token < 0 || token >= samples->vocab_limit()) fuzz::fail("a token outside [0, vocab_limit)");
+        if (token < 0 || token >= samples->vocab_limit())
+          fuzz::fail("a token outside [0, vocab_limit)");
     }
   });
   return 0;
