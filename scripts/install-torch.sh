@@ -4,7 +4,8 @@
 # libtorch_cpu.so needs at load time (cudart, cupti), enough to build and run the C++ code on CPU.
 # `install-torch.sh ref VENV`: the full torch (with every NVIDIA dependency, or `import torch` fails),
 # transformers and safetensors, the reference the parity tests compare against (tests/models), and
-# accelerate and deepspeed (DeepSpeed from its source archive, no compiled ops: DS_BUILD_OPS=0).
+# accelerate and deepspeed (DeepSpeed from its source archive, no compiled ops: DS_BUILD_OPS=0),
+# tokenizers and megatron-core, the references of the data parity test (tests/datasets/parity.py).
 # Idempotent: a stamp file per mode makes a second run instant. Extra wheel folders: PIP_FIND_LINKS.
 set -euo pipefail
 
@@ -16,9 +17,11 @@ readonly torch_version=2.11.0
 # The exact builds torch 2.11.0's metadata pins (via cuda-toolkit 13.0.2).
 readonly cpp_packages=("torch==${torch_version}" "nvidia-cuda-runtime==13.0.96"
                        "nvidia-cuda-cupti==13.0.85")
-# accelerate and deepspeed: the consumers the exports are tested against (tests/bench).
+# accelerate and deepspeed: the consumers the exports are tested against (tests/bench);
+# tokenizers and megatron-core, the references of the data parity test (tests/datasets/parity.py).
 readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safetensors==0.8.0"
-                       "accelerate==1.15.0" "deepspeed==0.19.8")
+                       "accelerate==1.15.0" "deepspeed==0.19.8"
+                       "tokenizers==0.23.3" "megatron-core==0.16.1")
 
 case "$mode" in
   cpp) packages=("${cpp_packages[@]}"); pip_flags=(--no-deps) ;;

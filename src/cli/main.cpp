@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   add_paper_command(app, global);
   add_fit_command(app, global);
   add_jobs_command(app, global);
+  add_data_commands(app, global);
   check_number_options(app);
   if (argc == 1) {
     std::cout << app.help();

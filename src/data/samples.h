@@ -42,8 +42,8 @@ class ImageSamples {
 };
 
 // Opens token samples of seq_len + 1 tokens from PREFIX: PREFIX.bin + PREFIX.idx (Megatron-LM
-// indexed dataset) or a flat token file PREFIX (.u16 / .u32 by its name). Throws InputError naming
-// the file and the offset for anything malformed.
+// indexed dataset; PREFIX.bin or PREFIX.idx name it too) or a flat token file PREFIX (.u16 / .u32
+// by its name). Throws InputError naming the file and the offset for anything malformed.
 std::unique_ptr<TokenSamples> open_token_samples(const std::string& prefix, int64_t seq_len);
 
 // Opens a packed image file (written by `gpudays data images`). Throws InputError when malformed.

@@ -1,0 +1,114 @@
+// BpeModel: the merge loop over a linked list of symbols with a min-heap of candidate pairs keyed
+// by (rank, position), so a word of n bytes costs O(n log n) even when it is very long.
+#include "data/bpe_model.h"
+
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "data/byte_level.h"
+
+namespace gpudays::data {
+namespace {
+
+constexpr size_t kCacheEntries = 1 << 20;  // cleared when full
+constexpr size_t kCachedWordBytes = 256;   // longer words are merged every time
+
+uint64_t pair_key(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
+struct Candidate {
+  int32_t rank;
+  int32_t position;
+  bool operator>(const Candidate& other) const {
+    return rank != other.rank ? rank > other.rank : position > other.position;
+  }
+};
+
+}  // namespace
+
+BpeModel::BpeModel(BpeModelOptions options) : options_(std::move(options)) {
+  alphabet_ = byte_level_alphabet();
+  for (int byte = 0; byte < 256; ++byte) {
+    const auto found = options_.vocab.find(alphabet_[byte]);
+    byte_ids_[byte] = found == options_.vocab.end() ? -1 : found->second;
+  }
+  merges_.reserve(options_.merges.size());
+  for (size_t rank = 0; rank < options_.merges.size(); ++rank) {
+    const auto& [left, right] = options_.merges[rank];
+    const auto l = options_.vocab.find(left), r = options_.vocab.find(right);
+    const auto m = options_.vocab.find(left + right);
+    if (l == options_.vocab.end() || r == options_.vocab.end() || m == options_.vocab.end())
+      throw InputError(fmt::format(
+          "merge {} ('{}' '{}') names a token the vocabulary lacks", rank, left, right));
+    merges_.emplace(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
+  }
+}
+
+const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
+  const auto found = merges_.find(pair_key(left, right));
+  return found == merges_.end() ? nullptr : &found->second;
+}
+
+void BpeModel::merge_word(std::string_view bytes, std::vector<int32_t>& out) const {
+  std::vector<int32_t> id, prev, next;
+  for (const char c : bytes) {
+    const int32_t symbol = byte_ids_[static_cast<unsigned char>(c)];
+    if (symbol < 0 && options_.unk_id < 0) continue;  // no unknown token: the byte is dropped
+    id.push_back(symbol < 0 ? options_.unk_id : symbol);
+  }
+  const int32_t n = static_cast<int32_t>(id.size());
+  for (int32_t i = 0; i < n; ++i) {
+    prev.push_back(i - 1);
+    next.push_back(i + 1 < n ? i + 1 : -1);
+  }
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  for (int32_t i = 0; i + 1 < n; ++i)
+    if (const Merge* m = find_merge(id[i], id[i + 1])) queue.push({m->rank, i});
+  while (!queue.empty()) {
+    const Candidate top = queue.top();
+    queue.pop();
+    const int32_t i = top.position, j = next[i];
+    if (id[i] < 0 || j < 0) continue;  // merged away since
+    const Merge* m = find_merge(id[i], id[j]);
+    if (m == nullptr || m->rank != top.rank) continue;  // the pair changed since
+    id[i] = m->merged_id;
+    id[j] = -1;
+    next[i] = next[j];
+    if (next[i] >= 0) prev[next[i]] = i;
+    if (prev[i] >= 0)
+      if (const Merge* left = find_merge(id[prev[i]], id[i])) queue.push({left->rank, prev[i]});
+    if (next[i] >= 0)
+      if (const Merge* right = find_merge(id[i], id[next[i]])) queue.push({right->rank, i});
+  }
+  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = next[i]) out.push_back(id[i]);
+}
+
+void BpeModel::encode_word(std::string_view bytes, std::vector<int64_t>& ids) const {
+  if (options_.ignore_merges) {
+    std::string mapped;
+    for (const char c : bytes) mapped += alphabet_[static_cast<unsigned char>(c)];
+    if (const auto found = options_.vocab.find(mapped); found != options_.vocab.end()) {
+      ids.push_back(found->second);
+      return;
+    }
+  }
+  const bool cacheable = bytes.size() <= kCachedWordBytes;
+  if (cacheable) {
+    if (const auto hit = cache_.find(std::string(bytes)); hit != cache_.end()) {
+      ids.insert(ids.end(), hit->second.begin(), hit->second.end());
+      return;
+    }
+  }
+  std::vector<int32_t> word;
+  merge_word(bytes, word);
+  ids.insert(ids.end(), word.begin(), word.end());
+  if (cacheable) {
+    if (cache_.size() >= kCacheEntries) cache_.clear();
+    cache_.emplace(std::string(bytes), std::move(word));
+  }
+}
+
+}  // namespace gpudays::data

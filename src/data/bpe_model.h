@@ -1,0 +1,48 @@
+// The BPE model of a byte-level tokenizer: a word's bytes start as one symbol each (their
+// characters in the byte alphabet) and are merged pair by pair, the lowest-ranked merge first
+// and, among equal ranks, the leftmost (as HuggingFace tokenizers does). Words already seen come
+// from a cache; an instance is therefore not for use from several threads at once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace gpudays::data {
+
+struct BpeModelOptions {
+  std::unordered_map<std::string, int32_t> vocab;           // token (byte alphabet) -> id
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank, lowest first
+  int32_t unk_id = -1;         // for a byte whose character is not in the vocabulary; -1 drops it
+  bool ignore_merges = false;  // a word that is a whole token is that token
+};
+
+class BpeModel {
+ public:
+  // Throws InputError when a merge names a token the vocabulary lacks.
+  explicit BpeModel(BpeModelOptions options);
+
+  // Appends the ids of word `bytes` (one pre-tokenized word, raw bytes) to ids.
+  void encode_word(std::string_view bytes, std::vector<int64_t>& ids) const;
+  const std::unordered_map<std::string, int32_t>& vocab() const { return options_.vocab; }
+
+ private:
+  struct Merge {
+    int32_t rank;
+    int32_t merged_id;
+  };
+  void merge_word(std::string_view bytes, std::vector<int32_t>& out) const;
+  const Merge* find_merge(int32_t left, int32_t right) const;
+
+  BpeModelOptions options_;
+  std::array<int32_t, 256> byte_ids_{};  // -1 when absent
+  std::array<std::string, 256> alphabet_;
+  std::unordered_map<uint64_t, Merge> merges_;  // (left << 32 | right) -> merge
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+};
+
+}  // namespace gpudays::data

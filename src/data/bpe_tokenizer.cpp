@@ -1,0 +1,101 @@
+// BpeTokenizer's pipeline, in HuggingFace's order: split on raw added tokens, normalize the rest,
+// split on normalized added tokens, then pre-tokenize (ByteLevel) and merge (BPE) each piece.
+#include "data/bpe_tokenizer.h"
+
+#include <algorithm>
+
+#include "data/byte_level.h"
+
+namespace gpudays::data {
+
+BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
+    : settings_(std::move(settings)),
+      model_(std::make_shared<BpeModel>(std::move(model))),
+      added_by_first_byte_(256) {
+  char_class(0);  // builds the class table now, not inside the first encode
+  for (AddedToken& token : settings_.added_tokens)
+    if (token.normalized)
+      for (const NormalForm form : settings_.normal_forms)
+        token.content = normalize(token.content, form);
+  const auto& tokens = settings_.added_tokens;
+  for (size_t t = 0; t < tokens.size(); ++t)
+    if (!tokens[t].content.empty())
+      added_by_first_byte_[static_cast<unsigned char>(tokens[t].content[0])].push_back(t);
+  for (auto& bucket : added_by_first_byte_)
+    std::stable_sort(bucket.begin(), bucket.end(), [&](size_t a, size_t b) {
+      return tokens[a].content.size() > tokens[b].content.size();
+    });
+}
+
+template <typename Next>
+void BpeTokenizer::split_added(std::string_view text,
+                               bool normalized,
+                               std::vector<int64_t>& ids,
+                               Next&& next) const {
+  size_t piece_start = 0;
+  for (size_t at = 0; at < text.size();) {
+    const AddedToken* match = nullptr;  // leftmost, then longest
+    for (const size_t t : added_by_first_byte_[static_cast<unsigned char>(text[at])]) {
+      const AddedToken& token = settings_.added_tokens[t];
+      if (token.normalized == normalized &&
+          text.compare(at, token.content.size(), token.content) == 0) {
+        match = &token;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      ++at;
+      continue;
+    }
+    if (at > piece_start) next(text.substr(piece_start, at - piece_start));
+    ids.push_back(match->id);
+    at += match->content.size();
+    piece_start = at;
+  }
+  if (piece_start < text.size()) next(text.substr(piece_start));
+}
+
+void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>& ids) const {
+  split_added(text, /*normalized=*/false, ids, [&](std::string_view piece) {
+    if (settings_.normal_forms.empty()) return encode_normalized(piece, ids);
+    std::string normal(piece);
+    for (const NormalForm form : settings_.normal_forms) normal = normalize(normal, form);
+    encode_normalized(normal, ids);
+  });
+}
+
+void BpeTokenizer::encode_normalized(std::string_view text, std::vector<int64_t>& ids) const {
+  split_added(text, /*normalized=*/true, ids, [&](std::string_view piece) {
+    if (!settings_.add_prefix_space || piece.front() == ' ') return encode_words(piece, ids);
+    std::string spaced(1, ' ');
+    spaced.append(piece);
+    encode_words(spaced, ids);
+  });
+}
+
+void BpeTokenizer::encode_words(std::string_view text, std::vector<int64_t>& ids) const {
+  if (!settings_.use_regex) return model_->encode_word(text, ids);
+  thread_local std::vector<ByteSpan> words;
+  words.clear();
+  split_gpt2_words(text, words);
+  for (const ByteSpan& word : words)
+    model_->encode_word(text.substr(word.begin, word.end - word.begin), ids);
+}
+
+std::optional<int64_t> BpeTokenizer::token_id(const std::string& token) const {
+  for (const AddedToken& added : settings_.added_tokens)
+    if (added.content == token) return added.id;
+  const auto found = model_->vocab().find(token);
+  if (found == model_->vocab().end()) return std::nullopt;
+  return found->second;
+}
+
+int64_t BpeTokenizer::vocab_size() const {
+  int64_t largest = -1;
+  for (const auto& [token, id] : model_->vocab()) largest = std::max<int64_t>(largest, id);
+  for (const AddedToken& added : settings_.added_tokens)
+    largest = std::max<int64_t>(largest, added.id);
+  return largest + 1;
+}
+
+}  // namespace gpudays::data

@@ -1,0 +1,124 @@
+// pack_images and load_square_image (image_pack.h): listing, decoding, resizing, writing.
+#include "data/image_pack.h"
+
+#include <stb_image.h>
+#include <stb_image_resize.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "data/samples.h"
+
+namespace gpudays::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LabelledFile {
+  std::string path;
+  int32_t label = 0;
+};
+
+bool is_image(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(
+      ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
+}
+
+std::vector<LabelledFile> list_images(const std::string& folder,
+                                      std::vector<std::string>& classes) {
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) throw InputError(fmt::format("{} is not a folder", folder));
+  for (const auto& entry : fs::directory_iterator(folder))
+    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+  std::sort(classes.begin(), classes.end());
+  std::vector<LabelledFile> files;
+  for (size_t label = 0; label < classes.size(); ++label) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(fs::path(folder) / classes[label]))
+      if (entry.is_regular_file() && is_image(entry.path())) names.push_back(entry.path().string());
+    std::sort(names.begin(), names.end());
+    for (auto& name : names) files.push_back({std::move(name), static_cast<int32_t>(label)});
+  }
+  if (files.empty())
+    throw InputError(
+        fmt::format("{} has no .jpg, .jpeg or .png files in class subfolders", folder));
+  return files;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+void write_all(std::FILE* out, const void* data, size_t bytes, const std::string& path) {
+  if (bytes > 0 && std::fwrite(data, 1, bytes, out) != bytes)
+    throw EnvironmentError(fmt::format("cannot write {}", path));
+}
+
+}  // namespace
+
+std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px) {
+  int width = 0, height = 0, channels = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
+      stbi_load(path.c_str(), &width, &height, &channels, 3), stbi_image_free);
+  if (!pixels) throw InputError(fmt::format("{}: cannot decode: {}", path, stbi_failure_reason()));
+  const double scale = static_cast<double>(size_px) / std::min(width, height);
+  const int resized_w = std::max<int>(size_px, static_cast<int>(std::lround(width * scale)));
+  const int resized_h = std::max<int>(size_px, static_cast<int>(std::lround(height * scale)));
+  std::vector<uint8_t> resized(static_cast<size_t>(resized_w) * resized_h * 3);
+  if (!stbir_resize_uint8(
+          pixels.get(), width, height, 0, resized.data(), resized_w, resized_h, 0, 3))
+    throw InputError(
+        fmt::format("{}: cannot resize {}x{} to {}x{}", path, width, height, resized_w, resized_h));
+  const int64_t x0 = (resized_w - size_px) / 2, y0 = (resized_h - size_px) / 2;
+  std::vector<uint8_t> square(static_cast<size_t>(3 * size_px * size_px));
+  for (int64_t c = 0; c < 3; ++c)
+    for (int64_t y = 0; y < size_px; ++y)
+      for (int64_t x = 0; x < size_px; ++x)
+        square[(c * size_px + y) * size_px + x] = resized[((y0 + y) * resized_w + x0 + x) * 3 + c];
+  return square;
+}
+
+ImagePackSummary pack_images(const ImagePackOptions& options) {
+  if (options.size_px < 1) throw InputError(fmt::format("image size {} px", options.size_px));
+  ImagePackSummary summary;
+  const std::vector<LabelledFile> files = list_images(options.folder, summary.class_names);
+  const std::vector<int64_t> order =
+      epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
+  std::unique_ptr<std::FILE, FileCloser> out(std::fopen(options.out_path.c_str(), "wb"));
+  if (!out) throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
+  const uint64_t count = files.size();
+  const uint32_t shape[4] = {3,
+                             static_cast<uint32_t>(options.size_px),
+                             static_cast<uint32_t>(options.size_px),
+                             static_cast<uint32_t>(summary.class_names.size())};
+  write_all(out.get(), "GDIMAGE1", 8, options.out_path);
+  write_all(out.get(), &count, 8, options.out_path);
+  write_all(out.get(), shape, sizeof(shape), options.out_path);
+  std::vector<int32_t> labels;
+  for (const int64_t i : order) labels.push_back(files[i].label);
+  write_all(out.get(), labels.data(), labels.size() * 4, options.out_path);
+  for (const int64_t i : order) {
+    const std::vector<uint8_t> square = load_square_image(files[i].path, options.size_px);
+    write_all(out.get(), square.data(), square.size(), options.out_path);
+  }
+  for (const std::string& name : summary.class_names) {
+    const uint32_t length = static_cast<uint32_t>(name.size());
+    write_all(out.get(), &length, 4, options.out_path);
+    write_all(out.get(), name.data(), name.size(), options.out_path);
+  }
+  if (std::fclose(out.release()) != 0)
+    throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
+  summary.images = static_cast<int64_t>(count);
+  summary.classes = static_cast<int64_t>(summary.class_names.size());
+  return summary;
+}
+
+}  // namespace gpudays::data
