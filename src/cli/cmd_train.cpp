@@ -87,9 +87,13 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   o.flops_per_sample = 3.0 * forward_flops_per_sample(o.model);
   o.peak_flops_per_s =
       peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
-  // A sample is seq_len + 1 tokens for inputs and shifted labels: the model's context is seq_len.
-  const auto samples = data::open_token_samples(data, o.model.arch.seq_len - 1);
-  const TrainSummary s = train(o, *samples, *comm);
+  TrainSummary s;
+  if (o.model.family == Family::kVit || o.model.family == Family::kConvnext) {
+    s = train(o, *data::open_image_samples(data), *comm);
+  } else {
+    // A sample of seq_len + 1 tokens is inputs and shifted labels: the model's context is seq_len.
+    s = train(o, *data::open_token_samples(data, o.model.arch.seq_len - 1), *comm);
+  }
   if (comm->rank() == 0) {
     std::cout << fmt::format("trained {} steps; last loss {:.4f}", s.steps, s.last_loss);
     if (s.last_eval_loss) std::cout << fmt::format("; held-out loss {:.4f}", *s.last_eval_loss);

@@ -47,6 +47,8 @@ class ZooTrainable final : public Trainable {
     return model_.loss(batch.to(options_.device));
   }
 
+  void set_training(bool on) override { model_.module().train(on); }
+
   at::Tensor micro_loss(int64_t first, int64_t count) override {
     return model_.loss(host_batch(first, count).to(options_.device));
   }

@@ -82,7 +82,8 @@ std::vector<at::Tensor> read_pretrained_parameters(const std::string& dir,
   if (fs::exists(index_path)) {
     std::ifstream in(index_path);
     try {
-      for (const auto& [name, file] : nlohmann::json::parse(in).at("weight_map").items()) {
+      const nlohmann::json index = nlohmann::json::parse(in);
+      for (const auto& [name, file] : index.at("weight_map").items()) {
         file_of[name] = (fs::path(dir) / file.get<std::string>()).string();
       }
     } catch (const nlohmann::json::exception& e) {

@@ -21,6 +21,7 @@
 #include "train/trainable.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/hf_handoff.h"
+#include "trainer/sample_batches.h"
 #include "trainer/train_log.h"
 #include "trainer/train_state.h"
 
@@ -30,7 +31,7 @@ namespace {
 // What one run holds while it trains.
 struct Run {
   const TrainerOptions& o;
-  const data::TokenSamples& samples;
+  const SampleBatches& samples;
   Communicator& comm;
   data::Split split;
   std::unique_ptr<Trainable> trainable;
@@ -39,46 +40,16 @@ struct Run {
   std::string checkpoints_dir;
 };
 
-// Token samples [count, T + 1] as a causal LM batch (the loss shifts the labels inside).
-models::Batch token_batch(const Run& run, const std::vector<int64_t>& indices) {
-  const int64_t tokens = run.samples.sample_tokens();
-  at::Tensor ids = at::empty({static_cast<int64_t>(indices.size()), tokens}, at::kLong);
-  for (size_t i = 0; i < indices.size(); ++i) {
-    run.samples.read_sample(indices[i], ids.data_ptr<int64_t>() + static_cast<int64_t>(i) * tokens);
-  }
-  const int64_t vocab = run.o.model.arch.vocab_size;
-  if (ids.max().item<int64_t>() >= vocab || ids.min().item<int64_t>() < 0) {
-    throw InputError(
-        fmt::format("the data has token ids outside the model's vocabulary of {}", vocab));
-  }
-  models::Batch b;
-  b.input_ids = ids;
-  b.labels = ids;
-  return b;
-}
-
 double mean_over_ranks(Communicator& comm, double value) {
   comm.all_reduce(&value, 1, DType::kFloat64, ReduceOp::kSum);
   return value / comm.size();
-}
-
-void check_fits(const TrainerOptions& o, const data::TokenSamples& samples) {
-  if (o.model.family != Family::kGptNeox && o.model.family != Family::kMamba) {
-    throw InputError(
-        fmt::format("training {} on token data is not supported yet (causal LMs: "
-                    "gpt_neox, mamba)",
-                    to_string(o.model.family)));
-  }
-  if (samples.sample_tokens() != o.model.arch.seq_len) {
-    throw InputError(fmt::format(
-        "samples of {} tokens for a context of {}", samples.sample_tokens(), o.model.arch.seq_len));
-  }
 }
 
 // Held-out loss over the first min(eval_samples, held-out) samples, split round-robin by rank.
 double evaluate(Run& run) {
   at::NoGradGuard no_grad;
   run.engine->gather_parameters();
+  run.trainable->set_training(false);
   const int64_t n = std::min(run.o.settings.eval_samples, run.split.eval_samples);
   const int64_t micro = run.o.config.micro_batch_size;
   const c10::DeviceType device = run.o.device.type();
@@ -92,7 +63,7 @@ double evaluate(Run& run) {
       at::autocast::set_autocast_dtype(device,
                                        precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
     }
-    const double loss = run.trainable->batch_loss(token_batch(run, indices)).item<double>();
+    const double loss = run.trainable->batch_loss(run.samples.batch(indices)).item<double>();
     at::autocast::set_autocast_enabled(device, false);
     at::autocast::clear_cache();
     sum += loss * static_cast<double>(indices.size());
@@ -103,6 +74,7 @@ double evaluate(Run& run) {
     if (static_cast<int64_t>(indices.size()) == micro) flush();
   }
   flush();
+  run.trainable->set_training(true);
   run.comm.all_reduce(&sum, 1, DType::kFloat64, ReduceOp::kSum);
   return sum / static_cast<double>(std::max<int64_t>(n, 1));
 }
@@ -183,8 +155,15 @@ std::vector<std::string> checkpoint_files(const TrainerOptions& o) {
 }  // namespace
 
 TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, Communicator& comm) {
-  check_fits(o, samples);
-  Run run{o, samples, comm, data::split_samples(samples.num_samples(), o.eval_fraction)};
+  return train(o, token_batches(o.model, samples), comm);
+}
+
+TrainSummary train(const TrainerOptions& o, const data::ImageSamples& samples, Communicator& comm) {
+  return train(o, image_batches(o.model, samples), comm);
+}
+
+TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Communicator& comm) {
+  Run run{o, samples, comm, data::split_samples(samples.num_samples, o.eval_fraction)};
   run.checkpoints_dir = (std::filesystem::path(o.out_dir) / "checkpoints").string();
   if (comm.rank() == 0) std::filesystem::create_directories(run.checkpoints_dir);
   build(run);
@@ -196,7 +175,7 @@ TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, C
   }
   data::SampleOrder order(run.split.train_samples, o.settings.seed);
   const double tokens_per_step =
-      static_cast<double>(o.model.recipe.global_batch * o.model.arch.seq_len);
+      static_cast<double>(o.model.recipe.global_batch * samples.tokens_per_sample);
   InterruptScope interrupt_scope;
   TrainSummary summary;
   for (int64_t step = first_step; step < total;) {
@@ -204,7 +183,7 @@ TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, C
     const auto begin = std::chrono::steady_clock::now();
     const StepResult r = run.engine->step([&](int64_t micro) {
       return run.trainable->batch_loss(
-          token_batch(run, micro_batch_indices(run, order, step, micro)));
+          run.samples.batch(micro_batch_indices(run, order, step, micro)));
     });
     synchronize(o.device);
     const double step_s =

@@ -41,9 +41,14 @@ struct TrainSummary {
 };
 
 // Throws InputError for data that does not fit the model, Interrupted after checkpointing on a
-// signal.
+// signal. Token samples train the causal LMs, image samples the vision models.
 TrainSummary train(const TrainerOptions& options,
                    const data::TokenSamples& samples,
                    Communicator& comm);
+TrainSummary train(const TrainerOptions& options,
+                   const data::ImageSamples& samples,
+                   Communicator& comm);
+struct SampleBatches;  // trainer/sample_batches.h
+TrainSummary train(const TrainerOptions& options, const SampleBatches& samples, Communicator& comm);
 
 }  // namespace gpudays
