@@ -1,11 +1,17 @@
-// The device probe: medians of timed square matmuls (2 n^3 floating-point operations each) and of
-// tensor copies (2 x bytes moved each), after warm-up runs.
+// The device probe: the fastest of timed square matmuls (2 n^3 floating-point operations each) and
+// of tensor copies (2 x bytes moved each), after warm-up runs. A peak is the best the device did:
+// on a shared machine other work only ever slows a run down, so the fastest run is the one least
+// disturbed (a median under load put the CPU's peak below what trials then reached). On the CPU a
+// run's time is the process's CPU time per intra-op thread when that is below its wall time (the
+// threads were descheduled, not slow).
 #include "bench/device_probe.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <vector>
@@ -19,21 +25,34 @@
 namespace gpudays {
 namespace {
 
-// The median wall seconds of `op` over the timed runs, the device synchronised around each.
-double median_seconds(c10::Device device,
-                      const DeviceProbeOptions& options,
-                      const std::function<void()>& op) {
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The seconds of one run of `op`, the device synchronised around it (see the file comment).
+double run_seconds(c10::Device device, const std::function<void()>& op) {
   using Clock = std::chrono::steady_clock;
+  synchronize(device);
+  const double cpu_start = process_cpu_seconds();
+  const auto start = Clock::now();
+  op();
+  synchronize(device);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!device.is_cpu()) return wall;
+  const double cpu_per_thread = (process_cpu_seconds() - cpu_start) / at::get_num_threads();
+  return cpu_per_thread > 0.0 ? std::min(wall, cpu_per_thread) : wall;
+}
+
+// The fastest run of `op` over the timed runs, after the warm-up runs.
+double fastest_seconds(c10::Device device,
+                       const DeviceProbeOptions& options,
+                       const std::function<void()>& op) {
   for (int64_t i = 0; i < options.warmup_runs; ++i) op();
-  std::vector<double> seconds;
-  for (int64_t i = 0; i < options.timed_runs; ++i) {
-    synchronize(device);
-    const auto start = Clock::now();
-    op();
-    synchronize(device);
-    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  return spread_of(seconds).median_s;
+  double fastest = run_seconds(device, op);
+  for (int64_t i = 1; i < options.timed_runs; ++i) fastest = std::min(fastest, run_seconds(device, op));
+  return fastest;
 }
 
 double matmul_tflops(c10::Device device, at::ScalarType dtype, const DeviceProbeOptions& options) {
@@ -42,7 +61,7 @@ double matmul_tflops(c10::Device device, at::ScalarType dtype, const DeviceProbe
   const at::Tensor a = at::randn({n, n}, tensor);
   const at::Tensor b = at::randn({n, n}, tensor);
   at::Tensor c = at::empty({n, n}, tensor);
-  const double seconds = median_seconds(device, options, [&] { at::mm_out(c, a, b); });
+  const double seconds = fastest_seconds(device, options, [&] { at::mm_out(c, a, b); });
   return 2.0 * static_cast<double>(n) * n * n / seconds / 1e12;
 }
 
@@ -58,7 +77,7 @@ double copy_gb_per_s(c10::Device device, const DeviceProbeOptions& options) {
   const auto tensor = at::TensorOptions().device(device).dtype(at::kFloat);
   const at::Tensor source = at::full({options.copy_bytes / 4}, 1.0f, tensor);
   at::Tensor target = at::empty_like(source);
-  const double seconds = median_seconds(device, options, [&] { target.copy_(source); });
+  const double seconds = fastest_seconds(device, options, [&] { target.copy_(source); });
   return 2.0 * static_cast<double>(source.nbytes()) / seconds / 1e9;
 }
 

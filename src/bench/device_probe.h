@@ -15,7 +15,7 @@ namespace gpudays {
 struct DeviceProbeOptions {
   int64_t matmul_n = 0;  // square matmuls of n x n; 0: 1024 on the CPU, 8192 on CUDA
   int64_t warmup_runs = 2;
-  int64_t timed_runs = 5;                   // each figure is the median of these
+  int64_t timed_runs = 5;                   // each figure is the fastest of these
   int64_t copy_bytes = int64_t{256} << 20;  // the fp32 tensor copied for the bandwidth
 };
 

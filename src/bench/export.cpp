@@ -85,6 +85,19 @@ std::string run_config_toml(const ExportRequest& r) {
                      r.model->recipe.global_batch,
                      r.config.micro_batch_size,
                      r.config.grad_acc_steps);
+  out << "\n# The recipe's schedule; edit to override (steps, rates, warm-up, clipping norm).\n";
+  out << "[schedule]\n";
+  out << fmt::format("steps = {}\nlr = {}\nmin_lr = {}\nwarmup_steps = {}\nclip_grad_norm = {}\n\n",
+                     r.model->recipe.train_steps,
+                     r.model->recipe.lr,
+                     r.model->recipe.min_lr,
+                     r.model->recipe.warmup_steps,
+                     r.model->recipe.clip_grad_norm);
+  out << "# The run's own settings (trainer/run_file.h); intervals in optimizer steps.\n";
+  out << "[train]\nseed = 1234\ncheckpoint_interval = 1000\nkeep_checkpoints = 3\n";
+  out << "eval_interval = 1000\neval_samples = 64\nlog_interval = 1\n\n";
+  out << "[data]\n# path = \"tokens.u16\"  # or gpudays train --data PREFIX\neval_fraction = "
+         "0.01\n";
   return out.str();
 }
 

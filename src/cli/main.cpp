@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   add_bench_command(app, global);
 #ifdef GPUDAYS_WITH_TORCH
   add_trial_command(app, global);
+  add_train_command(app, global);
+  add_export_hf_command(app, global);
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);

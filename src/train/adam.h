@@ -32,6 +32,12 @@ class Adam {
   int64_t steps() const { return steps_; }
   int64_t state_bytes() const;  // both moments
   const std::vector<at::Tensor>& params() const { return params_; }
+  // Checkpointing: the moments and per-parameter step counts (restored in place), and the count
+  // of steps taken.
+  std::vector<at::Tensor>& exp_avg() { return exp_avg_; }
+  std::vector<at::Tensor>& exp_avg_sq() { return exp_avg_sq_; }
+  std::vector<at::Tensor>& step_counts() { return step_counts_; }
+  void set_steps(int64_t steps) { steps_ = steps; }
 
  private:
   void plain_step(double lr);

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "catalog/model_spec.h"
@@ -81,6 +82,17 @@ struct StepResult {
   bool applied = true;  // false: an fp16 overflow skipped it
 };
 
+// One slot of the optimizer's state on this rank (see Engine::optimizer_slices).
+struct OptimizerSlice {
+  int64_t numel = 0;  // the whole slot's elements
+  int64_t first = 0;  // this rank's part: [first, first + count)
+  int64_t count = 0;
+  at::Tensor exp_avg;     // [count]
+  at::Tensor exp_avg_sq;  // [count]
+};
+using SliceReader =
+    std::function<at::Tensor(size_t slot, const std::string& moment, int64_t first, int64_t count)>;
+
 class MicroStepGraph;
 class ShardUnits;
 class Trainable;
@@ -116,6 +128,25 @@ class Engine {
   // multiplied by the loss scale). Stage 0: every parameter's whole gradient; stage >= 1: the
   // rank's slice of each unit, padding left out. Reads only; the step is unchanged.
   std::vector<GradientPiece> local_gradients() const;
+  // Checkpointing (trainer/train_state.h); collective at stage >= 1: every rank calls them.
+  // Every parameter as a full fp32 CPU tensor, in parameter order (stage >= 1: from the masters).
+  std::vector<at::Tensor> full_parameters();
+  // Sets every parameter (and at stage >= 1 this rank's master slice) from full fp32 tensors.
+  void load_full_parameters(const std::vector<at::Tensor>& full);
+  // The optimizer's state in slots: stage 0 one per parameter (replicated on every rank), stage
+  // >= 1 one per shard unit holding parameters (elements [first, first + count) of its flat
+  // buffer on this rank, padding left out). Tensors are flat views of the live state.
+  std::vector<OptimizerSlice> optimizer_slices();
+  bool optimizer_replicated() const { return stage() == 0; }
+  // Restores every slot: `read(slot, moment, first, count)` returns elements [first, first +
+  // count) of the whole slot's moment ("exp_avg", "exp_avg_sq"), whatever world wrote it.
+  void load_optimizer(const SliceReader& read, double step_count);
+  // The counters a resumed run continues from: optimizer steps taken (skipped fp16 steps
+  // included), the optimizer's own steps, the loss scaler.
+  void restore_counters(int64_t steps, int64_t optimizer_steps, const LossScalerState& scaler);
+  int64_t optimizer_steps() const;
+  double optimizer_step_count() const;  // the per-parameter step count (all equal)
+  LossScalerState loss_scaler_state() const { return scaler_.state(); }
   // Called when the engine is destroyed (make_engine: restores the trainable's own runner).
   void on_destroy(std::function<void()> fn) { on_destroy_ = std::move(fn); }
 

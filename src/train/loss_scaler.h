@@ -15,6 +15,14 @@ struct LossScalerOptions {
   double min_scale = 1.0;
 };
 
+// What a checkpoint keeps of the scaler.
+struct LossScalerState {
+  double scale = 0.0;
+  int64_t clean_steps = 0;
+  int64_t skipped = 0;
+  bool operator==(const LossScalerState&) const = default;
+};
+
 class LossScaler {
  public:
   explicit LossScaler(LossScalerOptions options = {})
@@ -24,6 +32,12 @@ class LossScaler {
   // Records the outcome of one optimizer step; returns whether the step should be applied.
   bool update(bool found_overflow);
   int64_t skipped_steps() const { return skipped_; }
+  LossScalerState state() const { return {scale_, clean_steps_, skipped_}; }
+  void restore(const LossScalerState& s) {
+    scale_ = s.scale;
+    clean_steps_ = s.clean_steps;
+    skipped_ = s.skipped;
+  }
 
  private:
   LossScalerOptions options_;

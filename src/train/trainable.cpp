@@ -37,6 +37,18 @@ class ZooTrainable final : public Trainable {
 
   std::vector<at::Tensor> parameters() override { return model_.module().parameters(); }
 
+  std::vector<std::string> parameter_names() override {
+    std::vector<std::string> names;
+    for (const auto& item : model_.module().named_parameters()) names.push_back(item.key());
+    return names;
+  }
+
+  at::Tensor batch_loss(const models::Batch& batch) override {
+    return model_.loss(batch.to(options_.device));
+  }
+
+  void set_training(bool on) override { model_.module().train(on); }
+
   at::Tensor micro_loss(int64_t first, int64_t count) override {
     return model_.loss(host_batch(first, count).to(options_.device));
   }

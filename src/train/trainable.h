@@ -9,10 +9,15 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "catalog/model_spec.h"
 #include "models/block_runner.h"
+
+namespace gpudays::models {
+struct Batch;
+}
 
 namespace gpudays {
 
@@ -31,6 +36,12 @@ class Trainable {
  public:
   virtual ~Trainable() = default;
   virtual std::vector<at::Tensor> parameters() = 0;
+  // The parameters' names (HuggingFace's, as the zoo's modules), in parameters() order.
+  virtual std::vector<std::string> parameter_names() = 0;
+  // The loss of a batch given from outside (real data; any device: moved to the trainable's).
+  virtual at::Tensor batch_loss(const models::Batch& batch) = 0;
+  // Training mode (dropout on) or evaluation mode.
+  virtual void set_training(bool on) = 0;
   // The loss of the synthetic micro-batch of `count` samples starting at sample `first`.
   virtual at::Tensor micro_loss(int64_t first_sample, int64_t count) = 0;
   // The same in two parts, for CUDA graphs: the micro-batch goes into device buffers that keep

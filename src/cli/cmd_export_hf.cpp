@@ -1,0 +1,43 @@
+// `gpudays export-hf --checkpoint DIR --out DIR`: a training checkpoint as a HuggingFace directory
+// (trainer/hf_handoff.h); the model is the one the checkpoint carries (its model file, or its
+// catalog name).
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
+#include "cli/commands.h"
+#include "trainer/hf_handoff.h"
+
+namespace gpudays {
+
+void add_export_hf_command(CLI::App& app, const GlobalOptions& global) {
+  auto o = std::make_shared<HfExportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "export-hf",
+      "Write a training checkpoint as a HuggingFace model directory (config.json, safetensors "
+      "weights, tokenizer files) that transformers' from_pretrained loads");
+  cmd->add_option(
+         "--checkpoint", o->checkpoint_dir, "Checkpoint directory (OUT/checkpoints/step-N)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--out", o->out_dir, "Output directory")->required();
+  cmd->add_option("--max-shard-size",
+                  o->max_shard_bytes,
+                  "Largest weight file in bytes; above it the weights are sharded with an index")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
+  cmd->callback([&global, o] {
+    std::string name;
+    const std::string file = checkpoint_model_file(o->checkpoint_dir, name);
+    const ModelSpec model =
+        file.empty() ? Catalog::load({global.config_dir}).model(name) : load_model_file(file);
+    const int64_t files = export_hf(*o, model);
+    std::cout << fmt::format(
+        "{} in {} ({} weight file{})\n", model.name, o->out_dir, files, files == 1 ? "" : "s");
+  });
+}
+
+}  // namespace gpudays

@@ -1,0 +1,127 @@
+// `gpudays train --config RUN.toml --data PREFIX --out DIR [--resume]`: resolves the run file's
+// model, device and batch split for this launch (one process, or each rank under mpirun/srun) and
+// runs trainer/trainer.h.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "cli/commands.h"
+#include "common/error.h"
+#include "dist/launcher.h"
+#include "dist/world.h"
+#include "plan/workload.h"
+#include "train/device.h"
+#include "trainer/trainer.h"
+
+namespace gpudays {
+namespace {
+
+struct TrainRequest {
+  std::string config;
+  std::string data;
+  std::string out;
+  bool resume = false;
+  std::string init_from;
+  double peak_tflops = 0.0;
+};
+
+// The run file's split for this world: its accumulation, or one recomputed for another number of
+// ranks (the micro-batch kept).
+Configuration configuration_for(const RunFile& run, int world) {
+  Configuration c{run.methods, run.micro_batch_size, run.grad_acc_steps};
+  if (run.micro_batch_size * run.grad_acc_steps * world == run.global_batch) return c;
+  const int64_t per_step = run.micro_batch_size * world;
+  if (run.global_batch % per_step != 0) {
+    throw InputError(
+        fmt::format("the global batch {} does not split into micro-batches of {} on {} "
+                    "ranks",
+                    run.global_batch,
+                    run.micro_batch_size,
+                    world));
+  }
+  c.grad_acc_steps = run.global_batch / per_step;
+  return c;
+}
+
+// The device's dense peak for the run's dtype (datasheet); the host CPU has none unless given.
+double peak_flops_per_s(const Catalog& catalog, const RunFile& run, Precision p, double given) {
+  if (given > 0.0) return given * 1e12;
+  if (run.gpu == kHostCpuName) return 0.0;
+  const GpuSpec& gpu = catalog.gpu(run.gpu);
+  const double tflops = p == Precision::kBf16                           ? gpu.peak_bf16_tflops
+                        : p == Precision::kFp16                         ? gpu.peak_fp16_tflops
+                        : run.methods.free_lunch && gpu.supports_tf32() ? gpu.peak_tf32_tflops
+                                                                        : gpu.peak_fp32_tflops;
+  return tflops * 1e12;
+}
+
+void run_train(const GlobalOptions& global, const TrainRequest& r) {
+  const RunFile run = read_run_file(r.config);
+  const Catalog catalog = Catalog::load({global.config_dir});
+  TrainerOptions o;
+  o.model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
+  o.model.recipe = apply_overrides(o.model.recipe, run.schedule);
+  if (run.global_batch != o.model.recipe.global_batch) {
+    throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",
+                                 r.config,
+                                 run.global_batch,
+                                 o.model.recipe.global_batch));
+  }
+  const std::string data = r.data.empty() ? run.data.path : r.data;
+  if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
+  o.device = parse_device(run.gpu == kHostCpuName ? "cpu" : "cuda");
+  if (o.device.is_cuda())
+    o.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
+  const std::unique_ptr<Communicator> comm =
+      make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
+                        o.device.is_cuda() ? o.device.index() : 0);
+  o.config = configuration_for(run, comm->size());
+  o.settings = run.train;
+  o.eval_fraction = run.data.eval_fraction;
+  o.out_dir = r.out;
+  o.resume = r.resume;
+  o.init_from = r.init_from;
+  o.model_file = run.model_file;
+  o.data_path = data;
+  o.flops_per_sample = 3.0 * forward_flops_per_sample(o.model);
+  o.peak_flops_per_s =
+      peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
+  TrainSummary s;
+  if (o.model.family == Family::kVit || o.model.family == Family::kConvnext) {
+    s = train(o, *data::open_image_samples(data), *comm);
+  } else {
+    // A sample of seq_len + 1 tokens is inputs and shifted labels: the model's context is seq_len.
+    s = train(o, *data::open_token_samples(data, o.model.arch.seq_len - 1), *comm);
+  }
+  if (comm->rank() == 0) {
+    std::cout << fmt::format("trained {} steps; last loss {:.4f}", s.steps, s.last_loss);
+    if (s.last_eval_loss) std::cout << fmt::format("; held-out loss {:.4f}", *s.last_eval_loss);
+    std::cout << fmt::format("; checkpoints in {}/checkpoints\n", r.out);
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, const GlobalOptions& global) {
+  auto r = std::make_shared<TrainRequest>();
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "Train a model with a run file's settings (from `gpudays export --format toml`), on one "
+      "process or each rank of an mpirun/srun launch; checkpoints in OUT/checkpoints");
+  cmd->add_option("--config", r->config, "Run file (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--data", r->data, "Token data prefix (default: the run file's [data] path)");
+  cmd->add_option("--out", r->out, "Output directory (checkpoints, metrics.jsonl)")->required();
+  cmd->add_flag("--resume", r->resume, "Continue from the newest valid checkpoint in OUT");
+  cmd->add_option(
+      "--init-from", r->init_from, "Start from the weights of this checkpoint directory");
+  cmd->add_option("--peak-tflops",
+                  r->peak_tflops,
+                  "The device's peak TFLOP/s per rank for MFU (default: the catalog GPU's; none "
+                  "for the CPU)")
+      ->check(number_check(0.0, 1e6, /*low_open=*/true));
+  cmd->callback([&global, r] { run_train(global, *r); });
+}
+
+}  // namespace gpudays

@@ -1,0 +1,50 @@
+// The files of a checkpoint directory, torch-free: OUT/checkpoints/step-N/ holds the files its
+// writers put in a staging directory and a manifest.json (the step, the run state, each file's
+// checksum). A checkpoint is committed atomically (each file fsynced, the manifest written last,
+// the staging directory renamed into place, then the parent directory fsynced); one whose files
+// are missing, truncated or corrupted is detected and skipped for the one before it. What goes
+// into the files is trainer/train_state.h's.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpudays {
+
+// FNV-1a (64 bit) of a file's bytes, as 16 hex digits. Throws IoError when it cannot be read.
+std::string file_checksum(const std::string& path);
+
+// Flushes a file or a directory to disk (fsync). Throws IoError.
+void fsync_path(const std::string& path);
+
+std::string checkpoint_dir(const std::string& checkpoints_dir, int64_t step);  // .../step-N
+std::string staging_checkpoint_dir(const std::string& checkpoints_dir, int64_t step);
+
+// Creates (empty) the staging directory of step N (removing a stale one).
+void begin_checkpoint(const std::string& checkpoints_dir, int64_t step);
+// Checksums and fsyncs every file of the staging directory, writes manifest.json (`state` under
+// "state", plus "step" and "files"), and renames the directory to step-N.
+void commit_checkpoint(const std::string& checkpoints_dir,
+                       int64_t step,
+                       const nlohmann::json& state);
+
+struct FoundCheckpoint {
+  std::string dir;
+  int64_t step = 0;
+  nlohmann::json state;
+};
+// The newest checkpoint whose manifest and files check out; each one skipped is reported on
+// `messages` with its reason. None: nullopt.
+std::optional<FoundCheckpoint> latest_checkpoint(const std::string& checkpoints_dir,
+                                                 std::ostream& messages);
+// Checks one checkpoint directory; throws InputError naming the problem.
+FoundCheckpoint read_checkpoint(const std::string& dir);
+
+// Removes all but the newest `keep` checkpoints, and stale staging directories.
+void prune_checkpoints(const std::string& checkpoints_dir, int64_t keep);
+
+}  // namespace gpudays

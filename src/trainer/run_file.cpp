@@ -1,0 +1,98 @@
+// Reading the run file with TomlFields: every table's keys checked, unknown ones rejected.
+#include "trainer/run_file.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "catalog/toml_fields.h"
+#include "common/error.h"
+
+namespace gpudays {
+namespace {
+
+int64_t positive(const TomlFields& t, std::string_view key, int64_t fallback, int64_t low) {
+  const int64_t v = t.get_int_or(key, fallback);
+  if (v < low) t.fail(key, fmt::format("must be at least {}", low));
+  return v;
+}
+
+void read_methods(const TomlFields& t, MethodSet& m) {
+  m.free_lunch = t.get_bool_or("free_lunch", false);
+  m.activation_checkpointing = t.get_bool_or("activation_checkpointing", false);
+  m.sharding = parse_sharding(t.get_string_or("sharding", "none"));
+  m.offloading = t.get_bool_or("offloading", false);
+  t.check_all_used();
+}
+
+void read_batch(const TomlFields& t, RunFile& r) {
+  r.global_batch = positive(t, "global_batch", 0, 1);
+  r.micro_batch_size = positive(t, "micro_batch_size", 1, 1);
+  r.grad_acc_steps = positive(t, "grad_acc_steps", 1, 1);
+  t.check_all_used();
+}
+
+void read_schedule(const TomlFields& t, ScheduleOverrides& s) {
+  if (t.has("steps")) s.steps = positive(t, "steps", 1, 1);
+  if (t.has("lr")) s.lr = t.get_double("lr");
+  if (t.has("min_lr")) s.min_lr = t.get_double("min_lr");
+  if (t.has("warmup_steps")) s.warmup_steps = positive(t, "warmup_steps", 0, 0);
+  if (t.has("clip_grad_norm")) s.clip_grad_norm = t.get_double("clip_grad_norm");
+  for (const auto& v : {s.lr, s.min_lr, s.clip_grad_norm}) {
+    if (v && !(*v >= 0.0)) t.fail("lr", "rates and the clipping norm must be >= 0");
+  }
+  t.check_all_used();
+}
+
+void read_train(const TomlFields& t, TrainSettings& s) {
+  s.seed = static_cast<uint64_t>(positive(t, "seed", static_cast<int64_t>(s.seed), 0));
+  s.checkpoint_interval = positive(t, "checkpoint_interval", s.checkpoint_interval, 0);
+  s.keep_checkpoints = positive(t, "keep_checkpoints", s.keep_checkpoints, 1);
+  s.eval_interval = positive(t, "eval_interval", s.eval_interval, 0);
+  s.eval_samples = positive(t, "eval_samples", s.eval_samples, 1);
+  s.log_interval = positive(t, "log_interval", s.log_interval, 1);
+  t.check_all_used();
+}
+
+void read_data(const TomlFields& t, DataSettings& d) {
+  d.path = t.get_string_or("path", "");
+  d.eval_fraction = t.get_double_or("eval_fraction", d.eval_fraction);
+  if (!(d.eval_fraction >= 0.0 && d.eval_fraction < 1.0)) {
+    t.fail("eval_fraction", "must be in [0, 1)");
+  }
+  t.check_all_used();
+}
+
+}  // namespace
+
+RunFile read_run_file(const std::string& path) {
+  const TomlFields root = TomlFields::parse_file(path);
+  RunFile r;
+  r.model = root.get_string_or("model", "");
+  r.model_file = root.get_string_or("model_file", "");
+  if (!r.model_file.empty() && std::filesystem::path(r.model_file).is_relative()) {
+    r.model_file = (std::filesystem::path(path).parent_path() / r.model_file).string();
+  }
+  if (r.model.empty() && r.model_file.empty()) root.fail("model", "is required (or model_file)");
+  r.gpu = root.get_string("gpu");
+  r.num_nodes = positive(root, "num_nodes", 1, 1);
+  r.gpus_per_node = positive(root, "gpus_per_node", 1, 1);
+  read_methods(root.table("methods"), r.methods);
+  read_batch(root.table("batch"), r);
+  if (auto t = root.table_or_none("schedule")) read_schedule(*t, r.schedule);
+  if (auto t = root.table_or_none("train")) read_train(*t, r.train);
+  if (auto t = root.table_or_none("data")) read_data(*t, r.data);
+  root.check_all_used();
+  return r;
+}
+
+RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& o) {
+  if (o.steps) recipe.train_steps = *o.steps;
+  if (o.lr) recipe.lr = *o.lr;
+  if (o.min_lr) recipe.min_lr = *o.min_lr;
+  if (o.warmup_steps) recipe.warmup_steps = *o.warmup_steps;
+  if (o.clip_grad_norm) recipe.clip_grad_norm = *o.clip_grad_norm;
+  return recipe;
+}
+
+}  // namespace gpudays

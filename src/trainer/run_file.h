@@ -1,0 +1,60 @@
+// The run file `gpudays train --config` reads: the one `gpudays export --format toml` writes (the
+// model, the hardware, the chosen methods and batch split), plus what a run needs (the schedule
+// and its overrides, data, seed, checkpoint, evaluation and logging intervals). Torch-free; the
+// training loop that uses it is trainer/trainer.h. Unknown keys are an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "catalog/model_spec.h"
+#include "config/methods.h"
+
+namespace gpudays {
+
+// The recipe's schedule, each field optional (absent: the recipe's).
+struct ScheduleOverrides {
+  std::optional<int64_t> steps;
+  std::optional<double> lr;
+  std::optional<double> min_lr;
+  std::optional<int64_t> warmup_steps;
+  std::optional<double> clip_grad_norm;  // 0: no clipping
+};
+
+struct TrainSettings {
+  uint64_t seed = 1234;                // data order and initialisation
+  int64_t checkpoint_interval = 1000;  // steps; 0: only at the end and on a signal
+  int64_t keep_checkpoints = 3;        // the newest K are kept
+  int64_t eval_interval = 1000;        // steps; 0: never
+  int64_t eval_samples = 64;           // held-out samples per evaluation (at most the split)
+  int64_t log_interval = 1;            // steps between progress lines on standard error
+};
+
+struct DataSettings {
+  std::string path;             // token data prefix (--data overrides it)
+  double eval_fraction = 0.01;  // held out for evaluation
+};
+
+struct RunFile {
+  std::string model;       // catalog name, or ...
+  std::string model_file;  // ... a model TOML file (relative to the run file)
+  std::string gpu;         // catalog name, or "cpu"
+  int64_t num_nodes = 1;
+  int64_t gpus_per_node = 1;
+  MethodSet methods;
+  int64_t global_batch = 0;
+  int64_t micro_batch_size = 1;
+  int64_t grad_acc_steps = 1;
+  ScheduleOverrides schedule;
+  TrainSettings train;
+  DataSettings data;
+};
+
+// Throws InputError naming the file, table and key of anything missing, malformed or unknown.
+RunFile read_run_file(const std::string& path);
+
+// The recipe with the run file's schedule overrides applied.
+RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& overrides);
+
+}  // namespace gpudays

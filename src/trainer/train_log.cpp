@@ -1,0 +1,65 @@
+// Progress lines and the metrics file.
+#include "trainer/train_log.h"
+
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/output_files.h"
+
+namespace gpudays {
+
+nlohmann::json to_json(const StepMetrics& m) {
+  nlohmann::json j = {{"step", m.step},
+                      {"loss", m.loss},
+                      {"lr", m.lr},
+                      {"grad_norm", m.grad_norm},
+                      {"applied", m.applied},
+                      {"step_time_s", m.step_time_s},
+                      {"tokens_per_s", m.tokens_per_s},
+                      {"mfu", m.mfu}};
+  if (m.eval_loss) j["eval_loss"] = *m.eval_loss;
+  return j;
+}
+
+std::string progress_line(const StepMetrics& m, int64_t total_steps) {
+  const double eta_days = static_cast<double>(total_steps - m.step) * m.step_time_s / 86400.0;
+  std::string line = fmt::format("step {}/{}  loss {:.4f}", m.step, total_steps, m.loss);
+  if (m.eval_loss) line += fmt::format("  eval {:.4f}", *m.eval_loss);
+  line += fmt::format("  lr {:.2e}  {:.1f}k tok/s  MFU {:.1f}%  ETA {:.2f} days",
+                      m.lr,
+                      m.tokens_per_s / 1000.0,
+                      100.0 * m.mfu,
+                      eta_days);
+  if (!m.applied) line += "  (skipped: fp16 overflow)";
+  return line;
+}
+
+MetricsLog::MetricsLog(std::string path, int64_t resume_step) : path_(std::move(path)) {
+  std::vector<std::string> kept;
+  std::ifstream in(path_);
+  for (std::string line; std::getline(in, line);) {
+    try {
+      if (nlohmann::json::parse(line).at("step").get<int64_t>() <= resume_step)
+        kept.push_back(line);
+    } catch (const nlohmann::json::exception&) {
+      // a line cut short by a kill: dropped
+    }
+  }
+  in.close();
+  std::string text;
+  for (const std::string& line : kept) text += line + "\n";
+  write_file_atomically(path_, text);
+  out_.open(path_, std::ios::app);
+  if (!out_) throw IoError(fmt::format("{}: cannot open for appending", path_));
+}
+
+void MetricsLog::append(const StepMetrics& m) {
+  out_ << to_json(m).dump() << "\n";
+  out_.flush();
+  if (!out_) throw IoError(fmt::format("{}: write failed", path_));
+}
+
+}  // namespace gpudays

@@ -1,0 +1,241 @@
+// The training loop, top to bottom: build, resume, then per step the rank's micro-batches through
+// the engine, the global mean loss, evaluation, logging and checkpoints.
+#include "trainer/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/core/grad_mode.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "bench/interrupt.h"
+#include "common/error.h"
+#include "models/zoo.h"
+#include "train/apply_methods.h"
+#include "train/device.h"
+#include "train/engine.h"
+#include "train/trainable.h"
+#include "trainer/checkpoint_files.h"
+#include "trainer/hf_handoff.h"
+#include "trainer/sample_batches.h"
+#include "trainer/train_log.h"
+#include "trainer/train_state.h"
+
+namespace gpudays {
+namespace {
+
+// What one run holds while it trains.
+struct Run {
+  const TrainerOptions& o;
+  const SampleBatches& samples;
+  Communicator& comm;
+  data::Split split;
+  std::unique_ptr<Trainable> trainable;
+  std::unique_ptr<Engine> engine;
+  std::vector<std::string> names;
+  std::string checkpoints_dir;
+};
+
+double mean_over_ranks(Communicator& comm, double value) {
+  comm.all_reduce(&value, 1, DType::kFloat64, ReduceOp::kSum);
+  return value / comm.size();
+}
+
+// Held-out loss over the first min(eval_samples, held-out) samples, split round-robin by rank.
+double evaluate(Run& run) {
+  at::NoGradGuard no_grad;
+  run.engine->gather_parameters();
+  run.trainable->set_training(false);
+  const int64_t n = std::min(run.o.settings.eval_samples, run.split.eval_samples);
+  const int64_t micro = run.o.config.micro_batch_size;
+  const c10::DeviceType device = run.o.device.type();
+  const Precision precision = run.o.model.recipe.precision;
+  double sum = 0.0;
+  std::vector<int64_t> indices;
+  const auto flush = [&] {
+    if (indices.empty()) return;
+    if (precision != Precision::kFp32) {
+      at::autocast::set_autocast_enabled(device, true);
+      at::autocast::set_autocast_dtype(device,
+                                       precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+    }
+    const double loss = run.trainable->batch_loss(run.samples.batch(indices)).item<double>();
+    at::autocast::set_autocast_enabled(device, false);
+    at::autocast::clear_cache();
+    sum += loss * static_cast<double>(indices.size());
+    indices.clear();
+  };
+  for (int64_t i = run.comm.rank(); i < n; i += run.comm.size()) {
+    indices.push_back(run.split.train_samples + i);
+    if (static_cast<int64_t>(indices.size()) == micro) flush();
+  }
+  flush();
+  run.trainable->set_training(true);
+  run.comm.all_reduce(&sum, 1, DType::kFloat64, ReduceOp::kSum);
+  return sum / static_cast<double>(std::max<int64_t>(n, 1));
+}
+
+void check_shapes(const std::vector<at::Tensor>& init,
+                  const std::vector<at::Tensor>& params,
+                  const std::string& dir) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (init[i].sizes() != params[i].sizes()) {
+      throw InputError(fmt::format("{}: weights of another shape than the model's", dir));
+    }
+  }
+}
+
+// Builds the model (seeded: every rank starts from the same weights) and the engine.
+void build(Run& run) {
+  at::manual_seed(run.o.settings.seed);
+  const MethodOptions methods =
+      apply_methods(run.o.config, run.o.model.recipe, run.o.device, run.o.settings.seed);
+  run.trainable = make_trainable(run.o.model, methods.trainable);
+  run.names = run.trainable->parameter_names();
+  if (!run.o.init_from.empty()) {
+    const std::vector<at::Tensor> init =
+        read_pretrained_parameters(run.o.init_from, run.names, run.o.model.family);
+    check_shapes(init, run.trainable->parameters(), run.o.init_from);
+    at::NoGradGuard no_grad;
+    std::vector<at::Tensor> params = run.trainable->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(init[i].view_as(params[i]));
+  }
+  run.engine = make_engine(*run.trainable, run.comm, methods.engine);
+}
+
+// Resumes from the newest valid checkpoint (rank 0 chooses; every rank loads the same one).
+int64_t resume(Run& run) {
+  int64_t step = -1;
+  std::optional<FoundCheckpoint> found;
+  if (run.comm.rank() == 0) {
+    found = latest_checkpoint(run.checkpoints_dir, std::cerr);
+    if (found) step = found->step;
+  }
+  run.comm.broadcast(&step, 1, DType::kInt64, 0);
+  if (step < 0) {
+    if (run.comm.rank() == 0) std::cerr << "gpudays: no checkpoint to resume from; starting\n";
+    return 0;
+  }
+  if (!found) found = read_checkpoint(checkpoint_dir(run.checkpoints_dir, step));
+  load_checkpoint(found->dir, found->state, *run.engine, run.names, run.comm);
+  if (run.comm.rank() == 0) std::cerr << fmt::format("gpudays: resumed from {}\n", found->dir);
+  return step;
+}
+
+// This rank's micro-batch `micro` of step `step`: sample indices from the seeded global order.
+std::vector<int64_t> micro_batch_indices(Run& run,
+                                         data::SampleOrder& order,
+                                         int64_t step,
+                                         int64_t micro) {
+  const int64_t global = run.o.model.recipe.global_batch;
+  const data::RankSlice slice = data::rank_slice(global, run.comm.rank(), run.comm.size());
+  const int64_t size = run.o.config.micro_batch_size;
+  std::vector<int64_t> indices;
+  for (int64_t j = 0; j < size; ++j)
+    indices.push_back(order.at(step * global + slice.first + micro * size + j));
+  return indices;
+}
+
+// The model file and the tokenizer files beside the data, which a checkpoint carries.
+std::vector<std::string> checkpoint_files(const TrainerOptions& o) {
+  std::vector<std::string> files;
+  if (!o.model_file.empty()) files.push_back(o.model_file);
+  const std::filesystem::path data_dir = std::filesystem::path(o.data_path).parent_path();
+  for (const char* name : kTokenizerFiles) {
+    const std::filesystem::path path = data_dir / name;
+    if (!o.data_path.empty() && std::filesystem::exists(path)) files.push_back(path.string());
+  }
+  return files;
+}
+
+}  // namespace
+
+TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, Communicator& comm) {
+  return train(o, token_batches(o.model, samples), comm);
+}
+
+TrainSummary train(const TrainerOptions& o, const data::ImageSamples& samples, Communicator& comm) {
+  return train(o, image_batches(o.model, samples), comm);
+}
+
+TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Communicator& comm) {
+  Run run{o, samples, comm, data::split_samples(samples.num_samples, o.eval_fraction)};
+  run.checkpoints_dir = (std::filesystem::path(o.out_dir) / "checkpoints").string();
+  if (comm.rank() == 0) std::filesystem::create_directories(run.checkpoints_dir);
+  build(run);
+  const int64_t first_step = o.resume ? resume(run) : 0;
+  const int64_t total = o.model.recipe.train_steps;
+  std::optional<MetricsLog> metrics;
+  if (comm.rank() == 0) {
+    metrics.emplace((std::filesystem::path(o.out_dir) / "metrics.jsonl").string(), first_step);
+  }
+  data::SampleOrder order(run.split.train_samples, o.settings.seed);
+  const double tokens_per_step =
+      static_cast<double>(o.model.recipe.global_batch * samples.tokens_per_sample);
+  InterruptScope interrupt_scope;
+  TrainSummary summary;
+  for (int64_t step = first_step; step < total;) {
+    synchronize(o.device);
+    const auto begin = std::chrono::steady_clock::now();
+    const StepResult r = run.engine->step([&](int64_t micro) {
+      return run.trainable->batch_loss(
+          run.samples.batch(micro_batch_indices(run, order, step, micro)));
+    });
+    synchronize(o.device);
+    const double step_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    ++step;
+    StepMetrics m{step, mean_over_ranks(comm, r.loss), r.lr, r.grad_norm, r.applied, step_s};
+    m.tokens_per_s = tokens_per_step / step_s;
+    if (o.peak_flops_per_s > 0) {
+      m.mfu = o.flops_per_sample * static_cast<double>(o.model.recipe.global_batch) / step_s /
+              o.peak_flops_per_s;
+    }
+    const int64_t every = o.settings.eval_interval;
+    if (run.split.eval_samples > 0 && every > 0 && (step % every == 0 || step == total)) {
+      m.eval_loss = evaluate(run);
+      summary.last_eval_loss = m.eval_loss;
+    }
+    summary.steps = step;
+    summary.last_loss = m.loss;
+    if (metrics) {
+      metrics->append(m);
+      if (step % o.settings.log_interval == 0 || step == total) {
+        std::cerr << progress_line(m, total) << std::endl;
+      }
+    }
+    double signal = interrupted();
+    comm.all_reduce(&signal, 1, DType::kFloat64, ReduceOp::kMax);
+    const int64_t ckpt = o.settings.checkpoint_interval;
+    if (signal > 0 || step == total || (ckpt > 0 && step % ckpt == 0)) {
+      save_checkpoint(run.checkpoints_dir,
+                      o.settings.keep_checkpoints,
+                      *run.engine,
+                      run.names,
+                      comm,
+                      {step,
+                       step * o.model.recipe.global_batch,
+                       {{"model", o.model.name},
+                        {"model_file", std::filesystem::path(o.model_file).filename().string()},
+                        {"loss", m.loss}},
+                       checkpoint_files(o)});
+    }
+    if (signal > 0) {
+      if (comm.rank() == 0) {
+        std::cerr << fmt::format(
+            "gpudays: signal {}: checkpoint step-{} written; continue with "
+            "--resume\n",
+            static_cast<int>(signal),
+            step);
+      }
+      throw Interrupted(static_cast<int>(signal));
+    }
+  }
+  return summary;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,54 @@
+// The trainer: a catalog model trained on token samples (data/samples.h) with the methods of a
+// run file (train/apply_methods.h builds the engine), one rank or several; held-out evaluation,
+// progress and metrics (trainer/train_log.h), checkpoints every N steps and on SIGTERM/SIGINT, and
+// resumption from the newest valid checkpoint (trainer/train_state.h). `gpudays train` is its
+// command line.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "catalog/model_spec.h"
+#include "config/configuration.h"
+#include "data/samples.h"
+#include "dist/communicator.h"
+#include "trainer/run_file.h"
+
+namespace gpudays {
+
+struct TrainerOptions {
+  ModelSpec model;       // its recipe with the run file's overrides
+  Configuration config;  // methods, micro-batch and accumulation for this number of ranks
+  TrainSettings settings;
+  double eval_fraction = 0.01;
+  std::string out_dir;
+  bool resume = false;
+  std::string model_file;  // the model's TOML file, copied into checkpoints ("": a catalog model)
+  std::string data_path;   // the tokenizer files beside it go into checkpoints
+  std::string init_from;   // a checkpoint directory whose weights start the run ("": none)
+  c10::Device device = c10::kCPU;
+  double flops_per_sample = 0.0;  // model FLOPs of one training sample (forward + backward)
+  double peak_flops_per_s = 0.0;  // the device's peak for the run's dtype, x ranks (0: no MFU)
+};
+
+struct TrainSummary {
+  int64_t steps = 0;  // optimizer steps done
+  double last_loss = 0.0;
+  std::optional<double> last_eval_loss;
+};
+
+// Throws InputError for data that does not fit the model, Interrupted after checkpointing on a
+// signal. Token samples train the causal LMs, image samples the vision models.
+TrainSummary train(const TrainerOptions& options,
+                   const data::TokenSamples& samples,
+                   Communicator& comm);
+TrainSummary train(const TrainerOptions& options,
+                   const data::ImageSamples& samples,
+                   Communicator& comm);
+struct SampleBatches;  // trainer/sample_batches.h
+TrainSummary train(const TrainerOptions& options, const SampleBatches& samples, Communicator& comm);
+
+}  // namespace gpudays

@@ -1,0 +1,95 @@
+// The run file: what `export --format toml` writes reads back as the same configuration with the
+// recipe's schedule; unknown keys are errors. Checkpoint directories: a committed checkpoint checks
+// out; a truncated or corrupted file or a missing manifest makes the newest checkpoint be skipped
+// for the previous one, with a message; pruning keeps the newest K.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../process_dir.h"
+#include "../test_util.h"
+#include "bench/export.h"
+#include "common/error.h"
+#include "trainer/checkpoint_files.h"
+#include "trainer/run_file.h"
+
+namespace gpudays {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(RunFile, ExportedRunFileReadsBackAsTheSameConfiguration) {
+  const ModelSpec& model = test::catalog().model("pythia-160m");
+  ExportRequest e{&model, "a100-80gb-sxm", {1, 4}, {}, true};
+  e.config = Configuration{{true, true, Sharding::kZero2, false}, 8, 32};
+  const std::string path = test::write_temp_file("exported_run.toml", run_config_toml(e));
+  const RunFile r = read_run_file(path);
+  EXPECT_EQ(r.model, "pythia-160m");
+  EXPECT_EQ(r.methods, e.config.methods);
+  EXPECT_EQ(r.micro_batch_size, 8);
+  EXPECT_EQ(r.grad_acc_steps, 32);
+  EXPECT_EQ(r.gpus_per_node, 4);
+  const RecipeSpec recipe = apply_overrides(model.recipe, r.schedule);
+  EXPECT_EQ(recipe.train_steps, model.recipe.train_steps);
+  EXPECT_DOUBLE_EQ(recipe.lr, model.recipe.lr);
+  EXPECT_EQ(recipe.warmup_steps, model.recipe.warmup_steps);
+  EXPECT_EQ(r.train.checkpoint_interval, TrainSettings{}.checkpoint_interval);
+}
+
+TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
+  const std::string base =
+      "model = \"pythia-14m\"\ngpu = \"cpu\"\n[methods]\nsharding = \"none\"\n[batch]\n"
+      "global_batch = 8\n";
+  EXPECT_NO_THROW(read_run_file(test::write_temp_file("ok.toml", base)));
+  for (const std::string& bad : {std::string("[train]\nseeed = 1\n"),
+                                 std::string("[extra]\nx = 1\n"),
+                                 std::string("[schedule]\nsteps = 0\n"),
+                                 std::string("[data]\neval_fraction = 1.5\n")}) {
+    EXPECT_THROW(read_run_file(test::write_temp_file("bad.toml", base + bad)), InputError) << bad;
+  }
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+void make_checkpoint(const std::string& dir, int64_t step) {
+  begin_checkpoint(dir, step);
+  write(fs::path(staging_checkpoint_dir(dir, step)) / "a.bin",
+        "weights of step " + std::to_string(step));
+  commit_checkpoint(dir, step, {{"step", step}});
+}
+
+TEST(CheckpointFiles, CorruptedNewestIsSkippedForThePrevious) {
+  const std::string dir = test::process_temp_dir().fresh_dir("ckpt");
+  make_checkpoint(dir, 5);
+  make_checkpoint(dir, 10);
+  std::ostringstream messages;
+  EXPECT_EQ(latest_checkpoint(dir, messages)->step, 10);
+  EXPECT_EQ(messages.str(), "");
+  write(fs::path(checkpoint_dir(dir, 10)) / "a.bin", "weights of step 1X");  // same size, corrupted
+  EXPECT_EQ(latest_checkpoint(dir, messages)->step, 5);
+  EXPECT_NE(messages.str().find("a.bin fails its checksum"), std::string::npos) << messages.str();
+  fs::resize_file(fs::path(checkpoint_dir(dir, 5)) / "a.bin", 3);  // truncated
+  EXPECT_FALSE(latest_checkpoint(dir, messages).has_value());
+}
+
+TEST(CheckpointFiles, UncommittedStagingIsIgnoredAndPruningKeepsTheNewest) {
+  const std::string dir = test::process_temp_dir().fresh_dir("prune");
+  for (int64_t step : {1, 2, 3, 4}) make_checkpoint(dir, step);
+  begin_checkpoint(dir, 5);  // killed while writing step 5: no manifest, never renamed
+  std::ostringstream messages;
+  EXPECT_EQ(latest_checkpoint(dir, messages)->step, 4);
+  fs::remove(fs::path(checkpoint_dir(dir, 4)) / "manifest.json");
+  EXPECT_EQ(latest_checkpoint(dir, messages)->step, 3);
+  EXPECT_NE(messages.str().find("no manifest.json"), std::string::npos);
+  prune_checkpoints(dir, 2);
+  EXPECT_FALSE(fs::exists(checkpoint_dir(dir, 1)));
+  EXPECT_FALSE(fs::exists(checkpoint_dir(dir, 2)));
+  EXPECT_TRUE(fs::exists(checkpoint_dir(dir, 3)));
+  EXPECT_FALSE(fs::exists(staging_checkpoint_dir(dir, 5)));
+}
+
+}  // namespace
+}  // namespace gpudays
