@@ -51,7 +51,8 @@ double fastest_seconds(c10::Device device,
                        const std::function<void()>& op) {
   for (int64_t i = 0; i < options.warmup_runs; ++i) op();
   double fastest = run_seconds(device, op);
-  for (int64_t i = 1; i < options.timed_runs; ++i) fastest = std::min(fastest, run_seconds(device, op));
+  for (int64_t i = 1; i < options.timed_runs; ++i)
+    fastest = std::min(fastest, run_seconds(device, op));
   return fastest;
 }
 

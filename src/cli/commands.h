@@ -24,7 +24,7 @@ void add_report_command(CLI::App& app, const GlobalOptions& global);
 void add_validate_command(CLI::App& app, const GlobalOptions& global);
 void add_paper_command(CLI::App& app, const GlobalOptions& global);  // paper
 void add_fit_command(CLI::App& app, const GlobalOptions& global);    // fit
-void add_jobs_command(CLI::App& app, const GlobalOptions& global);  // Slurm jobs submitted
+void add_jobs_command(CLI::App& app, const GlobalOptions& global);   // Slurm jobs submitted
 void add_data_commands(CLI::App& app, const GlobalOptions& global);  // data tokenize|images|inspect
 
 // --model NAME and --model-file PATH (resolved with Catalog::resolve_model), shared by commands.

@@ -65,7 +65,7 @@ struct ReportData {
   CostOptions cost;
   std::vector<MeasuredRun> measurements;
   std::vector<PaperCell> paper;  // the reference paper's figures beside ours (paper_section.h)
-  std::string results_path;                        // empty: no database
+  std::string results_path;      // empty: no database
   std::vector<std::string> measurements_left_out;  // trials not shown, each with the reason
   std::vector<MethodComparison> methods;           // one per model x GPU at detail_gpu_count
 };

@@ -73,6 +73,24 @@ std::vector<std::string> srun_argv(const SrunStep& step) {
   return argv;
 }
 
+namespace {
+
+// Where the ranks of each step meet (c10d's TCP store, dist/rendezvous.h): the first node by the
+// address Slurm reaches it at (its NodeAddr, the node name unless slurm.conf says otherwise), so
+// that node names that are not host names work too.
+std::string store_address_lines() {
+  return "# Where the ranks meet: the first node's address as Slurm knows it (dist/rendezvous.h).\n"
+         "if [ -z \"${MASTER_ADDR:-}\" ]; then\n"
+         "  first_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+         "  MASTER_ADDR=$(scontrol show node \"$first_node\" | sed -n 's/.*NodeAddr=\\([^ "
+         "]*\\).*/\\1/p')\n"
+         "  export MASTER_ADDR=${MASTER_ADDR:-$first_node}\n"
+         "  export MASTER_PORT=${MASTER_PORT:-$((20000 + SLURM_JOB_ID % 20000))}\n"
+         "fi\n";
+}
+
+}  // namespace
+
 std::string render_sbatch_script(const SlurmJob& job) {
   check_job(job);
   std::string s = "#!/bin/bash\n";
@@ -100,6 +118,7 @@ std::string render_sbatch_script(const SlurmJob& job) {
   for (const auto& [name, value] : job.environment) {
     s += fmt::format("export {}={}\n", name, shell_quote(value));
   }
+  s += store_address_lines();
   s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";
   if (job.launch == JobLaunch::kEveryTask) {
     s += joined(

@@ -22,9 +22,10 @@ c10::intrusive_ptr<c10d::TCPStore> tcp_store(const std::string& host,
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(port);
   options.isServer = serve;
-  // A server on port 0 (a free one) publishes its port after it starts: it cannot wait for workers.
-  options.waitWorkers = serve && port != 0;
-  if (options.waitWorkers) options.numWorkers = static_cast<size_t>(r.ranks.world_size);
+  // The server does not wait for the workers here: the process group's own rendezvous over the
+  // store waits for every rank (with the timeout), and a server waiting in its constructor hung
+  // two ranks meeting at MASTER_ADDR:MASTER_PORT (Slurm, a hand-set address) until the timeout.
+  options.waitWorkers = false;
   options.timeout = timeout;
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
