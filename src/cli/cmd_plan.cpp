@@ -43,11 +43,7 @@ struct PlanRequest {
   bool no_calibration = false;
   // Pinned fields of one configuration ("on"/"off", a sharding name, a micro-batch); empty or 0:
   // searched.
-  std::string free_lunch;
-  std::string checkpointing;
-  std::string sharding;
-  std::string offloading;
-  int64_t micro_batch_size = 0;
+  PinFlags pins;
   // --cluster FILE [--partition P]: the GPU, GPUs per node, network and host memory of a Slurm
   // partition (docs/slurm.md), where the command line does not give them.
   std::string cluster_file;
@@ -87,21 +83,6 @@ PlanRequest with_cluster(PlanRequest r) {
                                  p.gpus_per_node));
   }
   return r;
-}
-
-std::optional<bool> on_off(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return text == "on";
-}
-
-ConfigurationPin pin_of(const PlanRequest& r) {
-  ConfigurationPin pin;
-  pin.free_lunch = on_off(r.free_lunch);
-  pin.activation_checkpointing = on_off(r.checkpointing);
-  if (!r.sharding.empty()) pin.sharding = parse_sharding(r.sharding);
-  pin.offloading = on_off(r.offloading);
-  if (r.micro_batch_size > 0) pin.micro_batch_size = r.micro_batch_size;
-  return pin;
 }
 
 // Benchmark trials for calibration: from --db, or from ./gpudays.db when it exists.
@@ -145,7 +126,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const CalibrationFile fitted = host_cpu ? CalibrationFile{} : load_calibration(catalog);
   PlanOptions options = host_cpu ? PlanOptions{} : calibrated_plan_options(fitted);
   options.preset = parse_preset(r.methods);
-  options.pin = pin_of(r);
+  options.pin = r.pins.pin();
   if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
   if (!host_cpu) options.error_bands = validation_error_bands(catalog, options);
   options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
@@ -187,24 +168,6 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   }
 }
 
-// Flags that fix fields of the configuration ("what if"); all five pin exactly one.
-void add_pin_options(CLI::App& cmd, PlanRequest& r) {
-  const auto on_off_choice = CLI::IsMember({"on", "off"});
-  cmd.add_option("--free-lunch", r.free_lunch, "Pin free-lunch: on or off")->check(on_off_choice);
-  cmd.add_option("--checkpointing", r.checkpointing, "Pin activation checkpointing: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--sharding",
-                 r.sharding,
-                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
-                 "fsdp_full_shard");
-  cmd.add_option("--offloading", r.offloading, "Pin CPU offloading: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--micro-batch-size",
-                 r.micro_batch_size,
-                 "Pin the micro-batch per GPU (a power of two up to the per-GPU batch)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-}
-
 }  // namespace
 
 void add_plan_command(CLI::App& app, const GlobalOptions& global) {
@@ -229,7 +192,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
-  add_pin_options(*cmd, *r);
+  add_pin_options(*cmd, r->pins);
   cmd->add_option("--cluster",
                   r->cluster_file,
                   "Slurm cluster file (docs/slurm.md): its partition's GPU, GPUs per node, host "

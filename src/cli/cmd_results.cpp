@@ -45,11 +45,7 @@ struct ResultsRequest {
   // "off", a sharding name, a micro-batch; empty or 0: searched)
   std::string backend;
   bool auto_values = false;
-  std::string free_lunch;
-  std::string checkpointing;
-  std::string sharding;
-  std::string offloading;
-  int64_t micro_batch_size = 0;
+  PinFlags pins;
 };
 
 // The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.
@@ -152,21 +148,6 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);
 }
 
-std::optional<bool> on_off(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return text == "on";
-}
-
-ConfigurationPin export_pin(const ResultsRequest& r) {
-  ConfigurationPin pin;
-  pin.free_lunch = on_off(r.free_lunch);
-  pin.activation_checkpointing = on_off(r.checkpointing);
-  if (!r.sharding.empty()) pin.sharding = parse_sharding(r.sharding);
-  pin.offloading = on_off(r.offloading);
-  if (r.micro_batch_size > 0) pin.micro_batch_size = r.micro_batch_size;
-  return pin;
-}
-
 // The backend asked for: --backend, or DeepSpeed for --format deepspeed; none: the row's.
 std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
   if (!r.backend.empty()) return parse_export_backend(r.backend);
@@ -177,14 +158,14 @@ std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
 // A configuration the export may take: it matches the pin and runs on the wanted backend.
 bool eligible(const ResultsRequest& r, const Configuration& config) {
   const std::optional<ExportBackend> backend = wanted_backend(r);
-  return export_pin(r).matches(config) &&
+  return r.pins.pin().matches(config) &&
          (!backend || export_backend(config.methods.sharding) == *backend);
 }
 
 // "(pinned: zero_2, micro-batch 8; backend fsdp)", or empty.
 std::string selection_text(const ResultsRequest& r) {
   std::vector<std::string> parts;
-  const ConfigurationPin pin = export_pin(r);
+  const ConfigurationPin pin = r.pins.pin();
   if (!pin.empty()) parts.push_back("pinned: " + describe(pin));
   if (const auto backend = wanted_backend(r)) parts.push_back("backend " + to_string(*backend));
   return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, "; "));
@@ -192,7 +173,7 @@ std::string selection_text(const ResultsRequest& r) {
 
 Configuration planned_choice(const ResultsRequest& r, const ModelSpec& model, const Cluster& c) {
   PlanOptions options;
-  options.pin = export_pin(r);
+  options.pin = r.pins.pin();
   const PlanResult p = plan(model, c, options);
   const PlanRow* best = nullptr;
   for (const PlanRow& row : p.rows) {
@@ -300,18 +281,7 @@ void add_export_choice_options(CLI::App& cmd, ResultsRequest& r) {
                r.auto_values,
                "DeepSpeed values that HuggingFace's Trainer fills in from TrainingArguments as "
                "\"auto\" (for use through HF at any GPU count)");
-  const auto on_off_choice = CLI::IsMember({"on", "off"});
-  cmd.add_option("--free-lunch", r.free_lunch, "Pin free-lunch: on or off")->check(on_off_choice);
-  cmd.add_option("--checkpointing", r.checkpointing, "Pin activation checkpointing: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--sharding",
-                 r.sharding,
-                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
-                 "fsdp_full_shard");
-  cmd.add_option("--offloading", r.offloading, "Pin CPU offloading: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--micro-batch-size", r.micro_batch_size, "Pin the micro-batch per GPU")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  add_pin_options(cmd, r.pins);
 }
 
 }  // namespace

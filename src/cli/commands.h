@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "catalog/host_cpu.h"
+#include "config/search_space.h"
 
 namespace gpudays {
 
@@ -32,6 +33,18 @@ void add_model_options(CLI::App& cmd, std::string& model, std::string& model_fil
 
 // --gpu NAME (alias --gpu-type, the reference's spelling): a catalog name or alias, any case.
 void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help);
+
+// The flags that pin fields of one configuration ("what if"), shared by plan and export:
+// --free-lunch, --checkpointing, --offloading (on|off), --sharding NAME, --micro-batch-size N.
+struct PinFlags {
+  std::string free_lunch;
+  std::string checkpointing;
+  std::string sharding;
+  std::string offloading;
+  int64_t micro_batch_size = 0;  // 0: not pinned
+  ConfigurationPin pin() const;  // throws InputError for an unknown sharding name
+};
+void add_pin_options(CLI::App& cmd, PinFlags& flags);
 
 // --gpus-per-node N and --nodes K (alias --num-nodes) within the planner's bounds
 // (config/search_space.h).

@@ -107,4 +107,41 @@ CLI::Validator number_check(double low, double high, bool low_open) {
       "NUMBER in " + range);
 }
 
+namespace {
+
+std::optional<bool> on_off(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return text == "on";
+}
+
+}  // namespace
+
+ConfigurationPin PinFlags::pin() const {
+  ConfigurationPin pin;
+  pin.free_lunch = on_off(free_lunch);
+  pin.activation_checkpointing = on_off(checkpointing);
+  if (!sharding.empty()) pin.sharding = parse_sharding(sharding);
+  pin.offloading = on_off(offloading);
+  if (micro_batch_size > 0) pin.micro_batch_size = micro_batch_size;
+  return pin;
+}
+
+void add_pin_options(CLI::App& cmd, PinFlags& flags) {
+  const auto on_off_choice = CLI::IsMember({"on", "off"});
+  cmd.add_option("--free-lunch", flags.free_lunch, "Pin free-lunch: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--checkpointing", flags.checkpointing, "Pin activation checkpointing: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--sharding",
+                 flags.sharding,
+                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
+                 "fsdp_full_shard");
+  cmd.add_option("--offloading", flags.offloading, "Pin CPU offloading: on or off")
+      ->check(on_off_choice);
+  cmd.add_option("--micro-batch-size",
+                 flags.micro_batch_size,
+                 "Pin the micro-batch per GPU (a power of two up to the per-GPU batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+}
+
 }  // namespace gpudays
