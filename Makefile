@@ -72,7 +72,7 @@ test-cuda: torch-ref
 # FUZZ_SECONDS from a copy of its seed corpus; a crash fails and names the saved input.
 fuzz-build: deps torch
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGPUDAYS_FUZZ=ON -DGPUDAYS_MPI=OFF \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGPUDAYS_FUZZ=ON \
 	  -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target gpudays_fuzzers
 

@@ -93,9 +93,12 @@ stage() {
 
 build() {
   command -v ninja > /dev/null || export PATH="$PATH:$PWD/.carry/bin"
+  command -v pkg-config > /dev/null || export PATH="$PATH:$PWD/.carry/bin"
+  export PKG_CONFIG_PATH="$PWD/.carry/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export LD_LIBRARY_PATH="$PWD/.carry/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   [ -d .carry ] || echo "no .carry/: using this machine's packages (make it with scripts/prepare-carry.sh)"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUDAYS_WITH_TORCH=ON \
-    -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON="$PYTHON" -DGPUDAYS_MPI=OFF \
+    -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON="$PYTHON" \
     -DCMAKE_PREFIX_PATH="$PWD/.carry" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
     cmake --build "$BUILD" -j "$JOBS" --target gpudays gpudays_torch_tests
 }

@@ -4,7 +4,7 @@
 # and none of our packages). The device tool carries the folder (`carry: [".carry"]`) and
 # scripts/gpu-check.sh builds with CMAKE_PREFIX_PATH=.carry. Holds the headers and CMake package
 # files of toml++, CLI11, nlohmann-json, fmt, googletest and SQLite, their x86-64 libraries, and
-# ninja as a fallback. MPI is left out: the one-GPU build does without it (GPUDAYS_MPI=OFF).
+# ninja and pkg-config as fallbacks. MPI is left out: one GPU runs one rank.
 # Usage: scripts/prepare-carry.sh [DEST]   (default: .carry in the repository root)
 set -euo pipefail
 
@@ -13,7 +13,8 @@ dest=${1:-$root/.carry}
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 [ "$arch" = x86_64-linux-gnu ] || { echo "prepare-carry: the GPU machine is x86-64; this is $arch" >&2; exit 1; }
 
-packages=(libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev)
+packages=(libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev
+          libgloo-dev libicu-dev libstb-dev)  # gloo: headers only (dist/c10d); ICU, stb: src/data
 bash "$root/scripts/install-deps.sh"
 
 rm -rf "$dest"
@@ -30,7 +31,7 @@ for p in "${packages[@]}"; do
   while IFS= read -r f; do
     [ -f "$f" ] || continue  # folders; links to files pass (-f follows them)
     case "$f" in
-      /usr/share/doc/* | */pkgconfig/* | /usr/src/* | *.a) ;;
+      /usr/share/doc/* | */pkgconfig/* | /usr/src/* | *.a | /usr/lib/"$arch"/libicu*) ;;
       /usr/include/* | /usr/lib/"$arch"/* | /usr/share/cmake/*) copy "$f" ;;
     esac
   done < <(dpkg -L "$p")
@@ -39,10 +40,24 @@ done
 # package files point at (lib<name>.so for the linker, the soname for the loader, the real file
 # for CMake's import checks).
 cp -L /usr/lib/"$arch"/libgtest.a /usr/lib/"$arch"/libgtest_main.a "$dest/lib/$arch/"
-for lib in libtomlplusplus libfmt libsqlite3; do
+for lib in libtomlplusplus libfmt libsqlite3 libstb; do
   for f in /usr/lib/"$arch"/"$lib".so*; do cp -L "$f" "$dest/lib/$arch/"; done
 done
+# ICU (src/data's tokenizer) once: its data library is 31 MB, so each is carried under its soname
+# only, and the linker's name is a one-line linker script pointing at it.
+for lib in libicuuc libicudata; do
+  real=$(readlink -f /usr/lib/"$arch"/"$lib".so)
+  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
+  cp -L "$real" "$dest/lib/$arch/$soname"
+  echo "INPUT($soname)" > "$dest/lib/$arch/$lib.so"
+done
 cp -L "$(command -v ninja)" "$dest/bin/ninja"
+# pkg-config finds stb (src/data): the binary, its library, and stb.pc relative to the carry.
+cp -L "$(command -v pkg-config)" "$dest/bin/pkg-config"
+for f in /usr/lib/"$arch"/libpkgconf.so*; do cp -L "$f" "$dest/lib/$arch/"; done
+mkdir -p "$dest/lib/$arch/pkgconfig"
+sed 's|^prefix=.*|prefix=${pcfiledir}/../../..|' /usr/lib/"$arch"/pkgconfig/stb.pc \
+  > "$dest/lib/$arch/pkgconfig/stb.pc"
 
 cat > "$dest/README" <<EOF
 Made by scripts/prepare-carry.sh on $(hostname) ($(date -u +%F)) from Debian packages:
