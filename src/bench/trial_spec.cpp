@@ -2,6 +2,7 @@
 #include "bench/trial_spec.h"
 
 #include <cstdint>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -59,6 +60,23 @@ nlohmann::json to_json(const TrialSpec& s) {
           {"check_steps", s.check_steps}};
 }
 
+namespace {
+
+// An integer field of a specification: a JSON integer that fits int64_t (a float such as 4.9e19,
+// or an unsigned value above 2^63 - 1, is refused rather than converted, which is undefined).
+int64_t integer_field(const nlohmann::json& j, const char* key, std::optional<int64_t> fallback) {
+  if (!j.contains(key) && fallback) return *fallback;
+  const nlohmann::json& v = j.at(key);
+  const bool fits =
+      v.is_number_integer() &&
+      (!v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX));
+  if (!fits)
+    throw InputError(fmt::format("bad trial specification: {} is not an integer of 64 bits", key));
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
 TrialSpec trial_spec_from_json(const nlohmann::json& j) {
   try {
     TrialSpec s;
@@ -70,13 +88,13 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     m.activation_checkpointing = j.at("activation_checkpointing").get<bool>();
     m.sharding = parse_sharding(j.at("sharding").get<std::string>());
     m.offloading = j.at("offloading").get<bool>();
-    s.config.micro_batch_size = j.at("micro_batch_size").get<int64_t>();
-    s.config.grad_acc_steps = j.at("grad_acc_steps").get<int64_t>();
-    s.warmup_steps = j.value("warmup_steps", int64_t{1});
-    s.timed_steps = j.value("timed_steps", int64_t{3});
-    s.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
+    s.config.micro_batch_size = integer_field(j, "micro_batch_size", std::nullopt);
+    s.config.grad_acc_steps = integer_field(j, "grad_acc_steps", std::nullopt);
+    s.warmup_steps = integer_field(j, "warmup_steps", 1);
+    s.timed_steps = integer_field(j, "timed_steps", 3);
+    s.memory_limit_bytes = integer_field(j, "memory_limit_bytes", 0);
     s.timing = parse_step_timing(j.value("timing", "whole"));
-    s.check_steps = j.value("check_steps", int64_t{0});
+    s.check_steps = integer_field(j, "check_steps", 0);
     check_spec(s);
     return s;
   } catch (const nlohmann::json::exception& e) {

@@ -68,5 +68,20 @@ TEST(TrialSpec, AProductThatWouldOverflowIsRefused) {
   EXPECT_NO_THROW(trial_spec_from_json(j));  // 2^30, the largest global batch
 }
 
+// A number beyond int64_t (the fuzzer's 49223372036854775807, read as 4.9e19) or a fraction was
+// converted to int64_t, which is undefined behaviour; each is now a one-line error naming the key.
+TEST(TrialSpec, IntegersBeyondSixtyFourBitsOrFractionsAreRefused) {
+  for (const char* text : {"49223372036854775807", "18446744073709551615", "2.5", "1e3"}) {
+    nlohmann::json j = to_json(sample_spec());
+    j["micro_batch_size"] = nlohmann::json::parse(text);
+    try {
+      trial_spec_from_json(j);
+      ADD_FAILURE() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("micro_batch_size"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpudays
