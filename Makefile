@@ -52,8 +52,12 @@ ifeq ($(WITH_TORCH),ON)
 	@cmake --build $(BUILD_DIR) --target gpudays_fixtures
 endif
 
+# A failure is run once more on its own, so that its output ends the log and shows whether it
+# fails alone too; `make test` fails either way.
 test: build fixtures
-	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD_DIR) && { ctest --output-on-failure -j $(JOBS) || { \
+	  echo "== the failed tests once more, alone:"; ctest --rerun-failed --output-on-failure; \
+	  exit 1; }; }
 ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
 	@$(MAKE) --no-print-directory test-cuda
 endif

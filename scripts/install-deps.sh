@@ -7,7 +7,7 @@ packages=(cmake ninja-build g++ pkg-config ccache libtomlplusplus-dev libcli11-d
           nlohmann-json3-dev libfmt-dev libsqlite3-dev libgtest-dev gnuplot-nox
           openmpi-bin clang-format  # mpirun starts local ranks
           libgloo-dev  # gloo headers for ProcessGroupGloo.hpp (the gloo code itself is in libtorch_cpu)
-          slurm-wlm munge  # the Slurm tests' local controller (scripts/slurm-local.sh)
+          slurm-wlm munge libpmix-dev  # the Slurm tests' local controller (scripts/slurm-local.sh); srun --mpi=pmix opens libpmix.so
           libicu-dev libstb-dev  # src/data: Unicode classes and normalization; image decoding
           clang libclang-rt-14-dev llvm  # fuzz build: clang, libFuzzer + sanitizers, llvm-symbolizer
           chromium)  # the report's browser tests (ReportBrowser.*): 124 MB download, 414 MB, ~65 s

@@ -163,10 +163,12 @@ bool controller_given() {
   GTEST_SKIP() << "no Slurm controller (ctest -R Slurm.Cluster " \
                   "starts one)"
 
-// Submits a sweep; returns its job id.
-std::string submit(const std::string& args, const std::string& dir) {
+// Submits a sweep of `model` (kTiny unless given); returns its job id.
+std::string submit(const std::string& args,
+                   const std::string& dir,
+                   const std::string& model = kTiny) {
   const auto r = run_gpudays(
-      "bench " + kTiny + " " + args +
+      "bench " + model + " " + args +
       " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
@@ -287,11 +289,15 @@ TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
   expect_sweep_stored(b, dir, db, 1, 1);
 }
 
+// Every micro-batch of a slower model (tests/data/slurm-slow.toml), so that the job still runs
+// when the cancel arrives: with the tiny model a fast machine finished the sweep first.
+const std::string kSlow = "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 50";
+
 TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   REQUIRE_CONTROLLER();
   const std::string dir = test::process_temp_dir().fresh_dir("cancel");
   const std::string db = dir + "/results.db";
-  const std::string first = submit("--gpus-per-node 1 --db " + db, dir);
+  const std::string first = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
   ASSERT_FALSE(first.empty());
   const nlohmann::json running = wait_for(
       first, dir, [](const nlohmann::json& j) { return j.value("trials_stored", 0) >= 1; });
@@ -305,7 +311,7 @@ TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
     EXPECT_NE(t.measured.status, TrialStatus::kCrash) << t.measured.message;
     EXPECT_NE(t.measured.status, TrialStatus::kKilled) << t.measured.message;
   }
-  const std::string second = submit("--gpus-per-node 1 --db " + db, dir);
+  const std::string second = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
   ASSERT_FALSE(second.empty());
   expect_sweep_stored(second, dir, db, 1, 1);
   const auto [run, reused] = trials_run_and_reused(job_status(second, dir).at("log"));
