@@ -26,7 +26,8 @@ using test::run_gpudays;
 
 const std::string kData = GPUDAYS_TEST_DATA_DIR;
 const std::string kCluster = "--cluster " + kData + "/slurm-cluster.toml";
-const std::string kTiny = "--model-file " + kData + "/slurm-tiny.toml --device cpu";
+const std::string kTiny =
+    "--model-file " + kData + "/slurm-tiny.toml --device cpu --trial-timeout 120";
 
 // Sets (or with nullptr unsets) an environment variable for one scope.
 class ScopedEnv {
@@ -169,7 +170,7 @@ std::string submit(const std::string& args,
                    const std::string& model = kTiny) {
   const auto r = run_gpudays(
       "bench " + model + " " + args +
-      " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir);
+      " --methods naive --timing whole --slurm --time 30 --slurm-dir " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
   if (!std::regex_search(r.out, m, std::regex("Submitted Slurm job ([0-9]+)"))) {
@@ -290,8 +291,11 @@ TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
 }
 
 // Every micro-batch of a slower model (tests/data/slurm-slow.toml), so that the job still runs
-// when the cancel arrives: with the tiny model a fast machine finished the sweep first.
-const std::string kSlow = "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 50";
+// when the cancel arrives: with the tiny model a fast machine finished the sweep first. Idle, a
+// trial takes about 2 s; the time limit allows a machine loaded many times over.
+const std::string kSlow = "--model-file " + kData +
+                          "/slurm-slow.toml --device cpu --strategy exhaustive --steps 20 "
+                          "--trial-timeout 900";
 
 TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   REQUIRE_CONTROLLER();
