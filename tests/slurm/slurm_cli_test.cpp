@@ -168,9 +168,9 @@ bool controller_given() {
 std::string submit(const std::string& args,
                    const std::string& dir,
                    const std::string& model = kTiny) {
-  const auto r = run_gpudays(
-      "bench " + model + " " + args +
-      " --methods naive --timing whole --slurm --time 30 --slurm-dir " + dir);
+  const auto r =
+      run_gpudays("bench " + model + " " + args +
+                  " --methods naive --timing whole --slurm --time 30 --slurm-dir " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
   if (!std::regex_search(r.out, m, std::regex("Submitted Slurm job ([0-9]+)"))) {
