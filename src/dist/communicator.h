@@ -1,6 +1,6 @@
 // Collectives behind one small interface, over raw buffers (the engine passes tensor storage).
-// Engines: a single process (no collectives needed), Gloo over c10d (CPU memory; dist/world.h,
-// which also makes the communicator of a launch) and NCCL (CUDA memory; CUDA builds). Ring
+// Engines: a single process (no collectives needed), and over c10d (dist/world.h, which also makes
+// the communicator of a launch) Gloo (CPU memory) and NCCL (CUDA memory; CUDA builds). Ring
 // semantics as NCCL's: reduce_scatter leaves rank r with block r of the reduced buffer; all_gather
 // concatenates blocks in rank order.
 #pragma once
@@ -38,22 +38,5 @@ class Communicator {
 };
 
 std::unique_ptr<Communicator> make_single_process_communicator();
-
-// NCCL over CUDA device buffers, one GPU per rank (CUDA builds). The bootstrap communicator (Gloo;
-// the single-process one for one rank) carries NCCL's unique id from rank 0 and sets the ranks.
-// Collectives are queued on `cuda_stream` and return before they finish; the default, the legacy
-// default stream, orders them with LibTorch's default stream. Host buffers (scalars) are staged
-// through device memory and hold the result on return. Throws when gpudays was built without NCCL.
-struct NcclOptions {
-  int cuda_device = 0;
-  void* cuda_stream = nullptr;  // a cudaStream_t; nullptr: the legacy default stream
-};
-std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap,
-                                                     const NcclOptions& options);
-inline std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap,
-                                                            int cuda_device) {
-  return make_nccl_communicator(bootstrap, NcclOptions{cuda_device, nullptr});
-}
-bool nccl_available();
 
 }  // namespace gpudays

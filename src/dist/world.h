@@ -36,4 +36,14 @@ std::unique_ptr<Communicator> make_communicator(RankDevice device,
 std::unique_ptr<Communicator> make_gloo_communicator(const Rendezvous& rendezvous,
                                                      const WorldOptions& options);
 
+// NCCL over CUDA buffers among the ranks of `rendezvous`, one GPU (`cuda_device`) per rank,
+// through c10d's ProcessGroupNCCL (CUDA builds; elsewhere it throws std::runtime_error saying what
+// to build). One rank meets in an in-memory store. Collectives return once queued: later work on
+// the caller's current CUDA stream waits for them; host buffers hold the result on return. A
+// collective that exceeds the timeout ends the process (c10d's watchdog), naming it on stderr.
+std::unique_ptr<Communicator> make_nccl_communicator(const Rendezvous& rendezvous,
+                                                     int cuda_device,
+                                                     const WorldOptions& options);
+bool nccl_available();
+
 }  // namespace gpudays

@@ -12,6 +12,7 @@
 
 #include "catalog/model_loader.h"
 #include "dist/communicator.h"
+#include "dist/world.h"
 #include "train/apply_methods.h"
 #include "train/device.h"
 #include "train/engine.h"
@@ -150,13 +151,14 @@ TEST(Cuda, Bf16AutocastTrainsOnCuda_CUDA) {
   EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCUDA));  // the engine restored it
 }
 
-// One rank: all_reduce and broadcast leave the buffer as it was, reduce_scatter and all_gather
-// copy it; each on device buffers of every DType, and a host scalar staged through the device.
+// One rank of c10d's ProcessGroupNCCL: all_reduce and broadcast leave the buffer as it was,
+// reduce_scatter and all_gather copy it; each on device buffers of every DType, read back on the
+// current stream without a host synchronisation (c10d orders it after the collective), and host
+// scalars staged through the device.
 TEST(Cuda, NcclSingleRankCollectives_CUDA) {
   GPUDAYS_SKIP_WITHOUT_CUDA();
   if (!nccl_available()) GTEST_SKIP() << "this CUDA build has no NCCL";
-  auto single = make_single_process_communicator();
-  auto nccl = make_nccl_communicator(*single, /*cuda_device=*/0);
+  auto nccl = make_nccl_communicator(Rendezvous{}, /*cuda_device=*/0, WorldOptions{});
   EXPECT_EQ(nccl->engine(), "nccl");
   EXPECT_EQ(nccl->rank(), 0);
   EXPECT_EQ(nccl->size(), 1);
@@ -184,6 +186,13 @@ TEST(Cuda, NcclSingleRankCollectives_CUDA) {
   float host = 2.5f;  // the engine's overflow flag and norms are host scalars
   nccl->all_reduce(&host, 1, DType::kFloat32, ReduceOp::kSum);
   EXPECT_EQ(host, 2.5f);
+  double norm = 3.25;
+  nccl->all_reduce(&norm, 1, DType::kFloat64, ReduceOp::kMax);
+  EXPECT_EQ(norm, 3.25);
+  int64_t held[2] = {7, 9};
+  nccl->all_reduce(held, 2, DType::kInt64, ReduceOp::kSum);
+  EXPECT_EQ(held[0], 7);
+  EXPECT_EQ(held[1], 9);
   nccl->barrier();
 }
 

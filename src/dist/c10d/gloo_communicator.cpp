@@ -1,7 +1,8 @@
 // The Gloo engine: the communicator interface over c10d's ProcessGroupGloo, on CPU buffers wrapped
 // as tensors without copies. Gloo reduces fp32, fp64, fp16, bf16 and int64 itself (16-bit sums in
 // float, rounded once per step, as the MPI engine's own operators did), so no type is converted.
-// Each rank counts its collectives in the store; when one fails, the ranks behind are named.
+// Each rank counts its collectives in the store; when one fails, the ranks behind are named
+// (ledger.h).
 #include <ATen/ops/from_blob.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -13,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "dist/c10d/ledger.h"
 #include "dist/c10d/store.h"
 #include "dist/world.h"
 
@@ -50,26 +52,15 @@ std::chrono::milliseconds milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-// The first line of an error's text, without c10's backtrace.
-std::string first_line(const std::exception& e) {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-  std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
-  text = text.substr(0, text.find('\n'));
-  return text;
-}
-
-std::string progress_key(int rank) {
-  return fmt::format("gpudays/collectives/{}", rank);
-}
-
 class GlooCommunicator final : public Communicator {
  public:
-  GlooCommunicator(const Rendezvous& r, const WorldOptions& options)
-      : rank_(r.ranks.rank), size_(r.ranks.world_size), timeout_s_(options.collective_timeout_s) {
-    store_ = open_store(r, milliseconds(options.rendezvous_timeout_s));
-    publish_progress();
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(milliseconds(timeout_s_));
-    auto gloo_store = c10::make_intrusive<c10d::PrefixStore>("gloo/", store_);
+  GlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
+                   const Rendezvous& r,
+                   const WorldOptions& options)
+      : rank_(r.ranks.rank), size_(r.ranks.world_size), ledger_(store, rank_, size_, "Gloo") {
+    auto gloo_options =
+        c10d::ProcessGroupGloo::Options::create_default(milliseconds(options.collective_timeout_s));
+    auto gloo_store = c10::make_intrusive<c10d::PrefixStore>("gloo/", store);
     group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(gloo_store, rank_, size_, gloo_options);
   }
 
@@ -110,32 +101,13 @@ class GlooCommunicator final : public Communicator {
   }
 
  private:
-  void publish_progress() { store_->set(progress_key(rank_), std::to_string(collectives_)); }
-
   // Starts a collective and waits for it; a failure becomes one line naming the missing ranks.
   template <typename Start>
   void run(const char* what, Start start) {
-    ++collectives_;
-    const auto began = std::chrono::steady_clock::now();
-    try {
-      publish_progress();
-      const c10::intrusive_ptr<c10d::Work> work = start();
+    ledger_.run(what, start, [](const c10::intrusive_ptr<c10d::Work>& work) {
       work->wait();
       release(work);
-    } catch (const std::exception& e) {
-      const double waited_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      throw std::runtime_error(
-          fmt::format("{} (collective {}) failed on rank {} of {} after "
-                      "{:.1f} s: {}; Gloo: {}",
-                      what,
-                      collectives_,
-                      rank_,
-                      size_,
-                      waited_s,
-                      missing_ranks(),
-                      first_line(e)));
-    }
+    });
   }
 
   // Gloo's worker thread lets go of a finished work, and of the tensors it holds, just after
@@ -148,36 +120,24 @@ class GlooCommunicator final : public Communicator {
     }
   }
 
-  // Which ranks never reached this rank's current collective, as the store tells.
-  std::string missing_ranks() {
-    std::vector<std::string> behind;
-    try {
-      store_->setTimeout(std::chrono::seconds(5));
-      for (int r = 0; r < size_; ++r) {
-        const std::vector<uint8_t> value = store_->get(progress_key(r));
-        const int64_t reached = std::stoll(std::string(value.begin(), value.end()));
-        if (reached < collectives_) behind.push_back(fmt::format("{} (at {})", r, reached));
-      }
-    } catch (const std::exception&) {
-      return "the store on rank 0 does not answer: rank 0 is gone";
-    }
-    if (behind.empty()) return "every rank reached it (a transport failure)";
-    return fmt::format("rank {} did not reach it", fmt::join(behind, ", "));
-  }
-
   int rank_;
   int size_;
-  double timeout_s_;
-  int64_t collectives_ = 0;
-  c10::intrusive_ptr<c10d::Store> store_;
+  CollectiveLedger ledger_;
   c10::intrusive_ptr<c10d::Backend> group_;
 };
 
 }  // namespace
 
+std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     const Rendezvous& rendezvous,
+                                                     const WorldOptions& options) {
+  return std::make_unique<GlooCommunicator>(store, rendezvous, options);
+}
+
 std::unique_ptr<Communicator> make_gloo_communicator(const Rendezvous& rendezvous,
                                                      const WorldOptions& options) {
-  return std::make_unique<GlooCommunicator>(rendezvous, options);
+  return make_gloo_communicator(
+      open_store(rendezvous, milliseconds(options.rendezvous_timeout_s)), rendezvous, options);
 }
 
 }  // namespace gpudays

@@ -1,5 +1,5 @@
-// The communicator a launch implies: single process, Gloo over the launch's store, or NCCL whose
-// unique id travels over that Gloo group.
+// The communicator a launch implies: single process, or Gloo (CPU ranks) or NCCL (CUDA ranks) over
+// the launch's store.
 #include "dist/world.h"
 
 #include <cerrno>
@@ -34,15 +34,24 @@ std::unique_ptr<Communicator> make_gloo_communicator(const Rendezvous&, const Wo
 }
 #endif
 
+#ifndef GPUDAYS_WITH_C10D_NCCL
+std::unique_ptr<Communicator> make_nccl_communicator(const Rendezvous&, int, const WorldOptions&) {
+  throw EnvironmentError(
+      "CUDA ranks need NCCL, and this gpudays was built without it (build the CUDA variant: make "
+      "cuda)");
+}
+bool nccl_available() {
+  return false;
+}
+#endif
+
 std::unique_ptr<Communicator> make_communicator(RankDevice device,
                                                 int cuda_device,
                                                 const WorldOptions& options) {
   const Rendezvous rendezvous = rendezvous_from_environment();
   if (rendezvous.ranks.world_size == 1) return make_single_process_communicator();
-  std::unique_ptr<Communicator> gloo = make_gloo_communicator(rendezvous, options);
-  if (device == RankDevice::kCpu) return gloo;
-  // NCCL needs Gloo only to carry its unique id from rank 0.
-  return make_nccl_communicator(*gloo, cuda_device);
+  if (device == RankDevice::kCpu) return make_gloo_communicator(rendezvous, options);
+  return make_nccl_communicator(rendezvous, cuda_device, options);
 }
 
 }  // namespace gpudays

@@ -1,0 +1,38 @@
+// What every c10d communicator does around a collective (internal to src/dist/c10d): each rank
+// counts its collectives in the store, and a collective that fails becomes one line naming the
+// operation, this rank, how long it waited and the ranks that never reached it.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <functional>
+#include <string>
+
+namespace gpudays {
+
+class CollectiveLedger {
+ public:
+  CollectiveLedger(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::string engine);
+
+  // Counts the collective, starts it and waits for it (`wait` decides what waiting means for the
+  // engine); any failure is rethrown as std::runtime_error with the line above.
+  void run(const char* what,
+           const std::function<c10::intrusive_ptr<c10d::Work>()>& start,
+           const std::function<void(const c10::intrusive_ptr<c10d::Work>&)>& wait);
+
+ private:
+  void publish();
+  std::string missing_ranks();
+
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_;
+  int size_;
+  std::string engine_;
+  int64_t collectives_ = 0;
+};
+
+// The first line of an error's text, without c10's backtrace.
+std::string first_line(const std::exception& e);
+
+}  // namespace gpudays
