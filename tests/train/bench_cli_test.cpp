@@ -121,9 +121,11 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
                                 " --methods naive --memory-limit 67108864 --timing parts"
                                 " --trial-timeout 300 --db " +
                                 db);
+#ifndef GPUDAYS_MPIEXEC  // a build that found mpirun (and gloo) must run it: no skip there
   if (r.exit_code != 0 && r.err.find("MPI launcher") != std::string::npos) {
     GTEST_SKIP() << r.err;
   }
+#endif
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("[trial 1 of ≤"), std::string::npos) << r.out;
   const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
