@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "bench/interrupt.h"
+#include "common/output_files.h"
 
 namespace gpudays {
 namespace {
@@ -44,31 +47,49 @@ std::string unique_stem(const std::string& dir) {
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options)
     : options_(options) {
   if (argv.empty()) throw std::invalid_argument("ChildProcess: empty command");
-  const std::string dir =
-      options.work_dir.empty() ? std::filesystem::temp_directory_path().string() : options.work_dir;
+  std::error_code ec;
+  const std::string dir = options.work_dir.empty()
+                              ? std::filesystem::temp_directory_path(ec).string()
+                              : options.work_dir;
+  if (ec) throw IoError(fmt::format("no temporary directory (TMPDIR): {}", ec.message()));
   const std::string stem = unique_stem(dir);
   out_path_ = stem + ".out";
   err_path_ = stem + ".err";
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The output files are made here, where a failure is the caller's to report, not the child's.
+  const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int error = errno;
+  if (out < 0 || err < 0) {
+    if (out >= 0) ::close(out);
+    if (err >= 0) ::close(err);
+    remove_outputs();
+    throw IoError(fmt::format("cannot create a file in {}: {}", dir, std::strerror(error)));
+  }
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ < 0) {
+    ::close(out);
+    ::close(err);
+    remove_outputs();
+    throw std::runtime_error("fork failed");
+  }
   if (pid_ == 0) {
     setpgid(0, 0);  // own group: the time limit kills the child and all it started
     // A parent that dies without cleaning up (SIGKILL) takes the child with it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) _exit(127);  // the parent died before prctl
-    const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int in = ::open("/dev/null", O_RDONLY);
-    if (out < 0 || err < 0 || in < 0) _exit(127);
+    if (in < 0) _exit(127);
     dup2(in, 0);
-    dup2(out, 1);
+    dup2(out, 1);  // dup2 clears close-on-exec on the copies
     dup2(err, 2);
     execvp(args[0], args.data());
     _exit(127);
   }
+  ::close(out);
+  ::close(err);
   setpgid(pid_, pid_);  // also from the parent, to avoid the race with the child's own call
 }
 
@@ -77,6 +98,10 @@ ChildProcess::~ChildProcess() {
     kill_group();
     waitpid(pid_, nullptr, 0);
   }
+  remove_outputs();
+}
+
+void ChildProcess::remove_outputs() {
   std::error_code ec;
   std::filesystem::remove(out_path_, ec);
   std::filesystem::remove(err_path_, ec);

@@ -28,6 +28,7 @@ struct ChildOptions {
 
 class ChildProcess {
  public:
+  // Throws IoError when its output files cannot be made in the work directory.
   ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options);
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -40,6 +41,7 @@ class ChildProcess {
  private:
   void kill_group();
   void stop_group();
+  void remove_outputs();
   pid_t pid_ = -1;
   ChildOptions options_;
   std::string out_path_;

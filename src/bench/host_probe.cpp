@@ -30,7 +30,11 @@ struct CacheKey {
   std::string host;
   std::string omp_num_threads;
   bool matches(const nlohmann::json& entry) const {
-    return entry.value("host", "") == host && entry.value("omp_num_threads", "") == omp_num_threads;
+    return text_of(entry, "host") == host && text_of(entry, "omp_num_threads") == omp_num_threads;
+  }
+  static std::string text_of(const nlohmann::json& entry, const char* key) {
+    const auto it = entry.find(key);
+    return it != entry.end() && it->is_string() ? it->get<std::string>() : "";
   }
 };
 
@@ -70,7 +74,7 @@ nlohmann::json read_cache(const std::string& path) {
                                [](const nlohmann::json& e) { return e.is_object(); })) {
       return cache;
     }
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // not JSON, or a number such as 1e400
   }
   throw InputError(
       fmt::format("{} is not a host CPU probe cache (an object with \"{}\"); delete "
@@ -112,7 +116,13 @@ HostMeasurement measure_host_cpu(const HostProbeOptions& options) {
   const CacheKey key = this_host(options.ranks);
   nlohmann::json cache = read_cache(options.cache_path);
   for (const nlohmann::json& entry : cache[kEntries]) {
-    if (key.matches(entry)) return parse_host_probe(entry.value("probe", nlohmann::json()).dump());
+    if (!key.matches(entry)) continue;
+    try {
+      return parse_host_probe(entry.value("probe", nlohmann::json()).dump());
+    } catch (const InputError& e) {  // the probe's figures, read from the cache: name the file
+      throw InputError(
+          fmt::format("{}: {} (delete the file to probe again)", options.cache_path, e.what()));
+    }
   }
   const HostMeasurement measured = parse_host_probe(run_probe(options, key.omp_num_threads));
   if (options.cache_path.empty()) return measured;

@@ -2,12 +2,15 @@
 #include "bench/sweep.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -18,6 +21,7 @@
 #include "bench/trial_spec.h"
 #include "common/build_info.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "common/units.h"
 
 namespace gpudays {
@@ -42,13 +46,57 @@ bool killed_from_outside(int signal) {
   return signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP;
 }
 
-// Removes a file when the scope ends, whichever way it ends.
-struct RemovedAtExit {
-  std::string path;
-  ~RemovedAtExit() {
+constexpr const char* kSweepDirPrefix = "gpudays-sweep-";
+
+// A sweep directory <prefix><pid>-XXXXXX whose process is gone (a sweep killed with SIGKILL) and
+// that belongs to this user: left behind, never to be used again.
+bool stale_sweep_dir(const std::filesystem::directory_entry& entry) {
+  const std::string name = entry.path().filename().string();
+  if (name.rfind(kSweepDirPrefix, 0) != 0) return false;
+  char* end = nullptr;
+  const long pid = std::strtol(name.c_str() + std::strlen(kSweepDirPrefix), &end, 10);
+  struct stat info {};
+  if (pid <= 0 || *end != '-' || ::lstat(entry.path().c_str(), &info) != 0) return false;
+  if (!S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// The sweep's own directory for its trials' specs and outputs, made once: <base>/gpudays-sweep-
+// <pid>-XXXXXX under the work directory, else TMPDIR, else /tmp. It goes with everything in it
+// when the sweep ends, also by an error or a SIGINT/SIGTERM (both unwind to here); one that a
+// SIGKILL left behind is removed by the next sweep in the same place.
+class SweepDirectory {
+ public:
+  explicit SweepDirectory(const std::string& work_dir) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    const std::string base =
+        !work_dir.empty() ? work_dir : (tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp");
     std::error_code ec;
-    std::filesystem::remove(path, ec);
+    for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+      if (stale_sweep_dir(entry)) std::filesystem::remove_all(entry.path(), ec);
+    }
+    std::string path =
+        (std::filesystem::path(base) / fmt::format("{}{}-XXXXXX", kSweepDirPrefix, getpid()))
+            .string();
+    if (::mkdtemp(path.data()) == nullptr) {
+      throw IoError(fmt::format("cannot make the sweep's directory for trial files in {}{}: {}",
+                                base,
+                                work_dir.empty() ? " (TMPDIR)" : "",
+                                std::strerror(errno)));
+    }
+    path_ = path;
   }
+  ~SweepDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  SweepDirectory(const SweepDirectory&) = delete;
+  SweepDirectory& operator=(const SweepDirectory&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 class Sweep {
@@ -63,6 +111,7 @@ class Sweep {
         options_(options),
         db_(db),
         progress_(progress),
+        dir_(options.work_dir),
         start_(std::chrono::steady_clock::now()) {}
 
   // The search's numbering and upper bound for the next trial.
@@ -147,17 +196,16 @@ class Sweep {
     return spec;
   }
 
+  // A spec or output file that cannot be written fails the sweep (IoError), never the trial.
   TrialMeasurement run_trial(const TrialSpec& spec) const {
-    const std::string dir = options_.work_dir.empty()
-                                ? std::filesystem::temp_directory_path().string()
-                                : options_.work_dir;
     const std::string spec_path =
-        (std::filesystem::path(dir) / fmt::format("trial.{}.{}.json", getpid(), index_)).string();
-    const RemovedAtExit spec_file{spec_path};  // also when a signal interrupts the trial
-    std::ofstream(spec_path) << to_json(spec).dump();
+        (std::filesystem::path(dir_.path()) / fmt::format("trial.{}.json", index_)).string();
+    write_file_atomically(spec_path, to_json(spec).dump());
     std::vector<std::string> argv = options_.trial_command;
     argv.insert(argv.end(), {"--spec", spec_path});
-    const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir});
+    const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir_.path()});
+    std::error_code ec;
+    std::filesystem::remove(spec_path, ec);
     TrialMeasurement r = interpret(child);
     if (r.status != TrialStatus::kOk) r.timing = spec.timing;  // what it was meant to measure
     return r;
@@ -250,6 +298,7 @@ class Sweep {
   const SweepOptions& options_;
   ResultsDb& db_;
   std::ostream& progress_;
+  SweepDirectory dir_;
   std::chrono::steady_clock::time_point start_;
   SweepSummary summary_;
   int index_ = 0;

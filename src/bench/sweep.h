@@ -28,7 +28,9 @@ struct SweepOptions {
   StepTiming timing = StepTiming::kParts;
   int64_t check_steps = 3;  // whole steps checking each family's first composition (parts timing)
   SearchStrategy strategy = SearchStrategy::kGuided;
-  std::string work_dir;  // trial specs and outputs (default: the temporary directory)
+  // Where the sweep makes its own directory of trial specs and outputs, removed when it ends
+  // (default: TMPDIR, else /tmp).
+  std::string work_dir;
   // Measure again, once per run, a stored trial that a signal from outside killed (status
   // "killed"); false: reuse it as it is.
   bool retry_killed = true;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 
 namespace gpudays {
 namespace {
@@ -66,13 +67,10 @@ namespace {
 // or an unsigned value above 2^63 - 1, is refused rather than converted, which is undefined).
 int64_t integer_field(const nlohmann::json& j, const char* key, std::optional<int64_t> fallback) {
   if (!j.contains(key) && fallback) return *fallback;
-  const nlohmann::json& v = j.at(key);
-  const bool fits =
-      v.is_number_integer() &&
-      (!v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX));
-  if (!fits)
+  const std::optional<int64_t> v = json_int64(j.at(key));
+  if (!v)
     throw InputError(fmt::format("bad trial specification: {} is not an integer of 64 bits", key));
-  return v.get<int64_t>();
+  return *v;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "catalog/model_loader.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
+#include "common/json_fields.h"
 
 namespace gpudays {
 namespace {
@@ -37,9 +39,9 @@ class ConfigFields {
     return doc_[field];
   }
   int64_t get_int(const std::string& field) const {
-    const json& v = at(field);
-    if (!v.is_number_integer()) fail(field, "not an integer");
-    return v.get<int64_t>();
+    const std::optional<int64_t> v = json_int64(at(field));
+    if (!v) fail(field, "not an integer of 64 bits");
+    return *v;
   }
   int64_t get_int_or(const std::string& field, int64_t fallback) const {
     return has(field) ? get_int(field) : fallback;
@@ -62,8 +64,9 @@ class ConfigFields {
     if (!v.is_array()) fail(field, "not an array of integers");
     std::vector<int64_t> values;
     for (const json& x : v) {
-      if (!x.is_number_integer()) fail(field, "not an array of integers");
-      values.push_back(x.get<int64_t>());
+      const std::optional<int64_t> value = json_int64(x);
+      if (!value) fail(field, "not an array of integers of 64 bits");
+      values.push_back(*value);
     }
     return values;
   }
@@ -206,6 +209,8 @@ json parse_json(const std::string& path) {
     return doc;
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (byte {})", path, e.byte));
+  } catch (const json::out_of_range& e) {  // a number past a double's range, such as 1e400
+    throw InputError(fmt::format("{}: a number out of range ({})", path, e.what()));
   }
 }
 

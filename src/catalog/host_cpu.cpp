@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 
 namespace gpudays {
 namespace {
@@ -43,7 +45,7 @@ nlohmann::json parse_object(const std::string& line) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // not JSON, or a number such as 1e400
     fail(fmt::format("not a JSON line: '{}'", line.substr(0, 120)));
   }
   if (!j.is_object()) fail("not a JSON object");
@@ -74,9 +76,9 @@ double number(const nlohmann::json& j, const std::string& key, double max, bool 
 }
 
 int64_t integer(const nlohmann::json& j, const std::string& key, int64_t min, int64_t max) {
-  const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer()) fail(fmt::format("'{}' must be an integer", key));
-  const int64_t x = v.get<int64_t>();
+  const std::optional<int64_t> v = json_int64(j.at(key));
+  if (!v) fail(fmt::format("'{}' must be an integer of 64 bits", key));
+  const int64_t x = *v;
   if (x < min || x > max) {
     fail(fmt::format("'{}' = {} is not a CPU's (expected {} to {})", key, x, min, max));
   }

@@ -40,7 +40,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
       hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, cost.assumptions);
   TimeSourceOptions source_options;
   source_options.plan = cost_plan_options(r.cost, catalog);
-  source_options.kind = parse_time_source(r.source);
+  source_options.kind = parse_source_flag(r.source);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;
   const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);

@@ -43,7 +43,7 @@ void print_paper_table(std::ostream& out,
 void run_paper(const GlobalOptions& global, const PaperRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   TimeSourceOptions source_options;
-  source_options.kind = parse_time_source(r.source);
+  source_options.kind = parse_source_flag(r.source);
   source_options.plan = cost_plan_options(CostRequest{}, catalog);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;

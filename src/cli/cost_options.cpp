@@ -98,6 +98,12 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
       ->check(CLI::ExistingFile);
 }
 
+TimeSourceKind parse_source_flag(const std::string& source) {
+  if (const std::optional<TimeSourceKind> kind = parse_time_source(source)) return *kind;
+  throw InputError(
+      fmt::format("unknown --source '{}'; valid: {}", source, join_choices(time_source_names())));
+}
+
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog) {
   PlanOptions options = calibrated_plan_options(load_calibration(catalog));
   if (request.host_memory_gib > 0) {

@@ -11,6 +11,7 @@
 
 #include "catalog/catalog.h"
 #include "cost/cost_analysis.h"
+#include "cost/time_source.h"
 #include "plan/planner.h"
 
 namespace gpudays {
@@ -42,6 +43,9 @@ std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
 std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,
                                              std::vector<int64_t> counts,
                                              const CostAssumptions& assumptions);
+
+// --source: where the training times come from. Throws InputError naming the flag and choices.
+TimeSourceKind parse_source_flag(const std::string& source);
 
 // The planner's options for the training times: the catalog's calibration, --host-memory-gib.
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "common/build_info.h"
 #include "common/error.h"
+#include "results/results_db.h"
 
 namespace gpudays {
 
@@ -84,6 +85,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "gpudays: error: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const ResultsFileError& e) {  // the library names the file's fault; here, the flag
+    std::cerr << fmt::format("gpudays: error: {} ({})\n",
+                             e.what(),
+                             e.kind() == ResultsFileError::Kind::kMissing
+                                 ? "run `gpudays bench` first, or give --db"
+                                 : "choose another file with --db");
     return 2;
   } catch (const InputError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";

@@ -134,6 +134,16 @@ void print_plan_rows(std::ostream& out, const std::vector<PlanRow>& rows, RowFor
   write_rows(out, make_row_set("plan_row", plan_columns(), rows), format);
 }
 
+namespace {
+
+// A suggestion as the user meets it: the full method search is the --methods flag's.
+std::string suggestion_text(const Suggestion& s) {
+  if (s.kind != SuggestionKind::kAllMethods) return s.change;
+  return "--methods all (checkpointing, sharding, offloading)";
+}
+
+}  // namespace
+
 nlohmann::json plan_json(const PlanResult& result,
                          const PlanEvidence& evidence,
                          const std::vector<Suggestion>& suggestions,
@@ -154,7 +164,7 @@ nlohmann::json plan_json(const PlanResult& result,
   }
   out["suggestions"] = nlohmann::json::array();
   for (const Suggestion& s : suggestions) {
-    out["suggestions"].push_back({{"change", s.change}, {"best", plan_row_json(s.best)}});
+    out["suggestions"].push_back({{"change", suggestion_text(s)}, {"best", plan_row_json(s.best)}});
   }
   return out;
 }
@@ -214,7 +224,7 @@ void print_plan_summary(std::ostream& out,
     out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {
       out << fmt::format("  would fit: {} -> {}, {:.1f} days, {:.0f}% MFU\n",
-                         s.change,
+                         suggestion_text(s),
                          describe(s.best.config.methods),
                          s.best.training_days,
                          100 * s.best.mfu);

@@ -3,12 +3,12 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/output_files.h"
 #include "common/units.h"
 #include "slurm/cluster_file.h"
 #include "slurm/slurm_control.h"
@@ -143,11 +143,13 @@ void submit_slurm_job(const SlurmRequest& r, SlurmSubmission s) {
   if (!job.srun_mpi.empty()) job.environment.emplace_back("SLURM_MPI_TYPE", job.srun_mpi);
   warn_if_short(s);
   const std::string dir = absolute_path(r.slurm_dir);
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError(fmt::format("cannot create {}: {}", dir, ec.message()));
   job.log_dir = dir;
   const std::string script = render_sbatch_script(job);
   const std::string path = fmt::format("{}/{}-{}.sbatch", dir, job.name, utc_now("%Y%m%dT%H%M%S"));
-  std::ofstream(path) << script;
+  write_file_atomically(path, script);  // whole, or an IoError before anything is submitted
   if (r.dry_run) {
     std::cout << script << fmt::format("# written to {}; not submitted (--dry-run)\n", path);
     return;

@@ -2,6 +2,7 @@
 #include "common/output_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,51 +20,59 @@ namespace {
   throw IoError(fmt::format("cannot {} {}: {}", what, path, std::strerror(error)));
 }
 
-// Writes every byte to `fd`, retrying short writes; fsync where the file supports it.
-void write_all(int fd, const std::string& contents, const std::string& path) {
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write", path, n < 0 ? errno : ENOSPC);
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("flush", path, errno);
-}
-
-void write_in_place(const std::string& path, const std::string& contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) fail("open", path, errno);
-  try {
-    write_all(fd, contents, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) fail("close", path, errno);
-}
-
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
-    write_in_place(path, contents);
+  if (fs::exists(path_, ec) && !fs::is_regular_file(path_, ec)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd_ < 0) fail("open", path_, errno);
     return;
   }
-  const fs::path target(path);
+  const fs::path target(path_);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string temp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) fail("create a file in", dir.string(), errno);
-  try {
-    write_all(fd, contents, path);
-    if (::close(fd) != 0) fail("close", path, errno);
-    if (::rename(temp.c_str(), path.c_str()) != 0) fail("replace", path, errno);
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
+  fd_ = ::mkstemp(temp.data());
+  if (fd_ < 0) fail("create a file in", dir.string(), errno);
+  temp_ = temp;
+  // mkstemp makes it 0600; the file gets the mode an ordinary create would give it.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+}
+
+// Every byte, retrying short writes.
+void AtomicFile::write(const void* data, size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::write(fd_, p + done, bytes - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write", path_, n < 0 ? errno : ENOSPC);
+    done += static_cast<size_t>(n);
   }
+}
+
+// fsync where the file supports it, close (whose error counts), rename into place.
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) fail("flush", path_, errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("close", path_, errno);
+  if (temp_.empty()) return;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("replace", path_, errno);
+  temp_.clear();
+}
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  AtomicFile file(path);
+  file.write(contents.data(), contents.size());
+  file.commit();
 }
 
 StagedDirectory::StagedDirectory(std::string destination, bool replace)

@@ -5,6 +5,7 @@
 // IoError naming the path and the system's reason, and leaves the destination as it was.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "common/error.h"
@@ -20,6 +21,25 @@ class IoError : public EnvironmentError {
 // Writes `contents` to `path` atomically. A path that is not a regular file (/dev/stdout,
 // /dev/full) is written in place, every write checked.
 void write_file_atomically(const std::string& path, const std::string& contents);
+
+// The same, piece by piece, for contents too large to hold twice (a checkpoint's tensors): the
+// pieces go to a temporary file beside `path`, which commit() flushes and renames over it. A file
+// not committed (an error, an exception) is removed and `path` left as it was.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);  // throws IoError
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t bytes);  // throws IoError
+  void commit();                               // throws IoError
+
+ private:
+  std::string path_;
+  std::string temp_;  // empty: written in place (not a regular file)
+  int fd_ = -1;
+};
 
 // A directory of outputs written all or nothing.
 class StagedDirectory {

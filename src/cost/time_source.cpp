@@ -58,10 +58,15 @@ std::string to_string(TimeSourceKind kind) {
   return kind == TimeSourceKind::kPlan ? "plan" : "bench";
 }
 
-TimeSourceKind parse_time_source(const std::string& text) {
+std::optional<TimeSourceKind> parse_time_source(const std::string& text) {
   if (text == "plan") return TimeSourceKind::kPlan;
   if (text == "bench") return TimeSourceKind::kBench;
-  throw InputError(fmt::format("unknown --source '{}'; valid: plan or bench", text));
+  return std::nullopt;
+}
+
+const std::vector<std::string>& time_source_names() {
+  static const std::vector<std::string> kNames = {"plan", "bench"};
+  return kNames;
 }
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options) {

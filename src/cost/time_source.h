@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
@@ -16,7 +17,9 @@ namespace gpudays {
 
 enum class TimeSourceKind { kPlan, kBench };
 std::string to_string(TimeSourceKind kind);
-TimeSourceKind parse_time_source(const std::string& text);  // throws InputError naming choices
+// "plan" or "bench"; nothing for any other name (the caller names its flag and the choices).
+std::optional<TimeSourceKind> parse_time_source(const std::string& text);
+const std::vector<std::string>& time_source_names();
 
 struct TrainingTime {
   bool fits = false;

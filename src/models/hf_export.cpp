@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
 #include "models/layers.h"
@@ -202,13 +202,12 @@ void save_pretrained(const torch::nn::Module& module,
                      const ModelSpec& spec,
                      const std::string& dir) {
   const nlohmann::json config = hf_config_json(spec);
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError(fmt::format("cannot create {}: {}", dir, ec.message()));
   save_safetensors(module, (std::filesystem::path(dir) / "model.safetensors").string());
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
-  std::ofstream out(config_path);
-  out << config.dump(2) << "\n";
-  out.close();
-  if (!out) throw InputError(fmt::format("{}: cannot write", config_path));
+  write_file_atomically(config_path, config.dump(2) + "\n");  // IoError when it fails
 }
 
 }  // namespace gpudays::models

@@ -19,7 +19,8 @@ nlohmann::json hf_config_json(const ModelSpec& spec);
 // Loading options (name aliases) for HF checkpoints of the family.
 LoadOptions hf_load_options(Family family);
 
-// Writes dir/model.safetensors and dir/config.json (creating dir).
+// Writes dir/model.safetensors and dir/config.json (creating dir), each whole or not at all; a
+// failed write (a full disk, a read-only directory) is an IoError.
 void save_pretrained(const torch::nn::Module& module,
                      const ModelSpec& spec,
                      const std::string& dir);

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/output_files.h"
 
 namespace gpudays::models {
 namespace {
@@ -191,16 +192,15 @@ void write_safetensors(const std::string& path,
   }
   std::string text = header.dump();
   text.append((kHeaderAlignment - (8 + text.size()) % kHeaderAlignment) % kHeaderAlignment, ' ');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Whole or not at all; a failed write (a full disk) is an IoError, not bad input.
+  AtomicFile out(path);
   const uint64_t header_bytes = text.size();
-  out.write(reinterpret_cast<const char*>(&header_bytes), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.write(&header_bytes, 8);
+  out.write(text.data(), text.size());
   for (const at::Tensor& t : data) {
-    out.write(static_cast<const char*>(t.const_data_ptr()),
-              static_cast<std::streamsize>(t.numel() * t.element_size()));
+    out.write(t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
   }
-  out.close();
-  if (!out) throw InputError(fmt::format("{}: cannot write", path));
+  out.commit();
 }
 
 }  // namespace gpudays::models

@@ -41,7 +41,8 @@ class SafetensorsReader {
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 // Writes tensors (any device; copied to CPU) in the given order with {"format": "pt"} metadata,
-// which transformers expects, plus `metadata`.
+// which transformers expects, plus `metadata`; whole or not at all (common/output_files.h). A
+// duplicate name is an InputError; a failed write an IoError.
 void write_safetensors(const std::string& path,
                        const NamedTensors& tensors,
                        const std::map<std::string, std::string>& metadata = {});

@@ -30,7 +30,8 @@ std::optional<Suggestion> more_gpus(const ModelSpec& model,
     bigger.gpus_per_node = std::min<int64_t>(world, std::max<int64_t>(cluster.gpus_per_node, 8));
     bigger.num_nodes = world / bigger.gpus_per_node;
     if (auto best = best_or_none(model, bigger, options)) {
-      return Suggestion{fmt::format("{} x {} ({} node{} x {})",
+      return Suggestion{SuggestionKind::kMoreGpus,
+                        fmt::format("{} x {} ({} node{} x {})",
                                     world,
                                     cluster.gpu->name,
                                     bigger.num_nodes,
@@ -58,6 +59,7 @@ std::optional<Suggestion> larger_gpu(const ModelSpec& model,
     other.gpu = g;
     if (auto best = best_or_none(model, other, options)) {
       return Suggestion{
+          SuggestionKind::kLargerGpu,
           fmt::format(
               "{} x {} (cheapest GPU with more memory that fits)", cluster.world_size(), g->name),
           *best};
@@ -79,11 +81,15 @@ std::vector<Suggestion> suggest_alternatives(const ModelSpec& model,
     PlanOptions unpinned = all;
     unpinned.pin = {};
     if (auto best = best_or_none(model, cluster, unpinned)) {
-      out.push_back({"without the pinned " + describe(options.pin) + " (the full search)", *best});
+      out.push_back({SuggestionKind::kUnpinned,
+                     "without the pinned " + describe(options.pin) + " (the full search)",
+                     *best});
     }
   } else if (options.preset != MethodPreset::kAll) {
     if (auto best = best_or_none(model, cluster, all)) {
-      out.push_back({"--methods all (checkpointing, sharding, offloading)", *best});
+      out.push_back({SuggestionKind::kAllMethods,
+                     "all methods (checkpointing, sharding, offloading)",
+                     *best});
     }
   }
   if (auto s = more_gpus(model, cluster, all)) out.push_back(*s);

@@ -10,8 +10,13 @@
 
 namespace gpudays {
 
+// What a suggestion changes: the method search (every method set, not the request's preset), the
+// pins, the GPU count or the GPU. The command line names the flag of the first.
+enum class SuggestionKind { kAllMethods, kUnpinned, kMoreGpus, kLargerGpu };
+
 struct Suggestion {
-  std::string change;  // "use --methods all", "16 GPUs (2 nodes x 8)", "a100-80gb-sxm"
+  SuggestionKind kind;
+  std::string change;  // "the full method search (...)", "16 x a100-80gb-sxm (2 nodes x 8)"
   PlanRow best;
 };
 

@@ -128,10 +128,9 @@ int64_t validate(sqlite3* db, const std::string& path) {
                     path));
   }
   if (pragma_int(db, "application_id") != kApplicationId) {
-    throw InputError(
-        fmt::format("{} is a SQLite database of another application; left untouched "
-                    "(choose another file with --db)",
-                    path));
+    throw ResultsFileError(
+        ResultsFileError::Kind::kUnusable,
+        fmt::format("{} is a SQLite database of another application; left untouched", path));
   }
   const int64_t version = pragma_int(db, "user_version");
   if (version < 1 || version > kSchemaVersion) {
@@ -146,7 +145,8 @@ int64_t validate(sqlite3* db, const std::string& path) {
 }
 
 // A database opened for writing must take a write before any trial runs (a read-only file or
-// directory otherwise fails only when the first trial is stored): a table made and rolled back.
+// directory, a full disk, otherwise fail only when the first trial is stored): a table made and
+// rolled back. The user's choice of file, like a foreign one: exit 2, before anything ran.
 void check_writable(sqlite3* db, const std::string& path) {
   char* error = nullptr;
   const int rc = sqlite3_exec(db,
@@ -158,11 +158,8 @@ void check_writable(sqlite3* db, const std::string& path) {
   sqlite3_free(error);
   if (rc == SQLITE_OK) return;
   sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-  throw EnvironmentError(
-      fmt::format("cannot write the results database {} ({}); choose another file "
-                  "with --db",
-                  path,
-                  message));
+  throw ResultsFileError(ResultsFileError::Kind::kUnusable,
+                         fmt::format("cannot write the results database {} ({})", path, message));
 }
 
 // Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
@@ -207,16 +204,13 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
   const bool exists = std::filesystem::exists(path, ec);
   const bool fresh = !exists || std::filesystem::file_size(path, ec) == 0;
   if (fresh && options.read_only) {
-    throw InputError(
-        fmt::format("no results database at {} (run `gpudays bench` first, or give "
-                    "--db)",
-                    path));
+    throw ResultsFileError(ResultsFileError::Kind::kMissing,
+                           fmt::format("no results database at {}", path));
   }
   if (!fresh && !looks_like_sqlite(path)) {
-    throw InputError(
-        fmt::format("{} is not a gpudays results database (not SQLite); left "
-                    "untouched (choose another file with --db)",
-                    path));
+    throw ResultsFileError(
+        ResultsFileError::Kind::kUnusable,
+        fmt::format("{} is not a gpudays results database (not SQLite); left untouched", path));
   }
   sqlite3* raw = nullptr;
   const int flags =
@@ -237,7 +231,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
       version = validate(db.get(), path);
     }
   } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const InputError*>(&e)) throw;
+    if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
     throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
   }
   if (!options.read_only) check_writable(db.get(), path);

@@ -11,11 +11,25 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
 #include "results/trial_record.h"
 
 struct sqlite3;
 
 namespace gpudays {
+
+// A database file that cannot serve the request where another file would: none there (opened
+// read-only), not SQLite, another application's, or one that cannot be written. The message says
+// what is wrong with the file; the caller (the command line) says how to name another.
+class ResultsFileError : public InputError {
+ public:
+  enum class Kind { kMissing, kUnusable };
+  ResultsFileError(Kind kind, const std::string& message) : InputError(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
 
 struct ResultsDbOptions {
   std::string path = "gpudays.db";
@@ -32,7 +46,9 @@ struct TrialFilter {
 
 class ResultsDb {
  public:
-  static ResultsDb open(const ResultsDbOptions& options);  // throws InputError
+  // Throws ResultsFileError for a file that cannot serve (also when opened for writing, one that
+  // cannot be written: before any trial runs), InputError for a corrupted or newer one.
+  static ResultsDb open(const ResultsDbOptions& options);
   ResultsDb(ResultsDb&&) noexcept = default;
   ResultsDb& operator=(ResultsDb&&) noexcept = default;
   ~ResultsDb();

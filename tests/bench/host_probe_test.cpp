@@ -124,6 +124,35 @@ TEST(HostProbe, AFailedProbeOrABadLineIsOneInputError) {
   EXPECT_FALSE(std::filesystem::exists(bad.cache_path)) << "nothing cached";
 }
 
+// A cached probe whose integers are past 64 bits or fractions, or a number past a double's range
+// anywhere in the cache: one InputError naming the cache file (and the key), the file left alone.
+TEST(HostProbe, ACachedIntegerBeyond64BitsIsNamedWithItsFile) {
+  const OmpThreadsRestored restored;
+  unsetenv("OMP_NUM_THREADS");
+  for (const char* value : {"10000000000000000000", "4.9e19", "-1.5", "1e400"}) {
+    const CountingProbe probe = counting_probe("probe_huge", kLine);
+    measure_host_cpu(probe.options);
+    std::string cache = read(probe.options.cache_path);
+    const std::string field = "\"memory_bytes\": 1073741824";
+    ASSERT_NE(cache.find(field), std::string::npos) << cache;
+    cache.replace(cache.find(field), field.size(), std::string("\"memory_bytes\": ") + value);
+    std::ofstream(probe.options.cache_path) << cache;
+    std::string error = "accepted";
+    try {
+      measure_host_cpu(probe.options);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(error.rfind(probe.options.cache_path, 0), 0u) << value << ": " << error;
+    if (std::string(value) != "1e400") {
+      EXPECT_NE(error.find("'memory_bytes' must be an integer of 64 bits"), std::string::npos)
+          << error;
+    }
+    EXPECT_EQ(probe.runs(), 1) << "a bad cache is not probed over";
+    EXPECT_EQ(read(probe.options.cache_path), cache);
+  }
+}
+
 TEST(HostProbe, AFileThatIsNotACacheIsNamedAndLeftAlone) {
   const CountingProbe probe = counting_probe("probe_not_cache", kLine);
   const std::string& cache = probe.options.cache_path;

@@ -13,10 +13,13 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "bench/interrupt.h"
 #include "bench/sweep.h"
 #include "catalog/host_cpu.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "process_dir.h"
 #include "test_util.h"
 
@@ -301,6 +304,76 @@ TEST(Sweep, TrialDiesWithAKilledSweep) {
   }
   EXPECT_TRUE(gone) << "trial " << trial << " outlived the killed sweep";
   if (!gone) kill(trial, SIGKILL);
+}
+
+// Trial specs and outputs go to the sweep's own directory (<work>/gpudays-sweep-<pid>-XXXXXX),
+// removed when the sweep ends; one that a SIGKILLed sweep left behind (its process gone) is
+// removed by the next sweep, and a live sweep's directory is left alone.
+TEST(Sweep, TrialFilesLiveInAPerSweepDirectoryRemovedAtTheEnd) {
+  SweepFixture f("sweep_dir.db");
+  f.plan_options.preset = MethodPreset::kFreeLunch;
+  const std::string work = test::process_temp_dir().fresh_dir("sweep-dir-work");
+  f.options.work_dir = work;
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = fmt::format("{}/gpudays-sweep-{}-abcdef", work, dead);
+  const std::string live = fmt::format("{}/gpudays-sweep-{}-ghijkl", work, getppid());
+  for (const std::string& dir : {stale, live}) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/trial.0.json") << "{}";
+  }
+  // The trial command logs the directory of the spec it is given ("--spec FILE" follows).
+  const std::string log = work + "/spec-dirs.log";
+  f.options.trial_command = {
+      "/bin/sh",
+      "-c",
+      fmt::format("dirname \"$2\" >> {}; exec {} \"$@\"", log, FAKE_TRIAL_BINARY),
+      "sh"};
+  std::ostringstream progress;
+  const SweepSummary s = f.run(progress);
+  ASSERT_GT(s.trials_run, 1) << progress.str();
+  std::ifstream in(log);
+  std::set<std::string> dirs;
+  for (std::string line; std::getline(in, line);) dirs.insert(line);
+  ASSERT_EQ(dirs.size(), 1u);
+  const std::string used = *dirs.begin();
+  EXPECT_EQ(used.rfind(fmt::format("{}/gpudays-sweep-{}-", work, getpid()), 0), 0u) << used;
+  EXPECT_FALSE(std::filesystem::exists(used)) << used << " left behind";
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "a dead sweep's directory was kept";
+  EXPECT_TRUE(std::filesystem::exists(live + "/trial.0.json")) << "a live sweep's was removed";
+}
+
+// A work directory (TMPDIR, by default) where the trial files cannot be written fails the sweep
+// with one line before any trial runs; no trial is stored (as rejected or crashed).
+TEST(Sweep, AnUnwritableTrialDirectoryFailsTheSweepAndStoresNothing) {
+  const std::string file = test::write_temp_file("not-a-directory", "x");
+  const char* saved = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = saved != nullptr ? saved : "";
+  for (const std::string& work : {std::string("/nonexistent-gpudays/work"), file, std::string()}) {
+    SweepFixture f("sweep_unwritable.db");
+    f.options.work_dir = work;
+    if (work.empty()) setenv("TMPDIR", "/nonexistent-gpudays/tmp", 1);
+    std::ostringstream progress;
+    try {
+      f.run(progress);
+      ADD_FAILURE() << "the sweep ran with trial files in '" << work << "'";
+    } catch (const IoError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cannot make the sweep's directory for trial files in"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find(work.empty() ? "/nonexistent-gpudays/tmp (TMPDIR)" : work),
+                std::string::npos)
+          << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+    if (work.empty()) {
+      if (saved != nullptr) setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+      if (saved == nullptr) unsetenv("TMPDIR");
+    }
+    EXPECT_TRUE(ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).empty()) << work;
+  }
 }
 
 TEST(Sweep, FirstTrialOfEachMethodSetChecksThePartsComposition) {

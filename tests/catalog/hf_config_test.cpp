@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "catalog/hf_config.h"
@@ -130,6 +131,35 @@ TEST(HfConfig, UnsupportedOrIncompleteFilesAreOneLineErrors) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// Integers past 64 bits, fractions and numbers past a double's range are refused with the file
+// and the key, never wrapped (10^19 read as a negative) or truncated.
+TEST(HfConfig, IntegersBeyond64BitsOrFractionsAreOneLineErrors) {
+  const std::string text = read_file(config_path("convnext-large-224"));
+  for (const char* value : {"10000000000000000000", "4.9e19", "-1.5", "1e400", "12.0"}) {
+    for (const bool in_array : {false, true}) {
+      nlohmann::json config = nlohmann::json::parse(text);
+      const std::string key = in_array ? "depths" : "num_channels";
+      config[key] = in_array ? nlohmann::json::array({3, 3, 27, 0}) : nlohmann::json(0);
+      std::string body = config.dump();
+      const std::string placeholder = in_array ? "27,0]" : "\"num_channels\":0";
+      const std::string replacement =
+          in_array ? fmt::format("27,{}]", value) : fmt::format("\"num_channels\":{}", value);
+      body.replace(body.find(placeholder), placeholder.size(), replacement);
+      const std::string path = test::write_temp_file("huge-int.json", body);
+      std::string error = "accepted";
+      try {
+        catalog().resolve_model("", path);
+      } catch (const InputError& e) {
+        error = e.what();
+      }
+      const std::string want =
+          std::string(value) == "1e400" ? path + ": a number out of range" : path + ": " + key;
+      EXPECT_EQ(error.rfind(want, 0), 0u) << value << " in " << key << ": " << error;
+      EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    }
+  }
 }
 
 TEST(HfConfig, CommandsTakeItAsModelFile) {

@@ -3,6 +3,7 @@
 // peaks and ceiling are the measured matmuls, shared by the ranks on the host.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "catalog/host_cpu.h"
@@ -86,6 +87,29 @@ TEST(HostProbeLine, FiguresNoCpuHasAreRejected) {
   nlohmann::json no_bf16 = probe_json();
   no_bf16["matmul_bf16_tflops"] = 0.0;  // the probe's "bf16 matmuls failed"
   EXPECT_EQ(parse_host_probe(no_bf16.dump()).matmul_bf16_tflops, 0.0);
+}
+
+// Integers past 64 bits (10^19 would wrap to a negative), fractions and numbers past a double's
+// range are refused with the key (or as no JSON line), never converted.
+TEST(HostProbeLine, IntegersBeyond64BitsOrFractionsAreRejected) {
+  for (const char* key : {"threads", "memory_bytes"}) {
+    for (const char* value : {"10000000000000000000", "4.9e19", "-1.5", "1e400", "2.0"}) {
+      std::string line = probe_json().dump();
+      const std::string field = fmt::format("\"{}\":", key);
+      const size_t at = line.find(field) + field.size();
+      line.replace(at, line.find_first_of(",}", at) - at, value);
+      std::string error = "accepted";
+      try {
+        parse_host_probe(line);
+      } catch (const InputError& e) {
+        error = e.what();
+      }
+      const std::string want = std::string(value) == "1e400"
+                                   ? "not a JSON line"
+                                   : fmt::format("'{}' must be an integer of 64 bits", key);
+      EXPECT_NE(error.find(want), std::string::npos) << line << ": " << error;
+    }
+  }
 }
 
 TEST(HostCpuSpec, PeaksAreTheMeasuredMatmulsAndTheirCeiling) {

@@ -78,6 +78,22 @@ TEST(Cli, NothingFitsSaysWhatWould) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("would fit: --methods all"), std::string::npos) << r.out;
+  const auto json =
+      run_gpudays("plan --model pythia-2.8b --gpu rtx-3090 --methods naive --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["suggestions"][0]["change"],
+            "--methods all (checkpointing, sharding, offloading)");
+}
+
+// The planner and the cost model name no flags: the command line adds them to their answers.
+TEST(Cli, FlagsInMessagesAreTheCommandLines) {
+  expect_input_error("best --model pythia-1b --gpu a100 --db /nonexistent/gpudays.db",
+                     "no results database at /nonexistent/gpudays.db (run `gpudays bench` "
+                     "first, or give --db)");
+  const std::string foreign = test::write_temp_file("foreign.db", "not a database at all");
+  expect_input_error("best --model pythia-1b --gpu a100 --db " + foreign,
+                     "is not a gpudays results database (not SQLite); left untouched (choose "
+                     "another file with --db)");
 }
 
 TEST(Cli, HostMemoryLimitsOffloading) {
@@ -185,6 +201,21 @@ TEST(Cli, ExportToAFullDeviceFails) {
   const auto r = run_gpudays("export --model pythia-160m --gpu a100 --source plan --out /dev/full");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write /dev/full"), std::string::npos) << r.err;
+}
+
+// The sbatch script's directory that cannot be made (under /dev/full, which is not a directory)
+// is an I/O error naming it (exit 1), not an internal error; nothing is submitted.
+TEST(Cli, ASlurmDirectoryThatCannotBeMadeIsAnIoError) {
+  const std::string data = GPUDAYS_TEST_DATA_DIR;
+  const auto r = run_gpudays("bench --model-file " + data +
+                             "/slurm-tiny.toml --device cpu --gpus-per-node 2 --cluster " + data +
+                             "/slurm-cluster.toml --partition cpu --time 30 --slurm --dry-run "
+                             "--slurm-dir /dev/full/gpudays-slurm");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("gpudays: error: cannot create /dev/full/gpudays-slurm"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("#SBATCH"), std::string::npos) << r.out;
 }
 
 // Found by the cli_numbers fuzz target: CLI11 alone read integers with base prefixes (010 as 8,

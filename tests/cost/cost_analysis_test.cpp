@@ -110,7 +110,7 @@ TEST(CostAnalysis, PlannerSourceKeepsOptionsThatCannotRun) {
 
 TEST(TimeSource, BenchNeedsAResultsDatabase) {
   TimeSourceOptions options;
-  options.kind = parse_time_source("bench");
+  options.kind = *parse_time_source("bench");
   options.results_path = "/nonexistent/gpudays.db";
   try {
     make_time_source(options);
@@ -118,7 +118,7 @@ TEST(TimeSource, BenchNeedsAResultsDatabase) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no results database"), std::string::npos);
   }
-  EXPECT_THROW(parse_time_source("guess"), InputError);
+  EXPECT_FALSE(parse_time_source("guess"));
 }
 
 TEST(Prices, OverridesFromFlagsAndFilesResolveAliases) {

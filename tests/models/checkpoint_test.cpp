@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/checkpoint.h"
 #include "models/layers.h"
 #include "models/safetensors.h"
@@ -109,6 +110,28 @@ TEST(Safetensors, RejectsMalformedFilesNamingTheProblem) {
               SafetensorsReader r(write_raw("wrap.st", h5.size(), h5, 0));
             }).find("tensor 'w': shape [4611686018427387904, 4] is too large"),
             std::string::npos);
+}
+
+// A failed write is an I/O error (exit 1 at the command line), not bad input (exit 2), and
+// leaves the file that was there: the tensors go to a temporary file renamed over it.
+TEST(Safetensors, AFailedWriteIsAnIoErrorAndLeavesTheOldFile) {
+  const NamedTensors tensors = {{"w", at::arange(6, at::kFloat)}};
+  if (std::filesystem::exists("/dev/full")) {
+    EXPECT_THROW(write_safetensors("/dev/full", tensors), IoError);
+  }
+  EXPECT_THROW(write_safetensors("/nonexistent-gpudays/m.safetensors", tensors), IoError);
+  const std::string dir = test::scratch_dir("atomic");
+  const std::string path = dir + "/m.safetensors";
+  write_safetensors(path, tensors);
+  const auto before = std::filesystem::file_size(path);
+  // A duplicate name is refused before anything is written; the old file stays whole.
+  EXPECT_THROW(write_safetensors(path, {tensors[0], tensors[0]}), InputError);
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  write_safetensors(path, {{"w", at::arange(12, at::kFloat)}});
+  EXPECT_EQ(SafetensorsReader(path).read("w").numel(), 12);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename(), "m.safetensors") << "a temporary file left behind";
+  }
 }
 
 // Two layers with HF-style names: "proj.weight", "proj.bias", "norm.weight", "norm.bias".

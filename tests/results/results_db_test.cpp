@@ -2,6 +2,9 @@
 // rejected with a clear error and left byte-for-byte untouched.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -101,22 +104,43 @@ TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
   EXPECT_EQ(first.query({}).size(), 1u);
 }
 
-// A file that cannot be written is refused when opened for writing, before any trial runs; read
-// only, it opens. (Root writes any file: the case needs an ordinary user.)
+// A file that cannot be written is refused when opened for writing, before any trial runs (an
+// InputError: the user's choice of file, exit 2); read only, it opens. For an ordinary user, a
+// file without write permission; for anyone, root included, a process that may not make any file
+// grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: the write fails with EFBIG), in a child process.
 TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
-  if (geteuid() == 0) GTEST_SKIP() << "root can write a read-only file";
   const std::string path = fresh_path("read-only.db");
   { ResultsDb::open({path}).insert(sample_trial(4)); }
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read);
-  try {
-    ResultsDb::open({path});
-    ADD_FAILURE() << "opened a read-only file for writing";
-  } catch (const EnvironmentError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot write the results database"), std::string::npos)
-        << e.what();
+  const auto write_refused = [&path] {
+    try {
+      ResultsDb::open({path});
+    } catch (const InputError& e) {
+      return std::string(e.what()).find("cannot write the results database " + path) !=
+             std::string::npos;
+    } catch (...) {
+    }
+    return false;
+  };
+  if (geteuid() != 0) {
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read);
+    EXPECT_TRUE(write_refused());
+    EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   }
-  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  const std::string before = bytes_of(path);
+  const pid_t child = fork();
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit none{0, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &none);
+    const bool refused = write_refused();
+    const bool readable = ResultsDb::open({path, /*read_only=*/true}).query({}).size() == 1;
+    _exit(refused && readable ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "refused and readable";
+  EXPECT_EQ(bytes_of(path), before);
 }
 
 TEST(ResultsDb, NotSqliteIsLeftUntouched) {
@@ -201,6 +225,7 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
     t.measured.optimizer_time_s = 0.05;
     t.measured.check_step_time_s = 1.6;
     t.measured.timing_check = "disagrees";
+    test::set_measured_step(t, 1.6);  // a failed check keeps the whole steps as the step time
     EXPECT_TRUE(db.insert(t));
   }
   const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
@@ -252,6 +277,8 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
         "step_time_median_s = 0.0, step_time_min_s = 0.0",
         "step_time_min_s = 9.0",
         "mfu = 2.09",
+        "gpu = 'a100-80gb-sxm', hfu = 1.09",
+        "timing = 'parts', micro_step_time_s = 10.0, last_micro_step_time_s = 1.0",
         "sharding = 'zero_9'",
         "status = 'great'",
         "micro_batch_size = 0",
@@ -270,6 +297,51 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
     ASSERT_EQ(db.query({}).size(), 1u) << assignment;
     EXPECT_DOUBLE_EQ(db.query({})[0].step_time_s(), 1.25) << assignment;
   }
+}
+
+// The row: parts timed at 3 x 9.5 + 9.5 + 1.0 = 39 s for a step stored as 7.49 s, at
+// HFU 109% on a GPU. Neither can be a measurement; parts that compose within 25% (the slowest
+// rank's figures are taken one by one), a failed check's whole steps, and the host CPU's counted
+// utilisation up to 120% can.
+TEST(TrialValidate, PartsThatDoNotComposeAndUtilisationAbove100AreInvalid) {
+  TrialRecord t = sample_trial(16);  // accumulation 4
+  t.gpu = "a100-80gb-sxm";
+  test::set_measured_step(t, 7.49);
+  t.measured.timing = StepTiming::kParts;
+  t.measured.micro_step_time_s = 9.5;
+  t.measured.last_micro_step_time_s = 9.5;
+  t.measured.optimizer_time_s = 1.0;
+  EXPECT_NE(row_problem(t).find("parts composing to 39 s against a step time of 7.49 s"),
+            std::string::npos)
+      << row_problem(t);
+  t.measured.micro_step_time_s = 1.8;
+  t.measured.last_micro_step_time_s = 1.9;
+  t.measured.optimizer_time_s = 0.2;  // 3 x 1.8 + 1.9 + 0.2 = 7.5 s
+  EXPECT_EQ(row_problem(t), "");
+  t.measured.optimizer_time_s = 2.0;  // 9.3 s: 24% over
+  EXPECT_EQ(row_problem(t), "");
+  t.measured.optimizer_time_s = 2.1;  // 9.4 s: 25.5% over
+  EXPECT_NE(row_problem(t), "");
+  t.measured.timing_check = "disagrees";  // the step time is the whole steps'
+  t.measured.check_step_time_s = 7.49;
+  EXPECT_EQ(row_problem(t), "");
+  t.measured.check_step_time_s = 39.0;
+  EXPECT_NE(row_problem(t).find("whole steps of 39 s against a step time of 7.49 s"),
+            std::string::npos)
+      << row_problem(t);
+  t.measured.timing = StepTiming::kWhole;
+  t.measured.timing_check = "";
+  t.hfu = 1.09;
+  EXPECT_NE(row_problem(t).find("HFU 109.0% not in [0, 100%]"), std::string::npos)
+      << row_problem(t);
+  t.hfu = 1.0;
+  t.mfu = 1.0;
+  EXPECT_EQ(row_problem(t), "");
+  t.gpu = "cpu";
+  t.hfu = 1.09;
+  EXPECT_EQ(row_problem(t), "");
+  t.hfu = 1.21;
+  EXPECT_NE(row_problem(t).find("not in [0, 120%]"), std::string::npos) << row_problem(t);
 }
 
 TEST(ResultsDb, TruncatedIsCalledCorruptedNotForeign) {
