@@ -145,9 +145,10 @@ int check_in_transformers(const fs::path& out,
 // exported: config.json says bfloat16, the weights are the masters rounded to bf16, and
 // transformers gives (1) in fp32 the logits gpudays computes in fp32 from the rounded weights
 // within 1e-4 (the hand-off itself loses nothing more), and (2) run in bf16, the logits gpudays
-// computes under bf16 autocast from the fp32 masters within 0.1, about 4% of the largest logit
-// here: bf16 keeps 8 significant bits (relative step 2^-8 = 0.4%), and the two frameworks round at
-// different points (HF's weights and every activation in bf16; autocast only the matmul inputs).
+// computes under bf16 autocast from the fp32 masters within 0.03, 2% of the largest logit (1.39)
+// and 4x the difference measured (0.0078): bf16 keeps 8 significant bits (relative step 2^-8 =
+// 0.4%), and the two frameworks round at different points (HF's weights and every activation in
+// bf16; autocast the matmul inputs alone).
 TEST(HfHandoff, Bf16TrainedModelGivesItsLogitsInTransformers) {
   at::set_num_threads(1);
   const fs::path dir = test::scratch_dir("hf-handoff-bf16");
@@ -160,7 +161,15 @@ TEST(HfHandoff, Bf16TrainedModelGivesItsLogitsInTransformers) {
   o.config.micro_batch_size = 8;
   o.settings.eval_interval = 0;
   o.out_dir = (dir / "run").string();
-  o.model_file = test::source_dir() + "/tests/models/data/tiny-gpt-neox.toml";
+  // The recipe's precision lives in the model file, which the checkpoint carries to the export.
+  std::ifstream in(test::source_dir() + "/tests/models/data/tiny-gpt-neox.toml");
+  std::string toml((std::istreambuf_iterator<char>(in)), {});
+  const size_t at = toml.find("precision = \"fp32\"");
+  ASSERT_NE(at, std::string::npos);
+  toml.replace(at, std::string("precision = \"fp32\"").size(), "precision = \"bf16\"");
+  fs::create_directories(dir);
+  o.model_file = (dir / "tiny-bf16.toml").string();
+  std::ofstream(o.model_file) << toml;
   const auto comm = make_single_process_communicator();
   train(o, CyclicTokens(o.model.arch.seq_len), *comm);
   const fs::path checkpoint = dir / "run/checkpoints/step-5";
@@ -198,7 +207,7 @@ TEST(HfHandoff, Bf16TrainedModelGivesItsLogitsInTransformers) {
   for (size_t i = 0; i < params.size(); ++i) params[i].copy_(masters[i].to(at::kBFloat16));
   const at::Tensor rounded_logits = model.logits(b);
   EXPECT_EQ(check_in_transformers(out, dir, "fp32", ids, rounded_logits, 1e-4, "fp32"), 0);
-  EXPECT_EQ(check_in_transformers(out, dir, "bf16", ids, autocast_logits, 0.1, "native"), 0);
+  EXPECT_EQ(check_in_transformers(out, dir, "bf16", ids, autocast_logits, 0.03, "native"), 0);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // `gpudays train` on real English text: the first 16 chapters of Genesis (King James Version,
 // public domain; tests/data/kjv-genesis.py says where from), tokenized by `gpudays data tokenize`
 // with a 512-token byte-level BPE that `tokenizers` trained on its first half. A tiny GPT-NeoX
-// trains 300 steps; its loss must fall by a stated margin and its held-out loss (the last two
-// chapters, never trained on) end below the unigram entropy of the tokens, computed here from their
-// counts: a model that learnt nothing of the context cannot pass.
+// trains 300 steps; its loss must fall by 2 nats and its held-out loss (the last two chapters,
+// never trained on) end 1 nat below the unigram entropy of the tokens, computed here from their
+// counts: a model that learnt nothing of the context cannot pass. Measured: unigram entropy 5.08
+// nats, loss 6.13 -> 2.60 (means of the first and last 10 steps), held-out 3.66.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -111,7 +112,7 @@ eval_fraction = 0.1
   // A uniform guess over 512 tokens is ln 512 = 6.24 nats; an untrained model starts there.
   EXPECT_GT(first, 5.5);
   EXPECT_LT(last, first - 2.0) << "the training loss fell by less than 2 nats";
-  EXPECT_LT(eval, unigram - 0.5) << "held-out " << eval << " not 0.5 nats below the unigram "
+  EXPECT_LT(eval, unigram - 1.0) << "held-out " << eval << " not 1 nat below the unigram "
                                  << unigram;
 }
 
