@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "../models/torch_test_util.h"
 #include "../process_dir.h"
 #include "bench/child_process.h"
 #include "train_cli_util.h"
@@ -19,8 +20,6 @@
 namespace gpudays {
 namespace {
 namespace fs = std::filesystem;
-
-const fs::path kData = fs::path(__FILE__).parent_path().parent_path() / "data";
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -52,11 +51,12 @@ double mean_loss(const std::map<int64_t, nlohmann::json>& m, int64_t first, int6
 }
 
 TEST(TrainRealText, LossFallsBelowTheUnigramEntropyOfGenesis) {
+  const fs::path data = fs::path(test::source_dir()) / "tests/data";
   const fs::path dir = test::process_temp_dir().fresh_dir("real_text");
   const ChildResult tok =
       test::sh(std::string(GPUDAYS_BINARY) + " data tokenize --tokenizer " +
-               (kData / "kjv-genesis-tokenizer.json").string() + " " +
-               (kData / "kjv-genesis.jsonl").string() + " --out " + (dir / "kjv").string());
+               (data / "kjv-genesis-tokenizer.json").string() + " " +
+               (data / "kjv-genesis.jsonl").string() + " --out " + (dir / "kjv").string());
   ASSERT_EQ(tok.exit_code, 0) << tok.err;
   const double unigram = unigram_entropy_nats(dir / "kjv.bin");
   write_text(dir / "tiny.toml", R"(name = "tiny-gpt-neox-text"
