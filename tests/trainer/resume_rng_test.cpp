@@ -3,7 +3,8 @@
 // Dropout draws from the CPU generator on the CPU and from the device's on CUDA, so the resumed
 // losses equal the uninterrupted run's only when the checkpoint restored that generator: on the CPU
 // bit for bit, on CUDA within 1e-5 (atomics in CUDA backward kernels may reorder sums; a dropout
-// mask drawn anew changes the loss by about 1e-2). The CUDA test skips without a GPU.
+// mask drawn anew changes the loss by about 1e-2). The CUDA test skips without a GPU. RoBERTa's
+// masked LM resumes exactly too (its masks drawn per step and sample, not from a global state).
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
@@ -38,10 +39,12 @@ class RandomTokens final : public data::TokenSamples {
 };
 
 // Trains to step 10, then resumes a copy from step 5; returns the largest loss difference.
-double resumed_loss_difference(c10::Device device, const std::string& name) {
+double resumed_loss_difference(c10::Device device,
+                               const std::string& name,
+                               const std::string& model = "tiny-gpt-neox") {
   at::set_num_threads(1);
   TrainerOptions o;
-  o.model = test::tiny_spec("tiny-gpt-neox");
+  o.model = test::tiny_spec(model);
   o.model.recipe.dropout = 0.2;
   o.model.recipe.train_steps = 10;
   o.config.micro_batch_size = 4;
@@ -77,6 +80,11 @@ double resumed_loss_difference(c10::Device device, const std::string& name) {
 
 TEST(TrainResume, DropoutResumesExactlyOnTheCpu) {
   EXPECT_EQ(resumed_loss_difference(c10::kCPU, "resume-rng-cpu"), 0.0);
+}
+
+// RoBERTa's masked LM: the masks come from (seed, step, sample), dropout from the CPU generator.
+TEST(TrainResume, MaskedLmResumesExactlyOnTheCpu) {
+  EXPECT_EQ(resumed_loss_difference(c10::kCPU, "resume-rng-mlm", "tiny-roberta"), 0.0);
 }
 
 TEST(TrainResume, DropoutResumesOnCuda_CUDA) {
