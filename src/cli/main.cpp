@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
       "such as gnuplot or mpirun, a benchmark in which nothing ran); 2 a usage error (a bad flag "
       "or value, an unknown model or GPU, a malformed input file); 128+N stopped by signal N.\n"
       "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
-      "(plan, cost, results, best, models, gpus); JSON documents carry schema_version and build.");
+      "(plan, cost, results, best, models, gpus, paper, fit); JSON documents carry schema_version "
+      "and build.");
   add_validate_command(app, global);
   add_paper_command(app, global);
   add_fit_command(app, global);
@@ -97,10 +98,16 @@ int main(int argc, char** argv) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 2;
   } catch (const Interrupted& e) {
-    std::cerr << fmt::format(
-        "gpudays: interrupted by signal {}; the running trial was stopped and "
-        "nothing of it was recorded\n",
-        e.signal());
+    // `train` checkpoints before it stops (its own line names the step); the benchmark's commands
+    // stop the running trial and record nothing of it.
+    std::cerr << (app.got_subcommand("train")
+                      ? fmt::format("gpudays: interrupted by signal {}; training stopped after its "
+                                    "checkpoint; continue with --resume\n",
+                                    e.signal())
+                      : fmt::format(
+                            "gpudays: interrupted by signal {}; the running trial was stopped "
+                            "and nothing of it was recorded\n",
+                            e.signal()));
     return 128 + e.signal();
   } catch (const EnvironmentError& e) {
     std::cerr << "gpudays: error: " << e.what() << "\n";

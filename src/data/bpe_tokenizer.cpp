@@ -7,6 +7,39 @@
 #include "data/byte_level.h"
 
 namespace gpudays::data {
+namespace {
+
+bool is_white_space(char32_t code_point) {
+  return char_class(code_point) == CharClass::kSpace;
+}
+
+// The start of the run of whitespace that ends at `end`, not before `floor` (the previous match).
+size_t whitespace_before(std::string_view text, size_t floor, size_t end) {
+  size_t start = end;
+  while (start > floor) {
+    size_t lead = start - 1;  // back to the lead byte of the previous code point
+    while (lead > floor && (static_cast<unsigned char>(text[lead]) & 0xC0) == 0x80) --lead;
+    char32_t code_point = 0;
+    decode_utf8(text, lead, code_point);
+    if (!is_white_space(code_point)) break;
+    start = lead;
+  }
+  return start;
+}
+
+// The end of the run of whitespace that starts at `begin`.
+size_t whitespace_after(std::string_view text, size_t begin) {
+  size_t stop = begin;
+  while (stop < text.size()) {
+    char32_t code_point = 0;
+    const int length = decode_utf8(text, stop, code_point);
+    if (!is_white_space(code_point)) break;
+    stop += static_cast<size_t>(length);
+  }
+  return stop;
+}
+
+}  // namespace
 
 BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
     : settings_(std::move(settings)),
@@ -47,9 +80,12 @@ void BpeTokenizer::split_added(std::string_view text,
       ++at;
       continue;
     }
-    if (at > piece_start) next(text.substr(piece_start, at - piece_start));
+    size_t start = at, stop = at + match->content.size();
+    if (match->lstrip) start = whitespace_before(text, piece_start, start);
+    if (match->rstrip) stop = whitespace_after(text, stop);
+    if (start > piece_start) next(text.substr(piece_start, start - piece_start));
     ids.push_back(match->id);
-    at += match->content.size();
+    at = stop;
     piece_start = at;
   }
   if (piece_start < text.size()) next(text.substr(piece_start));

@@ -2,7 +2,7 @@
 // GPT-NeoX/Pythia tokenizer): added and special tokens, the normalizer (NFC, NFD, NFKC, NFKD or
 // a sequence of them), the ByteLevel pre-tokenizer and the BPE model. encode() gives the ids
 // HuggingFace's Tokenizer.encode(text, add_special_tokens=False) gives; anything in a file that
-// would make them differ (dropout, byte fallback, other normalizers or pre-tokenizers, stripping
+// would make them differ (dropout, byte fallback, other normalizers or pre-tokenizers, single-word
 // added tokens) is refused with an InputError naming it.
 #pragma once
 
@@ -23,6 +23,10 @@ struct AddedToken {
   int32_t id = 0;
   bool normalized = false;  // matched in the normalized text (else in the raw text)
   bool special = false;
+  // A match also takes the whitespace (the White_Space property) before it (lstrip) or after it
+  // (rstrip), as HuggingFace's AddedVocabulary::find_matches does: RoBERTa's <mask> has lstrip.
+  bool lstrip = false;
+  bool rstrip = false;
 };
 
 struct TokenizerSettings {

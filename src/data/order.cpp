@@ -1,9 +1,8 @@
 // The pure functions of samples.h: the held-out split, the seeded global order and the rank
-// slices. The permutation uses its own generator (splitmix64) and bounded draws, not <random>'s
-// distributions, whose results differ between standard libraries: an order is the same on every
-// machine.
+// slices. The order is a keyed Feistel permutation computed position by position (nothing held
+// per sample), from integer arithmetic alone (no <random> distributions, whose results differ
+// between standard libraries): an order is the same on every machine.
 #include <cmath>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -20,21 +19,6 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// A uniform draw in [0, bound) without modulo bias (Lemire, "Fast Random Integer Generation in
-// an Interval", ACM TOMACS 2019).
-uint64_t draw_below(uint64_t& state, uint64_t bound) {
-  unsigned __int128 product = static_cast<unsigned __int128>(splitmix64(state)) * bound;
-  uint64_t low = static_cast<uint64_t>(product);
-  if (low < bound) {
-    const uint64_t threshold = -bound % bound;
-    while (low < threshold) {
-      product = static_cast<unsigned __int128>(splitmix64(state)) * bound;
-      low = static_cast<uint64_t>(product);
-    }
-  }
-  return static_cast<uint64_t>(product >> 64);
-}
-
 }  // namespace
 
 Split split_samples(int64_t num_samples, double eval_fraction) {
@@ -49,22 +33,54 @@ Split split_samples(int64_t num_samples, double eval_fraction) {
   return {num_samples - eval, eval};
 }
 
-std::vector<int64_t> epoch_order(int64_t train_samples, uint64_t seed, int64_t epoch) {
-  if (train_samples < 0 || epoch < 0)
-    throw InputError(fmt::format("no order of {} samples in epoch {}", train_samples, epoch));
-  std::vector<int64_t> order(train_samples);
-  std::iota(order.begin(), order.end(), int64_t{0});
+EpochPermutation::EpochPermutation(int64_t size, uint64_t seed, int64_t epoch) : size_(size) {
+  if (size < 0 || epoch < 0)
+    throw InputError(fmt::format("no order of {} samples in epoch {}", size, epoch));
+  while (half_bits_ < 31 && (uint64_t{1} << (2 * half_bits_)) < static_cast<uint64_t>(size)) {
+    ++half_bits_;
+  }
   uint64_t state = seed;
   state = splitmix64(state) ^ (static_cast<uint64_t>(epoch) * 0xD1B54A32D192ED03ull);
-  for (int64_t i = train_samples - 1; i > 0; --i) {  // Fisher-Yates
-    const int64_t j = static_cast<int64_t>(draw_below(state, static_cast<uint64_t>(i) + 1));
-    std::swap(order[i], order[j]);
+  for (uint64_t& key : keys_) key = splitmix64(state);
+}
+
+// One pass of a balanced Feistel network over [0, 4^half_bits): a bijection of that domain
+// (Luby and Rackoff, "How to construct pseudorandom permutations from pseudorandom functions",
+// SIAM J. Comput. 1988), the round function a splitmix64 finaliser keyed per round.
+uint64_t EpochPermutation::feistel(uint64_t x) const {
+  const uint64_t mask = (uint64_t{1} << half_bits_) - 1;
+  uint64_t left = x >> half_bits_, right = x & mask;
+  for (const uint64_t key : keys_) {
+    uint64_t mixed = right ^ key;
+    const uint64_t round = splitmix64(mixed) & mask;
+    const uint64_t next = left ^ round;
+    left = right;
+    right = next;
   }
+  return (left << half_bits_) | right;
+}
+
+int64_t EpochPermutation::at(int64_t position) const {
+  if (position < 0 || position >= size_)
+    throw InputError(fmt::format("position {} outside an epoch of {} samples", position, size_));
+  // Cycle walking (Black and Rogaway, "Ciphers with arbitrary finite domains", CT-RSA 2002): the
+  // domain is below 4 x size, so fewer than 4 passes on average; the walk stays a bijection.
+  uint64_t x = static_cast<uint64_t>(position);
+  do {
+    x = feistel(x);
+  } while (x >= static_cast<uint64_t>(size_));
+  return static_cast<int64_t>(x);
+}
+
+std::vector<int64_t> epoch_order(int64_t train_samples, uint64_t seed, int64_t epoch) {
+  const EpochPermutation permutation(train_samples, seed, epoch);
+  std::vector<int64_t> order(static_cast<size_t>(train_samples));
+  for (int64_t i = 0; i < train_samples; ++i) order[static_cast<size_t>(i)] = permutation.at(i);
   return order;
 }
 
 SampleOrder::SampleOrder(int64_t train_samples, uint64_t seed)
-    : train_samples_(train_samples), seed_(seed) {
+    : train_samples_(train_samples), seed_(seed), permutation_(0, seed, 0) {
   if (train_samples < 1) throw InputError("no training samples to order");
 }
 
@@ -72,10 +88,10 @@ int64_t SampleOrder::at(int64_t position) {
   if (position < 0) throw InputError(fmt::format("negative sample position {}", position));
   const int64_t epoch = position / train_samples_;
   if (epoch != epoch_) {
-    order_ = epoch_order(train_samples_, seed_, epoch);
+    permutation_ = EpochPermutation(train_samples_, seed_, epoch);
     epoch_ = epoch;
   }
-  return order_[position % train_samples_];
+  return permutation_.at(position % train_samples_);
 }
 
 RankSlice rank_slice(int64_t global_batch, int rank, int world) {

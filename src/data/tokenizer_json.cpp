@@ -68,11 +68,12 @@ std::vector<AddedToken> added_tokens(const json& root, const std::string& path) 
     token.id = entry.at("id").get<int32_t>();
     token.normalized = flag(entry, "normalized");
     token.special = flag(entry, "special");
-    if (flag(entry, "single_word") || flag(entry, "lstrip") || flag(entry, "rstrip"))
-      unsupported(path,
-                  fmt::format("added token '{}' uses single_word, lstrip or rstrip, which are "
-                              "not supported",
-                              token.content));
+    token.lstrip = flag(entry, "lstrip");
+    token.rstrip = flag(entry, "rstrip");
+    if (flag(entry, "single_word"))
+      unsupported(
+          path,
+          fmt::format("added token '{}' uses single_word, which is not supported", token.content));
     tokens.push_back(token);
   }
   return tokens;

@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <ostream>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -134,6 +138,14 @@ std::optional<FoundCheckpoint> latest_checkpoint(const std::string& checkpoints_
     }
   }
   return std::nullopt;
+}
+
+void test_hook_stall_in_checkpoint(int64_t step) {
+  const char* value = std::getenv("GPUDAYS_TEST_STALL_CHECKPOINT");
+  if (value == nullptr || std::to_string(step) != value) return;
+  std::cerr << fmt::format("gpudays: test hook: stalled writing checkpoint step-{}", step)
+            << std::endl;
+  std::this_thread::sleep_for(std::chrono::seconds(600));
 }
 
 void prune_checkpoints(const std::string& checkpoints_dir, int64_t keep) {

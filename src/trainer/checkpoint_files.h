@@ -44,6 +44,12 @@ std::optional<FoundCheckpoint> latest_checkpoint(const std::string& checkpoints_
 // Checks one checkpoint directory; throws InputError naming the problem.
 FoundCheckpoint read_checkpoint(const std::string& dir);
 
+// Test-only hook (docs/train.md): when the environment variable GPUDAYS_TEST_STALL_CHECKPOINT is
+// N, the writer of checkpoint step-N stops half-way (its weights in the staging directory, the
+// optimizer files and the manifest not yet), prints "gpudays: test hook: stalled writing
+// checkpoint step-N" on standard error and sleeps, so that a test's SIGKILL lands mid-write.
+void test_hook_stall_in_checkpoint(int64_t step);
+
 // Removes all but the newest `keep` checkpoints, and stale staging directories.
 void prune_checkpoints(const std::string& checkpoints_dir, int64_t keep);
 

@@ -11,6 +11,21 @@
 namespace gpudays {
 namespace {
 
+// TomlFields' unknown-key error points to the catalog's documentation; a run file's keys are
+// documented in docs/train.md.
+void check_run_file_keys(const TomlFields& t) {
+  try {
+    t.check_all_used();
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    const std::string catalog_doc = "docs/catalog.md";
+    if (const size_t at = message.find(catalog_doc); at != std::string::npos) {
+      message.replace(at, catalog_doc.size(), "docs/train.md");
+    }
+    throw InputError(message);
+  }
+}
+
 int64_t positive(const TomlFields& t, std::string_view key, int64_t fallback, int64_t low) {
   const int64_t v = t.get_int_or(key, fallback);
   if (v < low) t.fail(key, fmt::format("must be at least {}", low));
@@ -22,14 +37,14 @@ void read_methods(const TomlFields& t, MethodSet& m) {
   m.activation_checkpointing = t.get_bool_or("activation_checkpointing", false);
   m.sharding = parse_sharding(t.get_string_or("sharding", "none"));
   m.offloading = t.get_bool_or("offloading", false);
-  t.check_all_used();
+  check_run_file_keys(t);
 }
 
 void read_batch(const TomlFields& t, RunFile& r) {
   r.global_batch = positive(t, "global_batch", 0, 1);
   r.micro_batch_size = positive(t, "micro_batch_size", 1, 1);
   r.grad_acc_steps = positive(t, "grad_acc_steps", 1, 1);
-  t.check_all_used();
+  check_run_file_keys(t);
 }
 
 void read_schedule(const TomlFields& t, ScheduleOverrides& s) {
@@ -41,7 +56,7 @@ void read_schedule(const TomlFields& t, ScheduleOverrides& s) {
   for (const auto& v : {s.lr, s.min_lr, s.clip_grad_norm}) {
     if (v && !(*v >= 0.0)) t.fail("lr", "rates and the clipping norm must be >= 0");
   }
-  t.check_all_used();
+  check_run_file_keys(t);
 }
 
 void read_train(const TomlFields& t, TrainSettings& s) {
@@ -51,7 +66,7 @@ void read_train(const TomlFields& t, TrainSettings& s) {
   s.eval_interval = positive(t, "eval_interval", s.eval_interval, 0);
   s.eval_samples = positive(t, "eval_samples", s.eval_samples, 1);
   s.log_interval = positive(t, "log_interval", s.log_interval, 1);
-  t.check_all_used();
+  check_run_file_keys(t);
 }
 
 void read_data(const TomlFields& t, DataSettings& d) {
@@ -60,7 +75,7 @@ void read_data(const TomlFields& t, DataSettings& d) {
   if (!(d.eval_fraction >= 0.0 && d.eval_fraction < 1.0)) {
     t.fail("eval_fraction", "must be in [0, 1)");
   }
-  t.check_all_used();
+  check_run_file_keys(t);
 }
 
 }  // namespace
@@ -82,7 +97,7 @@ RunFile read_run_file(const std::string& path) {
   if (auto t = root.table_or_none("schedule")) read_schedule(*t, r.schedule);
   if (auto t = root.table_or_none("train")) read_train(*t, r.train);
   if (auto t = root.table_or_none("data")) read_data(*t, r.data);
-  root.check_all_used();
+  check_run_file_keys(root);
   return r;
 }
 

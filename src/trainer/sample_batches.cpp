@@ -2,18 +2,38 @@
 #include "trainer/sample_batches.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "models/roberta.h"
 
 namespace gpudays {
 
-SampleBatches token_batches(const ModelSpec& model, const data::TokenSamples& samples) {
-  if (model.family != Family::kGptNeox && model.family != Family::kMamba) {
+namespace {
+
+// A 64-bit mix of the run's seed, the round and a sample index (splitmix64's finaliser).
+uint64_t sample_seed(uint64_t seed, uint64_t round, int64_t index) {
+  uint64_t z = seed ^ (round * 0x9E3779B97F4A7C15ull) ^
+               (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+SampleBatches token_batches(const ModelSpec& model,
+                            const data::TokenSamples& samples,
+                            uint64_t seed) {
+  const bool masked_lm = model.family == Family::kRoberta;
+  if (model.family != Family::kGptNeox && model.family != Family::kMamba && !masked_lm) {
     throw InputError(
         fmt::format("{} does not train on token data here (causal LMs do: gpt_neox, "
-                    "mamba)",
+                    "mamba; and roberta, masked)",
                     to_string(model.family)));
   }
   if (samples.sample_tokens() != model.arch.seq_len) {
@@ -22,9 +42,13 @@ SampleBatches token_batches(const ModelSpec& model, const data::TokenSamples& sa
   }
   const int64_t vocab = model.arch.vocab_size;
   const int64_t tokens = samples.sample_tokens();
+  std::optional<models::MlmOptions> mlm;
+  if (masked_lm) mlm = models::roberta_mlm_options(model);
   return {
-      samples.num_samples(), tokens, [&samples, vocab, tokens](const std::vector<int64_t>& ix) {
-        // ids: [count, seq_len] int64; labels are the ids (causal_lm_loss shifts them)
+      samples.num_samples(),
+      tokens,
+      [&samples, vocab, tokens, mlm, seed](const std::vector<int64_t>& ix, uint64_t round) {
+        // ids: [count, seq_len] int64; causal LMs: labels are the ids (the loss shifts them)
         at::Tensor ids = at::empty({static_cast<int64_t>(ix.size()), tokens}, at::kLong);
         for (size_t i = 0; i < ix.size(); ++i) {
           samples.read_sample(ix[i], ids.data_ptr<int64_t>() + static_cast<int64_t>(i) * tokens);
@@ -36,6 +60,19 @@ SampleBatches token_batches(const ModelSpec& model, const data::TokenSamples& sa
         models::Batch b;
         b.input_ids = ids;
         b.labels = ids;
+        if (!mlm) return b;
+        // Masked LM: each sample masked by its own generator (seed, round, index).
+        b.input_ids = at::empty_like(ids);
+        b.labels = at::empty_like(ids);
+        for (size_t i = 0; i < ix.size(); ++i) {
+          const int64_t row = static_cast<int64_t>(i);
+          const models::MlmBatch m = models::mask_tokens(
+              ids.narrow(0, row, 1),
+              *mlm,
+              at::make_generator<at::CPUGeneratorImpl>(sample_seed(seed, round, ix[i])));
+          b.input_ids.narrow(0, row, 1).copy_(m.inputs);
+          b.labels.narrow(0, row, 1).copy_(m.labels);
+        }
         return b;
       }};
 }
@@ -57,7 +94,7 @@ SampleBatches image_batches(const ModelSpec& model, const data::ImageSamples& sa
                                  a.image_size,
                                  a.num_labels));
   }
-  return {samples.num_samples(), 1, [&samples, a](const std::vector<int64_t>& ix) {
+  return {samples.num_samples(), 1, [&samples, a](const std::vector<int64_t>& ix, uint64_t) {
             // pixels: [count, C, H, W] float in [-1, 1]; labels: [count] int64
             const int64_t count = static_cast<int64_t>(ix.size());
             const int64_t pixels = a.num_channels * a.image_size * a.image_size;

@@ -3,10 +3,15 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -35,7 +40,16 @@ nlohmann::json slot_numels(Engine& engine) {
   return numels;
 }
 
-void write_rank_file(const std::string& staging, Engine& engine, int rank) {
+constexpr const char* kCpuRng = "rng.cpu";
+constexpr const char* kCudaRng = "rng.cuda";
+
+// The default generator of the CPU, or of a CUDA device.
+at::Generator generator_of(c10::Device device) {
+  return device.is_cuda() ? at::globalContext().defaultGenerator(device)
+                          : at::detail::getDefaultCPUGenerator();
+}
+
+void write_rank_file(const std::string& staging, Engine& engine, int rank, c10::Device device) {
   models::NamedTensors tensors;
   std::map<std::string, std::string> metadata;
   if (!engine.optimizer_replicated() || rank == 0) {
@@ -47,7 +61,8 @@ void write_rank_file(const std::string& staging, Engine& engine, int rank) {
       metadata[slot_name(s, "first")] = std::to_string(slices[s].first);
     }
   }
-  tensors.emplace_back("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+  tensors.emplace_back(kCpuRng, at::detail::getDefaultCPUGenerator().get_state());
+  if (device.is_cuda()) tensors.emplace_back(kCudaRng, generator_of(device).get_state());
   models::write_safetensors((fs::path(staging) / rank_file(rank)).string(), tensors, metadata);
 }
 
@@ -68,7 +83,7 @@ class SliceAssembler {
       const std::string name = slot_name(slot, moment);
       if (!reader->contains(name)) continue;
       const int64_t begin = std::stoll(reader->metadata().at(slot_name(slot, "first")));
-      const at::Tensor piece = reader->read(name).reshape(-1);
+      const at::Tensor piece = cached_read(*reader, name);
       const int64_t lo = std::max(first, begin);
       const int64_t hi = std::min(first + count, begin + piece.numel());
       if (lo < hi) out.narrow(0, lo - first, hi - lo).copy_(piece.narrow(0, lo - begin, hi - lo));
@@ -79,15 +94,70 @@ class SliceAssembler {
   const models::SafetensorsReader& reader(int rank) const { return *readers_.at(rank); }
 
  private:
+  // The last tensor read from each file: a slot re-sliced parameter by parameter is read once.
+  at::Tensor cached_read(const models::SafetensorsReader& reader, const std::string& name) const {
+    auto& [cached_name, tensor] = cache_[&reader];
+    if (cached_name != name) {
+      tensor = reader.read(name).reshape(-1);
+      cached_name = name;
+    }
+    return tensor;
+  }
+
   std::vector<std::unique_ptr<models::SafetensorsReader>> readers_;
+  mutable std::unordered_map<const models::SafetensorsReader*, std::pair<std::string, at::Tensor>>
+      cache_;
 };
+
+// Where each parameter's moments lie in a slot layout: (slot, offset in the slot).
+std::vector<std::pair<size_t, int64_t>> parameter_locations(
+    const std::vector<std::vector<int64_t>>& slots, const std::vector<int64_t>& numels) {
+  std::vector<std::pair<size_t, int64_t>> where(numels.size(), {0, -1});
+  for (size_t s = 0; s < slots.size(); ++s) {
+    int64_t offset = 0;
+    for (const int64_t p : slots[s]) {
+      where.at(static_cast<size_t>(p)) = {s, offset};
+      offset += numels.at(static_cast<size_t>(p));
+    }
+  }
+  return where;
+}
+
+// A reader of the new layout's slices from a checkpoint of another layout: each parameter's piece
+// of the requested range is read from where the old layout put that parameter.
+SliceReader relayout_reader(const SliceAssembler& old_slices,
+                            const std::vector<std::vector<int64_t>>& old_slots,
+                            const StateLayout& layout,
+                            const std::string& dir) {
+  const auto old_where = parameter_locations(old_slots, layout.parameter_numels);
+  for (const auto& [slot, offset] : old_where) {
+    if (offset < 0) throw InputError(fmt::format("{}: a parameter is in no optimizer slot", dir));
+  }
+  return [&old_slices, &layout, old_where](
+             size_t slot, const std::string& moment, int64_t first, int64_t count) {
+    at::Tensor out = at::empty({count}, at::kFloat);
+    int64_t offset = 0;  // the parameter's start in the new slot
+    for (const int64_t p : layout.slots.at(slot)) {
+      const int64_t n = layout.parameter_numels[static_cast<size_t>(p)];
+      const int64_t lo = std::max(first, offset);
+      const int64_t hi = std::min(first + count, offset + n);
+      if (lo < hi) {
+        const auto& [old_slot, old_offset] = old_where[static_cast<size_t>(p)];
+        out.narrow(0, lo - first, hi - lo)
+            .copy_(old_slices.read(old_slot, moment, old_offset + lo - offset, hi - lo));
+      }
+      offset += n;
+    }
+    return out;
+  };
+}
 
 }  // namespace
 
 void save_checkpoint(const std::string& checkpoints_dir,
                      int64_t keep,
                      Engine& engine,
-                     const std::vector<std::string>& names,
+                     const StateLayout& layout,
                      Communicator& comm,
                      const RunCounters& counters) {
   if (comm.rank() == 0) begin_checkpoint(checkpoints_dir, counters.step);
@@ -96,13 +166,16 @@ void save_checkpoint(const std::string& checkpoints_dir,
   const std::vector<at::Tensor> full = engine.full_parameters();
   if (comm.rank() == 0) {
     models::NamedTensors named;
-    for (size_t i = 0; i < full.size(); ++i) named.emplace_back(names.at(i), full[i]);
+    for (size_t i = 0; i < full.size(); ++i) {
+      named.emplace_back(layout.parameter_names.at(i), full[i]);
+    }
     models::write_safetensors((fs::path(staging) / kModelFile).string(), named);
     for (const std::string& file : counters.files) {
       fs::copy_file(file, fs::path(staging) / fs::path(file).filename());
     }
   }
-  write_rank_file(staging, engine, comm.rank());
+  test_hook_stall_in_checkpoint(counters.step);
+  write_rank_file(staging, engine, comm.rank(), layout.device);
   comm.barrier();
   if (comm.rank() == 0) {
     const nlohmann::json state = {
@@ -111,6 +184,7 @@ void save_checkpoint(const std::string& checkpoints_dir,
         {"world_size", comm.size()},
         {"replicated_optimizer", engine.optimizer_replicated()},
         {"slot_numels", slot_numels(engine)},
+        {"slot_parameters", layout.slots},
         {"optimizer_steps", engine.optimizer_steps()},
         {"optimizer_step_count", engine.optimizer_step_count()},
         {"loss_scale", engine.loss_scaler_state().scale},
@@ -140,33 +214,108 @@ std::vector<at::Tensor> read_checkpoint_parameters(const std::string& dir,
 RunCounters load_checkpoint(const std::string& dir,
                             const nlohmann::json& state,
                             Engine& engine,
-                            const std::vector<std::string>& names,
+                            const StateLayout& layout,
                             Communicator& comm) {
-  if (state.at("slot_numels") != slot_numels(engine) ||
-      state.at("replicated_optimizer").get<bool>() != engine.optimizer_replicated()) {
+  const nlohmann::json numels = slot_numels(engine);
+  // Checkpoints of before the layout was recorded: only the same sharding stage.
+  const std::vector<std::vector<int64_t>> old_slots =
+      state.contains("slot_parameters")
+          ? state.at("slot_parameters").get<std::vector<std::vector<int64_t>>>()
+          : layout.slots;
+  if (!state.contains("slot_parameters") &&
+      (state.at("slot_numels") != numels ||
+       state.at("replicated_optimizer").get<bool>() != engine.optimizer_replicated())) {
     throw InputError(fmt::format(
         "{}: written with another sharding stage or model; resume with the run file it was "
         "written with (the number of ranks may change)",
         dir));
   }
-  engine.load_full_parameters(read_checkpoint_parameters(dir, names));
+  for (size_t s = 0; s < old_slots.size(); ++s) {  // the same parameters, of the same sizes
+    int64_t n = 0;
+    for (const int64_t p : old_slots[s]) {
+      if (p < 0 || p >= static_cast<int64_t>(layout.parameter_numels.size())) n = -1;
+      if (n >= 0) n += layout.parameter_numels[static_cast<size_t>(p)];
+    }
+    if (s >= state.at("slot_numels").size() || state.at("slot_numels")[s].get<int64_t>() != n) {
+      throw InputError(fmt::format("{}: written for another model (optimizer slot {})", dir, s));
+    }
+  }
+  engine.load_full_parameters(read_checkpoint_parameters(dir, layout.parameter_names));
   const int old_world = state.at("world_size").get<int>();
   const SliceAssembler slices(dir, old_world);
-  engine.load_optimizer(
-      [&](size_t slot, const std::string& moment, int64_t first, int64_t count) {
-        return slices.read(slot, moment, first, count);
-      },
-      state.at("optimizer_step_count").get<double>());
+  const double step_count = state.at("optimizer_step_count").get<double>();
+  if (old_slots == layout.slots) {
+    engine.load_optimizer(
+        [&](size_t slot, const std::string& moment, int64_t first, int64_t count) {
+          return slices.read(slot, moment, first, count);
+        },
+        step_count);
+  } else {
+    engine.load_optimizer(relayout_reader(slices, old_slots, layout, dir), step_count);
+  }
   engine.restore_counters(state.at("step").get<int64_t>(),
                           state.at("optimizer_steps").get<int64_t>(),
                           {state.at("loss_scale").get<double>(),
                            state.at("loss_scale_clean_steps").get<int64_t>(),
                            state.at("loss_scale_skipped").get<int64_t>()});
-  const int rng_rank = comm.rank() < old_world ? comm.rank() : 0;
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  generator.set_state(slices.reader(rng_rank).read("rng.cpu"));
+  const models::SafetensorsReader& rng = slices.reader(comm.rank() < old_world ? comm.rank() : 0);
+  at::Generator cpu = at::detail::getDefaultCPUGenerator();
+  cpu.set_state(rng.read(kCpuRng));
+  if (layout.device.is_cuda() && rng.contains(kCudaRng)) {
+    at::Generator cuda = generator_of(layout.device);
+    const std::lock_guard<std::mutex> lock(cuda.mutex());
+    cuda.set_state(rng.read(kCudaRng));
+  }
   return {
       state.at("step").get<int64_t>(), state.at("samples_seen").get<int64_t>(), state.at("extra")};
+}
+
+StateLayout state_layout(const std::vector<std::string>& names,
+                         const std::vector<at::Tensor>& params,
+                         const models::BlockParameters& blocks,
+                         int sharding_stage,
+                         Engine& engine,
+                         c10::Device device) {
+  StateLayout layout{names, {}, {}, device};
+  std::unordered_map<const void*, int64_t> index;
+  for (size_t i = 0; i < params.size(); ++i) {
+    layout.parameter_numels.push_back(params[i].numel());
+    index[params[i].unsafeGetTensorImpl()] = static_cast<int64_t>(i);
+  }
+  std::vector<std::vector<int64_t>> groups;
+  if (sharding_stage == 0) {
+    for (size_t i = 0; i < params.size(); ++i) groups.push_back({static_cast<int64_t>(i)});
+  } else {
+    std::unordered_set<int64_t> in_blocks;
+    std::vector<std::vector<int64_t>> block_groups;
+    if (sharding_stage >= 2) {  // stage 1 reduces the whole model as one unit
+      for (const auto& block : blocks) {
+        block_groups.emplace_back();
+        for (const at::Tensor& p : block) {
+          block_groups.back().push_back(index.at(p.unsafeGetTensorImpl()));
+          in_blocks.insert(block_groups.back().back());
+        }
+      }
+    }
+    groups.emplace_back();
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!in_blocks.contains(static_cast<int64_t>(i)))
+        groups[0].push_back(static_cast<int64_t>(i));
+    }
+    for (auto& g : block_groups) groups.push_back(std::move(g));
+  }
+  nlohmann::json numels = nlohmann::json::array();
+  for (auto& g : groups) {
+    int64_t n = 0;
+    for (const int64_t p : g) n += layout.parameter_numels[static_cast<size_t>(p)];
+    if (n == 0 && sharding_stage > 0) continue;  // the engine keeps no slot for an empty unit
+    numels.push_back(n);
+    layout.slots.push_back(std::move(g));
+  }
+  if (numels != slot_numels(engine)) {
+    throw std::logic_error("the optimizer's slots are not laid out as state_layout assumes");
+  }
+  return layout;
 }
 
 }  // namespace gpudays

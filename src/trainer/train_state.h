@@ -2,8 +2,9 @@
 // model.safetensors (every parameter in fp32 under its HuggingFace name, gathered from the
 // masters; what export-hf reads), rank-R.safetensors per rank (this rank's optimizer slices and
 // CPU random state; with no sharding only rank 0 writes the optimizer, which every rank holds
-// whole), and the counters in the manifest. Loading re-shards the optimizer's slices when the
-// number of ranks changed; the sharding stage must stay the same.
+// whole; and the CPU and, on CUDA, the device's random state), and the counters and the optimizer's
+// slot layout in the manifest. Loading re-shards the optimizer's slices when the number of ranks or
+// the sharding stage changed.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,12 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
+#include "models/block_runner.h"
 
 namespace gpudays {
 
@@ -28,22 +31,44 @@ struct RunCounters {
                                    // tokenizer files)
 };
 
+// What a run's state is laid out as: the parameters (names, in the trainable's order, and sizes),
+// which parameters each optimizer slot holds in order, and the device whose random state is saved.
+struct StateLayout {
+  std::vector<std::string> parameter_names;
+  std::vector<int64_t> parameter_numels;
+  std::vector<std::vector<int64_t>> slots;  // slot -> parameter indices, concatenated in the slot
+  c10::Device device = c10::kCPU;
+};
+
+// The layout of the engine's optimizer slots at a sharding stage (train/engine.h, shard_units.h):
+// stage 0 one slot per parameter; stage 1 one slot of every parameter; stages 2 and 3 one of the
+// parameters in no block, then one per block. Throws std::logic_error when the engine's slot sizes
+// disagree (the rule changed in src/train).
+StateLayout state_layout(const std::vector<std::string>& names,
+                         const std::vector<at::Tensor>& params,
+                         const models::BlockParameters& blocks,
+                         int sharding_stage,
+                         Engine& engine,
+                         c10::Device device);
+
 // Collective: every rank calls it. Writes checkpoint step-`counters.step` under checkpoints_dir
 // and keeps the newest `keep`.
 void save_checkpoint(const std::string& checkpoints_dir,
                      int64_t keep,
                      Engine& engine,
-                     const std::vector<std::string>& parameter_names,
+                     const StateLayout& layout,
                      Communicator& comm,
                      const RunCounters& counters);
 
-// Collective. Restores the engine (weights, optimizer, counters) and the CPU random state from a
-// checked checkpoint directory and returns its counters. Throws InputError for a checkpoint of
-// another model or sharding stage.
+// Collective. Restores the engine (weights, optimizer, counters) and the random states from a
+// checked checkpoint directory and returns its counters. The optimizer's moments are re-sliced
+// parameter by parameter when the checkpoint's slot layout differs from `layout` (another sharding
+// stage). Throws InputError for a checkpoint of another model, or one written before layouts were
+// recorded at another sharding stage.
 RunCounters load_checkpoint(const std::string& dir,
                             const nlohmann::json& state,
                             Engine& engine,
-                            const std::vector<std::string>& parameter_names,
+                            const StateLayout& layout,
                             Communicator& comm);
 
 // The parameters of a checkpoint's model.safetensors in `parameter_names` order (fp32, CPU).

@@ -36,9 +36,13 @@ struct Run {
   data::Split split;
   std::unique_ptr<Trainable> trainable;
   std::unique_ptr<Engine> engine;
-  std::vector<std::string> names;
+  StateLayout layout;
   std::string checkpoints_dir;
 };
+
+// The masking round of evaluation (training rounds are the step numbers): the held-out samples are
+// masked the same at every evaluation.
+constexpr uint64_t kEvalRound = ~uint64_t{0};
 
 double mean_over_ranks(Communicator& comm, double value) {
   comm.all_reduce(&value, 1, DType::kFloat64, ReduceOp::kSum);
@@ -63,7 +67,8 @@ double evaluate(Run& run) {
       at::autocast::set_autocast_dtype(device,
                                        precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
     }
-    const double loss = run.trainable->batch_loss(run.samples.batch(indices)).item<double>();
+    const double loss =
+        run.trainable->batch_loss(run.samples.batch(indices, kEvalRound)).item<double>();
     at::autocast::set_autocast_enabled(device, false);
     at::autocast::clear_cache();
     sum += loss * static_cast<double>(indices.size());
@@ -95,16 +100,22 @@ void build(Run& run) {
   const MethodOptions methods =
       apply_methods(run.o.config, run.o.model.recipe, run.o.device, run.o.settings.seed);
   run.trainable = make_trainable(run.o.model, methods.trainable);
-  run.names = run.trainable->parameter_names();
+  const std::vector<std::string> names = run.trainable->parameter_names();
   if (!run.o.init_from.empty()) {
     const std::vector<at::Tensor> init =
-        read_pretrained_parameters(run.o.init_from, run.names, run.o.model.family);
+        read_pretrained_parameters(run.o.init_from, names, run.o.model.family);
     check_shapes(init, run.trainable->parameters(), run.o.init_from);
     at::NoGradGuard no_grad;
     std::vector<at::Tensor> params = run.trainable->parameters();
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(init[i].view_as(params[i]));
   }
   run.engine = make_engine(*run.trainable, run.comm, methods.engine);
+  run.layout = state_layout(names,
+                            run.trainable->parameters(),
+                            run.trainable->block_parameters(),
+                            sharding_stage(run.o.config.methods.sharding),
+                            *run.engine,
+                            run.o.device);
 }
 
 // Resumes from the newest valid checkpoint (rank 0 chooses; every rank loads the same one).
@@ -121,7 +132,7 @@ int64_t resume(Run& run) {
     return 0;
   }
   if (!found) found = read_checkpoint(checkpoint_dir(run.checkpoints_dir, step));
-  load_checkpoint(found->dir, found->state, *run.engine, run.names, run.comm);
+  load_checkpoint(found->dir, found->state, *run.engine, run.layout, run.comm);
   if (run.comm.rank() == 0) std::cerr << fmt::format("gpudays: resumed from {}\n", found->dir);
   return step;
 }
@@ -155,7 +166,7 @@ std::vector<std::string> checkpoint_files(const TrainerOptions& o) {
 }  // namespace
 
 TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, Communicator& comm) {
-  return train(o, token_batches(o.model, samples), comm);
+  return train(o, token_batches(o.model, samples, o.settings.seed), comm);
 }
 
 TrainSummary train(const TrainerOptions& o, const data::ImageSamples& samples, Communicator& comm) {
@@ -182,8 +193,8 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
     synchronize(o.device);
     const auto begin = std::chrono::steady_clock::now();
     const StepResult r = run.engine->step([&](int64_t micro) {
-      return run.trainable->batch_loss(
-          run.samples.batch(micro_batch_indices(run, order, step, micro)));
+      return run.trainable->batch_loss(run.samples.batch(
+          micro_batch_indices(run, order, step, micro), static_cast<uint64_t>(step)));
     });
     synchronize(o.device);
     const double step_s =
@@ -215,7 +226,7 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
       save_checkpoint(run.checkpoints_dir,
                       o.settings.keep_checkpoints,
                       *run.engine,
-                      run.names,
+                      run.layout,
                       comm,
                       {step,
                        step * o.model.recipe.global_batch,

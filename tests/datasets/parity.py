@@ -3,7 +3,9 @@
 1. `gpudays data tokenize` against the `tokenizers` package, token for token, on varied text
    (Unicode scripts, combining marks, emoji, whitespace runs, digits, contractions, special tokens,
    very long words), with tokenizers trained here in the GPT-NeoX style (NFC, ByteLevel, special and
-   whitespace added tokens) and in a second style (prefix space, no normalizer, "a b" merges);
+   whitespace added tokens), in a second style (prefix space, no normalizer, "a b" merges) and in
+   RoBERTa's (<s> <pad> </s> <unk>, and <mask> with lstrip as roberta-base's tokenizer.json; added
+   tokens with rstrip, and with both, next to every kind of whitespace);
 2. the Megatron-LM format: what gpudays writes is read by megatron-core's IndexedDataset, and a file
    written by megatron-core's IndexedDatasetBuilder is read by `gpudays data inspect --sample`.
 Exits 77 (skipped) when the reference packages are not installed (scripts/install-torch.sh ref)."""
@@ -99,6 +101,35 @@ def prefix_space_style(path):
     return Tokenizer.from_file(str(path))  # the reference reads the rewritten file too
 
 
+def roberta_style(path):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=900, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(corpus(), trainer)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True),
+                            AddedToken("<r>", lstrip=False, rstrip=True, normalized=False, special=True),
+                            AddedToken("<lr>", lstrip=True, rstrip=True, normalized=False, special=True)])
+    tok.save(str(path))
+    return tok
+
+
+def strip_texts(count, seed):
+    """Texts with <mask>, <r> and <lr> beside whitespace runs of every kind."""
+    fixed = ["The capital of France is <mask>.", "  <mask>  <mask>\t<mask>\n", "a<mask>b <mask>",
+             "x \u3000\u00a0<mask>", "<r>   after <r>\n\nnext", "\u00a0<lr>\u2028 y", "<mask><mask> <mask>",
+             "<lr> <lr>  <lr>", " <mask> ", "<r> <mask>", "end <lr>", "é <mask> ü"]
+    rng = random.Random(seed)
+    texts = list(fixed)
+    for text in random_texts(count, seed):
+        pieces = list(text)
+        for _ in range(rng.randint(1, 6)):
+            where = rng.randint(0, len(pieces))
+            pieces.insert(where, rng.choice(["<mask>", " <mask>", "<r>", "<r> ", "<lr>", "  <lr>  "]))
+        texts.append("".join(pieces))
+    return texts
+
+
 def read_megatron(prefix):
     """The sequences of PREFIX.bin/.idx, read by megatron-core when it is installed."""
     try:
@@ -110,8 +141,8 @@ def read_megatron(prefix):
     return [dataset[i].tolist() for i in range(len(dataset))]
 
 
-def check_tokenizer(name, tok, tokenizer_json, eod, work):
-    texts = FIXED + random_texts(400, 3)
+def check_tokenizer(name, tok, tokenizer_json, eod, work, extra=()):
+    texts = FIXED + random_texts(400, 3) + list(extra)
     with open(work / f"{name}.jsonl", "w", encoding="utf-8") as f:
         for text in texts:
             f.write(json.dumps({"text": text}, ensure_ascii=False) + "\n")
@@ -157,6 +188,8 @@ def main():
         ok = check_tokenizer("neox", neox_style(work / "neox.json"), work / "neox.json", "<|endoftext|>", work)
         ok &= check_tokenizer("prefix", prefix_space_style(work / "prefix.json"), work / "prefix.json",
                               "<eod>", work)
+        ok &= check_tokenizer("roberta", roberta_style(work / "roberta.json"), work / "roberta.json", "</s>",
+                              work, strip_texts(300, 4))
         ok &= check_megatron_writer(work)
     sys.exit(0 if ok else 1)
 
