@@ -17,30 +17,23 @@
 #include "process_dir.h"
 #include "results/results_db.h"
 #include "slurm/jobs_file.h"
+#include "slurm_test_util.h"
 #include "test_util.h"
 
 namespace gpudays {
 namespace {
 
+using test::job_status;
+using test::read_file;
 using test::run_gpudays;
+using test::ScopedEnv;
+using test::submitted_job_id;
+using test::wait_for;
+using test::wait_until_finished;
 
 const std::string kData = GPUDAYS_TEST_DATA_DIR;
 const std::string kCluster = "--cluster " + kData + "/slurm-cluster.toml";
 const std::string kTiny = "--model-file " + kData + "/slurm-tiny.toml --device cpu";
-
-// Sets (or with nullptr unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 int count_lines(const std::string& s) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
@@ -153,70 +146,13 @@ TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
 
 // ---- Through a real controller ----
 
-bool controller_given() {
-  const char* conf = std::getenv("SLURM_CONF");
-  return conf != nullptr && std::filesystem::exists(conf);
-}
-
-#define REQUIRE_CONTROLLER()                                     \
-  if (!controller_given())                                       \
-  GTEST_SKIP() << "no Slurm controller (ctest -R Slurm.Cluster " \
-                  "starts one)"
-
 // Submits a sweep of `model` (kTiny unless given); returns its job id.
 std::string submit(const std::string& args,
                    const std::string& dir,
                    const std::string& model = kTiny) {
-  const auto r = run_gpudays(
+  return submitted_job_id(run_gpudays(
       "bench " + model + " " + args +
-      " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::smatch m;
-  if (!std::regex_search(r.out, m, std::regex("Submitted Slurm job ([0-9]+)"))) {
-    ADD_FAILURE() << r.out << r.err;
-    return "";
-  }
-  return m[1];
-}
-
-// The job as `gpudays jobs --format json` reports it.
-nlohmann::json job_status(const std::string& id, const std::string& dir) {
-  const auto r = run_gpudays("jobs --format json --slurm-dir " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json listed = nlohmann::json::parse(r.out);
-  for (const auto& j : listed.at("jobs")) {
-    if (j.at("job_id") == id) return j;
-  }
-  ADD_FAILURE() << "job " << id << " not listed";
-  return {};
-}
-
-bool still_queued(const nlohmann::json& job) {
-  const std::string state = job.value("state", "");
-  return state == "PENDING" || state == "RUNNING" || state == "COMPLETING" ||
-         state == "CONFIGURING";
-}
-
-// Polls until `done(job)` or the job leaves the queue; returns the last status.
-nlohmann::json wait_for(const std::string& id,
-                        const std::string& dir,
-                        const std::function<bool(const nlohmann::json&)>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  nlohmann::json job = job_status(id, dir);
-  while (still_queued(job) && !done(job) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    job = job_status(id, dir);
-  }
-  return job;
-}
-
-nlohmann::json wait_until_finished(const std::string& id, const std::string& dir) {
-  return wait_for(id, dir, [](const nlohmann::json&) { return false; });
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir));
 }
 
 // "N trials run, M reused" of the job's log.
@@ -291,7 +227,8 @@ TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
 
 // Every micro-batch of a slower model (tests/data/slurm-slow.toml), so that the job still runs
 // when the cancel arrives: with the tiny model a fast machine finished the sweep first.
-const std::string kSlow = "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 50";
+const std::string kSlow =
+    "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 50";
 
 TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   REQUIRE_CONTROLLER();
