@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,39 +20,27 @@
 namespace gpudays {
 namespace {
 
-// The options add_train_slurm_options registers (and add_slurm_options for it): never passed on
-// to the job's `train`.
-constexpr std::array<std::string_view, 13> kSlurmOnly = {"--slurm",
-                                                         "--dry-run",
-                                                         "--cluster",
-                                                         "--partition",
-                                                         "--account",
-                                                         "--qos",
-                                                         "--time",
-                                                         "--cpus-per-task",
-                                                         "--mem-per-node-gib",
-                                                         "--slurm-dir",
-                                                         "--nodes",
-                                                         "--gpus-per-node",
-                                                         "--term-before-limit"};
 // `train`'s path options: made absolute, since the job may start in another directory.
 constexpr std::array<std::string_view, 4> kPathOptions = {
     "--config", "--data", "--out", "--init-from"};
 
-bool one_of(const std::string& name, const auto& names) {
+template <typename Names>
+bool one_of(const std::string& name, const Names& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // What every task runs: this program's `train` with the command line's other options, paths made
 // absolute and --resume added (a first run starts fresh; a re-submitted one continues).
-std::vector<std::string> train_job_argv(const GlobalOptions& global, const CLI::App& cmd) {
+std::vector<std::string> train_job_argv(const GlobalOptions& global,
+                                        const CLI::App& cmd,
+                                        const TrainSlurmRequest& r) {
   std::vector<std::string> argv = {self_path()};
   if (!global.config_dir.empty())
     argv.insert(argv.end(), {"--config-dir", absolute_path(global.config_dir)});
   argv.push_back("train");
   for (const CLI::Option* option : cmd.get_options()) {
     const std::string name = option->get_name();
-    if (option->count() == 0 || name == "--resume" || one_of(name, kSlurmOnly)) continue;
+    if (option->count() == 0 || name == "--resume" || one_of(name, r.option_names)) continue;
     if (option->get_type_size() == 0) {  // a flag
       if (option->as<bool>()) argv.push_back(name);
       continue;
@@ -109,6 +98,7 @@ ModelSpec checked_model(const GlobalOptions& global,
 }  // namespace
 
 void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r) {
+  const size_t before = cmd.get_options().size();
   add_slurm_options(cmd, r.slurm);
   cmd.add_option("--nodes", r.nodes, "With --slurm: nodes (default: the run file's num_nodes)")
       ->check(CLI::Range(int64_t{1}, kMaxNodes));
@@ -123,14 +113,16 @@ void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r) {
                  "checkpoint (sbatch --signal)")
       ->check(CLI::Range(int64_t{0}, int64_t{65535}))
       ->capture_default_str();
+  const std::vector<CLI::Option*> options = cmd.get_options();
+  for (size_t i = before; i < options.size(); ++i) r.option_names.push_back(options[i]->get_name());
 }
 
 bool submit_train_job_if_asked(const GlobalOptions& global,
                                const CLI::App& cmd,
                                const TrainSlurmRequest& r) {
   if (!r.slurm.submit) {
-    for (const std::string_view name : kSlurmOnly) {
-      if (cmd.get_option(std::string(name))->count() > 0) {
+    for (const std::string& name : r.option_names) {
+      if (cmd.get_option(name)->count() > 0) {
         throw InputError(fmt::format("{} applies only with --slurm", name));
       }
     }
@@ -161,7 +153,7 @@ bool submit_train_job_if_asked(const GlobalOptions& global,
   s.record.model = model.name;
   s.record.gpu = run.gpu;
   s.record.run_dir = out;
-  s.job.command = train_job_argv(global, cmd);
+  s.job.command = train_job_argv(global, cmd, r);
   submit_slurm_job(r.slurm, s);
   return true;
 }

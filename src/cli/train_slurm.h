@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +21,8 @@ struct TrainSlurmRequest {
   int64_t ranks_per_node = 0;  // --gpus-per-node; 0: the run file's gpus_per_node
   // sbatch --signal=TERM@N: the ranks get SIGTERM this long before the time limit and checkpoint.
   int64_t term_before_limit_s = 300;
+  // The options add_train_slurm_options registered: never passed on to the job's `train`.
+  std::vector<std::string> option_names;
 };
 
 // The Slurm options of `train` (--slurm, --dry-run, --cluster, --partition, ..., --nodes,

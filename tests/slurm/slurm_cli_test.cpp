@@ -149,10 +149,11 @@ TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
 // Submits a sweep of `model` (kTiny unless given); returns its job id.
 std::string submit(const std::string& args,
                    const std::string& dir,
-                   const std::string& model = kTiny) {
+                   const std::string& model = kTiny,
+                   int trial_timeout_s = 120) {
   return submitted_job_id(run_gpudays(
-      "bench " + model + " " + args +
-      " --methods naive --timing whole --trial-timeout 120 --slurm --time 10 --slurm-dir " + dir));
+      "bench " + model + " " + args + " --methods naive --timing whole --trial-timeout " +
+      std::to_string(trial_timeout_s) + " --slurm --time 15 --slurm-dir " + dir));
 }
 
 // "N trials run, M reused" of the job's log.
@@ -226,19 +227,26 @@ TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
 }
 
 // Every micro-batch of a slower model (tests/data/slurm-slow.toml), so that the job still runs
-// when the cancel arrives: with the tiny model a fast machine finished the sweep first.
+// when the cancel arrives: with the tiny model a fast machine finished the sweep first. The cancel
+// follows the first stored trial within a second or two, while the second trial, as long as the
+// first, runs: 20 steps keep a trial above 4 s on a fast machine and near 45 s on a loaded 2-core
+// one (2 s per step at a load average of 11, where 50 steps took the entry past its 900 s). A
+// trial recorded as a timeout would end the sweep before the cancel: they get 600 s.
 const std::string kSlow =
-    "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 50";
+    "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 20";
+constexpr int kSlowTrialTimeoutS = 600;
 
 TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   REQUIRE_CONTROLLER();
   const std::string dir = test::process_temp_dir().fresh_dir("cancel");
   const std::string db = dir + "/results.db";
-  const std::string first = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
+  const std::string first = submit("--gpus-per-node 1 --db " + db, dir, kSlow, kSlowTrialTimeoutS);
   ASSERT_FALSE(first.empty());
   const nlohmann::json running = wait_for(
       first, dir, [](const nlohmann::json& j) { return j.value("trials_stored", 0) >= 1; });
   ASSERT_GE(running.value("trials_stored", 0), 1) << "cancel after the first trial";
+  ASSERT_EQ(running.value("state", ""), "RUNNING") << "the cancel must reach a running sweep:\n"
+                                                   << read_file(running.value("log", ""));
   const auto cancel = run_gpudays("jobs cancel " + first + " --slurm-dir " + dir);
   ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
   const nlohmann::json cancelled = wait_until_finished(first, dir);
@@ -248,7 +256,11 @@ TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
     EXPECT_NE(t.measured.status, TrialStatus::kCrash) << t.measured.message;
     EXPECT_NE(t.measured.status, TrialStatus::kKilled) << t.measured.message;
   }
-  const std::string second = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
+  // Re-submitted with 3 timed steps per trial: a trial is stored under its configuration, not its
+  // step count, so the same rows are reused and the trials left cost little on a loaded machine.
+  std::string again = kSlow;
+  again.replace(again.find("--steps 20"), std::string("--steps 20").size(), "--steps 3");
+  const std::string second = submit("--gpus-per-node 1 --db " + db, dir, again, kSlowTrialTimeoutS);
   ASSERT_FALSE(second.empty());
   expect_sweep_stored(second, dir, db, 1, 1);
   const auto [run, reused] = trials_run_and_reused(job_status(second, dir).at("log"));

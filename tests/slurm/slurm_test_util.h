@@ -84,7 +84,7 @@ inline bool still_queued(const nlohmann::json& job) {
 inline nlohmann::json wait_for(const std::string& id,
                                const std::string& dir,
                                const std::function<bool(const nlohmann::json&)>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(12);
   nlohmann::json job = job_status(id, dir);
   while (still_queued(job) && !done(job) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
