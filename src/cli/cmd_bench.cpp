@@ -1,7 +1,8 @@
 // `gpudays bench`: the empirical benchmark on the hardware at hand. Plans the search space, runs
 // the planner-guided (or exhaustive) search with every trial in its own process, stores every
 // trial in the results database, and prints the fastest configuration with its training days.
-// Several ranks per trial run under the MPI launcher found when gpudays was built.
+// Several ranks per trial run under the MPI launcher found when gpudays was built, or under srun
+// inside a Slurm job (dist/launcher.h).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -75,14 +76,15 @@ std::vector<std::string> trial_command(const GlobalOptions& global,
   LaunchOptions launch;
   launch.ranks = world;
   launch.device = r.device == "cpu" ? RankDevice::kCpu : RankDevice::kCuda;
+  // Inside a Slurm allocation: one job step per trial.
+  launch.launcher = r.launcher == "srun" ? Launcher::kSrun : Launcher::kMpirun;
+  launch.srun.nodes = r.nodes;
+  launch.srun.mpi = r.srun_mpi;
   launch.program = {self_path()};
   if (!global.config_dir.empty()) {
     launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
   }
   launch.program.push_back("trial");
-  if (r.launcher == "srun") {  // inside a Slurm allocation: one job step per trial
-    return srun_argv({r.nodes, r.gpus_per_node, r.srun_mpi, {}, launch.program});
-  }
   return launch_argv(launch);
 }
 

@@ -1,6 +1,6 @@
 // `gpudays train --config RUN.toml --data PREFIX --out DIR [--resume]`: resolves the run file's
 // model, device and batch split for this launch (one process, or each rank under mpirun/srun) and
-// runs trainer/trainer.h.
+// runs trainer/trainer.h; with --slurm it submits the run as a Slurm job (cli/train_slurm.h).
 #include <iostream>
 #include <memory>
 
@@ -8,6 +8,7 @@
 
 #include "catalog/catalog.h"
 #include "cli/commands.h"
+#include "cli/train_slurm.h"
 #include "common/error.h"
 #include "dist/launcher.h"
 #include "dist/world.h"
@@ -25,6 +26,7 @@ struct TrainRequest {
   bool resume = false;
   std::string init_from;
   double peak_tflops = 0.0;
+  TrainSlurmRequest slurm;  // --slurm: submit as a Slurm job (cli/train_slurm.h)
 };
 
 // The run file's split for this world: its accumulation, or one recomputed for another number of
@@ -121,7 +123,10 @@ void add_train_command(CLI::App& app, const GlobalOptions& global) {
                   "The device's peak TFLOP/s per rank for MFU (default: the catalog GPU's; none "
                   "for the CPU)")
       ->check(number_check(0.0, 1e6, /*low_open=*/true));
-  cmd->callback([&global, r] { run_train(global, *r); });
+  add_train_slurm_options(*cmd, r->slurm);
+  cmd->callback([&global, r, cmd] {
+    if (!submit_train_job_if_asked(global, *cmd, r->slurm)) run_train(global, *r);
+  });
 }
 
 }  // namespace gpudays

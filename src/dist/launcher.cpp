@@ -1,5 +1,5 @@
-// The launch command line (plain or mpirun) and this program's path. GPUDAYS_MPIEXEC, the mpirun
-// CMake found, is defined for this file by src/dist/CMakeLists.txt.
+// The launch command line (plain, mpirun or srun) and this program's path. GPUDAYS_MPIEXEC, the
+// mpirun CMake found, is defined for this file by src/dist/CMakeLists.txt.
 #include "dist/launcher.h"
 
 #include <unistd.h>
@@ -36,6 +36,23 @@ std::vector<std::string> mpirun_prefix(const LaunchOptions& options, const Launc
   return argv;
 }
 
+// srun --nodes=K --ntasks=R --ntasks-per-node=R/K [--mpi=M] [extra] --kill-on-bad-exit=1
+std::vector<std::string> srun_prefix(const LaunchOptions& options) {
+  const SrunOptions& srun = options.srun;
+  if (srun.nodes < 1 || options.ranks % srun.nodes != 0) {
+    throw InputError(fmt::format(
+        "{} ranks do not spread evenly over {} nodes (srun)", options.ranks, srun.nodes));
+  }
+  std::vector<std::string> argv = {"srun",
+                                   fmt::format("--nodes={}", srun.nodes),
+                                   fmt::format("--ntasks={}", options.ranks),
+                                   fmt::format("--ntasks-per-node={}", options.ranks / srun.nodes)};
+  if (!srun.mpi.empty()) argv.push_back("--mpi=" + srun.mpi);
+  argv.insert(argv.end(), srun.extra_args.begin(), srun.extra_args.end());
+  argv.push_back("--kill-on-bad-exit=1");
+  return argv;
+}
+
 }  // namespace
 
 LaunchHost this_host() {
@@ -57,12 +74,13 @@ std::vector<std::string> launch_argv(const LaunchOptions& options, const LaunchH
   }
   if (options.program.empty()) throw InputError("nothing to launch: the program's argv is empty");
   std::vector<std::string> argv;
-  if (options.ranks > 1) {
-    switch (options.launcher) {
-      case Launcher::kMpirun:
-        argv = mpirun_prefix(options, host);
-        break;
-    }
+  switch (options.launcher) {
+    case Launcher::kMpirun:
+      if (options.ranks > 1) argv = mpirun_prefix(options, host);
+      break;
+    case Launcher::kSrun:  // a job step, one rank too
+      argv = srun_prefix(options);
+      break;
   }
   argv.insert(argv.end(), options.program.begin(), options.program.end());
   return argv;

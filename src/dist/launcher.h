@@ -1,7 +1,8 @@
-// Launching ranks: the command line that starts a program on one rank or several (plain, or under
-// mpirun, which only starts the processes and ends the job when one fails; srun joins as another
-// Launcher). Each rank finds its place with dist/rendezvous.h and its communicator with
-// dist/world.h. Torch-free; `gpudays bench` launches trials with it, and the trainer will too.
+// Launching ranks: the command line that starts a program on one rank or several, plain, under
+// mpirun (a local launch: it only starts the processes and ends the launch when one fails) or
+// under srun (a job step inside a Slurm allocation). Each rank finds its place with
+// dist/rendezvous.h and its communicator with dist/world.h. Torch-free; `gpudays bench` launches
+// its trials with it and src/slurm its jobs' steps (a Slurm training job: `train` on every task).
 #pragma once
 
 #include <cstdint>
@@ -16,16 +17,26 @@ namespace gpudays {
 // Where a rank computes: its collectives go through Gloo (CPU memory) or NCCL (CUDA memory).
 enum class RankDevice { kCpu, kCuda };
 
-// The program that starts several ranks. (Slurm's srun joins here.)
-enum class Launcher { kMpirun };
+// The program that starts the ranks: mpirun on this host, or srun inside a Slurm allocation.
+enum class Launcher { kMpirun, kSrun };
+
+// How srun starts a job step: its nodes (the ranks spread evenly over them) and how MPI (or PMIx)
+// wires the ranks up. mpirun ignores it.
+struct SrunOptions {
+  int64_t nodes = 1;
+  std::string mpi = "pmix";  // srun --mpi; "" leaves Slurm's default (MpiDefault)
+  std::vector<std::string> extra_args;
+};
 
 struct LaunchOptions {
   int64_t ranks = 1;
   RankDevice device = RankDevice::kCpu;
-  // CPU ranks: OMP_NUM_THREADS given to each; 0: the host's cores split between the ranks, unless
-  // OMP_NUM_THREADS is already set (then it passes through untouched).
+  // CPU ranks under mpirun: OMP_NUM_THREADS given to each; 0: the host's cores split between the
+  // ranks, unless OMP_NUM_THREADS is already set (then it passes through untouched). Under srun
+  // the job's script sets it from the CPUs Slurm gives each task.
   int64_t threads_per_rank = 0;
   Launcher launcher = Launcher::kMpirun;
+  SrunOptions srun;
   std::vector<std::string> program;  // the argv every rank runs
 };
 
@@ -38,11 +49,14 @@ struct LaunchHost {
 };
 LaunchHost this_host();
 
-// The argv of the launch: `program` itself for one rank; for several, under mpirun with
-// `-np N`, `--allow-run-as-root` as root, `--oversubscribe` for CPU ranks (they share the host's
-// cores by design) or more ranks than cores, and `-x OMP_NUM_THREADS=k` for CPU ranks (above).
-// Throws EnvironmentError for several ranks without a launcher, InputError for options out of
-// range.
+// The argv of the launch.
+// - mpirun: `program` itself for one rank; for several, under mpirun with `-np N`,
+//   `--allow-run-as-root` as root, `--oversubscribe` for CPU ranks (they share the host's cores by
+//   design) or more ranks than cores, and `-x OMP_NUM_THREADS=k` for CPU ranks (above).
+// - srun: always a job step, one rank too: `srun --nodes=K --ntasks=R --ntasks-per-node=R/K
+//   [--mpi=M] [extra] --kill-on-bad-exit=1 PROGRAM` (a failed rank ends the step).
+// Throws EnvironmentError for several ranks without mpirun, InputError for options out of range
+// (ranks that do not spread evenly over srun's nodes included).
 std::vector<std::string> launch_argv(const LaunchOptions& options,
                                      const LaunchHost& host = this_host());
 

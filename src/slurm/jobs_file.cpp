@@ -23,6 +23,7 @@ nlohmann::json to_json(const SubmittedJob& j) {
           {"script", j.script},
           {"log", j.log},
           {"db", j.db},
+          {"run_dir", j.run_dir},
           {"model", j.model},
           {"gpu", j.gpu},
           {"nodes", j.nodes},
@@ -39,6 +40,7 @@ SubmittedJob from_json(const nlohmann::json& o) {
   j.script = o.at("script").get<std::string>();
   j.log = o.at("log").get<std::string>();
   j.db = o.at("db").get<std::string>();
+  j.run_dir = o.value("run_dir", "");  // absent in the records of earlier versions
   j.model = o.at("model").get<std::string>();
   j.gpu = o.at("gpu").get<std::string>();
   j.nodes = o.at("nodes").get<int64_t>();

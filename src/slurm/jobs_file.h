@@ -1,5 +1,6 @@
 // The record of submitted Slurm jobs (one JSON object per line in <slurm dir>/jobs.jsonl): what
-// was submitted, where its script and log are, and which trials it works on, for `gpudays jobs`.
+// was submitted, where its script and log are, and which trials (a sweep) or which run directory
+// (a training run) it works on, for `gpudays jobs`.
 // Appending one line per submission is safe from several submitting processes.
 #pragma once
 
@@ -11,12 +12,13 @@ namespace gpudays {
 
 struct SubmittedJob {
   std::string job_id;
-  std::string kind;  // "bench" (and "train")
+  std::string kind;  // "bench" or "train"
   std::string name;
   std::string submitted_at;  // UTC, ISO 8601
   std::string script;
   std::string log;
-  std::string db;  // the results database its trials go to
+  std::string db;       // bench: the results database its trials go to
+  std::string run_dir;  // train: the run directory (checkpoints, metrics.jsonl)
   std::string model;
   std::string gpu;  // the trials' GPU name ("cpu": the host CPU)
   int64_t nodes = 1;

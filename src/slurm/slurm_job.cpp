@@ -1,4 +1,4 @@
-// The sbatch script and srun command of a SlurmJob, and Slurm's time format.
+// The sbatch script of a SlurmJob (its srun line from dist/launcher.h), and Slurm's time format.
 #include "slurm/slurm_job.h"
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "common/build_info.h"
 #include "common/error.h"
+#include "dist/launcher.h"
 
 namespace gpudays {
 namespace {
@@ -61,18 +62,6 @@ std::string shell_quote(const std::string& arg) {
   return out + "'";
 }
 
-std::vector<std::string> srun_argv(const SrunStep& step) {
-  std::vector<std::string> argv = {"srun",
-                                   fmt::format("--nodes={}", step.nodes),
-                                   fmt::format("--ntasks={}", step.nodes * step.tasks_per_node),
-                                   fmt::format("--ntasks-per-node={}", step.tasks_per_node)};
-  if (!step.mpi.empty()) argv.push_back("--mpi=" + step.mpi);
-  argv.insert(argv.end(), step.extra_args.begin(), step.extra_args.end());
-  argv.push_back("--kill-on-bad-exit=1");
-  argv.insert(argv.end(), step.program.begin(), step.program.end());
-  return argv;
-}
-
 namespace {
 
 // Where the ranks of each step meet (c10d's TCP store, dist/rendezvous.h): the first node by the
@@ -112,6 +101,7 @@ std::string render_sbatch_script(const SlurmJob& job) {
         static_cast<int64_t>(std::ceil(job.memory_per_node_bytes / (1024.0 * 1024.0)))));
   }
   if (job.time_limit_s > 0) line("--time=" + format_slurm_time(job.time_limit_s));
+  if (job.term_before_limit_s > 0) line(fmt::format("--signal=TERM@{}", job.term_before_limit_s));
   if (!job.log_dir.empty()) line("--output=" + shell_quote(job.log_dir + "/%x-%j.out"));
   s += "\nset -euo pipefail\n";
   for (const std::string& setup : job.setup) s += setup + "\n";
@@ -121,8 +111,12 @@ std::string render_sbatch_script(const SlurmJob& job) {
   s += store_address_lines();
   s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";
   if (job.launch == JobLaunch::kEveryTask) {
-    s += joined(
-        srun_argv({job.nodes, job.tasks_per_node, job.srun_mpi, job.srun_args, job.command}));
+    LaunchOptions step;
+    step.ranks = job.nodes * job.tasks_per_node;
+    step.launcher = Launcher::kSrun;
+    step.srun = {job.nodes, job.srun_mpi, job.srun_args};
+    step.program = job.command;
+    s += joined(launch_argv(step));
   } else {
     s += "# The command runs once here and starts each step's ranks with srun itself.\n";
     s += joined(job.command);

@@ -1,7 +1,7 @@
 // One Slurm job, generically: a command line run with N nodes x tasks per node, either by srun on
 // every task (a training run) or once in the batch shell, which starts its own job steps with srun
-// (the benchmark's sweep, one step per trial). Renders the readable sbatch script and the srun
-// command of a step. Torch-free; `bench --slurm` builds one, `train --slurm` will too.
+// (the benchmark's sweep, one step per trial). Renders the readable sbatch script; the srun line is
+// the launcher's (dist/launcher.h). Torch-free; `bench --slurm` and `train --slurm` build one.
 #pragma once
 
 #include <cstdint>
@@ -13,15 +13,6 @@ namespace gpudays {
 
 // Where the job's command runs: on every task under srun, or once in the batch shell.
 enum class JobLaunch { kEveryTask, kBatchShell };
-
-// The srun of one job step: its shape and how MPI wires its ranks up.
-struct SrunStep {
-  int64_t nodes = 1;
-  int64_t tasks_per_node = 1;
-  std::string mpi = "pmix";  // srun --mpi; "" leaves Slurm's default (MpiDefault)
-  std::vector<std::string> extra_args;
-  std::vector<std::string> program;
-};
 
 struct SlurmJob {
   std::string name = "gpudays";  // --job-name
@@ -36,17 +27,17 @@ struct SlurmJob {
   int64_t cpus_per_task = 1;
   double memory_per_node_bytes = 0.0;  // --mem; 0: the partition's default
   double time_limit_s = 0.0;           // --time; 0: the partition's default
-  std::string log_dir;                 // --output=<log_dir>/%x-%j.out (absolute)
-  std::vector<std::string> setup;      // shell lines run first (module load, a venv)
+  // --signal=TERM@N: SIGTERM to every job step N s before the time limit, so that a training run
+  // checkpoints while it still may; 0: none (the limit's SIGTERM, then SIGKILL after KillWait).
+  int64_t term_before_limit_s = 0;
+  std::string log_dir;             // --output=<log_dir>/%x-%j.out (absolute)
+  std::vector<std::string> setup;  // shell lines run first (module load, a venv)
   std::vector<std::pair<std::string, std::string>> environment;  // exported before the command
   JobLaunch launch = JobLaunch::kEveryTask;
   std::string srun_mpi = "pmix";
   std::vector<std::string> srun_args;
   std::vector<std::string> command;
 };
-
-// `srun --nodes=K --ntasks=K*N --ntasks-per-node=N [--mpi=M] [extra] --kill-on-bad-exit=1 PROGRAM`.
-std::vector<std::string> srun_argv(const SrunStep& step);
 
 // The sbatch script: #SBATCH lines, `set -euo pipefail`, the setup, the environment, the command.
 // Throws InputError for a job that cannot be written (no command, a count below 1).

@@ -1,6 +1,6 @@
 // The launcher: the argv of a launch (one rank plain; several under mpirun with the options each
-// host and device needs). The rendezvous: the ranks and the store read from each launcher's
-// variables (set and restored here), and one-line errors for inconsistent ones.
+// host and device needs; a job step under srun). The rendezvous: the ranks and the store read from
+// each launcher's variables (set and restored here), and one-line errors for inconsistent ones.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -26,6 +26,7 @@ LaunchOptions ranks_on(int64_t ranks, RankDevice device) {
           .device = device,
           .threads_per_rank = 0,
           .launcher = Launcher::kMpirun,
+          .srun = {},
           .program = {"/bin/gpudays", "trial"}};
 }
 
@@ -92,6 +93,37 @@ TEST(Launcher, RejectsWhatItCannotLaunch) {
   LaunchOptions nothing = ranks_on(1, RankDevice::kCpu);
   nothing.program.clear();
   EXPECT_THROW(launch_argv(nothing, host(8)), InputError);
+}
+
+TEST(Launcher, SrunStartsAJobStepOnEveryTaskOneRankToo) {
+  LaunchOptions step = ranks_on(8, RankDevice::kCuda);
+  step.launcher = Launcher::kSrun;
+  step.srun = {.nodes = 2, .mpi = "pmix", .extra_args = {"--exclusive"}};
+  LaunchHost without_mpirun = host(8);
+  without_mpirun.mpirun = "";  // srun needs no mpirun
+  EXPECT_EQ(launch_argv(step, without_mpirun),
+            (Argv{"srun",
+                  "--nodes=2",
+                  "--ntasks=8",
+                  "--ntasks-per-node=4",
+                  "--mpi=pmix",
+                  "--exclusive",
+                  "--kill-on-bad-exit=1",
+                  "/bin/gpudays",
+                  "trial"}));
+  LaunchOptions one = ranks_on(1, RankDevice::kCpu);
+  one.launcher = Launcher::kSrun;
+  one.srun.mpi = "";  // Slurm's MpiDefault; CPU ranks get no -x OMP_NUM_THREADS (the script's)
+  EXPECT_EQ(launch_argv(one, host(8)),
+            (Argv{"srun",
+                  "--nodes=1",
+                  "--ntasks=1",
+                  "--ntasks-per-node=1",
+                  "--kill-on-bad-exit=1",
+                  "/bin/gpudays",
+                  "trial"}));
+  step.srun.nodes = 3;
+  EXPECT_THROW(launch_argv(step, host(8)), InputError);  // 8 ranks over 3 nodes
 }
 
 TEST(Launcher, ThisHostAndThisProgram) {

@@ -17,31 +17,23 @@
 #include "process_dir.h"
 #include "results/results_db.h"
 #include "slurm/jobs_file.h"
+#include "slurm_test_util.h"
 #include "test_util.h"
 
 namespace gpudays {
 namespace {
 
+using test::job_status;
+using test::read_file;
 using test::run_gpudays;
+using test::ScopedEnv;
+using test::submitted_job_id;
+using test::wait_for;
+using test::wait_until_finished;
 
 const std::string kData = GPUDAYS_TEST_DATA_DIR;
 const std::string kCluster = "--cluster " + kData + "/slurm-cluster.toml";
-const std::string kTiny =
-    "--model-file " + kData + "/slurm-tiny.toml --device cpu --trial-timeout 120";
-
-// Sets (or with nullptr unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+const std::string kTiny = "--model-file " + kData + "/slurm-tiny.toml --device cpu";
 
 int count_lines(const std::string& s) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
@@ -154,70 +146,14 @@ TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
 
 // ---- Through a real controller ----
 
-bool controller_given() {
-  const char* conf = std::getenv("SLURM_CONF");
-  return conf != nullptr && std::filesystem::exists(conf);
-}
-
-#define REQUIRE_CONTROLLER()                                     \
-  if (!controller_given())                                       \
-  GTEST_SKIP() << "no Slurm controller (ctest -R Slurm.Cluster " \
-                  "starts one)"
-
 // Submits a sweep of `model` (kTiny unless given); returns its job id.
 std::string submit(const std::string& args,
                    const std::string& dir,
-                   const std::string& model = kTiny) {
-  const auto r =
-      run_gpudays("bench " + model + " " + args +
-                  " --methods naive --timing whole --slurm --time 30 --slurm-dir " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::smatch m;
-  if (!std::regex_search(r.out, m, std::regex("Submitted Slurm job ([0-9]+)"))) {
-    ADD_FAILURE() << r.out << r.err;
-    return "";
-  }
-  return m[1];
-}
-
-// The job as `gpudays jobs --format json` reports it.
-nlohmann::json job_status(const std::string& id, const std::string& dir) {
-  const auto r = run_gpudays("jobs --format json --slurm-dir " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json listed = nlohmann::json::parse(r.out);
-  for (const auto& j : listed.at("jobs")) {
-    if (j.at("job_id") == id) return j;
-  }
-  ADD_FAILURE() << "job " << id << " not listed";
-  return {};
-}
-
-bool still_queued(const nlohmann::json& job) {
-  const std::string state = job.value("state", "");
-  return state == "PENDING" || state == "RUNNING" || state == "COMPLETING" ||
-         state == "CONFIGURING";
-}
-
-// Polls until `done(job)` or the job leaves the queue; returns the last status.
-nlohmann::json wait_for(const std::string& id,
-                        const std::string& dir,
-                        const std::function<bool(const nlohmann::json&)>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  nlohmann::json job = job_status(id, dir);
-  while (still_queued(job) && !done(job) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    job = job_status(id, dir);
-  }
-  return job;
-}
-
-nlohmann::json wait_until_finished(const std::string& id, const std::string& dir) {
-  return wait_for(id, dir, [](const nlohmann::json&) { return false; });
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+                   const std::string& model = kTiny,
+                   int trial_timeout_s = 120) {
+  return submitted_job_id(run_gpudays(
+      "bench " + model + " " + args + " --methods naive --timing whole --trial-timeout " +
+      std::to_string(trial_timeout_s) + " --slurm --time 15 --slurm-dir " + dir));
 }
 
 // "N trials run, M reused" of the job's log.
@@ -291,21 +227,26 @@ TEST(SlurmCluster, TwoJobsWritingToOneDatabaseLoseNothing) {
 }
 
 // Every micro-batch of a slower model (tests/data/slurm-slow.toml), so that the job still runs
-// when the cancel arrives: with the tiny model a fast machine finished the sweep first. Idle, a
-// trial takes about 2 s; the time limit allows a machine loaded many times over.
-const std::string kSlow = "--model-file " + kData +
-                          "/slurm-slow.toml --device cpu --strategy exhaustive --steps 20 "
-                          "--trial-timeout 900";
+// when the cancel arrives: with the tiny model a fast machine finished the sweep first. The cancel
+// follows the first stored trial within a second or two, while the second trial, as long as the
+// first, runs: 20 steps keep a trial above 4 s on a fast machine and near 45 s on a loaded 2-core
+// one (2 s per step at a load average of 11, where 50 steps took the entry past its 900 s). A
+// trial recorded as a timeout would end the sweep before the cancel: they get 600 s.
+const std::string kSlow =
+    "--model-file " + kData + "/slurm-slow.toml --device cpu --strategy exhaustive --steps 20";
+constexpr int kSlowTrialTimeoutS = 600;
 
 TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
   REQUIRE_CONTROLLER();
   const std::string dir = test::process_temp_dir().fresh_dir("cancel");
   const std::string db = dir + "/results.db";
-  const std::string first = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
+  const std::string first = submit("--gpus-per-node 1 --db " + db, dir, kSlow, kSlowTrialTimeoutS);
   ASSERT_FALSE(first.empty());
   const nlohmann::json running = wait_for(
       first, dir, [](const nlohmann::json& j) { return j.value("trials_stored", 0) >= 1; });
   ASSERT_GE(running.value("trials_stored", 0), 1) << "cancel after the first trial";
+  ASSERT_EQ(running.value("state", ""), "RUNNING") << "the cancel must reach a running sweep:\n"
+                                                   << read_file(running.value("log", ""));
   const auto cancel = run_gpudays("jobs cancel " + first + " --slurm-dir " + dir);
   ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
   const nlohmann::json cancelled = wait_until_finished(first, dir);
@@ -315,7 +256,11 @@ TEST(SlurmCluster, CancelledSweepLeavesNoPartialRowAndResumes) {
     EXPECT_NE(t.measured.status, TrialStatus::kCrash) << t.measured.message;
     EXPECT_NE(t.measured.status, TrialStatus::kKilled) << t.measured.message;
   }
-  const std::string second = submit("--gpus-per-node 1 --db " + db, dir, kSlow);
+  // Re-submitted with 3 timed steps per trial: a trial is stored under its configuration, not its
+  // step count, so the same rows are reused and the trials left cost little on a loaded machine.
+  std::string again = kSlow;
+  again.replace(again.find("--steps 20"), std::string("--steps 20").size(), "--steps 3");
+  const std::string second = submit("--gpus-per-node 1 --db " + db, dir, again, kSlowTrialTimeoutS);
   ASSERT_FALSE(second.empty());
   expect_sweep_stored(second, dir, db, 1, 1);
   const auto [run, reused] = trials_run_and_reused(job_status(second, dir).at("log"));

@@ -100,6 +100,14 @@ TEST(SlurmJobScript, EveryTaskRunsTheCommandUnderSrun) {
     EXPECT_NE(s.find(line), std::string::npos) << line << "\nin:\n" << s;
   }
   EXPECT_EQ(s.rfind("#!/bin/bash\n", 0), 0u);
+  EXPECT_EQ(s.find("--signal"), std::string::npos) << "no early SIGTERM unless asked";
+}
+
+TEST(SlurmJobScript, TermBeforeTheLimitGivesTheStepsTimeToCheckpoint) {
+  SlurmJob job = two_by_two_job();
+  job.term_before_limit_s = 120;
+  const std::string s = render_sbatch_script(job);
+  EXPECT_NE(s.find("#SBATCH --signal=TERM@120\n"), std::string::npos) << s;
 }
 
 TEST(SlurmJobScript, BatchShellRunsTheCommandOnce) {
@@ -153,15 +161,26 @@ TEST(SlurmSinfo, ReadsPartitionsGpusMemoryAndLimits) {
 TEST(SlurmJobsFile, AppendsAndReadsBack) {
   const std::string path = test::write_temp_file("jobs.jsonl", "");
   SubmittedJob a{
-      "17", "bench", "n", "2026-12-01T00:00:00Z", "/s", "/l", "/db", "m", "cpu", 2, 1, "debug"};
+      "17", "bench", "n", "2026-12-01T00:00:00Z", "/s", "/l", "/db", "", "m", "cpu", 2, 1, "debug"};
   SubmittedJob b = a;
   b.job_id = "18";
+  b.kind = "train";
+  b.db = "";
+  b.run_dir = "/runs/m";
   append_submitted_job(path, a);
   append_submitted_job(path, b);
   const auto jobs = read_submitted_jobs(path);
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0], a);
   EXPECT_EQ(jobs[1], b);
+  // A record of an earlier version, without run_dir, still reads.
+  const std::string older = test::write_temp_file(
+      "old-jobs.jsonl",
+      R"({"job_id":"17","kind":"bench","name":"n","submitted_at":"2026-12-01T00:00:00Z",)"
+      R"("script":"/s","log":"/l","db":"/db","model":"m","gpu":"cpu","nodes":2,)"
+      R"("tasks_per_node":1,"partition":"debug"})"
+      "\n");
+  EXPECT_EQ(read_submitted_jobs(older).at(0), a);
   const std::string bad = test::write_temp_file("bad-jobs.jsonl", "{\"job_id\": 1}\n");
   EXPECT_THROW(read_submitted_jobs(bad), InputError);
 }

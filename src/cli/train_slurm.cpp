@@ -1,0 +1,161 @@
+// `gpudays train --slurm`: the checks before submission and the training job (every task runs
+// `gpudays train ... --resume` under srun; the run directory on a path every node sees).
+#include "cli/train_slurm.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "catalog/host_cpu.h"
+#include "common/error.h"
+#include "config/search_space.h"
+#include "data/samples.h"
+#include "dist/launcher.h"
+#include "trainer/run_file.h"
+
+namespace gpudays {
+namespace {
+
+// `train`'s path options: made absolute, since the job may start in another directory.
+constexpr std::array<std::string_view, 4> kPathOptions = {
+    "--config", "--data", "--out", "--init-from"};
+
+template <typename Names>
+bool one_of(const std::string& name, const Names& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// What every task runs: this program's `train` with the command line's other options, paths made
+// absolute and --resume added (a first run starts fresh; a re-submitted one continues).
+std::vector<std::string> train_job_argv(const GlobalOptions& global,
+                                        const CLI::App& cmd,
+                                        const TrainSlurmRequest& r) {
+  std::vector<std::string> argv = {self_path()};
+  if (!global.config_dir.empty())
+    argv.insert(argv.end(), {"--config-dir", absolute_path(global.config_dir)});
+  argv.push_back("train");
+  for (const CLI::Option* option : cmd.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() == 0 || name == "--resume" || one_of(name, r.option_names)) continue;
+    if (option->get_type_size() == 0) {  // a flag
+      if (option->as<bool>()) argv.push_back(name);
+      continue;
+    }
+    for (const std::string& value : option->results()) {
+      argv.insert(argv.end(), {name, one_of(name, kPathOptions) ? absolute_path(value) : value});
+    }
+  }
+  argv.push_back("--resume");
+  return argv;
+}
+
+std::string option_value(const CLI::App& cmd, const std::string& name) {
+  const CLI::Option* option = cmd.get_option(name);
+  return option->count() > 0 ? option->as<std::string>() : "";
+}
+
+// Everything the job's ranks would refuse, refused here before anything is submitted: the run
+// file, its model and GPU, the data, and the split of the global batch over the job's ranks.
+ModelSpec checked_model(const GlobalOptions& global,
+                        const CLI::App& cmd,
+                        const RunFile& run,
+                        int64_t world) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  ModelSpec model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
+  model.recipe = apply_overrides(model.recipe, run.schedule);
+  if (run.gpu != kHostCpuName) catalog.gpu(run.gpu);  // an unknown GPU names the valid ones
+  if (run.global_batch != model.recipe.global_batch) {
+    throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",
+                                 option_value(cmd, "--config"),
+                                 run.global_batch,
+                                 model.recipe.global_batch));
+  }
+  if (run.global_batch % (run.micro_batch_size * world) != 0) {
+    throw InputError(
+        fmt::format("the global batch {} does not split into micro-batches of {} on {} ranks",
+                    run.global_batch,
+                    run.micro_batch_size,
+                    world));
+  }
+  if (const std::string problem = method_set_problem(run.methods, world); !problem.empty()) {
+    throw InputError(fmt::format("{} ranks: {}", world, problem));
+  }
+  std::string data = option_value(cmd, "--data");
+  if (data.empty()) data = run.data.path;
+  if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
+  if (model.family == Family::kVit || model.family == Family::kConvnext) {
+    data::open_image_samples(data);
+  } else {
+    data::open_token_samples(data, model.arch.seq_len - 1);
+  }
+  return model;
+}
+
+}  // namespace
+
+void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r) {
+  const size_t before = cmd.get_options().size();
+  add_slurm_options(cmd, r.slurm);
+  cmd.add_option("--nodes", r.nodes, "With --slurm: nodes (default: the run file's num_nodes)")
+      ->check(CLI::Range(int64_t{1}, kMaxNodes));
+  cmd.add_option("--gpus-per-node",
+                 r.ranks_per_node,
+                 "With --slurm: ranks per node, one GPU each (CPU ranks for gpu = \"cpu\"; "
+                 "default: the run file's gpus_per_node)")
+      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode));
+  cmd.add_option("--term-before-limit",
+                 r.term_before_limit_s,
+                 "With --slurm: seconds before the time limit at which the ranks get SIGTERM and "
+                 "checkpoint (sbatch --signal)")
+      ->check(CLI::Range(int64_t{0}, int64_t{65535}))
+      ->capture_default_str();
+  const std::vector<CLI::Option*> options = cmd.get_options();
+  for (size_t i = before; i < options.size(); ++i) r.option_names.push_back(options[i]->get_name());
+}
+
+bool submit_train_job_if_asked(const GlobalOptions& global,
+                               const CLI::App& cmd,
+                               const TrainSlurmRequest& r) {
+  if (!r.slurm.submit) {
+    for (const std::string& name : r.option_names) {
+      if (cmd.get_option(name)->count() > 0) {
+        throw InputError(fmt::format("{} applies only with --slurm", name));
+      }
+    }
+    return false;
+  }
+  const std::string config = option_value(cmd, "--config");
+  const RunFile run = read_run_file(config);
+  const int64_t nodes = r.nodes > 0 ? r.nodes : run.num_nodes;
+  const int64_t per_node = r.ranks_per_node > 0 ? r.ranks_per_node : run.gpus_per_node;
+  const ModelSpec model = checked_model(global, cmd, run, nodes * per_node);
+  const std::string out = absolute_path(option_value(cmd, "--out"));
+  SlurmSubmission s;
+  s.job.name = fmt::format("gpudays-train-{}", model.name);
+  s.job.description = fmt::format(
+      "gpudays train: {} on {} node(s) x {} {} rank(s); run directory {} (resumes "
+      "from its newest checkpoint when submitted again)",
+      model.name,
+      nodes,
+      per_node,
+      run.gpu == kHostCpuName ? "CPU" : run.gpu,
+      out);
+  s.job.nodes = nodes;
+  s.job.tasks_per_node = per_node;
+  s.job.launch = JobLaunch::kEveryTask;
+  s.job.term_before_limit_s = r.term_before_limit_s;
+  s.gpu_tasks = run.gpu != kHostCpuName;
+  s.record.kind = "train";
+  s.record.model = model.name;
+  s.record.gpu = run.gpu;
+  s.record.run_dir = out;
+  s.job.command = train_job_argv(global, cmd, r);
+  submit_slurm_job(r.slurm, s);
+  return true;
+}
+
+}  // namespace gpudays
