@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 success; 1 a runtime failure (a file that cannot be written, a missing tool "
       "such as gnuplot or mpirun, a benchmark in which nothing ran); 2 a usage error (a bad flag "
-      "or value, an unknown model or GPU, a malformed input file); 128+N stopped by signal N.\n"
+      "or value, an unknown model or GPU, a malformed input file, a results database that cannot "
+      "be "
+      "written, refused before any trial); 128+N stopped by signal N.\n"
       "Machine-readable output: --format json|jsonl|csv|markdown on the commands that print rows "
       "(plan, cost, results, best, models, gpus, paper, fit); JSON documents carry schema_version "
       "and build.");
