@@ -34,7 +34,7 @@ const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // The model code behind a case (plan/workload.h's ModelCode, by name).
 const std::vector<std::string> kImplementations = {
-    "engine", "huggingface", "flash_attn", "llama_reference"};
+    "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
 

@@ -11,11 +11,12 @@
 namespace gpudays {
 namespace {
 
-constexpr std::array<std::pair<ModelCode, const char*>, 4> kModelCodes = {{
+constexpr std::array<std::pair<ModelCode, const char*>, 5> kModelCodes = {{
     {ModelCode::kEngine, "engine"},
     {ModelCode::kHuggingFace, "huggingface"},
     {ModelCode::kFlashAttn, "flash_attn"},
     {ModelCode::kLlamaReference, "llama_reference"},
+    {ModelCode::kLlmC, "llm_c"},
 }};
 
 }  // namespace

@@ -71,9 +71,13 @@ enum class ModelCode {
                  // compute dtype (flash_attn/modules/mha.py SelfAttention); GELU in the GEMM
                  // epilogue (FusedMLP)
   kLlamaReference,  // Meta's Llama reference code, which torchtitan and fms-fsdp follow: RMSNorm
-                    // upcast to fp32 (seven kernels), rotary as an fp32 complex product
+                    // upcast to fp32 (eight kernels), rotary as an fp32 complex product
+  kLlmC,  // llm.c's hand-written CUDA (train_gpt2.cu): pointwise chains fused by hand (residual +
+          // LayerNorm, as a compiler would), and the fused classifier (llmc/fused_classifier.cuh):
+          // softmax, loss and the logits' gradient in one pass that overwrites the logits
 };
-// "engine", "huggingface", "flash_attn", "llama_reference"; a failed look-up names the choices.
+// "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"; a failed look-up names the
+// choices.
 ModelCode parse_model_code(const std::string& name);
 std::string to_string(ModelCode code);
 

@@ -62,6 +62,7 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
           name, hidden, x.elt + kFp32 + kFp32 + x.elt, 2, minimal, saved, x.impl.compiled);
     case ModelCode::kEngine:
     case ModelCode::kFlashAttn:
+    case ModelCode::kLlmC:
       break;
   }
   return make_memory(name, 2 * hidden, x.elt, saved);
@@ -87,6 +88,7 @@ void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
     case ModelCode::kEngine:
     case ModelCode::kHuggingFace:
     case ModelCode::kFlashAttn:
+    case ModelCode::kLlmC:
       // GPT-NeoX's rotate_half form: q*cos + rotate_half(q)*sin and the concatenation with the
       // unrotated part, in four kernels over q and k.
       ops.push_back(
@@ -120,6 +122,7 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
       return make_memory("gelu_epilogue", elements, x.elt, saved, /*kernels=*/0);
     case ModelCode::kEngine:
     case ModelCode::kLlamaReference:
+    case ModelCode::kLlmC:
       break;
   }
   return make_memory("gelu", 2.0 * elements, x.elt, saved);
@@ -245,6 +248,16 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
   Op unembed = make_matmul("unembed", x.n, a.vocab_size, x.d, x.elt);
   unembed.saved_bytes = hidden * x.elt;
   w.head_ops.push_back(unembed);
+  if (x.impl.code == ModelCode::kLlmC) {
+    // llm.c's fused classifier: reads each row of logits twice (the softmax statistics, then the
+    // loss and gradient) and overwrites it with its gradient, in the forward pass; nothing in fp32
+    // is kept and the backward has nothing left to do.
+    const double logits = x.n * a.vocab_size;
+    Op classifier = make_memory("fused_classifier", 3.0 * logits, x.elt, logits * x.elt);
+    classifier.backward_factor = 0.0;
+    w.head_ops.push_back(classifier);
+    return;
+  }
   w.head_ops.push_back(make_cross_entropy(x.n, a.vocab_size, x.elt));
 }
 
@@ -271,6 +284,12 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
   if (x.dropout > 0.0) {
     w.stem_ops.push_back(make_memory("embed_dropout", 2 * hidden, x.elt, hidden * kMaskBytes));
   }
+}
+
+// llm.c fuses its pointwise chains by hand, to the effect of a compiler.
+Implementation hand_fused(Implementation impl) {
+  if (impl.code == ModelCode::kLlmC) impl.compiled = true;
+  return impl;
 }
 
 // Compiled, every memory-bound operation (already counted at its fused traffic) is one generated
@@ -304,7 +323,7 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
                options.activation_bytes,
                model.recipe.dropout,
                kv_heads * head_dim,
-               options.implementation};
+               hand_fused(options.implementation)};
   Workload w;
   w.samples = options.micro_batch_size;
   w.tokens_per_sample = a.seq_len;
@@ -313,7 +332,7 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
   w.blocks.back().params = count_params(model).largest_block;
   add_head(w, model, x);
   w.param_tensors = a.n_layers * w.blocks.back().param_tensors + 6;
-  if (options.implementation.compiled) fuse_launches(w);
+  if (x.impl.compiled) fuse_launches(w);
   return w;
 }
 

@@ -55,7 +55,8 @@ TEST(ModelCode, NamesRoundTripAndAFailedLookUpNamesTheChoices) {
   for (ModelCode code : {ModelCode::kEngine,
                          ModelCode::kHuggingFace,
                          ModelCode::kFlashAttn,
-                         ModelCode::kLlamaReference}) {
+                         ModelCode::kLlamaReference,
+                         ModelCode::kLlmC}) {
     EXPECT_EQ(parse_model_code(to_string(code)), code);
   }
   try {
@@ -121,6 +122,21 @@ TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
   }
   EXPECT_LT(total_memory_bytes(workload(llama, ModelCode::kLlamaReference, true)),
             total_memory_bytes(workload(llama, ModelCode::kLlamaReference, false)) / 2.0);
+}
+
+// llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
+// forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
+TEST(ModelCode, LlmCFusesTheClassifier) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload engine = workload(gpt, ModelCode::kEngine, false);
+  const Workload llmc = workload(gpt, ModelCode::kLlmC, false);
+  ASSERT_EQ(llmc.head_ops.back().name, std::string("fused_classifier"));
+  EXPECT_EQ(llmc.head_ops.back().backward_factor, 0.0);
+  // Forward and backward together: under a third of the unfused traffic.
+  const auto traffic = [](const Op& op) { return op.bytes * (1.0 + op.backward_factor); };
+  EXPECT_LT(3.0 * traffic(llmc.head_ops.back()), traffic(engine.head_ops.back()));
+  EXPECT_LT(llmc.head_ops.back().saved_bytes, engine.head_ops.back().saved_bytes);
+  EXPECT_LT(total_memory_bytes(llmc), total_memory_bytes(engine));
 }
 
 // Through the planner: HuggingFace's code is slower than the engine's, compiled code faster than
