@@ -32,6 +32,9 @@ const std::vector<std::string> kCheckpointing = {
     "none", "full", "selective", "selective_op", "selective_layer"};
 const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
+// The model code behind a case (plan/workload.h's ModelCode, by name).
+const std::vector<std::string> kImplementations = {
+    "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
 
@@ -127,6 +130,10 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
     a.vocab_size = t.get_int("vocab_size");
     a.seq_len = t.get_int("seq_len");
   }
+  extras.dropout = t.get_double_or("dropout", 0.0);
+  if (!(extras.dropout >= 0.0 && extras.dropout < 1.0)) {
+    t.fail("dropout", fmt::format("must be in [0, 1), is {}", extras.dropout));
+  }
   switch (m.family) {
     case Family::kGptNeox:
       a.rotary_pct = 1.0;  // irrelevant to FLOPs and memory; learned tables are in extras
@@ -141,6 +148,7 @@ void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
       }
       a.n_kv_heads = extras.n_kv_heads == a.n_heads ? 0 : extras.n_kv_heads;
       a.gated_ffn = extras.gated_ffn;
+      a.learned_position_embeddings = extras.learned_position_embeddings;
       break;
     case Family::kRoberta:
       a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
@@ -180,6 +188,7 @@ RecipeSpec placeholder_recipe(const Measurement& c) {
   r.precision = c.precision;
   r.lr = 1e-4;
   r.mlm_probability = c.model.family == Family::kRoberta ? 0.15 : 0.0;
+  r.dropout = c.arch_extras.dropout;
   return r;
 }
 
@@ -281,6 +290,11 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.train_steps = optional_count(t, "train_steps");
   c.fused_attention = optional_bool(t, "fused_attention");
   c.compiled = optional_bool(t, "compiled");
+  c.implementation = one_of(t, "implementation", kImplementations);
+  c.autocast_fp32_weights = t.get_bool_or("autocast_fp32_weights", false);
+  if (c.autocast_fp32_weights && c.precision == Precision::kFp32) {
+    t.fail("autocast_fp32_weights", "needs a mixed precision (fp16 or bf16)");
+  }
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
   c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);
   if (c.gpus() % (c.tensor_parallel * c.pipeline_parallel) != 0) {

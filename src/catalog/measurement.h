@@ -41,6 +41,7 @@ struct ArchExtras {
   bool learned_position_embeddings = false;  // GPT-2 style table instead of rotary
   int64_t mlm_max_predictions = 0;  // roberta: MLM head on masked positions only, at most this
                                     // many per sample (0: on every position, as ModelSpec counts)
+  double dropout = 0.0;  // hidden and attention dropout as the measured model was configured
 
   bool operator==(const ArchExtras&) const = default;
 };
@@ -104,7 +105,13 @@ struct Measurement {
   std::optional<int64_t> train_steps;            // steps behind train_time_days
   std::optional<bool> fused_attention;
   std::optional<bool> compiled;  // torch.compile or an equivalent graph compiler
-  std::string optimizer;         // adam, adamw, lamb, sgd
+  // Whose model code ran (the planner's ModelCode names: huggingface, flash_attn,
+  // llama_reference); empty: not stated, planned as the project's engine.
+  std::string implementation;
+  // Mixed precision by autocast over fp32 weights also at ZeRO stage 1 (e.g. Lightning's
+  // DDPStrategyZero1 over torch's ZeroRedundancyOptimizer): every micro-step casts the weights.
+  bool autocast_fp32_weights = false;
+  std::string optimizer;  // adam, adamw, lamb, sgd
   int64_t tensor_parallel = 1;
   int64_t pipeline_parallel = 1;
 

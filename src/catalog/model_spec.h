@@ -41,8 +41,9 @@ struct ArchSpec {
   bool use_parallel_residual = true;
   // Grouped-query attention and gated (SwiGLU) MLPs, for the planner only: set by published
   // measurements' inline architectures (Llama), never by model files, so the zoo never meets them.
-  int64_t n_kv_heads = 0;  // key/value heads; 0: n_heads
-  bool gated_ffn = false;  // three d_model x d_ffn matrices (gate, up, down)
+  int64_t n_kv_heads = 0;                    // key/value heads; 0: n_heads
+  bool gated_ffn = false;                    // three d_model x d_ffn matrices (gate, up, down)
+  bool learned_position_embeddings = false;  // GPT-2's added table instead of rotary (gpt_neox)
   // roberta
   int64_t type_vocab_size = 0;
   int64_t pad_token_id = 0;

@@ -196,7 +196,7 @@ void print_cost_table(std::ostream& out, const CostAnalysis& a, const CostReport
     for (const std::string& b : bases) list += (list.empty() ? "" : "; ") + b;
     out << fmt::format(
         "days_range: where the published time would fall, from the 10th to the 90th "
-        "percentile of the planner's error on {}\n",
+        "percentile of the planner's error (widened to contain the estimate) on {}\n",
         list);
   }
   std::vector<const CostRow*> on_frontier;

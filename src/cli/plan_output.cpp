@@ -272,10 +272,11 @@ void print_plan_summary(std::ostream& out,
   if (b.error_band) {
     out << fmt::format(
         "  error range    10th-90th percentile of the planner's error on {} "
-        "({:+.0f}% to {:+.0f}% of the time; `gpudays validate`)\n",
+        "({:+.0f}% to {:+.0f}% of the time{}; `gpudays validate`)\n",
         b.error_band->basis,
         100 * b.error_band->low_error,
-        100 * b.error_band->high_error);
+        100 * b.error_band->high_error,
+        b.error_band->widened ? ", widened to contain the estimate" : "");
   }
   out << fmt::format(
       "  utilisation    MFU {:.1f}%, HFU {:.1f}% of the {} peak (matmul ceiling "

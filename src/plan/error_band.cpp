@@ -19,8 +19,11 @@ ErrorBand band_of(std::string basis, const std::vector<double>& errors) {
   ErrorBand b;
   b.basis = std::move(basis);
   b.cases = static_cast<int>(errors.size());
-  b.low_error = quantile(errors, kBandLowQuantile);
-  b.high_error = quantile(errors, kBandHighQuantile);
+  const double low = quantile(errors, kBandLowQuantile);
+  const double high = quantile(errors, kBandHighQuantile);
+  b.low_error = std::min(0.0, low);
+  b.high_error = std::max(0.0, high);
+  b.widened = low > 0.0 || high < 0.0;
   return b;
 }
 

@@ -1,8 +1,10 @@
 // Error bars on predicted times, from the planner's residuals on published measurements (issue
 // 12). On a published case the planner's throughput was off by e = predicted / published - 1, so
 // the published time was the predicted time x (1 + e). A predicted time t on a GPU type becomes
-// the range t x (1 + e10) .. t x (1 + e90), with e10 and e90 the 10th and 90th percentiles of that
-// GPU type's residuals when it has at least kMinBandCases trusted cases, else of every case.
+// the range t x (1 + min(0, e10)) .. t x (1 + max(0, e90)), with e10 and e90 the 10th and 90th
+// percentiles of that GPU type's residuals when it has at least kMinBandCases trusted cases, else
+// of every case. The range always contains the estimate itself: when every residual of a GPU type
+// lies on one side (the planner biased there), the percentile on the other side is replaced by 0.
 #pragma once
 
 #include <map>
@@ -29,8 +31,9 @@ struct TimeRange {
 struct ErrorBand {
   std::string basis;  // "23 published a100-80gb-sxm cases", "34 published cases, all GPUs"
   int cases = 0;
-  double low_error = 0.0;   // 10th percentile of the residuals
-  double high_error = 0.0;  // 90th percentile
+  double low_error = 0.0;   // min(0, 10th percentile of the residuals): never above 0
+  double high_error = 0.0;  // max(0, 90th percentile): never below 0
+  bool widened = false;     // a percentile lay on the estimate's wrong side and was replaced by 0
   TimeRange range(double predicted) const {
     return {predicted * (1.0 + low_error), predicted * (1.0 + high_error)};
   }

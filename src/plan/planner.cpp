@@ -98,11 +98,13 @@ PlanRow evaluate(const ModelSpec& model,
 WorkloadSummary summarize_micro_batch(const ModelSpec& model,
                                       int64_t micro_batch,
                                       bool free_lunch,
+                                      const Implementation& implementation,
                                       const DeviceModel& device) {
   const WorkloadOptions wo{micro_batch,
                            activation_bytes(model.recipe.precision),
                            /*fused_attention=*/free_lunch,
-                           /*fast_scan=*/free_lunch};
+                           /*fast_scan=*/free_lunch,
+                           implementation};
   return summarize(build_workload(model, wo), device);
 }
 
@@ -134,7 +136,10 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
     auto key = std::make_pair(fl, config.micro_batch_size);
     auto it = summaries.find(key);
     if (it == summaries.end()) {
-      it = summaries.emplace(key, summarize_micro_batch(model, config.micro_batch_size, fl, device))
+      it = summaries
+               .emplace(key,
+                        summarize_micro_batch(
+                            model, config.micro_batch_size, fl, options.implementation, device))
                .first;
     }
     PlanRow row = evaluate(model, cluster, config, params, it->second, device, options);
@@ -217,8 +222,8 @@ PlanRow plan_configuration(const ModelSpec& model,
   }
   const double params = static_cast<double>(count_params(model).total);
   const DeviceModel device(*cluster.gpu, precision, config.methods.free_lunch, options.device);
-  const WorkloadSummary w =
-      summarize_micro_batch(model, config.micro_batch_size, config.methods.free_lunch, device);
+  const WorkloadSummary w = summarize_micro_batch(
+      model, config.micro_batch_size, config.methods.free_lunch, options.implementation, device);
   return evaluate(model, cluster, config, params, w, device, options);
 }
 

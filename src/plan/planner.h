@@ -32,6 +32,9 @@ struct PlanOptions {
   std::optional<double> host_memory_bytes_per_node;
   // Residual bands of the validation set (plan/error_band.h); absent: rows carry no range.
   std::shared_ptr<const ErrorBands> error_bands;
+  // Whose model code, and whether compiled: the kernels behind the operations (plan/workload.h).
+  // `plan` plans the project's engine; `validate` sets a published measurement's.
+  Implementation implementation;
   TimeModelOptions time;
   DeviceModelConstants device;
   MemoryModelConstants memory;

@@ -73,7 +73,8 @@ TimeBreakdown predict_step_time(double params,
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
   const bool mixed = precision != Precision::kFp32;
-  if (mixed && stage == 0) t.compute_s += autocast_weight_traffic_s(params, acc, device);
+  const bool fp32_weights = stage == 0 || (stage == 1 && o.autocast_fp32_weights_at_stage_1);
+  if (mixed && fp32_weights) t.compute_s += autocast_weight_traffic_s(params, acc, device);
   const double local_params = stage >= 1 ? params / n : params;
   if (n > 1) {
     const double bw = collective_bandwidth_bytes_per_s(cluster, o);

@@ -29,6 +29,11 @@ struct TimeModelOptions {
   double pcie_efficiency = 0.5;          // PCIe peer traffic shares the host bridge
   double host_link_efficiency = 0.8;
   double network_efficiency = 0.8;
+  // Mixed precision by autocast over fp32 weights at ZeRO stage 1 too (a measured stack such as
+  // Lightning's DDPStrategyZero1: torch's ZeroRedundancyOptimizer shards only the optimizer
+  // state, the weights stay fp32 and every micro-step casts them). The planner's own stage 1
+  // keeps a half-precision working copy instead.
+  bool autocast_fp32_weights_at_stage_1 = false;
   double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };

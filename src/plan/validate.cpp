@@ -66,7 +66,9 @@ Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
   } else if (!m.sharding.empty()) {
     p.sharding = parse_sharding(m.sharding);
   }
-  if (m.compiled.value_or(false)) notes.push_back("torch.compile: not modelled");
+  if (m.compiled.value_or(false)) {
+    notes.push_back("torch.compile: each pointwise chain planned as one fused kernel");
+  }
   if (m.inter_node_gbit_per_s && m.nodes > 1) {
     notes.push_back(
         fmt::format("network {:g} Gb/s as published, taken per node", *m.inter_node_gbit_per_s));
@@ -301,6 +303,10 @@ ValidationCase validate_case(const Measurement& m,
   if (const auto network = m.inter_node_gbit_per_s_per_node()) {
     opts.time.inter_node_gb_per_s = *network / 8.0;
   }
+  opts.implementation.code =
+      m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
+  opts.implementation.compiled = m.compiled.value_or(false);
+  opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   try {
     const Pinned pinned = pin(m, v.notes);
     std::optional<PlanRow> best;

@@ -1,7 +1,42 @@
 // Workload dispatch, op builders and FLOP totals.
 #include "plan/workload.h"
 
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
 namespace gpudays {
+namespace {
+
+constexpr std::array<std::pair<ModelCode, const char*>, 5> kModelCodes = {{
+    {ModelCode::kEngine, "engine"},
+    {ModelCode::kHuggingFace, "huggingface"},
+    {ModelCode::kFlashAttn, "flash_attn"},
+    {ModelCode::kLlamaReference, "llama_reference"},
+    {ModelCode::kLlmC, "llm_c"},
+}};
+
+}  // namespace
+
+ModelCode parse_model_code(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& [code, n] : kModelCodes) {
+    if (name == n) return code;
+    names.push_back(n);
+  }
+  throw InputError(
+      fmt::format("unknown implementation '{}'; valid: {}", name, join_choices(names)));
+}
+
+std::string to_string(ModelCode code) {
+  for (const auto& [c, n] : kModelCodes) {
+    if (c == code) return n;
+  }
+  return "engine";
+}
 
 Op make_matmul(const char* name, double m, double n, double k, double elt, double batch) {
   Op op;

@@ -60,11 +60,42 @@ struct Workload {
   int64_t param_tensors = 0;      // all parameter tensors (optimizer kernel count)
 };
 
+// Whose model code runs the forward pass: the same mathematics, launched as different kernels
+// (docs/planner.md, "Model code and torch.compile"). Set per published measurement; `plan` always
+// plans the project's engine.
+enum class ModelCode {
+  kEngine,       // the project's LibTorch engine: one ATen kernel per operation
+  kHuggingFace,  // transformers' eager modeling code (GPT-2): gelu_new as eight pointwise
+                 // kernels, attention scaled and masked by two kernels before the fp32 softmax
+  kFlashAttn,    // the FlashAttention repository's GPT (training/): without flash, softmax in the
+                 // compute dtype (flash_attn/modules/mha.py SelfAttention); GELU in the GEMM
+                 // epilogue (FusedMLP)
+  kLlamaReference,  // Meta's Llama reference code, which torchtitan and fms-fsdp follow: RMSNorm
+                    // upcast to fp32 (eight kernels), rotary as an fp32 complex product
+  kLlmC,  // llm.c's hand-written CUDA (train_gpt2.cu): pointwise chains fused by hand (residual +
+          // LayerNorm, as a compiler would), and the fused classifier (llmc/fused_classifier.cuh):
+          // softmax, loss and the logits' gradient in one pass that overwrites the logits
+};
+// "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"; a failed look-up names the
+// choices.
+ModelCode parse_model_code(const std::string& name);
+std::string to_string(ModelCode code);
+
+struct Implementation {
+  ModelCode code = ModelCode::kEngine;
+  // torch.compile (TorchInductor; Ansel et al. 2024, "PyTorch 2", Sec. 4.3): every chain of
+  // pointwise and reduction operations between two GEMMs becomes one generated kernel that reads
+  // the chain's inputs and writes its outputs once.
+  bool compiled = false;
+  bool operator==(const Implementation&) const = default;
+};
+
 struct WorkloadOptions {
   int64_t micro_batch_size = 1;
   double activation_bytes = 2.0;  // bytes per activation element: 2 mixed, 4 fp32
   bool fused_attention = false;
   bool fast_scan = false;
+  Implementation implementation;
 };
 
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options);

@@ -2,6 +2,8 @@
 // causal), roberta (post-LN encoder, MLM head over every position) and vit (pre-LN encoder,
 // patch embedding, classifier). Saved activations follow Korthikanti et al. 2022, "Reducing
 // Activation Recomputation in Large Transformer Models", Section 4.1, per tensor and per dtype.
+// The pointwise parts take the kernels of the model code that runs them (ModelCode) and, under
+// torch.compile, one fused kernel per chain (docs/planner.md, "Model code and torch.compile").
 #include <algorithm>
 
 #include "catalog/param_count.h"
@@ -18,7 +20,113 @@ struct Dims {
   double elt;                   // bytes per activation element
   double dropout;
   double kv;  // key/value width: d, or kv heads x head dim with grouped-query attention
+  Implementation impl;
 };
+
+// A chain of pointwise and reduction kernels over `elements`: eagerly `eager_bytes` per element in
+// `eager_kernels` launches, each kernel reading its inputs and writing its output; compiled
+// (TorchInductor), one generated kernel that reads the chain's inputs and writes its outputs once,
+// `fused_bytes` per element.
+Op make_chain(const char* name,
+              double elements,
+              double eager_bytes,
+              double eager_kernels,
+              double fused_bytes,
+              double saved_bytes,
+              bool compiled) {
+  return compiled ? make_memory(name, elements * fused_bytes, 1.0, saved_bytes, /*kernels=*/1)
+                  : make_memory(name, elements * eager_bytes, 1.0, saved_bytes, eager_kernels);
+}
+
+// Bytes per element of an upcast to fp32 and of the cast back (none when already fp32).
+double upcast_bytes(double elt) {
+  return elt < kFp32 ? elt + kFp32 : 0.0;
+}
+
+// A normalisation over the hidden state (keeps its input for backward unless `keeps_input`).
+Op make_norm(const char* name, const Dims& x, bool keeps_input) {
+  const double hidden = x.n * x.d;
+  const double saved = keeps_input ? hidden * x.elt : 0.0;
+  const double minimal = 2.0 * x.elt;  // read the input, write the output
+  switch (x.impl.code) {
+    case ModelCode::kLlamaReference: {
+      // RMSNorm: x.float(); x.pow(2); .mean(-1); + eps; rsqrt; x * rsqrt; .type_as(x); * weight
+      // (llama/model.py): the two fp32 products read and write 4 bytes, the mean reads 4.
+      const double eager = 2.0 * upcast_bytes(x.elt) + 8.0 + 4.0 + 8.0 + 2.0 * x.elt;
+      return make_chain(name, hidden, eager, 8, minimal, saved, x.impl.compiled);
+    }
+    case ModelCode::kHuggingFace:
+      // Autocast runs layer_norm in fp32 (its fp32 list) and the next Linear casts the output
+      // back: LayerNorm reads elt, writes 4; the cast reads 4, writes elt.
+      return make_chain(
+          name, hidden, x.elt + kFp32 + kFp32 + x.elt, 2, minimal, saved, x.impl.compiled);
+    case ModelCode::kEngine:
+    case ModelCode::kFlashAttn:
+    case ModelCode::kLlmC:
+      break;
+  }
+  return make_memory(name, 2 * hidden, x.elt, saved);
+}
+
+// Position information inside the layer: rotary embeddings of q and k, or none (a learned table
+// is added once, in the stem).
+void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
+  if (model.arch.learned_position_embeddings) return;
+  const double rotated = x.n * (x.d + x.kv) * model.arch.rotary_pct;  // q and k elements
+  switch (x.impl.code) {
+    case ModelCode::kLlamaReference:
+      // apply_rotary_emb: q.float() -> view_as_complex -> * freqs_cis -> view_as_real ->
+      // .type_as(q), for q and for k: an upcast, an fp32 complex product, a cast back.
+      ops.push_back(make_chain("rotary",
+                               rotated,
+                               2.0 * upcast_bytes(x.elt) + 8.0,
+                               6,
+                               2.0 * x.elt,
+                               0.0,
+                               x.impl.compiled));
+      return;
+    case ModelCode::kEngine:
+    case ModelCode::kHuggingFace:
+    case ModelCode::kFlashAttn:
+    case ModelCode::kLlmC:
+      // GPT-NeoX's rotate_half form: q*cos + rotate_half(q)*sin and the concatenation with the
+      // unrotated part, in four kernels over q and k.
+      ops.push_back(
+          make_chain("rotary", rotated, 4.0 * x.elt, 4, 2.0 * x.elt, 0.0, x.impl.compiled));
+      return;
+  }
+}
+
+// The MLP's activation over n x f elements: GELU, or SiLU(gate) x up for a gated MLP.
+Op make_activation(const ModelSpec& model, const Dims& x) {
+  const double elements = x.n * x.f;
+  if (model.arch.gated_ffn) {
+    const double saved = 2.0 * elements * x.elt;  // gate and up
+    if (x.impl.code == ModelCode::kLlamaReference) {
+      // w2(F.silu(w1(x)) * w3(x)): SiLU reads and writes, the product reads two and writes one.
+      return make_chain("silu_mul", elements, 5.0 * x.elt, 2, 3.0 * x.elt, saved, x.impl.compiled);
+    }
+    return make_memory("silu_mul", 3.0 * elements, x.elt, saved);
+  }
+  const double saved = elements * x.elt;
+  switch (x.impl.code) {
+    case ModelCode::kHuggingFace:
+      // gelu_new (transformers activations.py NewGELUActivation): 0.5 * x * (1 + tanh(sqrt(2/pi)
+      // * (x + 0.044715 * x^3))) as eight kernels, six unary (read, write) and two binary (read
+      // two, write); autograd keeps x, the tanh, 0.5 * x and 1 + tanh.
+      return make_chain(
+          "gelu_new", elements, 18.0 * x.elt, 8, 2.0 * x.elt, 4.0 * saved, x.impl.compiled);
+    case ModelCode::kFlashAttn:
+      // FusedMLP: GELU in the first GEMM's epilogue, which also writes the pre-activation for the
+      // backward GEMM's epilogue to read: no launch of its own.
+      return make_memory("gelu_epilogue", elements, x.elt, saved, /*kernels=*/0);
+    case ModelCode::kEngine:
+    case ModelCode::kLlamaReference:
+    case ModelCode::kLlmC:
+      break;
+  }
+  return make_memory("gelu", 2.0 * elements, x.elt, saved);
+}
 
 void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal) {
   const double scores = x.b * x.h * x.t * x.t;
@@ -46,6 +154,23 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   const double softmax_saved = x.elt < kFp32 ? scores * (kFp32 + x.elt) : scores * kFp32;
   Op softmax = make_memory("softmax", scores * 4.0, kFp32, softmax_saved, /*kernels=*/3);
   softmax.transient_bytes = scores * kFp32 * 2.0;
+  if (x.impl.code == ModelCode::kHuggingFace) {
+    // GPT-2's _attn: the scores divided by sqrt(head dim) and masked by torch.where, each a kernel
+    // on the half-precision scores, then softmax in fp32 and the cast back.
+    softmax = make_memory(
+        "softmax", scores * (4.0 * x.elt + upcast_bytes(x.elt) * 2.0), 1.0, softmax_saved, 4);
+    softmax.transient_bytes = scores * kFp32 * 2.0;
+  } else if (x.impl.code == ModelCode::kFlashAttn) {
+    // flash_attn/modules/mha.py SelfAttention: the causal mask added to the scores, then
+    // torch.softmax(scores, dtype=v.dtype): probabilities in the compute dtype, kept once.
+    softmax = make_memory("softmax", scores * 4.0, x.elt, scores * x.elt, /*kernels=*/2);
+    softmax.transient_bytes = scores * x.elt * 2.0;
+  }
+  if (x.impl.compiled) {
+    // One generated kernel reads the scores and writes the probabilities.
+    softmax.bytes = scores * 2.0 * x.elt;
+    softmax.kernels = 1;
+  }
   ops.push_back(softmax);
   if (x.dropout > 0.0) {
     ops.push_back(
@@ -65,15 +190,17 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   block.param_tensors = 16;  // 6 weights + 6 biases + 2 x LayerNorm(weight, bias)
   std::vector<Op>& ops = block.ops;
   const double hidden = x.n * x.d;
-  ops.push_back(make_memory("ln_attention", 2 * hidden, x.elt, hidden * x.elt));
+  ops.push_back(make_norm("ln_attention", x, /*keeps_input=*/true));
   const double qkv_width = x.d + 2 * x.kv;
   Op qkv = make_matmul("qkv", x.n, qkv_width, x.d, x.elt);
   qkv.saved_bytes = hidden * x.elt;
   ops.push_back(qkv);
-  ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
-  if (neox) {
-    ops.push_back(make_memory("rotary", 2 * 2 * hidden * model.arch.rotary_pct * 2, x.elt, 0, 4));
+  if (x.impl.code == ModelCode::kLlamaReference) {
+    // q, k and v are views of their projections; the rotary product writes q and k anew.
+  } else {
+    ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
   }
+  if (neox) add_rotary(ops, model, x);
   add_attention(ops, x, fused, /*causal=*/neox);
   ops.push_back(make_memory("merge_heads", 2 * hidden, x.elt, 0.0));
   Op dense = make_matmul("attention_out", x.n, x.d, x.d, x.elt);
@@ -84,16 +211,13 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
   // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
   const bool shared_input = neox && model.arch.use_parallel_residual;
-  ops.push_back(make_memory("ln_mlp", 2 * hidden, x.elt, shared_input ? 0.0 : hidden * x.elt));
+  ops.push_back(make_norm("ln_mlp", x, /*keeps_input=*/!shared_input));
   // A gated MLP (SwiGLU) computes gate and up projections and keeps both for SiLU(gate) x up.
   const double mlp_inputs = model.arch.gated_ffn ? 2.0 : 1.0;
   Op fc1 = make_matmul("mlp_in", x.n, mlp_inputs * x.f, x.d, x.elt);
   fc1.saved_bytes = hidden * x.elt;
   ops.push_back(fc1);
-  ops.push_back(make_memory(model.arch.gated_ffn ? "silu_mul" : "gelu",
-                            (mlp_inputs + 1) * x.n * x.f,
-                            x.elt,
-                            mlp_inputs * x.n * x.f * x.elt));
+  ops.push_back(make_activation(model, x));
   Op fc2 = make_matmul("mlp_out", x.n, x.d, x.f, x.elt);
   fc2.saved_bytes = x.n * x.f * x.elt;
   ops.push_back(fc2);
@@ -119,11 +243,21 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     w.head_ops.push_back(dense);
     w.head_ops.push_back(make_memory("lm_head_gelu_ln", 4 * hidden, x.elt, 2 * hidden * x.elt, 2));
   } else {
-    w.head_ops.push_back(make_memory("final_ln", 2 * hidden, x.elt, hidden * x.elt));
+    w.head_ops.push_back(make_norm("final_ln", x, /*keeps_input=*/true));
   }
   Op unembed = make_matmul("unembed", x.n, a.vocab_size, x.d, x.elt);
   unembed.saved_bytes = hidden * x.elt;
   w.head_ops.push_back(unembed);
+  if (x.impl.code == ModelCode::kLlmC) {
+    // llm.c's fused classifier: reads each row of logits twice (the softmax statistics, then the
+    // loss and gradient) and overwrites it with its gradient, in the forward pass; nothing in fp32
+    // is kept and the backward has nothing left to do.
+    const double logits = x.n * a.vocab_size;
+    Op classifier = make_memory("fused_classifier", 3.0 * logits, x.elt, logits * x.elt);
+    classifier.backward_factor = 0.0;
+    w.head_ops.push_back(classifier);
+    return;
+  }
   w.head_ops.push_back(make_cross_entropy(x.n, a.vocab_size, x.elt));
 }
 
@@ -139,6 +273,10 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
     w.stem_ops.push_back(make_memory("add_positions", 3 * hidden, x.elt, 0.0, 2));
   } else {
     w.stem_ops.push_back(make_memory("embed", 2 * hidden, x.elt, 0.0));
+    if (model.family == Family::kGptNeox && a.learned_position_embeddings) {
+      // GPT-2's learned position table, looked up and added to the token embeddings.
+      w.stem_ops.push_back(make_memory("add_positions", 3 * hidden, x.elt, 0.0, 2));
+    }
     if (model.family == Family::kRoberta) {
       w.stem_ops.push_back(make_memory("embed_ln", 6 * hidden, x.elt, hidden * x.elt, 3));
     }
@@ -146,6 +284,25 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
   if (x.dropout > 0.0) {
     w.stem_ops.push_back(make_memory("embed_dropout", 2 * hidden, x.elt, hidden * kMaskBytes));
   }
+}
+
+// llm.c fuses its pointwise chains by hand, to the effect of a compiler.
+Implementation hand_fused(Implementation impl) {
+  if (impl.code == ModelCode::kLlmC) impl.compiled = true;
+  return impl;
+}
+
+// Compiled, every memory-bound operation (already counted at its fused traffic) is one generated
+// kernel: TorchInductor emits one kernel per fused group of pointwise and reduction operations.
+void fuse_launches(Workload& w) {
+  auto fuse = [](std::vector<Op>& ops) {
+    for (Op& op : ops) {
+      if (op.cls == OpClass::kMemory) op.kernels = std::min(op.kernels, 1.0);
+    }
+  };
+  fuse(w.stem_ops);
+  fuse(w.head_ops);
+  for (Block& b : w.blocks) fuse(b.ops);
 }
 
 }  // namespace
@@ -165,7 +322,8 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
                head_dim,
                options.activation_bytes,
                model.recipe.dropout,
-               kv_heads * head_dim};
+               kv_heads * head_dim,
+               hand_fused(options.implementation)};
   Workload w;
   w.samples = options.micro_batch_size;
   w.tokens_per_sample = a.seq_len;
@@ -174,6 +332,7 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
   w.blocks.back().params = count_params(model).largest_block;
   add_head(w, model, x);
   w.param_tensors = a.n_layers * w.blocks.back().param_tensors + 6;
+  if (x.impl.compiled) fuse_launches(w);
   return w;
 }
 

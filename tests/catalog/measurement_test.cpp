@@ -167,6 +167,27 @@ TEST(MeasurementFile, NumbersMustBeFiniteAndInRange) {
   expect_error(edit("gpus_per_node = 8", "gpus_per_node = 0"), {"gpus_per_node"});
 }
 
+// The model code, autocast's fp32 weights and the configured dropout (docs/catalog.md).
+TEST(MeasurementFile, ImplementationKeysAreChecked) {
+  const auto file = load_measurement_file(
+      test::write_temp_file("meas.toml",
+                            edit("precision = \"bf16\"",
+                                 "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
+                                 "autocast_fp32_weights = true")),
+      test::catalog());
+  EXPECT_EQ(file.cases[0].implementation, "huggingface");
+  EXPECT_TRUE(file.cases[0].autocast_fp32_weights);
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nimplementation = \"megatron\""),
+               {"case 'one'", "implementation", "llama_reference"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nautocast_fp32_weights = true"),
+               {"case 'one'", "autocast_fp32_weights", "mixed precision"});
+  expect_error(edit("seq_len = 128", "seq_len = 128\ndropout = 1.5"), {"[arch]", "dropout"});
+  const auto dropped = load_measurement_file(
+      test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
+      test::catalog());
+  EXPECT_DOUBLE_EQ(dropped.cases[0].model.recipe.dropout, 0.1);
+}
+
 TEST(MeasurementFile, GpuMustBeACatalogName) {
   expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"a100x\""),
                {"case 'one'", "gpu: unknown GPU 'a100x'"});

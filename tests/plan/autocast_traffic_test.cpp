@@ -33,5 +33,25 @@ TEST(AutocastTraffic, MixedPrecisionWithoutShardingPaysItEveryMicroStep) {
               1e-12);
 }
 
+// A measured stack whose ZeRO stage 1 keeps fp32 weights (Lightning's DDPStrategyZero1 over
+// torch's ZeroRedundancyOptimizer) pays the same traffic at stage 1; stage 2 never does.
+TEST(AutocastTraffic, StageOneWithFp32WeightsPaysItToo) {
+  const GpuSpec& gpu = test::catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 8}, &gpu};
+  const DeviceModel device(gpu, Precision::kBf16, /*free_lunch=*/false);
+  WorkloadSummary w;
+  w.forward_s = 0.1;
+  w.backward_s = 0.2;
+  TimeModelOptions fp32_weights;
+  fp32_weights.autocast_fp32_weights_at_stage_1 = true;
+  const auto compute_s = [&](Sharding sharding, const TimeModelOptions& o) {
+    const MethodSet methods{.sharding = sharding};
+    return predict_step_time(1e9, Precision::kBf16, methods, cluster, 4, w, device, o).compute_s;
+  };
+  EXPECT_DOUBLE_EQ(compute_s(Sharding::kZero1, fp32_weights), compute_s(Sharding::kNone, {}));
+  EXPECT_LT(compute_s(Sharding::kZero1, {}), compute_s(Sharding::kZero1, fp32_weights));
+  EXPECT_DOUBLE_EQ(compute_s(Sharding::kZero2, fp32_weights), compute_s(Sharding::kZero2, {}));
+}
+
 }  // namespace
 }  // namespace gpudays

@@ -4,6 +4,8 @@
 // ceiling; calibration files with bad input get a one-line error naming the file and the key.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 
 #include "catalog/calibration_file.h"
@@ -40,16 +42,27 @@ TEST(CalibrationFit, RefusesTheCheckingHalf) {
   EXPECT_THROW(fit_calibration(half(MeasurementSplit::kCheck), catalog(), {}), InputError);
 }
 
-// Calibrated, every planned case still executes at most the matmul ceiling's FLOPs.
+// Calibrated and not, every planned case (untrusted ones too) executes at most the matmul
+// ceiling's FLOPs, and its step time and throughput are finite and positive.
 TEST(CalibrationFit, NoCaseOverTheMatmulCeiling) {
-  const PlanOptions options = calibrated_plan_options(load_calibration(catalog()));
-  const ValidationReport report =
-      validate(select_measurements(load_measurements(catalog()), {}), catalog(), options, {});
-  for (const ValidationCase& v : report.cases) {
-    if (v.skipped) continue;
-    EXPECT_LE(v.row->executed_utilisation, catalog().gpu(v.gpu).matmul_ceiling_fraction + 1e-12)
-        << v.name;
+  const PlanOptions calibrated = calibrated_plan_options(load_calibration(catalog()));
+  ValidationOptions all;
+  all.include_untrusted = true;
+  int planned = 0;
+  for (const PlanOptions& options : {calibrated, PlanOptions{}}) {
+    const ValidationReport report =
+        validate(select_measurements(load_measurements(catalog()), {}), catalog(), options, all);
+    for (const ValidationCase& v : report.cases) {
+      if (v.skipped) continue;
+      ++planned;
+      const double ceiling = catalog().gpu(v.gpu).matmul_ceiling_fraction;
+      EXPECT_LE(v.row->executed_utilisation, ceiling + 1e-12) << v.name;
+      EXPECT_TRUE(std::isfinite(v.row->step_time_s) && v.row->step_time_s > 0.0) << v.name;
+      EXPECT_TRUE(std::isfinite(v.predicted) && v.predicted > 0.0) << v.name;
+      EXPECT_GT(v.row->training_days, 0.0) << v.name;
+    }
   }
+  EXPECT_GE(planned, 2 * 54);
 }
 
 TEST(FittedConstants, GridAndBounds) {

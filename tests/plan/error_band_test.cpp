@@ -2,7 +2,11 @@
 // band of every case, the range of a predicted time, and plan rows that carry it.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "catalog/calibration_file.h"
 #include "plan/error_band.h"
+#include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/validate.h"
 #include "test_util.h"
@@ -48,6 +52,53 @@ TEST(ErrorBand, OwnBandFromThreeCasesElseAll) {
   const TimeRange r = a100.range(10.0);
   EXPECT_DOUBLE_EQ(r.low, 8.4);
   EXPECT_DOUBLE_EQ(r.high, 10.8);
+}
+
+// Every residual of a GPU type on one side (the planner biased there): the band still contains
+// the estimate, the percentile on the wrong side replaced by 0.
+TEST(ErrorBand, OneSidedResidualsWidenTheBandToContainTheEstimate) {
+  ValidationReport report;
+  for (double e : {-0.3, -0.2, -0.1}) report.cases.push_back(residual("rtx-3090", e));
+  for (double e : {0.1, 0.2, 0.3}) report.cases.push_back(residual("h100-sxm", e));
+  const ErrorBands bands = error_bands(report);
+  const ErrorBand& low = bands.for_gpu("rtx-3090");
+  EXPECT_DOUBLE_EQ(low.low_error, -0.28);
+  EXPECT_DOUBLE_EQ(low.high_error, 0.0);
+  EXPECT_TRUE(low.widened);
+  EXPECT_DOUBLE_EQ(low.range(10.0).high, 10.0);
+  const ErrorBand& high = bands.for_gpu("h100-sxm");
+  EXPECT_DOUBLE_EQ(high.low_error, 0.0);
+  EXPECT_DOUBLE_EQ(high.high_error, 0.28);
+  EXPECT_TRUE(high.widened);
+  EXPECT_DOUBLE_EQ(high.range(10.0).low, 10.0);
+  EXPECT_FALSE(bands.all().widened);
+}
+
+// On every GPU type of the catalog, with the checked-in calibration and its validation residuals,
+// the best row's range contains its estimate: low <= estimate <= high, all finite and positive.
+TEST(ErrorBand, EveryGpuTypesRangeContainsTheEstimate) {
+  PlanOptions options = calibrated_plan_options(load_calibration(catalog()));
+  options.error_bands = validation_error_bands(catalog(), options);
+  ASSERT_TRUE(options.error_bands);
+  const ModelSpec& model = catalog().model("pythia-14m");
+  int planned = 0;
+  for (const GpuSpec& gpu : catalog().gpus()) {
+    if (gpu.kind != DeviceKind::kGpu) continue;
+    ModelSpec m = model;
+    if (!gpu.supports_bf16()) m.recipe.precision = Precision::kFp16;
+    const PlanResult result = plan(m, Cluster{{1, 1}, &gpu}, options);
+    ASSERT_TRUE(result.best) << gpu.name;
+    const PlanRow& b = *result.best;
+    ASSERT_TRUE(b.training_days_range && b.step_time_range_s) << gpu.name;
+    EXPECT_GT(b.training_days_range->low, 0.0) << gpu.name;
+    EXPECT_LE(b.training_days_range->low, b.training_days) << gpu.name;
+    EXPECT_GE(b.training_days_range->high, b.training_days) << gpu.name;
+    EXPECT_LE(b.step_time_range_s->low, b.step_time_s) << gpu.name;
+    EXPECT_GE(b.step_time_range_s->high, b.step_time_s) << gpu.name;
+    EXPECT_TRUE(std::isfinite(b.training_days_range->high)) << gpu.name;
+    ++planned;
+  }
+  EXPECT_GE(planned, 10);
 }
 
 TEST(ErrorBand, PlanRowsCarryTheirGpuTypesRange) {

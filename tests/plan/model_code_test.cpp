@@ -1,0 +1,192 @@
+// Whose model code runs the operations (plan/workload.h, ModelCode) and torch.compile: the same
+// FLOPs, different kernels and memory traffic. The engine's operations are the default and the
+// floor: every other code moves at least as many bytes, and compiling moves no more than eager.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "catalog/calibration_file.h"
+#include "catalog/measurement.h"
+#include "common/error.h"
+#include "plan/fitted_constants.h"
+#include "plan/planner.h"
+#include "plan/validate.h"
+#include "plan/workload.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+const Op* find_op(const Workload& w, const std::string& name) {
+  for (const Op& op : w.blocks.front().ops) {
+    if (name == op.name) return &op;
+  }
+  return nullptr;
+}
+
+double total_memory_bytes(const Workload& w) {
+  double bytes = 0.0;
+  for (const Op& op : w.blocks.front().ops) {
+    if (op.cls == OpClass::kMemory) bytes += op.bytes;
+  }
+  return bytes;
+}
+
+Workload workload(const ModelSpec& model, ModelCode code, bool compiled, bool fused = true) {
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = fused;
+  o.implementation = {code, compiled};
+  return build_workload(model, o);
+}
+
+// A Llama-shaped model: gated MLP, grouped-query attention.
+ModelSpec llama_like() {
+  ModelSpec m = catalog().model("pythia-410m");
+  m.arch.gated_ffn = true;
+  m.arch.n_kv_heads = 4;
+  m.arch.use_parallel_residual = false;
+  return m;
+}
+
+TEST(ModelCode, NamesRoundTripAndAFailedLookUpNamesTheChoices) {
+  for (ModelCode code : {ModelCode::kEngine,
+                         ModelCode::kHuggingFace,
+                         ModelCode::kFlashAttn,
+                         ModelCode::kLlamaReference,
+                         ModelCode::kLlmC}) {
+    EXPECT_EQ(parse_model_code(to_string(code)), code);
+  }
+  try {
+    parse_model_code("megatron");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("llama_reference"), std::string::npos) << e.what();
+  }
+}
+
+// Same FLOPs whatever the code; HuggingFace's gelu_new is eight kernels moving nine times the
+// engine's GELU bytes; the Llama reference's fp32 RMSNorm moves nine times a fused norm's.
+TEST(ModelCode, EagerCodesLaunchTheirOwnKernels) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload engine = workload(gpt, ModelCode::kEngine, false, /*fused=*/false);
+  const Workload hf = workload(gpt, ModelCode::kHuggingFace, false, /*fused=*/false);
+  EXPECT_DOUBLE_EQ(sum_model_flops(hf.blocks.front().ops),
+                   sum_model_flops(engine.blocks.front().ops));
+  const Op* gelu_new = find_op(hf, "gelu_new");
+  ASSERT_TRUE(gelu_new);
+  EXPECT_EQ(gelu_new->kernels, 8.0);
+  EXPECT_DOUBLE_EQ(gelu_new->bytes, 9.0 * find_op(engine, "gelu")->bytes);
+  EXPECT_GT(find_op(hf, "softmax")->bytes, find_op(engine, "softmax")->bytes);
+
+  const ModelSpec llama = llama_like();
+  const Workload ref = workload(llama, ModelCode::kLlamaReference, false);
+  const Workload ref_engine = workload(llama, ModelCode::kEngine, false);
+  EXPECT_DOUBLE_EQ(find_op(ref, "ln_attention")->bytes,
+                   9.0 * find_op(ref_engine, "ln_attention")->bytes);
+  EXPECT_EQ(find_op(ref, "ln_attention")->kernels, 8.0);
+  EXPECT_GT(total_memory_bytes(ref), total_memory_bytes(ref_engine));
+}
+
+// The FlashAttention repository's attention without flash keeps the probabilities in the compute
+// dtype: half the saved bytes of the fp32 softmax, and half the traffic.
+TEST(ModelCode, FlashAttnSoftmaxStaysInTheComputeDtype) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload plain = workload(gpt, ModelCode::kEngine, false, false);
+  const Op* engine = find_op(plain, "softmax");
+  const Workload fa = workload(gpt, ModelCode::kFlashAttn, false, false);
+  const Op* softmax = find_op(fa, "softmax");
+  ASSERT_TRUE(engine && softmax);
+  const double elt = 2.0;
+  EXPECT_DOUBLE_EQ(softmax->saved_bytes, engine->saved_bytes * elt / (4.0 + elt));
+  EXPECT_DOUBLE_EQ(softmax->bytes, engine->bytes / 2.0);
+  EXPECT_TRUE(find_op(fa, "gelu_epilogue"));
+  EXPECT_EQ(find_op(fa, "gelu_epilogue")->kernels, 0.0);
+}
+
+// Compiled: every memory-bound operation is one kernel and moves no more than eager.
+TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
+  const ModelSpec llama = llama_like();
+  for (ModelCode code : {ModelCode::kEngine, ModelCode::kLlamaReference}) {
+    const Workload eager = workload(llama, code, false);
+    const Workload compiled = workload(llama, code, true);
+    ASSERT_EQ(eager.blocks.front().ops.size(), compiled.blocks.front().ops.size());
+    for (size_t i = 0; i < eager.blocks.front().ops.size(); ++i) {
+      const Op& e = eager.blocks.front().ops[i];
+      const Op& c = compiled.blocks.front().ops[i];
+      EXPECT_LE(c.bytes, e.bytes) << e.name;
+      if (c.cls == OpClass::kMemory) EXPECT_LE(c.kernels, 1.0) << c.name;
+    }
+  }
+  EXPECT_LT(total_memory_bytes(workload(llama, ModelCode::kLlamaReference, true)),
+            total_memory_bytes(workload(llama, ModelCode::kLlamaReference, false)) / 2.0);
+}
+
+// llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
+// forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
+TEST(ModelCode, LlmCFusesTheClassifier) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload engine = workload(gpt, ModelCode::kEngine, false);
+  const Workload llmc = workload(gpt, ModelCode::kLlmC, false);
+  ASSERT_EQ(llmc.head_ops.back().name, std::string("fused_classifier"));
+  EXPECT_EQ(llmc.head_ops.back().backward_factor, 0.0);
+  // Forward and backward together: under a third of the unfused traffic.
+  const auto traffic = [](const Op& op) { return op.bytes * (1.0 + op.backward_factor); };
+  EXPECT_LT(3.0 * traffic(llmc.head_ops.back()), traffic(engine.head_ops.back()));
+  EXPECT_LT(llmc.head_ops.back().saved_bytes, engine.head_ops.back().saved_bytes);
+  EXPECT_LT(total_memory_bytes(llmc), total_memory_bytes(engine));
+}
+
+// Through the planner: HuggingFace's code is slower than the engine's, compiled code faster than
+// eager, and nothing passes the matmul ceiling.
+TEST(ModelCode, PlannedStepTimesOrderAsTheKernelsDo) {
+  PlanOptions options = calibrated_plan_options(load_calibration(catalog()));
+  const ModelSpec llama = [] {
+    ModelSpec m = llama_like();
+    m.recipe.global_batch = 16;
+    return m;
+  }();
+  const Cluster cluster{{1, 8}, &catalog().gpu("h100-sxm")};
+  const Configuration config{
+      MethodSet{/*free_lunch=*/true, /*activation_checkpointing=*/false, Sharding::kZero3, false},
+      /*micro_batch_size=*/2,
+      /*grad_acc_steps=*/1};
+  auto step_s = [&](ModelCode code, bool compiled) {
+    PlanOptions o = options;
+    o.implementation = {code, compiled};
+    return plan_configuration(llama, cluster, config, o).step_time_s;
+  };
+  EXPECT_LT(step_s(ModelCode::kLlamaReference, true), step_s(ModelCode::kLlamaReference, false));
+  EXPECT_LE(step_s(ModelCode::kEngine, true), step_s(ModelCode::kEngine, false));
+  EXPECT_LT(step_s(ModelCode::kEngine, false), step_s(ModelCode::kLlamaReference, false));
+}
+
+// In the validation set, each of fms-fsdp's compiled runs is predicted faster than its eager twin,
+// as published.
+TEST(ModelCode, PublishedCompiledRunsArePredictedFasterThanEagerOnes) {
+  const PlanOptions options = calibrated_plan_options(load_calibration(catalog()));
+  ValidationOptions v;
+  v.worst = 0;
+  const ValidationReport report =
+      validate(select_measurements(load_measurements(catalog()), {}), catalog(), options, v);
+  int pairs = 0;
+  for (const ValidationCase& eager : report.cases) {
+    if (eager.source_id != "fms-fsdp-readme" || eager.name.find("-eager") == std::string::npos) {
+      continue;
+    }
+    std::string twin = eager.name;
+    twin.replace(twin.find("-eager"), 6, "-compile");
+    for (const ValidationCase& compiled : report.cases) {
+      if (compiled.source_id != eager.source_id || compiled.name != twin) continue;
+      EXPECT_GT(compiled.predicted, eager.predicted) << twin;
+      EXPECT_GT(compiled.published, eager.published) << twin;
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, 8);
+}
+
+}  // namespace
+}  // namespace gpudays
