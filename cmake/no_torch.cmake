@@ -28,7 +28,10 @@ function(gpudays_assert_no_torch target)
   endforeach()
   get_target_property(incs ${target} INCLUDE_DIRECTORIES)
   foreach(dir IN LISTS incs)
-    if(dir MATCHES "torch")
+    # LibTorch's include folders (the wheel's torch/include, a libtorch download's include), not
+    # any path that merely contains "torch" (a checkout or build folder may), and our mirror of the
+    # former (cmake/torch.cmake).
+    if(dir MATCHES "(^|/)(torch|libtorch)/include(/|$)|/torch-include(/|$)")
       message(FATAL_ERROR "${target} must not include LibTorch headers, but uses ${dir}")
     endif()
   endforeach()
