@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -20,6 +21,7 @@
 
 #include "bench/child_process.h"
 #include "common/error.h"
+#include "common/output_files.h"
 
 namespace gpudays {
 namespace {
@@ -83,12 +85,15 @@ nlohmann::json read_cache(const std::string& path) {
                   kEntries));
 }
 
+// Atomically (common/output_files.h): a reader never sees half a cache. A cache that cannot be
+// written costs only a probe next time: the measurement is kept for this run, with a warning.
 void write_cache(const std::string& path, const nlohmann::json& cache) {
-  const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
-  if (!(std::ofstream(temporary) << cache.dump(2) << "\n")) {
-    throw InputError(fmt::format("cannot write {}", temporary));
+  try {
+    write_file_atomically(path, cache.dump(2) + "\n");
+  } catch (const IoError& e) {
+    std::cerr << "warning: the host CPU probe is not kept (" << e.what()
+              << "); it runs again next time\n";
   }
-  std::filesystem::rename(temporary, path);
 }
 
 std::string run_probe(const HostProbeOptions& options, const std::string& threads) {

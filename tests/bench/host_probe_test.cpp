@@ -124,6 +124,22 @@ TEST(HostProbe, AFailedProbeOrABadLineIsOneInputError) {
   EXPECT_FALSE(std::filesystem::exists(bad.cache_path)) << "nothing cached";
 }
 
+// A cache that cannot be written (its folder is gone) keeps the measurement for this run and
+// warns; before, the write's failure ended the measurement with an error.
+TEST(HostProbe, ACacheThatCannotBeWrittenKeepsTheMeasurementAndWarns) {
+  const OmpThreadsRestored restored;
+  unsetenv("OMP_NUM_THREADS");
+  CountingProbe probe = counting_probe("probe_unwritable", kLine);
+  probe.options.cache_path = "/nonexistent-gpudays-dir/cache.host-cpu.json";
+  testing::internal::CaptureStderr();
+  const HostMeasurement measured = measure_host_cpu(probe.options);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(measured.device_name, "Fake CPU");
+  EXPECT_NE(err.find("warning: the host CPU probe is not kept"), std::string::npos) << err;
+  EXPECT_NE(err.find("/nonexistent-gpudays-dir"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(probe.options.cache_path));
+}
+
 // A cached probe whose integers are past 64 bits or fractions, or a number past a double's range
 // anywhere in the cache: one InputError naming the cache file (and the key), the file left alone.
 TEST(HostProbe, ACachedIntegerBeyond64BitsIsNamedWithItsFile) {
