@@ -9,12 +9,15 @@
 
 #include <fmt/format.h>
 
+#include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/host_cpu.h"
 #include "common/error.h"
 #include "config/search_space.h"
 #include "data/samples.h"
 #include "dist/launcher.h"
+#include "plan/fitted_constants.h"
+#include "plan/planner.h"
 #include "trainer/run_file.h"
 
 namespace gpudays {
@@ -95,6 +98,29 @@ ModelSpec checked_model(const GlobalOptions& global,
   return model;
 }
 
+// The plan's estimate of the whole run on the job's GPUs: the recipe's steps at the predicted step
+// time of the run file's configuration (accumulation recomputed for the job's ranks). 0 on the CPU
+// or for a configuration the planner finds does not fit (the ranks will say so).
+double train_estimate_s(const GlobalOptions& global,
+                        const RunFile& run,
+                        const ModelSpec& model,
+                        int64_t nodes,
+                        int64_t per_node,
+                        std::string& what) {
+  if (run.gpu == kHostCpuName || model.recipe.train_steps <= 0) return 0.0;
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const Cluster cluster{{nodes, per_node}, &catalog.gpu(run.gpu)};
+  const int64_t accumulation = run.global_batch / (run.micro_batch_size * nodes * per_node);
+  const Configuration config{run.methods, run.micro_batch_size, accumulation};
+  const PlanRow row = plan_configuration(
+      model, cluster, config, calibrated_plan_options(load_calibration(catalog)));
+  if (!row.fits || !(row.step_time_s > 0)) return 0.0;
+  what = fmt::format("{} steps x {:.3g} s predicted per step; the whole run",
+                     model.recipe.train_steps,
+                     row.step_time_s);
+  return static_cast<double>(model.recipe.train_steps) * row.step_time_s;
+}
+
 }  // namespace
 
 void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r) {
@@ -154,6 +180,7 @@ bool submit_train_job_if_asked(const GlobalOptions& global,
   s.record.gpu = run.gpu;
   s.record.run_dir = out;
   s.job.command = train_job_argv(global, cmd, r);
+  s.estimate_s = train_estimate_s(global, run, model, nodes, per_node, s.estimate_what);
   submit_slurm_job(r.slurm, s);
   return true;
 }

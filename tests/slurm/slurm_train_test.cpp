@@ -120,6 +120,33 @@ TEST(SlurmCli, TrainDryRunPrintsTheJobEveryTaskRuns) {
   EXPECT_FALSE(fs::exists(jobs_file_path(dir)));
 }
 
+// A time limit shorter than the plan's estimate of the whole run on the job's GPUs is a warning
+// with the numbers (the job checkpoints before its limit and resumes when submitted again).
+TEST(SlurmCli, TrainTimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {
+  const test::ScopedEnv no_slurm("SLURM_CONF", "/nonexistent/slurm.conf");
+  TrainRun run = make_train_run("train-short", 10, 5);
+  std::ofstream(run.config) << "model_file = \"" << kData << "/slurm-tiny.toml\"\n"
+                            << "gpu = \"a100-80gb-sxm\"\nnum_nodes = 1\ngpus_per_node = 2\n"
+                            << "[methods]\nsharding = \"none\"\n"
+                            << "[batch]\nglobal_batch = 4\nmicro_batch_size = 2\n"
+                            << "grad_acc_steps = 1\n[schedule]\nsteps = 10000000\n";
+  const std::string dir = (run.dir / "slurm").string();
+  const std::string args = train_args(run, "out") + " --cluster " + kData +
+                           "/slurm-cluster.toml --partition a100 --slurm --dry-run --slurm-dir " +
+                           dir;
+  const auto short_limit = run_gpudays(args + " --time 1");
+  ASSERT_EQ(short_limit.exit_code, 0) << short_limit.err;
+  EXPECT_TRUE(std::regex_search(
+      short_limit.err,
+      std::regex("warning: time limit 60\\.00 s is shorter than the plan's estimate of .* "
+                 "\\(10000000 steps x [0-9.e-]+ s predicted per step; the whole run\\)")))
+      << short_limit.err;
+  EXPECT_NE(short_limit.out.find("#SBATCH --gres=gpu:2\n"), std::string::npos) << short_limit.out;
+  const auto long_limit = run_gpudays(args + " --time 2-00:00:00");
+  ASSERT_EQ(long_limit.exit_code, 0) << long_limit.err;
+  EXPECT_EQ(long_limit.err.find("warning: time limit"), std::string::npos) << long_limit.err;
+}
+
 TEST(SlurmCli, TrainBadInputIsRefusedBeforeSubmission) {
   const TrainRun run = make_train_run("train-refused", 10, 5);
   const std::string dir = (run.dir / "slurm").string();
