@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "dist/c10d/convert.h"
 #include "dist/c10d/ledger.h"
 #include "dist/c10d/store.h"
 #include "dist/world.h"
@@ -21,35 +22,11 @@
 namespace gpudays {
 namespace {
 
-at::ScalarType scalar_type(DType d) {
-  switch (d) {
-    case DType::kFloat32:
-      return at::kFloat;
-    case DType::kFloat64:
-      return at::kDouble;
-    case DType::kFloat16:
-      return at::kHalf;
-    case DType::kBFloat16:
-      return at::kBFloat16;
-    case DType::kInt64:
-      return at::kLong;
-  }
-  throw std::logic_error("Gloo communicator: unknown DType");
-}
-
 // A caller's buffer as a flat CPU tensor (no copy; the caller keeps it alive during the call).
 at::Tensor wrap(const void* buffer, size_t count, DType d) {
   return at::from_blob(const_cast<void*>(buffer),
                        {static_cast<int64_t>(count)},
                        at::TensorOptions().dtype(scalar_type(d)));
-}
-
-c10d::ReduceOp c10d_op(ReduceOp op) {
-  return op == ReduceOp::kSum ? c10d::ReduceOp::SUM : c10d::ReduceOp::MAX;
-}
-
-std::chrono::milliseconds milliseconds(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
 class GlooCommunicator final : public Communicator {

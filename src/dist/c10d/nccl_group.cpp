@@ -16,32 +16,13 @@
 #include <chrono>
 #include <string>
 
+#include "dist/c10d/convert.h"
 #include "dist/c10d/ledger.h"
 #include "dist/c10d/store.h"
 #include "dist/world.h"
 
 namespace gpudays {
 namespace {
-
-at::ScalarType scalar_type(DType d) {
-  switch (d) {
-    case DType::kFloat32:
-      return at::kFloat;
-    case DType::kFloat64:
-      return at::kDouble;
-    case DType::kFloat16:
-      return at::kHalf;
-    case DType::kBFloat16:
-      return at::kBFloat16;
-    case DType::kInt64:
-      return at::kLong;
-  }
-  throw std::logic_error("NCCL communicator: unknown DType");
-}
-
-std::chrono::milliseconds milliseconds(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
 
 bool on_device(const void* buffer) {
   cudaPointerAttributes attributes{};
@@ -78,7 +59,7 @@ class NcclGroupCommunicator final : public Communicator {
     staged(buffer, count, d, [&](at::Tensor& t) {
       std::vector<at::Tensor> tensors = {t};
       c10d::AllreduceOptions o;
-      o.reduceOp = op == ReduceOp::kSum ? c10d::ReduceOp::SUM : c10d::ReduceOp::MAX;
+      o.reduceOp = c10d_op(op);
       run("all_reduce", [&] { return group_->allreduce(tensors, o); });
     });
   }
@@ -86,7 +67,7 @@ class NcclGroupCommunicator final : public Communicator {
     at::Tensor in = on_device_copy(wrap(send, count * size_, d));
     staged(recv, count, d, [&](at::Tensor& out) {
       c10d::ReduceScatterOptions o;
-      o.reduceOp = op == ReduceOp::kSum ? c10d::ReduceOp::SUM : c10d::ReduceOp::MAX;
+      o.reduceOp = c10d_op(op);
       run("reduce_scatter", [&] { return group_->_reduce_scatter_base(out, in, o); });
     });
   }
