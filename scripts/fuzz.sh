@@ -3,7 +3,10 @@
 # copy of its checked-in seed corpus (tests/fuzz/corpus/NAME/, which stays as it is) with its
 # dictionary (tests/fuzz/NAME.dict) when there is one. Fails when any target finds a crash, a
 # sanitizer report, a hang or a broken invariant, and says where libFuzzer saved the input and how
-# to replay it.   usage: scripts/fuzz.sh BUILD_DIR SECONDS [NAME...]
+# to replay it. Every target starts from the same random seed (FUZZ_SEED, default 1), so that two
+# runs on the same machine try the same inputs in the same order and a run in CI is a prefix of a
+# longer run here: `FUZZ_SEED=0` (libFuzzer's own choice, a new one each run) explores further.
+#   usage: scripts/fuzz.sh BUILD_DIR SECONDS [NAME...]
 set -uo pipefail
 
 build=${1:?usage: fuzz.sh BUILD_DIR SECONDS [NAME...]}
@@ -31,7 +34,7 @@ for name in "${names[@]}"; do
   corpus="$scratch/$name"
   mkdir -p "$corpus"
   cp "$src/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null
-  flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
+  flags=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
          -artifact_prefix="$artifacts/$name-")
   [ -f "$src/tests/fuzz/$name.dict" ] && flags+=(-dict="$src/tests/fuzz/$name.dict")
   log="$artifacts/$name.log"

@@ -29,24 +29,6 @@ struct TrainRequest {
   TrainSlurmRequest slurm;  // --slurm: submit as a Slurm job (cli/train_slurm.h)
 };
 
-// The run file's split for this world: its accumulation, or one recomputed for another number of
-// ranks (the micro-batch kept).
-Configuration configuration_for(const RunFile& run, int world) {
-  Configuration c{run.methods, run.micro_batch_size, run.grad_acc_steps};
-  if (run.micro_batch_size * run.grad_acc_steps * world == run.global_batch) return c;
-  const int64_t per_step = run.micro_batch_size * world;
-  if (run.global_batch % per_step != 0) {
-    throw InputError(
-        fmt::format("the global batch {} does not split into micro-batches of {} on {} "
-                    "ranks",
-                    run.global_batch,
-                    run.micro_batch_size,
-                    world));
-  }
-  c.grad_acc_steps = run.global_batch / per_step;
-  return c;
-}
-
 // The device's dense peak for the run's dtype (datasheet); the host CPU has none unless given.
 double peak_flops_per_s(const Catalog& catalog, const RunFile& run, Precision p, double given) {
   if (given > 0.0) return given * 1e12;
@@ -79,7 +61,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                         o.device.is_cuda() ? o.device.index() : 0);
-  o.config = configuration_for(run, comm->size());
+  o.config = configuration_on(run, comm->size());
   o.settings = run.train;
   o.eval_fraction = run.data.eval_fraction;
   o.out_dir = r.out;

@@ -77,13 +77,7 @@ ModelSpec checked_model(const GlobalOptions& global,
                                  run.global_batch,
                                  model.recipe.global_batch));
   }
-  if (run.global_batch % (run.micro_batch_size * world) != 0) {
-    throw InputError(
-        fmt::format("the global batch {} does not split into micro-batches of {} on {} ranks",
-                    run.global_batch,
-                    run.micro_batch_size,
-                    world));
-  }
+  configuration_on(run, world);  // the global batch splits on the job's ranks
   if (const std::string problem = method_set_problem(run.methods, world); !problem.empty()) {
     throw InputError(fmt::format("{} ranks: {}", world, problem));
   }
@@ -110,8 +104,7 @@ double train_estimate_s(const GlobalOptions& global,
   if (run.gpu == kHostCpuName || model.recipe.train_steps <= 0) return 0.0;
   const Catalog catalog = Catalog::load({global.config_dir});
   const Cluster cluster{{nodes, per_node}, &catalog.gpu(run.gpu)};
-  const int64_t accumulation = run.global_batch / (run.micro_batch_size * nodes * per_node);
-  const Configuration config{run.methods, run.micro_batch_size, accumulation};
+  const Configuration config = configuration_on(run, nodes * per_node);
   const PlanRow row = plan_configuration(
       model, cluster, config, calibrated_plan_options(load_calibration(catalog)));
   if (!row.fits || !(row.step_time_s > 0)) return 0.0;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "common/output_files.h"
 
 namespace gpudays::models {
@@ -56,6 +57,20 @@ std::optional<uint64_t> byte_size(const SafetensorsEntry& e) {
   return bytes;
 }
 
+// A JSON array of integers of 64 bits. A fraction or an exponent (6.4e20) is refused rather than
+// converted: converting a double beyond the target type is undefined behaviour.
+template <typename Fail>
+std::vector<int64_t> integer_list(const nlohmann::json& j, const char* key, const Fail& fail) {
+  if (!j.is_array()) throw fail(fmt::format("{} must be a list of integers", key));
+  std::vector<int64_t> out;
+  for (const auto& v : j) {
+    const std::optional<int64_t> i = json_int64(v);
+    if (!i) throw fail(fmt::format("{} holds {}, not an integer of 64 bits", key, v.dump()));
+    out.push_back(*i);
+  }
+  return out;
+}
+
 SafetensorsEntry parse_entry(const std::string& path,
                              const std::string& name,
                              const nlohmann::json& j,
@@ -70,11 +85,14 @@ SafetensorsEntry parse_entry(const std::string& path,
   SafetensorsEntry e;
   try {
     e.dtype = parse_safetensors_dtype(j.at("dtype").get<std::string>());
-    e.shape = j.at("shape").get<std::vector<int64_t>>();
-    const auto offsets = j.at("data_offsets").get<std::vector<uint64_t>>();
+    e.shape = integer_list(j.at("shape"), "shape", fail);
+    const std::vector<int64_t> offsets = integer_list(j.at("data_offsets"), "data_offsets", fail);
     if (offsets.size() != 2) throw fail("data_offsets must be [begin, end]");
-    e.begin = offsets[0];
-    e.end = offsets[1];
+    for (int64_t o : offsets) {
+      if (o < 0) throw fail("data_offsets must not be negative");
+    }
+    e.begin = static_cast<uint64_t>(offsets[0]);
+    e.end = static_cast<uint64_t>(offsets[1]);
   } catch (const nlohmann::json::exception& ex) {
     throw fail(ex.what());
   } catch (const InputError& ex) {

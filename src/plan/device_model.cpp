@@ -63,20 +63,12 @@ double DeviceModel::matmul_efficiency(const Op& op) const {
          shape_factor(op.n, h) * shape_factor(op.k, h);
 }
 
-// What only the host CPU pays, on top of the roofline: first touch of fresh large tensors, and the
-// slow backward of a depthwise convolution (its forward runs at about the matmul rate, the floor).
+// What only the host CPU pays on top of the roofline: the slow backward of a depthwise convolution
+// (its forward runs at about the matmul rate, the floor).
 double DeviceModel::host_only_s(const Op& op, bool backward) const {
-  if (gpu_->kind != DeviceKind::kCpu) return 0.0;
-  double time_s = 0.0;
-  if (op.fresh_tensor_bytes >= c_.cpu_fresh_tensor_min_bytes) {
-    const double tensors = backward ? op.fresh_tensors_backward : op.fresh_tensors_forward;
-    time_s += tensors * op.fresh_tensor_bytes / c_.cpu_first_touch_bytes_per_s;
-  }
-  if (op.cls == OpClass::kDepthwiseConv && backward) {
-    time_s += op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_input_grad_fraction) +
-              op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_weight_grad_fraction);
-  }
-  return time_s;
+  if (gpu_->kind != DeviceKind::kCpu || op.cls != OpClass::kDepthwiseConv || !backward) return 0.0;
+  return op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_input_grad_fraction) +
+         op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_weight_grad_fraction);
 }
 
 double DeviceModel::op_time_s(const Op& op, bool backward) const {
@@ -109,7 +101,12 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   compute_s = std::max(compute_s, flops / ceiling_flops());
   const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
   const double dispatch_s = op.kernels * factor * dispatch_s_;
-  return std::max({compute_s, memory_s, dispatch_s}) + host_only_s(op, backward);
+  // A GPU runs kernels while the host launches the next ones: the slower of the two. The host
+  // CPU dispatches an operation and then runs it on the same thread: the sum.
+  if (gpu_->kind == DeviceKind::kCpu) {
+    return std::max(compute_s, memory_s) + dispatch_s + host_only_s(op, backward);
+  }
+  return std::max({compute_s, memory_s, dispatch_s});
 }
 
 }  // namespace gpudays

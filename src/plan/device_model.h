@@ -33,12 +33,7 @@ struct DeviceModelConstants {
   std::map<std::string, double> matmul_fraction_of_ceiling;
   double vector_efficiency = 0.5;  // fraction of FP32 CUDA-core peak (selective scan)
   // The host CPU, measured with LibTorch on one thread of the development machine's AMD EPYC
-  // (tools/cpu_op_bench.cpp; docs/planner.md, "The host CPU"). A fresh output tensor of at least
-  // glibc's largest mmap threshold (32 MiB, mallopt(3) M_MMAP_THRESHOLD) is new pages each time:
-  // writing one costs 0.43-0.47 ns per byte more than writing into a reused buffer (page faults
-  // and the kernel's zeroing), 2.2 GB/s.
-  double cpu_fresh_tensor_min_bytes = 32.0 * 1024 * 1024;
-  double cpu_first_touch_bytes_per_s = 2.2e9;
+  // (tools/cpu_op_bench.cpp; docs/planner.md, "The host CPU").
   // Depthwise convolution backward on the CPU, as fractions of the matmul rate the probe
   // measures: the input gradient runs at 0.38-1.07 of it, the weight gradient on ATen's slow
   // per-channel path at 0.024-0.038 (7x7, 4-16 pixels wide, 16-128 channels).

@@ -29,15 +29,9 @@ struct Op {
   double bytes = 0.0;            // forward memory traffic
   double saved_bytes = 0.0;      // activations kept for backward
   double transient_bytes = 0.0;  // short-lived buffers while the op (or its backward) runs
-  double kernels = 1.0;          // kernel launches in forward
+  double kernels = 1.0;          // kernel launches (ATen calls on the host CPU) in forward
   double backward_factor = 2.0;  // backward cost relative to forward
   double m = 0, n = 0, k = 0;    // matmul shape of one GEMM in the batch
-  // Outputs written into freshly allocated tensors of this size each (forward, backward): on the
-  // host CPU a tensor past the C allocator's mmap threshold is new pages every time, each page
-  // faulted and zeroed on first touch. The GPU's caching allocator reuses its blocks.
-  double fresh_tensor_bytes = 0.0;
-  double fresh_tensors_forward = 0.0;
-  double fresh_tensors_backward = 0.0;
 };
 
 // A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.

@@ -2,8 +2,8 @@
 // it: RMSNorm, in_proj, causal depthwise conv1d, SiLU, x_proj, dt_proj, softplus, selective scan,
 // gating, out_proj. Two scans: the fast fused kernel (states kept on chip, recomputed in
 // backward) and the plain sequential scan (HuggingFace's slow path: discretised A and B*u
-// materialised as [b, d_inner, T, d_state] fp32 tensors, then one step per token, each step's
-// state saved by autograd).
+// materialised as [b, d_inner, T, d_state] fp32 tensors, then a few small kernels per token, each
+// step's state saved by autograd).
 #include "catalog/param_count.h"
 #include "plan/workload.h"
 
@@ -15,37 +15,50 @@ constexpr double kFp32 = 4.0;
 // count for the scan is 9 * B * L * D * N.
 constexpr double kScanFlopsPerElement = 9.0;
 
-void add_scan(
-    std::vector<Op>& ops, double n, double e, double state, double elt, bool fast, double seq_len) {
-  const double elements = n * e * state;
+void add_fused_scan(std::vector<Op>& ops, double n, double e, double state, double elt) {
   Op scan;
-  scan.cls = fast ? OpClass::kVector : OpClass::kMemory;
-  scan.model_flops = kScanFlopsPerElement * elements;
+  scan.name = "selective_scan_fused";
+  scan.cls = OpClass::kVector;
+  scan.model_flops = kScanFlopsPerElement * n * e * state;
   scan.exec_flops = scan.model_flops;
-  if (fast) {
-    scan.name = "selective_scan_fused";
-    scan.bytes = (4.0 * n * e + 2.0 * n * state) * elt;  // read x, dt, z, B, C; write y
-    scan.saved_bytes = (n * e + 2.0 * n * state) * elt;  // z and B, C (x, dt saved upstream)
-    scan.kernels = 1.0;
-    scan.backward_factor = 2.5;
-  } else {
-    scan.name = "selective_scan_sequential";
-    scan.bytes = 8.0 * elements * kFp32;  // build dA, dBu; per step read/write state
-    // dA, dBu and every step's state; and delta (fp32), which dA and dBu's products keep.
-    scan.saved_bytes = 3.0 * elements * kFp32 + n * e * kFp32;
-    scan.transient_bytes = 2.0 * elements * kFp32;
-    scan.kernels = 4.0 + 3.0 * seq_len;  // one state update and readout per token
-    scan.backward_factor = 2.0;
-    // Fresh [b, d_inner, T, d_state] fp32 tensors: forward writes delta*A, its exp, delta*B and
-    // delta*B*u; backward stacks the per-step gradients of dA and dBu (2), and the products'
-    // gradients write exp's (1) and two for each of the three broadcast products (6).
-    scan.fresh_tensor_bytes = elements * kFp32;
-    scan.fresh_tensors_forward = 4.0;
-    scan.fresh_tensors_backward = 9.0;
-  }
+  scan.bytes = (4.0 * n * e + 2.0 * n * state) * elt;  // read x, dt, z, B, C; write y
+  scan.saved_bytes = (n * e + 2.0 * n * state) * elt;  // z and B, C (x, dt saved upstream)
+  scan.kernels = 1.0;
+  scan.backward_factor = 2.5;
   ops.push_back(scan);
 }
 
+// The plain scan (models/selective_scan.cpp, HuggingFace's slow path) in three parts, counted in
+// passes over its fp32 tensors: the whole-sequence discretisation over [b, e, T, N], then T steps
+// of small kernels over [b, e, N], each an ATen call of its own.
+void add_plain_scan(std::vector<Op>& ops, double b, double t, double e, double state) {
+  const double per_step = b * e * state;  // elements of one step's state
+  const double elements = per_step * t;   // of one [b, e, T, N] tensor
+  // Forward: delta*A (write), its exp (read, write), delta*B (write), times u (read, write): six
+  // passes. Backward, 25: stacking the T per-step gradients of dA and dBu (read, write: 4); times
+  // u's two products and the sum to u's shape (6); delta*B's two products and sums (6); exp's
+  // product with its output (3); delta*A's two products and sums (6).
+  Op discretise = make_memory("selective_scan_discretise", 6.0 * elements, kFp32, 0.0, 4.0);
+  discretise.model_flops = kScanFlopsPerElement * elements;
+  discretise.exec_flops = discretise.model_flops;
+  discretise.saved_bytes = 2.0 * elements * kFp32 + b * t * e * kFp32;  // dA, dBu; delta
+  discretise.transient_bytes = 2.0 * elements * kFp32;  // the stacked gradients in backward
+  discretise.backward_factor = 25.0 / 6.0;
+  ops.push_back(discretise);
+  // Per step: state = dA_t * state (read 2, write 1) + dBu_t (read 2, write 1); autograd keeps
+  // every state. Backward per step: the product's two gradients (3 passes each) and the sum of
+  // the state's gradients from the next step and from the readout (3): 9 passes, 3 kernels.
+  Op update =
+      make_memory("selective_scan_update", 6.0 * elements, kFp32, elements * kFp32, 2.0 * t);
+  update.backward_factor = 1.5;
+  ops.push_back(update);
+  // Per step: y_t = state @ C_t, a batched matrix-vector product that ATen's CPU bmm runs as one
+  // BLAS call per batch element (b calls); backward, two such products (the state's gradient, an
+  // outer product, and C_t's). Time is in the calls, not the arithmetic.
+  Op readout = make_memory("selective_scan_readout", 1.0 * elements, kFp32, 0.0, b * t);
+  readout.backward_factor = 2.0;
+  ops.push_back(readout);
+}
 }  // namespace
 
 Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& options) {
@@ -89,7 +102,11 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   dt_proj.saved_bytes = n * (rank + 2 * state) * elt;  // x_proj's output: delta, B and C views
   ops.push_back(dt_proj);
   ops.push_back(make_memory("softplus", 2 * n * e, elt, n * e * elt));
-  add_scan(ops, n, e, state, elt, options.fast_scan, t);
+  if (options.fast_scan) {
+    add_fused_scan(ops, n, e, state, elt);
+  } else {
+    add_plain_scan(ops, b, t, e, state);
+  }
   // The D skip keeps u; the gate's product keeps y + D u and SiLU(z).
   ops.push_back(make_memory("gate", 3 * n * e, elt, 3 * n * e * elt, 2));
   Op out_proj = make_matmul("out_proj", n, d, e, elt);

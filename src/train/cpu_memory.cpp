@@ -8,7 +8,12 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <climits>
 #include <string>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -78,6 +83,13 @@ class TrackingAllocator final : public c10::Allocator {
 
 }  // namespace
 
+void keep_freed_host_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
+}
+
 struct CpuMemoryScope::State {
   Counters* counters = new Counters();  // never freed: blocks may outlive the scope
   std::unique_ptr<TrackingAllocator> allocator;
@@ -85,6 +97,7 @@ struct CpuMemoryScope::State {
 };
 
 CpuMemoryScope::CpuMemoryScope(int64_t limit_bytes) : state_(std::make_unique<State>()) {
+  keep_freed_host_memory();
   state_->counters->limit = limit_bytes;
   state_->allocator = std::make_unique<TrackingAllocator>(state_->counters);
   state_->previous = c10::GetCPUAllocator();

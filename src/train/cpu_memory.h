@@ -9,6 +9,16 @@
 
 namespace gpudays {
 
+// Keeps the C allocator's freed memory in the process, as the CUDA caching allocator keeps its
+// blocks: no allocation is served by mmap(2) (glibc's M_MMAP_MAX = 0) and the heap is never trimmed
+// (M_TRIM_THRESHOLD at its largest). With glibc's defaults every tensor above the dynamic mmap
+// threshold (up to 32 MiB), and every activation that grows the heap past the trim threshold, is
+// new pages in each training step, each faulted in and zeroed by the kernel: 12% of a small
+// GPT-NeoX step and 22% of a small Mamba step on the development machine (docs/bench.md). Called
+// once by a process that trains on the CPU (CpuMemoryScope's constructor, the trainer); affects
+// the whole process and is never undone. A no-op with another C library.
+void keep_freed_host_memory();
+
 struct CpuMemoryStats {
   int64_t live_bytes = 0;
   int64_t peak_bytes = 0;

@@ -84,8 +84,9 @@ struct StepResult {
 
 // One slot of the optimizer's state on this rank (see Engine::optimizer_slices).
 struct OptimizerSlice {
-  int64_t numel = 0;  // the whole slot's elements
-  int64_t first = 0;  // this rank's part: [first, first + count)
+  std::vector<int64_t> parameters;  // the slot's parameters (indices), in its flat order
+  int64_t numel = 0;                // the whole slot's elements
+  int64_t first = 0;                // this rank's part: [first, first + count)
   int64_t count = 0;
   at::Tensor exp_avg;     // [count]
   at::Tensor exp_avg_sq;  // [count]

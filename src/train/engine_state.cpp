@@ -85,7 +85,7 @@ std::vector<OptimizerSlice> Engine::optimizer_slices() {
   if (!units_) {
     for (size_t i = 0; i < params_.size(); ++i) {
       const int64_t n = params_[i].numel();
-      out.push_back({n, 0, n, m[i].view(-1), v[i].view(-1)});
+      out.push_back({{static_cast<int64_t>(i)}, n, 0, n, m[i].view(-1), v[i].view(-1)});
     }
     return out;
   }
@@ -93,8 +93,14 @@ std::vector<OptimizerSlice> Engine::optimizer_slices() {
   for (ShardUnit* u : slot_units(*units_)) {
     const int64_t first = comm_.rank() * u->shard;
     const int64_t count = std::clamp<int64_t>(u->numel - first, 0, u->shard);
-    out.push_back(
-        {u->numel, first, count, m[slot].narrow(0, 0, count), v[slot].narrow(0, 0, count)});
+    std::vector<int64_t> parameters;
+    for (size_t i : unit_indices(*u, params_)) parameters.push_back(static_cast<int64_t>(i));
+    out.push_back({std::move(parameters),
+                   u->numel,
+                   first,
+                   count,
+                   m[slot].narrow(0, 0, count),
+                   v[slot].narrow(0, 0, count)});
     ++slot;
   }
   return out;

@@ -110,4 +110,19 @@ RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& o) {
   return recipe;
 }
 
+Configuration configuration_on(const RunFile& run, int64_t world) {
+  Configuration c{run.methods, run.micro_batch_size, run.grad_acc_steps};
+  if (run.micro_batch_size * run.grad_acc_steps * world == run.global_batch) return c;
+  const int64_t per_step = run.micro_batch_size * world;
+  if (per_step <= 0 || run.global_batch % per_step != 0) {
+    throw InputError(
+        fmt::format("the global batch {} does not split into micro-batches of {} on {} ranks",
+                    run.global_batch,
+                    run.micro_batch_size,
+                    world));
+  }
+  c.grad_acc_steps = run.global_batch / per_step;
+  return c;
+}
+
 }  // namespace gpudays

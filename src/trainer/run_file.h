@@ -9,6 +9,7 @@
 #include <string>
 
 #include "catalog/model_spec.h"
+#include "config/configuration.h"
 #include "config/methods.h"
 
 namespace gpudays {
@@ -53,6 +54,11 @@ struct RunFile {
 
 // Throws InputError naming the file, table and key of anything missing, malformed or unknown.
 RunFile read_run_file(const std::string& path);
+
+// The run file's configuration on `world` ranks: its micro-batch and its accumulation, which is
+// recomputed when the file was written for another rank count (global batch = micro-batch x
+// accumulation x ranks). Throws InputError when the global batch does not split that way.
+Configuration configuration_on(const RunFile& run, int64_t world);
 
 // The recipe with the run file's schedule overrides applied.
 RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& overrides);

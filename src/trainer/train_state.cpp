@@ -9,9 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -266,54 +264,21 @@ RunCounters load_checkpoint(const std::string& dir,
     const std::lock_guard<std::mutex> lock(cuda.mutex());
     cuda.set_state(rng.read(kCudaRng));
   }
-  return {
-      state.at("step").get<int64_t>(), state.at("samples_seen").get<int64_t>(), state.at("extra")};
+  RunCounters counters;
+  counters.step = state.at("step").get<int64_t>();
+  counters.samples_seen = state.at("samples_seen").get<int64_t>();
+  counters.extra = state.at("extra");
+  return counters;
 }
 
 StateLayout state_layout(const std::vector<std::string>& names,
                          const std::vector<at::Tensor>& params,
-                         const models::BlockParameters& blocks,
-                         int sharding_stage,
                          Engine& engine,
                          c10::Device device) {
   StateLayout layout{names, {}, {}, device};
-  std::unordered_map<const void*, int64_t> index;
-  for (size_t i = 0; i < params.size(); ++i) {
-    layout.parameter_numels.push_back(params[i].numel());
-    index[params[i].unsafeGetTensorImpl()] = static_cast<int64_t>(i);
-  }
-  std::vector<std::vector<int64_t>> groups;
-  if (sharding_stage == 0) {
-    for (size_t i = 0; i < params.size(); ++i) groups.push_back({static_cast<int64_t>(i)});
-  } else {
-    std::unordered_set<int64_t> in_blocks;
-    std::vector<std::vector<int64_t>> block_groups;
-    if (sharding_stage >= 2) {  // stage 1 reduces the whole model as one unit
-      for (const auto& block : blocks) {
-        block_groups.emplace_back();
-        for (const at::Tensor& p : block) {
-          block_groups.back().push_back(index.at(p.unsafeGetTensorImpl()));
-          in_blocks.insert(block_groups.back().back());
-        }
-      }
-    }
-    groups.emplace_back();
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (!in_blocks.contains(static_cast<int64_t>(i)))
-        groups[0].push_back(static_cast<int64_t>(i));
-    }
-    for (auto& g : block_groups) groups.push_back(std::move(g));
-  }
-  nlohmann::json numels = nlohmann::json::array();
-  for (auto& g : groups) {
-    int64_t n = 0;
-    for (const int64_t p : g) n += layout.parameter_numels[static_cast<size_t>(p)];
-    if (n == 0 && sharding_stage > 0) continue;  // the engine keeps no slot for an empty unit
-    numels.push_back(n);
-    layout.slots.push_back(std::move(g));
-  }
-  if (numels != slot_numels(engine)) {
-    throw std::logic_error("the optimizer's slots are not laid out as state_layout assumes");
+  for (const at::Tensor& p : params) layout.parameter_numels.push_back(p.numel());
+  for (OptimizerSlice& slice : engine.optimizer_slices()) {
+    layout.slots.push_back(std::move(slice.parameters));
   }
   return layout;
 }

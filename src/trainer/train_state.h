@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/communicator.h"
-#include "models/block_runner.h"
 
 namespace gpudays {
 
@@ -40,14 +39,10 @@ struct StateLayout {
   c10::Device device = c10::kCPU;
 };
 
-// The layout of the engine's optimizer slots at a sharding stage (train/engine.h, shard_units.h):
-// stage 0 one slot per parameter; stage 1 one slot of every parameter; stages 2 and 3 one of the
-// parameters in no block, then one per block. Throws std::logic_error when the engine's slot sizes
-// disagree (the rule changed in src/train).
+// The parameters' names and sizes (in the trainable's order) and the engine's optimizer slots
+// (Engine::optimizer_slices: which parameters each holds, in order).
 StateLayout state_layout(const std::vector<std::string>& names,
                          const std::vector<at::Tensor>& params,
-                         const models::BlockParameters& blocks,
-                         int sharding_stage,
                          Engine& engine,
                          c10::Device device);
 

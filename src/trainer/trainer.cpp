@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "models/zoo.h"
 #include "train/apply_methods.h"
+#include "train/cpu_memory.h"
 #include "train/device.h"
 #include "train/engine.h"
 #include "train/trainable.h"
@@ -96,6 +97,7 @@ void check_shapes(const std::vector<at::Tensor>& init,
 
 // Builds the model (seeded: every rank starts from the same weights) and the engine.
 void build(Run& run) {
+  if (run.o.device.is_cpu()) keep_freed_host_memory();
   at::manual_seed(run.o.settings.seed);
   const MethodOptions methods =
       apply_methods(run.o.config, run.o.model.recipe, run.o.device, run.o.settings.seed);
@@ -110,12 +112,7 @@ void build(Run& run) {
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(init[i].view_as(params[i]));
   }
   run.engine = make_engine(*run.trainable, run.comm, methods.engine);
-  run.layout = state_layout(names,
-                            run.trainable->parameters(),
-                            run.trainable->block_parameters(),
-                            sharding_stage(run.o.config.methods.sharding),
-                            *run.engine,
-                            run.o.device);
+  run.layout = state_layout(names, run.trainable->parameters(), *run.engine, run.o.device);
 }
 
 // Resumes from the newest valid checkpoint (rank 0 chooses; every rank loads the same one).
@@ -174,8 +171,14 @@ TrainSummary train(const TrainerOptions& o, const data::ImageSamples& samples, C
 }
 
 TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Communicator& comm) {
-  Run run{o, samples, comm, data::split_samples(samples.num_samples, o.eval_fraction)};
-  run.checkpoints_dir = (std::filesystem::path(o.out_dir) / "checkpoints").string();
+  Run run{.o = o,
+          .samples = samples,
+          .comm = comm,
+          .split = data::split_samples(samples.num_samples, o.eval_fraction),
+          .trainable = nullptr,
+          .engine = nullptr,
+          .layout = {},
+          .checkpoints_dir = (std::filesystem::path(o.out_dir) / "checkpoints").string()};
   if (comm.rank() == 0) std::filesystem::create_directories(run.checkpoints_dir);
   build(run);
   const int64_t first_step = o.resume ? resume(run) : 0;
@@ -200,7 +203,13 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
     const double step_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     ++step;
-    StepMetrics m{step, mean_over_ranks(comm, r.loss), r.lr, r.grad_norm, r.applied, step_s};
+    StepMetrics m;
+    m.step = step;
+    m.loss = mean_over_ranks(comm, r.loss);
+    m.lr = r.lr;
+    m.grad_norm = r.grad_norm;
+    m.applied = r.applied;
+    m.step_time_s = step_s;
     m.tokens_per_s = tokens_per_step / step_s;
     if (o.peak_flops_per_s > 0) {
       m.mfu = o.flops_per_sample * static_cast<double>(o.model.recipe.global_batch) / step_s /

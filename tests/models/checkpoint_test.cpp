@@ -110,6 +110,23 @@ TEST(Safetensors, RejectsMalformedFilesNamingTheProblem) {
               SafetensorsReader r(write_raw("wrap.st", h5.size(), h5, 0));
             }).find("tensor 'w': shape [4611686018427387904, 4] is too large"),
             std::string::npos);
+  // Found by the same target under UBSan: an offset of 6.46e20 was converted from a double to
+  // uint64_t, which is undefined. Fractions, exponents and negatives are refused as such.
+  const std::string h6 = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,6.46117e+20]}})";
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("dbl.st", h6.size(), h6, 8));
+            }).find("data_offsets holds 6.46117e+20, not an integer of 64 bits"),
+            std::string::npos);
+  const std::string h7 = R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})";
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("frac.st", h7.size(), h7, 8));
+            }).find("shape holds 2.5"),
+            std::string::npos);
+  const std::string h8 = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})";
+  EXPECT_NE(error_of([&] {
+              SafetensorsReader r(write_raw("neg.st", h8.size(), h8, 8));
+            }).find("must not be negative"),
+            std::string::npos);
 }
 
 // A failed write is an I/O error (exit 1 at the command line), not bad input (exit 2), and

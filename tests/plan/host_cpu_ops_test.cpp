@@ -1,7 +1,6 @@
-// What only the host CPU pays on top of the roofline (plan/device_model.h): the first touch of
-// fresh tensors past the C allocator's mmap threshold, and the slow backward of a depthwise
-// convolution. A GPU pays neither; the plain selective scan and ConvNeXt's depthwise convolution
-// carry what it takes for the CPU to charge them.
+// What the host CPU pays differently from a GPU (plan/device_model.h): dispatch on the thread that
+// runs the operation (added, not overlapped), and the slow backward of a depthwise convolution;
+// and the plain selective scan's per-step kernels, which make the CPU's dispatch count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,8 +14,6 @@
 namespace gpudays {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-
 GpuSpec cpu() {
   return host_cpu_spec({"test cpu", 2, 0.1, 0.3, 25.0, int64_t{1} << 50}, {.ranks = 1});
 }
@@ -28,32 +25,25 @@ GpuSpec as_gpu(GpuSpec spec) {
   return spec;
 }
 
-Op fresh_op(double tensor_bytes) {
-  Op op = make_memory("scan", /*elements_moved=*/1e6, /*elt=*/4.0, /*saved_bytes=*/0.0);
-  op.fresh_tensor_bytes = tensor_bytes;
-  op.fresh_tensors_forward = 4.0;
-  op.fresh_tensors_backward = 9.0;
-  return op;
-}
-
-double extra_s(const GpuSpec& spec, const Op& op, bool backward) {
-  Op plain = op;
-  plain.fresh_tensors_forward = plain.fresh_tensors_backward = 0.0;
-  const DeviceModel device(spec, Precision::kFp32, /*free_lunch=*/false);
-  return device.op_time_s(op, backward) - device.op_time_s(plain, backward);
-}
-
-TEST(HostCpuOps, FreshTensorsPastTheMmapThresholdCostTheirFirstTouch) {
-  const DeviceModelConstants c;
-  const Op big = fresh_op(64 * kMiB);
-  EXPECT_NEAR(extra_s(cpu(), big, /*backward=*/false),
-              4.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s,
-              1e-9);
-  EXPECT_NEAR(extra_s(cpu(), big, /*backward=*/true),
-              9.0 * 64 * kMiB / c.cpu_first_touch_bytes_per_s,
-              1e-9);
-  EXPECT_EQ(extra_s(cpu(), fresh_op(16 * kMiB), /*backward=*/false), 0.0) << "heap reuses it";
-  EXPECT_EQ(extra_s(as_gpu(cpu()), big, /*backward=*/true), 0.0) << "caching allocator";
+// On the CPU the dispatch of each kernel adds to its run time; a GPU overlaps the two, so the
+// slower one counts.
+TEST(HostCpuOps, DispatchAddsOnTheCpuAndOverlapsOnAGpu) {
+  Op op = make_memory("elementwise",
+                      /*elements_moved=*/3e6,
+                      /*elt=*/4.0,
+                      /*saved_bytes=*/0.0,
+                      /*kernels=*/400.0);
+  for (const GpuSpec& spec : {cpu(), as_gpu(cpu())}) {
+    const DeviceModel device(spec, Precision::kFp32, /*free_lunch=*/false);
+    const double memory_s = op.bytes / device.bandwidth_bytes_per_s();
+    const double dispatch_s = op.kernels * device.dispatch_s();
+    ASSERT_GT(memory_s, 0.0);
+    ASSERT_GT(dispatch_s, 0.0);
+    const double expected_s =
+        spec.kind == DeviceKind::kCpu ? memory_s + dispatch_s : std::max(memory_s, dispatch_s);
+    EXPECT_NEAR(device.op_time_s(op, /*backward=*/false), expected_s, 1e-12) << spec.name;
+    EXPECT_NEAR(device.op_time_s(op, /*backward=*/true), 2.0 * expected_s, 1e-12) << spec.name;
+  }
 }
 
 TEST(HostCpuOps, DepthwiseConvolutionBackwardIsSlowOnlyOnTheCpu) {
@@ -75,24 +65,42 @@ TEST(HostCpuOps, DepthwiseConvolutionBackwardIsSlowOnlyOnTheCpu) {
   }
 }
 
-// HuggingFace's slow path materialises four [b, d_inner, T, d_state] fp32 tensors in forward and
-// nine in backward (workload_mamba.cpp); the fused scan none.
-TEST(HostCpuOps, ThePlainScanCarriesItsFreshTensors) {
+// The plain scan is the discretisation over [b, e, T, N] and T steps of small kernels, the readout
+// one BLAS call per batch element (workload_mamba.cpp); the fused scan is one kernel. The split
+// keeps what autograd saves: dA, dBu, every step's state and delta.
+TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
   const ModelSpec& model = test::catalog().model("mamba");
-  for (bool fast : {false, true}) {
-    const Workload w = build_workload(model, {.micro_batch_size = 1, .fast_scan = fast});
-    const auto& ops = w.blocks.at(0).ops;
-    const auto scan = std::find_if(ops.begin(), ops.end(), [](const Op& op) {
-      return std::string(op.name).find("selective_scan") == 0;
-    });
-    ASSERT_NE(scan, ops.end());
-    const auto& a = model.arch;
-    const double tensor_bytes =
-        4.0 * static_cast<double>(a.seq_len) * a.expand * a.d_model * a.d_state;
-    EXPECT_EQ(scan->fresh_tensor_bytes, fast ? 0.0 : tensor_bytes);
-    EXPECT_EQ(scan->fresh_tensors_forward, fast ? 0.0 : 4.0);
-    EXPECT_EQ(scan->fresh_tensors_backward, fast ? 0.0 : 9.0);
-  }
+  const auto& a = model.arch;
+  const double b = 4.0;
+  const double t = static_cast<double>(a.seq_len);
+  const double e = static_cast<double>(a.expand * a.d_model);
+  const double elements = b * t * e * static_cast<double>(a.d_state);
+  auto find = [](const std::vector<Op>& ops, const std::string& name) {
+    const auto it = std::find_if(
+        ops.begin(), ops.end(), [&](const Op& op) { return std::string(op.name) == name; });
+    return it == ops.end() ? nullptr : &*it;
+  };
+  const Workload plain = build_workload(model, {.micro_batch_size = 4, .fast_scan = false});
+  const auto& ops = plain.blocks.at(0).ops;
+  const Op* discretise = find(ops, "selective_scan_discretise");
+  const Op* update = find(ops, "selective_scan_update");
+  const Op* readout = find(ops, "selective_scan_readout");
+  ASSERT_TRUE(discretise && update && readout);
+  EXPECT_EQ(find(ops, "selective_scan_fused"), nullptr);
+  EXPECT_DOUBLE_EQ(update->kernels, 2.0 * t);
+  EXPECT_DOUBLE_EQ(readout->kernels, b * t);
+  EXPECT_DOUBLE_EQ(discretise->bytes, 6.0 * elements * 4.0);
+  EXPECT_DOUBLE_EQ(discretise->saved_bytes + update->saved_bytes + readout->saved_bytes,
+                   (3.0 * elements + b * t * e) * 4.0);
+  EXPECT_DOUBLE_EQ(discretise->model_flops, 9.0 * elements);
+
+  const Workload fused = build_workload(model, {.micro_batch_size = 4, .fast_scan = true});
+  const auto& fused_ops = fused.blocks.at(0).ops;
+  ASSERT_NE(find(fused_ops, "selective_scan_fused"), nullptr);
+  EXPECT_EQ(find(fused_ops, "selective_scan_update"), nullptr);
+  EXPECT_EQ(find(fused_ops, "selective_scan_fused")->kernels, 1.0);
+  // The same model FLOPs either way (MFU does not depend on the implementation).
+  EXPECT_DOUBLE_EQ(sum_model_flops(ops), sum_model_flops(fused_ops));
 }
 
 }  // namespace

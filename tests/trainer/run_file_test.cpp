@@ -50,6 +50,26 @@ TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
   }
 }
 
+// The file's split on the ranks it was written for; on other rank counts the micro-batch is kept
+// and the accumulation recomputed, or the split is refused with the numbers.
+TEST(RunFile, ConfigurationOnAnotherRankCountKeepsTheMicroBatch) {
+  RunFile r;
+  r.global_batch = 64;
+  r.micro_batch_size = 4;
+  r.grad_acc_steps = 4;
+  EXPECT_EQ(configuration_on(r, 4).grad_acc_steps, 4);
+  EXPECT_EQ(configuration_on(r, 2).grad_acc_steps, 8);
+  EXPECT_EQ(configuration_on(r, 16).grad_acc_steps, 1);
+  EXPECT_EQ(configuration_on(r, 2).micro_batch_size, 4);
+  try {
+    configuration_on(r, 3);
+    ADD_FAILURE() << "64 does not split over 3 ranks of 4";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "the global batch 64 does not split into micro-batches of 4 on 3 ranks");
+  }
+  EXPECT_THROW(configuration_on(r, 32), InputError);  // 128 samples per step > 64
+}
+
 void write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
