@@ -66,11 +66,7 @@ namespace {
 // An integer field of a specification: a JSON integer that fits int64_t (a float such as 4.9e19,
 // or an unsigned value above 2^63 - 1, is refused rather than converted, which is undefined).
 int64_t integer_field(const nlohmann::json& j, const char* key, std::optional<int64_t> fallback) {
-  if (!j.contains(key) && fallback) return *fallback;
-  const std::optional<int64_t> v = json_int64(j.at(key));
-  if (!v)
-    throw InputError(fmt::format("bad trial specification: {} is not an integer of 64 bits", key));
-  return *v;
+  return json_int64_field(j, key, fallback, "bad trial specification");
 }
 
 }  // namespace
@@ -130,11 +126,11 @@ TrialMeasurement parse_trial_output(const std::string& text) {
     TrialMeasurement r;
     r.status = parse_trial_status(j.at("status").get<std::string>());
     r.message = j.value("message", "");
-    r.steps_timed = j.value("steps_timed", int64_t{0});
+    r.steps_timed = json_int64_field(j, "steps_timed", 0, "the trial's result");
     r.step_time_median_s = j.value("step_time_median_s", 0.0);
     r.step_time_min_s = j.value("step_time_min_s", 0.0);
     r.step_time_max_s = j.value("step_time_max_s", 0.0);
-    r.peak_memory_bytes = j.value("peak_memory_bytes", int64_t{0});
+    r.peak_memory_bytes = json_int64_field(j, "peak_memory_bytes", 0, "the trial's result");
     r.timing = parse_step_timing(j.value("timing", "whole"));
     r.micro_step_time_s = j.value("micro_step_time_s", 0.0);
     r.last_micro_step_time_s = j.value("last_micro_step_time_s", 0.0);

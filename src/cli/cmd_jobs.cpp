@@ -14,6 +14,7 @@
 #include "bench/child_process.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "report/row_format.h"
 #include "report/table.h"
 #include "results/results_db.h"
@@ -60,7 +61,8 @@ int64_t steps_logged(const SubmittedJob& job) {
     if (!line.empty()) last = line;
   }
   const nlohmann::json j = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("step") ? j.at("step").get<int64_t>() : 0;
+  if (!j.is_object() || !j.contains("step")) return 0;
+  return json_int64(j.at("step")).value_or(0);
 }
 
 // The newest committed checkpoint, OUT/checkpoints/step-N (written whole, then renamed there).
@@ -100,7 +102,9 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs) {
   std::vector<JobStatus> out;
   for (const SubmittedJob& j : jobs) {
     const auto state = states.find(j.job_id);
-    JobStatus status{j, state == states.end() ? unknown : state->second};
+    JobStatus status;
+    status.job = j;
+    status.state = state == states.end() ? unknown : state->second;
     if (j.kind == "train") {
       status.steps = steps_logged(j);
       status.checkpoint = newest_checkpoint(j);

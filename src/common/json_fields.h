@@ -5,8 +5,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "common/error.h"
 
 namespace gpudays {
 
@@ -23,6 +27,30 @@ inline std::optional<int64_t> json_int64(const nlohmann::json& v) {
   }
   if (v.is_number_integer()) return v.get<int64_t>();
   return std::nullopt;
+}
+
+// j[key] as an int64; `fallback` when the key is absent and a fallback is given. Anything else
+// (absent without a fallback, not an integer of 64 bits) throws InputError "{what}: {key} is not
+// an integer of 64 bits" (or "... has no {key}"), where `what` names the document.
+inline int64_t json_int64_field(const nlohmann::json& j,
+                                const std::string& key,
+                                std::optional<int64_t> fallback,
+                                const std::string& what) {
+  if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object", what));
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    throw InputError(fmt::format("{}: has no {}", what, key));
+  }
+  const std::optional<int64_t> v = json_int64(j.at(key));
+  if (!v) throw InputError(fmt::format("{}: {} is not an integer of 64 bits", what, key));
+  return *v;
+}
+
+// v as an int64, or InputError "{what} is not an integer of 64 bits" (what names the value).
+inline int64_t json_int64_value(const nlohmann::json& v, const std::string& what) {
+  const std::optional<int64_t> i = json_int64(v);
+  if (!i) throw InputError(fmt::format("{} is not an integer of 64 bits", what));
+  return *i;
 }
 
 }  // namespace gpudays

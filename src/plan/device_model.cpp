@@ -100,13 +100,14 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
   compute_s = std::max(compute_s, flops / ceiling_flops());
   const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
-  const double dispatch_s = op.kernels * factor * dispatch_s_;
   // A GPU runs kernels while the host launches the next ones: the slower of the two. The host
-  // CPU dispatches an operation and then runs it on the same thread: the sum.
+  // CPU dispatches an operation and then runs it on the same thread: the sum, with one BLAS call
+  // per GEMM of a batched matmul.
   if (gpu_->kind == DeviceKind::kCpu) {
-    return std::max(compute_s, memory_s) + dispatch_s + host_only_s(op, backward);
+    const double calls = op.kernels * std::max(1.0, op.batch) * factor;
+    return std::max(compute_s, memory_s) + calls * dispatch_s_ + host_only_s(op, backward);
   }
-  return std::max({compute_s, memory_s, dispatch_s});
+  return std::max({compute_s, memory_s, op.kernels * factor * dispatch_s_});
 }
 
 }  // namespace gpudays

@@ -48,6 +48,7 @@ Op make_matmul(const char* name, double m, double n, double k, double elt, doubl
   op.m = m;
   op.n = n;
   op.k = k;
+  op.batch = batch;
   return op;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 
 namespace gpudays {
 namespace {
@@ -43,8 +44,8 @@ SubmittedJob from_json(const nlohmann::json& o) {
   j.run_dir = o.value("run_dir", "");  // absent in the records of earlier versions
   j.model = o.at("model").get<std::string>();
   j.gpu = o.at("gpu").get<std::string>();
-  j.nodes = o.at("nodes").get<int64_t>();
-  j.tasks_per_node = o.at("tasks_per_node").get<int64_t>();
+  j.nodes = json_int64_value(o.at("nodes"), "nodes");
+  j.tasks_per_node = json_int64_value(o.at("tasks_per_node"), "tasks_per_node");
   j.partition = o.at("partition").get<std::string>();
   return j;
 }
@@ -77,6 +78,8 @@ std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
     try {
       jobs.push_back(from_json(nlohmann::json::parse(line)));
     } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}:{}: not a submitted job ({})", path, number, e.what()));
+    } catch (const InputError& e) {
       throw InputError(fmt::format("{}:{}: not a submitted job ({})", path, number, e.what()));
     }
   }

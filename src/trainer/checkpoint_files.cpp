@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "common/output_files.h"
 
 namespace gpudays {
@@ -112,7 +113,8 @@ FoundCheckpoint read_checkpoint(const std::string& dir) {
   nlohmann::json manifest;
   try {
     manifest = nlohmann::json::parse(in);
-    FoundCheckpoint found{dir, manifest.at("step").get<int64_t>(), manifest.at("state")};
+    FoundCheckpoint found{
+        dir, json_int64_field(manifest, "step", std::nullopt, manifest_path), manifest.at("state")};
     for (const auto& [name, checksum] : manifest.at("files").items()) {
       const std::string path = (fs::path(dir) / name).string();
       if (!fs::exists(path)) throw InputError(fmt::format("{} is missing", name));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_fields.h"
 #include "common/output_files.h"
 
 namespace gpudays {
@@ -42,8 +43,8 @@ MetricsLog::MetricsLog(std::string path, int64_t resume_step) : path_(std::move(
   std::ifstream in(path_);
   for (std::string line; std::getline(in, line);) {
     try {
-      if (nlohmann::json::parse(line).at("step").get<int64_t>() <= resume_step)
-        kept.push_back(line);
+      const std::optional<int64_t> step = json_int64(nlohmann::json::parse(line).at("step"));
+      if (step && *step <= resume_step) kept.push_back(line);
     } catch (const nlohmann::json::exception&) {
       // a line cut short by a kill: dropped
     }

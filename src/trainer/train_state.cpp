@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "models/safetensors.h"
 #include "train/engine.h"
 #include "trainer/checkpoint_files.h"
@@ -30,6 +31,19 @@ std::string rank_file(int rank) {
 
 std::string slot_name(size_t slot, const std::string& moment) {
   return fmt::format("slot.{}.{}", slot, moment);
+}
+
+// The manifest's slot -> parameter indices, each an integer of 64 bits.
+std::vector<std::vector<int64_t>> slot_parameters(const nlohmann::json& state,
+                                                  const std::string& dir) {
+  std::vector<std::vector<int64_t>> slots;
+  for (const nlohmann::json& slot : state.at("slot_parameters")) {
+    slots.emplace_back();
+    for (const nlohmann::json& p : slot) {
+      slots.back().push_back(json_int64_value(p, dir + ": slot_parameters"));
+    }
+  }
+  return slots;
 }
 
 nlohmann::json slot_numels(Engine& engine) {
@@ -217,9 +231,7 @@ RunCounters load_checkpoint(const std::string& dir,
   const nlohmann::json numels = slot_numels(engine);
   // Checkpoints of before the layout was recorded: only the same sharding stage.
   const std::vector<std::vector<int64_t>> old_slots =
-      state.contains("slot_parameters")
-          ? state.at("slot_parameters").get<std::vector<std::vector<int64_t>>>()
-          : layout.slots;
+      state.contains("slot_parameters") ? slot_parameters(state, dir) : layout.slots;
   if (!state.contains("slot_parameters") &&
       (state.at("slot_numels") != numels ||
        state.at("replicated_optimizer").get<bool>() != engine.optimizer_replicated())) {
@@ -234,13 +246,17 @@ RunCounters load_checkpoint(const std::string& dir,
       if (p < 0 || p >= static_cast<int64_t>(layout.parameter_numels.size())) n = -1;
       if (n >= 0) n += layout.parameter_numels[static_cast<size_t>(p)];
     }
-    if (s >= state.at("slot_numels").size() || state.at("slot_numels")[s].get<int64_t>() != n) {
+    if (s >= state.at("slot_numels").size() ||
+        json_int64_value(state.at("slot_numels")[s], dir + ": slot_numels") != n) {
       throw InputError(fmt::format("{}: written for another model (optimizer slot {})", dir, s));
     }
   }
   engine.load_full_parameters(read_checkpoint_parameters(dir, layout.parameter_names));
-  const int old_world = state.at("world_size").get<int>();
-  const SliceAssembler slices(dir, old_world);
+  const int64_t old_world = json_int64_field(state, "world_size", std::nullopt, dir);
+  if (old_world < 1 || old_world > (int64_t{1} << 20)) {
+    throw InputError(fmt::format("{}: world_size {} out of range", dir, old_world));
+  }
+  const SliceAssembler slices(dir, static_cast<int>(old_world));
   const double step_count = state.at("optimizer_step_count").get<double>();
   if (old_slots == layout.slots) {
     engine.load_optimizer(
@@ -251,11 +267,11 @@ RunCounters load_checkpoint(const std::string& dir,
   } else {
     engine.load_optimizer(relayout_reader(slices, old_slots, layout, dir), step_count);
   }
-  engine.restore_counters(state.at("step").get<int64_t>(),
-                          state.at("optimizer_steps").get<int64_t>(),
+  engine.restore_counters(json_int64_field(state, "step", std::nullopt, dir),
+                          json_int64_field(state, "optimizer_steps", std::nullopt, dir),
                           {state.at("loss_scale").get<double>(),
-                           state.at("loss_scale_clean_steps").get<int64_t>(),
-                           state.at("loss_scale_skipped").get<int64_t>()});
+                           json_int64_field(state, "loss_scale_clean_steps", std::nullopt, dir),
+                           json_int64_field(state, "loss_scale_skipped", std::nullopt, dir)});
   const models::SafetensorsReader& rng = slices.reader(comm.rank() < old_world ? comm.rank() : 0);
   at::Generator cpu = at::detail::getDefaultCPUGenerator();
   cpu.set_state(rng.read(kCpuRng));
@@ -265,8 +281,8 @@ RunCounters load_checkpoint(const std::string& dir,
     cuda.set_state(rng.read(kCudaRng));
   }
   RunCounters counters;
-  counters.step = state.at("step").get<int64_t>();
-  counters.samples_seen = state.at("samples_seen").get<int64_t>();
+  counters.step = json_int64_field(state, "step", std::nullopt, "checkpoint state");
+  counters.samples_seen = json_int64_field(state, "samples_seen", std::nullopt, "checkpoint state");
   counters.extra = state.at("extra");
   return counters;
 }

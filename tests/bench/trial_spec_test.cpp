@@ -83,5 +83,24 @@ TEST(TrialSpec, IntegersBeyondSixtyFourBitsOrFractionsAreRefused) {
   }
 }
 
+// The same for a trial's result line (found by the trial_spec fuzz target: a peak memory of
+// 1.0e23 bytes was converted to int64_t); integers the result reports are read as integers.
+TEST(TrialSpec, AResultsIntegerThatIsNotOneIsAOneLineError) {
+  for (const char* key : {"peak_memory_bytes", "steps_timed"}) {
+    for (const char* text : {"1.01845e+23", "2.5", "18446744073709551615"}) {
+      const std::string line = std::string(R"({"status": "ok", ")") + key + "\": " + text + "}";
+      try {
+        parse_trial_output(line);
+        ADD_FAILURE() << line << " accepted";
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  std::string("the trial's result: ") + key + " is not an integer of 64 bits");
+      }
+    }
+  }
+  EXPECT_EQ(parse_trial_output(R"({"status": "ok", "peak_memory_bytes": 4096})").peak_memory_bytes,
+            4096);
+}
+
 }  // namespace
 }  // namespace gpudays

@@ -46,6 +46,20 @@ TEST(HostCpuOps, DispatchAddsOnTheCpuAndOverlapsOnAGpu) {
   }
 }
 
+// A batched matmul is one BLAS call per GEMM on the host CPU, so it costs its GEMMs one by one;
+// on a GPU it is one kernel, and a batch of tiny GEMMs costs far less than launching each.
+TEST(HostCpuOps, ABatchedMatmulIsOneCallPerGemmOnTheCpu) {
+  const Op one = make_matmul("gemm", 16, 16, 16, /*elt=*/4.0);
+  const Op many = make_matmul("bmm", 16, 16, 16, /*elt=*/4.0, /*batch=*/128.0);
+  for (bool backward : {false, true}) {
+    const DeviceModel host(cpu(), Precision::kFp32, /*free_lunch=*/false);
+    EXPECT_NEAR(host.op_time_s(many, backward), 128.0 * host.op_time_s(one, backward), 1e-12);
+    EXPECT_GT(host.op_time_s(one, backward), host.dispatch_s()) << "a call costs its dispatch";
+    const DeviceModel gpu(test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, false);
+    EXPECT_LT(gpu.op_time_s(many, backward), 128.0 * gpu.op_time_s(one, backward) / 10.0);
+  }
+}
+
 TEST(HostCpuOps, DepthwiseConvolutionBackwardIsSlowOnlyOnTheCpu) {
   const DeviceModelConstants c;
   Op conv = make_memory("depthwise", /*elements_moved=*/1e6, /*elt=*/4.0, /*saved_bytes=*/0.0);

@@ -59,7 +59,8 @@ WorkloadSummary planned(const ModelSpec& spec, int64_t batch) {
   const WorkloadOptions options{.micro_batch_size = batch,
                                 .activation_bytes = 4.0,
                                 .fused_attention = false,
-                                .fast_scan = false};
+                                .fast_scan = false,
+                                .implementation = {}};
   return summarize(build_workload(spec, options), device);
 }
 
