@@ -52,10 +52,11 @@ void add_plain_scan(std::vector<Op>& ops, double b, double t, double e, double s
       make_memory("selective_scan_update", 6.0 * elements, kFp32, elements * kFp32, 2.0 * t);
   update.backward_factor = 1.5;
   ops.push_back(update);
-  // Per step: y_t = state @ C_t, a batched matrix-vector product that ATen's CPU bmm runs as one
-  // BLAS call per batch element (b calls); backward, two such products (the state's gradient, an
-  // outer product, and C_t's). Time is in the calls, not the arithmetic.
-  Op readout = make_memory("selective_scan_readout", 1.0 * elements, kFp32, 0.0, b * t);
+  // Per step: y_t = state @ C_t, a batched matrix-vector product: one kernel on a GPU, one BLAS
+  // call per batch element on the host CPU (Op::batch); backward, two such products (the state's
+  // gradient, an outer product, and C_t's). Time is in the calls, not the arithmetic.
+  Op readout = make_memory("selective_scan_readout", 1.0 * elements, kFp32, 0.0, t);
+  readout.batch = b;
   readout.backward_factor = 2.0;
   ops.push_back(readout);
 }
