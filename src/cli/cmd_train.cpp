@@ -46,7 +46,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   TrainerOptions o;
   o.model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
-  o.model.recipe = apply_overrides(o.model.recipe, run.schedule);
+  o.model.recipe = apply_overrides(o.model.recipe, run.schedule, r.config);
   if (run.global_batch != o.model.recipe.global_batch) {
     throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",
                                  r.config,

@@ -69,7 +69,7 @@ ModelSpec checked_model(const GlobalOptions& global,
                         int64_t world) {
   const Catalog catalog = Catalog::load({global.config_dir});
   ModelSpec model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
-  model.recipe = apply_overrides(model.recipe, run.schedule);
+  model.recipe = apply_overrides(model.recipe, run.schedule, option_value(cmd, "--config"));
   if (run.gpu != kHostCpuName) catalog.gpu(run.gpu);  // an unknown GPU names the valid ones
   if (run.global_batch != model.recipe.global_batch) {
     throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",

@@ -101,12 +101,26 @@ RunFile read_run_file(const std::string& path) {
   return r;
 }
 
-RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& o) {
+RecipeSpec apply_overrides(RecipeSpec recipe,
+                           const ScheduleOverrides& o,
+                           const std::string& run_path) {
   if (o.steps) recipe.train_steps = *o.steps;
   if (o.lr) recipe.lr = *o.lr;
   if (o.min_lr) recipe.min_lr = *o.min_lr;
   if (o.warmup_steps) recipe.warmup_steps = *o.warmup_steps;
   if (o.clip_grad_norm) recipe.clip_grad_norm = *o.clip_grad_norm;
+  // The overrides against what they leave of the recipe: the run file's [schedule] is to blame.
+  if (recipe.warmup_steps >= recipe.train_steps) {
+    throw InputError(fmt::format(
+        "{} [schedule]: {} warm-up steps for a run of {} steps (set warmup_steps below steps)",
+        run_path,
+        recipe.warmup_steps,
+        recipe.train_steps));
+  }
+  if (recipe.min_lr > recipe.lr) {
+    throw InputError(
+        fmt::format("{} [schedule]: min_lr {} is above lr {}", run_path, recipe.min_lr, recipe.lr));
+  }
   return recipe;
 }
 

@@ -60,7 +60,11 @@ RunFile read_run_file(const std::string& path);
 // accumulation x ranks). Throws InputError when the global batch does not split that way.
 Configuration configuration_on(const RunFile& run, int64_t world);
 
-// The recipe with the run file's schedule overrides applied.
-RecipeSpec apply_overrides(RecipeSpec recipe, const ScheduleOverrides& overrides);
+// The recipe with the run file's schedule overrides applied. Throws InputError naming [schedule]
+// (named by run_path)
+// when they leave no room for the warm-up (warmup_steps >= steps) or put min_lr above lr.
+RecipeSpec apply_overrides(RecipeSpec recipe,
+                           const ScheduleOverrides& overrides,
+                           const std::string& run_path = "the run file");
 
 }  // namespace gpudays

@@ -70,6 +70,30 @@ TEST(RunFile, ConfigurationOnAnotherRankCountKeepsTheMicroBatch) {
   EXPECT_THROW(configuration_on(r, 32), InputError);  // 128 samples per step > 64
 }
 
+// Overrides that leave no room for the recipe's warm-up, or put min_lr above lr, blame the run
+// file's [schedule], not the model file whose recipe was fine.
+TEST(RunFile, ScheduleOverridesThatBreakTheRecipeNameTheRunFile) {
+  RecipeSpec recipe;
+  recipe.train_steps = 1000;
+  recipe.warmup_steps = 5;
+  recipe.lr = 1e-3;
+  recipe.min_lr = 1e-4;
+  ScheduleOverrides o;
+  o.steps = 4;
+  try {
+    apply_overrides(recipe, o, "run.toml");
+    ADD_FAILURE() << "4 steps with 5 of warm-up accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "run.toml [schedule]: 5 warm-up steps for a run of 4 steps (set warmup_steps "
+                 "below steps)");
+  }
+  o.warmup_steps = 2;
+  EXPECT_EQ(apply_overrides(recipe, o, "run.toml").train_steps, 4);
+  o.lr = 1e-5;
+  EXPECT_THROW(apply_overrides(recipe, o, "run.toml"), InputError);
+}
+
 void write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
