@@ -44,6 +44,13 @@ void read_batch(const TomlFields& t, RunFile& r) {
   r.global_batch = positive(t, "global_batch", 0, 1);
   r.micro_batch_size = positive(t, "micro_batch_size", 1, 1);
   r.grad_acc_steps = positive(t, "grad_acc_steps", 1, 1);
+  // Each a part of the global batch (so that their products with a rank count cannot overflow).
+  for (const auto& [key, value] : {std::pair{"micro_batch_size", r.micro_batch_size},
+                                   std::pair{"grad_acc_steps", r.grad_acc_steps}}) {
+    if (value > r.global_batch) {
+      t.fail(key, fmt::format("{} is more than the global batch {}", value, r.global_batch));
+    }
+  }
   check_run_file_keys(t);
 }
 
@@ -126,9 +133,12 @@ RecipeSpec apply_overrides(RecipeSpec recipe,
 
 Configuration configuration_on(const RunFile& run, int64_t world) {
   Configuration c{run.methods, run.micro_batch_size, run.grad_acc_steps};
-  if (run.micro_batch_size * run.grad_acc_steps * world == run.global_batch) return c;
-  const int64_t per_step = run.micro_batch_size * world;
-  if (per_step <= 0 || run.global_batch % per_step != 0) {
+  int64_t per_step = 0;  // samples of one micro-step over all ranks
+  int64_t samples = 0;   // ... and of one optimizer step, as the file has it
+  const bool overflow = __builtin_mul_overflow(run.micro_batch_size, world, &per_step) ||
+                        __builtin_mul_overflow(per_step, run.grad_acc_steps, &samples);
+  if (!overflow && samples == run.global_batch) return c;
+  if (overflow || per_step <= 0 || run.global_batch % per_step != 0) {
     throw InputError(
         fmt::format("the global batch {} does not split into micro-batches of {} on {} ranks",
                     run.global_batch,

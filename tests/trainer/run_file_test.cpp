@@ -42,7 +42,9 @@ TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
       "model = \"pythia-14m\"\ngpu = \"cpu\"\n[methods]\nsharding = \"none\"\n[batch]\n"
       "global_batch = 8\n";
   EXPECT_NO_THROW(read_run_file(test::write_temp_file("ok.toml", base)));
-  for (const std::string& bad : {std::string("[train]\nseeed = 1\n"),
+  for (const std::string& bad : {std::string("micro_batch_size = 4611686018427387904\n"),
+                                 std::string("grad_acc_steps = 9\n"),
+                                 std::string("[train]\nseeed = 1\n"),
                                  std::string("[extra]\nx = 1\n"),
                                  std::string("[schedule]\nsteps = 0\n"),
                                  std::string("[data]\neval_fraction = 1.5\n")}) {
