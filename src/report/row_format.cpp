@@ -37,6 +37,8 @@ std::string display_text(const Cell& cell, Display display) {
       return fmt::format("{:.1f}", v);
     case Display::kFixed3:
       return fmt::format("{:.3f}", v);
+    case Display::kDays:
+      return v != 0.0 && std::abs(v) < 0.1 ? fmt::format("{:.2g}", v) : fmt::format("{:.1f}", v);
     case Display::kPercent:
       return fmt::format("{:.1f}", 100 * v);
     case Display::kGib:

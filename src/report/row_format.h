@@ -34,6 +34,7 @@ enum class Display {
   kPlain,    // as it is (flags as yes/no, reals to 4 significant digits)
   kFixed1,   // 12.3
   kFixed3,   // 0.123
+  kDays,     // 12.3; below 0.1 two significant digits (0.0042), so short runs do not read 0.0
   kCount,    // 1,011,781,632 (rounded)
   kPercent,  // a fraction shown as 12.3, under "NAME_%"
   kGib,      // bytes shown as GiB to 0.1, under NAME with "_bytes" as "_gib"

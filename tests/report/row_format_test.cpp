@@ -84,6 +84,19 @@ TEST(RowFormat, TableAndMarkdownShowTheDisplayedColumns) {
   EXPECT_NE(md.find("| b\\|c | 18.2 | 0.0 | no |"), std::string::npos) << md;
 }
 
+// Days below 0.1 keep two significant digits (a six-minute CPU run is 0.0042 days, not 0.0).
+TEST(RowFormat, ShortRunsInDaysDoNotReadZero) {
+  const std::vector<Column<double>> columns = {
+      {"training_days", [](const double& d) { return Cell{d}; }, Display::kDays}};
+  std::ostringstream out;
+  write_rows(out,
+             make_row_set("days", columns, std::vector<double>{0.0041667, 12.34, 0.0}),
+             RowFormat::kMarkdown);
+  EXPECT_NE(out.str().find("| 0.0042 |"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("| 12.3 |"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("| 0.0 |"), std::string::npos) << out.str();
+}
+
 TEST(RowFormat, UnknownFormatNamesTheChoices) {
   EXPECT_EQ(parse_row_format("markdown"), RowFormat::kMarkdown);
   try {
