@@ -94,7 +94,10 @@ TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
         ops.begin(), ops.end(), [&](const Op& op) { return std::string(op.name) == name; });
     return it == ops.end() ? nullptr : &*it;
   };
-  const Workload plain = build_workload(model, {.micro_batch_size = 4, .fast_scan = false});
+  WorkloadOptions options;
+  options.micro_batch_size = 4;
+  options.fast_scan = false;
+  const Workload plain = build_workload(model, options);
   const auto& ops = plain.blocks.at(0).ops;
   const Op* discretise = find(ops, "selective_scan_discretise");
   const Op* update = find(ops, "selective_scan_update");
@@ -109,7 +112,8 @@ TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
                    (3.0 * elements + b * t * e) * 4.0);
   EXPECT_DOUBLE_EQ(discretise->model_flops, 9.0 * elements);
 
-  const Workload fused = build_workload(model, {.micro_batch_size = 4, .fast_scan = true});
+  options.fast_scan = true;
+  const Workload fused = build_workload(model, options);
   const auto& fused_ops = fused.blocks.at(0).ops;
   ASSERT_NE(find(fused_ops, "selective_scan_fused"), nullptr);
   EXPECT_EQ(find(fused_ops, "selective_scan_update"), nullptr);
