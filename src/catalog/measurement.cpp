@@ -393,7 +393,7 @@ std::string to_string(MeasurementSplit split) {
 }
 
 bool Measurement::representable() const {
-  return arch_extras.mlm_max_predictions == 0 && tensor_parallel == 1 && pipeline_parallel == 1;
+  return tensor_parallel == 1 && pipeline_parallel == 1;
 }
 
 MeasurementFile load_measurement_file(const std::string& path, const Catalog& catalog) {

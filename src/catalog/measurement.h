@@ -125,9 +125,9 @@ struct Measurement {
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   int64_t data_parallel() const { return gpus() / (tensor_parallel * pipeline_parallel); }
-  // True when ModelSpec describes the measured model exactly (an MLM head on every position;
-  // grouped-query attention and gated MLPs are ArchSpec's n_kv_heads and gated_ffn) and the run
-  // used neither tensor nor pipeline parallelism.
+  // True when the run used neither tensor nor pipeline parallelism, which the planner does not
+  // model (an MLM head on masked positions only is the planner's Implementation::mlm_predictions;
+  // grouped-query attention and gated MLPs are ArchSpec's n_kv_heads and gated_ffn).
   bool representable() const;
 };
 

@@ -24,7 +24,8 @@ std::string sm_name(double compute_capability) {
 DeviceModel::DeviceModel(const GpuSpec& gpu,
                          Precision precision,
                          bool free_lunch,
-                         DeviceModelConstants constants)
+                         DeviceModelConstants constants,
+                         bool tf32)
     : gpu_(&gpu), c_(constants) {
   switch (precision) {
     case Precision::kFp16:
@@ -36,7 +37,7 @@ DeviceModel::DeviceModel(const GpuSpec& gpu,
       matmul_dtype_ = "bf16";
       break;
     case Precision::kFp32:
-      if (free_lunch && gpu.supports_tf32()) {
+      if ((free_lunch || tf32) && gpu.supports_tf32()) {
         peak_flops_ = gpu.peak_tf32_tflops * kTera;
         matmul_dtype_ = "tf32";
       } else {

@@ -48,10 +48,13 @@ std::string sm_name(double compute_capability);
 
 class DeviceModel {
  public:
+  // tf32: fp32 matmuls in TF32 without free-lunch (on a GPU with TF32), as some published
+  // training code runs them.
   DeviceModel(const GpuSpec& gpu,
               Precision precision,
               bool free_lunch,
-              DeviceModelConstants constants = {});
+              DeviceModelConstants constants = {},
+              bool tf32 = false);
 
   double op_time_s(const Op& op, bool backward) const;
   double peak_flops() const { return peak_flops_; }  // dense peak of the matmul dtype, FLOP/s

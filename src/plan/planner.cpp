@@ -120,8 +120,9 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
       enumerate_configs(model, cluster, options.preset, options.pin);
   const double params = static_cast<double>(count_params(model).total);
   const Precision precision = model.recipe.precision;
-  const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device);
-  const DeviceModel free_lunch(*cluster.gpu, precision, /*free_lunch=*/true, options.device);
+  const bool tf32 = options.implementation.tf32;
+  const DeviceModel plain(*cluster.gpu, precision, /*free_lunch=*/false, options.device, tf32);
+  const DeviceModel free_lunch(*cluster.gpu, precision, /*free_lunch=*/true, options.device, tf32);
 
   std::map<std::pair<bool, int64_t>, WorkloadSummary> summaries;
   PlanResult result;
@@ -221,7 +222,11 @@ PlanRow plan_configuration(const ModelSpec& model,
     throw InputError("offloading needs sharding");
   }
   const double params = static_cast<double>(count_params(model).total);
-  const DeviceModel device(*cluster.gpu, precision, config.methods.free_lunch, options.device);
+  const DeviceModel device(*cluster.gpu,
+                           precision,
+                           config.methods.free_lunch,
+                           options.device,
+                           options.implementation.tf32);
   const WorkloadSummary w = summarize_micro_batch(
       model, config.micro_batch_size, config.methods.free_lunch, options.implementation, device);
   return evaluate(model, cluster, config, params, w, device, options);

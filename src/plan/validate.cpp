@@ -36,11 +36,10 @@ Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
   Pinned p;
   if (m.fused_attention) {
     p.free_lunch = *m.fused_attention;
-    if (m.precision == Precision::kFp32 && m.tf32 != *m.fused_attention) {
-      notes.push_back(m.tf32 ? "TF32 published without fused attention: the planner ties TF32 to "
-                               "free-lunch, so this fp32 run is planned without TF32"
-                             : "fused attention published without TF32: free-lunch also turns "
-                               "TF32 on in this fp32 plan");
+    if (m.precision == Precision::kFp32 && !m.tf32 && *m.fused_attention) {
+      notes.push_back(
+          "fused attention published without TF32: free-lunch also turns TF32 on in "
+          "this fp32 plan");
     }
   } else if (m.precision == Precision::kFp32 && m.tf32) {
     p.free_lunch = true;
@@ -306,6 +305,8 @@ ValidationCase validate_case(const Measurement& m,
   opts.implementation.code =
       m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
   opts.implementation.compiled = m.compiled.value_or(false);
+  opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
+  opts.implementation.tf32 = m.precision == Precision::kFp32 && m.tf32;
   opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   try {
     const Pinned pinned = pin(m, v.notes);

@@ -84,6 +84,13 @@ struct Implementation {
   // pointwise and reduction operations between two GEMMs becomes one generated kernel that reads
   // the chain's inputs and writes its outputs once.
   bool compiled = false;
+  // RoBERTa/BERT: the MLM head (dense, GELU, LayerNorm, decoder, loss) on at most this many masked
+  // positions per sequence, gathered first (NVIDIA's BERT: index_select, max_predictions_per_seq);
+  // 0: on every position (HuggingFace's RobertaForMaskedLM, the engine).
+  int64_t mlm_predictions = 0;
+  // fp32 matmuls in TF32 whatever the method set (NVIDIA's training scripts turn it on globally);
+  // otherwise TF32 comes with free-lunch.
+  bool tf32 = false;
   bool operator==(const Implementation&) const = default;
 };
 

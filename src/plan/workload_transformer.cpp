@@ -237,28 +237,37 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     w.head_ops.push_back(make_cross_entropy(x.b, a.num_labels, x.elt));
     return;
   }
+  // The rows the vocabulary projection and loss run on: every position, or (an MLM head on the
+  // masked positions only) the gathered ones.
+  double rows = x.n;
   if (model.family == Family::kRoberta) {
-    Op dense = make_matmul("lm_head_dense", x.n, x.d, x.d, x.elt);
-    dense.saved_bytes = hidden * x.elt;
+    const int64_t masked = x.impl.mlm_predictions;
+    if (masked > 0 && static_cast<double>(masked) < x.t) {
+      rows = x.b * static_cast<double>(masked);
+      w.head_ops.push_back(make_memory("mlm_gather", 2 * rows * x.d, x.elt, 0.0));
+    }
+    const double head = rows * x.d;
+    Op dense = make_matmul("lm_head_dense", rows, x.d, x.d, x.elt);
+    dense.saved_bytes = head * x.elt;
     w.head_ops.push_back(dense);
-    w.head_ops.push_back(make_memory("lm_head_gelu_ln", 4 * hidden, x.elt, 2 * hidden * x.elt, 2));
+    w.head_ops.push_back(make_memory("lm_head_gelu_ln", 4 * head, x.elt, 2 * head * x.elt, 2));
   } else {
     w.head_ops.push_back(make_norm("final_ln", x, /*keeps_input=*/true));
   }
-  Op unembed = make_matmul("unembed", x.n, a.vocab_size, x.d, x.elt);
-  unembed.saved_bytes = hidden * x.elt;
+  Op unembed = make_matmul("unembed", rows, a.vocab_size, x.d, x.elt);
+  unembed.saved_bytes = rows * x.d * x.elt;
   w.head_ops.push_back(unembed);
   if (x.impl.code == ModelCode::kLlmC) {
     // llm.c's fused classifier: reads each row of logits twice (the softmax statistics, then the
     // loss and gradient) and overwrites it with its gradient, in the forward pass; nothing in fp32
     // is kept and the backward has nothing left to do.
-    const double logits = x.n * a.vocab_size;
+    const double logits = rows * a.vocab_size;
     Op classifier = make_memory("fused_classifier", 3.0 * logits, x.elt, logits * x.elt);
     classifier.backward_factor = 0.0;
     w.head_ops.push_back(classifier);
     return;
   }
-  w.head_ops.push_back(make_cross_entropy(x.n, a.vocab_size, x.elt));
+  w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));
 }
 
 void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {

@@ -8,6 +8,7 @@
 #include "catalog/calibration_file.h"
 #include "catalog/measurement.h"
 #include "common/error.h"
+#include "plan/device_model.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/validate.h"
@@ -137,6 +138,45 @@ TEST(ModelCode, LlmCFusesTheClassifier) {
   EXPECT_LT(3.0 * traffic(llmc.head_ops.back()), traffic(engine.head_ops.back()));
   EXPECT_LT(llmc.head_ops.back().saved_bytes, engine.head_ops.back().saved_bytes);
   EXPECT_LT(total_memory_bytes(llmc), total_memory_bytes(engine));
+}
+
+// NVIDIA's BERT gathers the masked positions before its MLM head: the head's GEMMs and loss run on
+// b x max_predictions rows, not b x T; the encoder is unchanged.
+TEST(ModelCode, AnMlmHeadOnMaskedPositionsRunsOnThoseRowsOnly) {
+  const ModelSpec roberta = catalog().model("roberta");
+  WorkloadOptions o;
+  o.micro_batch_size = 4;
+  const Workload all = build_workload(roberta, o);
+  o.implementation.mlm_predictions = 20;
+  const Workload masked = build_workload(roberta, o);
+  const auto head_op = [](const Workload& w, const std::string& name) -> const Op* {
+    for (const Op& op : w.head_ops) {
+      if (name == op.name) return &op;
+    }
+    return nullptr;
+  };
+  const double t = static_cast<double>(roberta.arch.seq_len);
+  ASSERT_TRUE(head_op(all, "unembed") && head_op(masked, "unembed"));
+  EXPECT_DOUBLE_EQ(head_op(all, "unembed")->m, 4.0 * t);
+  EXPECT_DOUBLE_EQ(head_op(masked, "unembed")->m, 4.0 * 20.0);
+  EXPECT_DOUBLE_EQ(head_op(masked, "lm_head_dense")->m, 4.0 * 20.0);
+  EXPECT_NE(head_op(masked, "mlm_gather"), nullptr);
+  EXPECT_EQ(head_op(all, "mlm_gather"), nullptr);
+  EXPECT_DOUBLE_EQ(head_op(masked, "cross_entropy")->saved_bytes * t,
+                   head_op(all, "cross_entropy")->saved_bytes * 20.0);
+  EXPECT_DOUBLE_EQ(total_memory_bytes(masked), total_memory_bytes(all)) << "the blocks";
+}
+
+// Code that turns TF32 on globally runs fp32 GEMMs at the TF32 peak without free-lunch; otherwise
+// TF32 comes with free-lunch only.
+TEST(ModelCode, Tf32WithoutFreeLunchUsesTheTf32Peak) {
+  const GpuSpec& a100 = catalog().gpu("a100-80gb-sxm");
+  EXPECT_STREQ(DeviceModel(a100, Precision::kFp32, false).matmul_dtype(), "fp32");
+  EXPECT_STREQ(DeviceModel(a100, Precision::kFp32, false, {}, /*tf32=*/true).matmul_dtype(),
+               "tf32");
+  EXPECT_DOUBLE_EQ(DeviceModel(a100, Precision::kFp32, false, {}, true).peak_flops(),
+                   a100.peak_tf32_tflops * 1e12);
+  EXPECT_STREQ(DeviceModel(a100, Precision::kBf16, false, {}, true).matmul_dtype(), "bf16");
 }
 
 // Through the planner: HuggingFace's code is slower than the engine's, compiled code faster than
