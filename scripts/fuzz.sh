@@ -20,6 +20,12 @@ base=${TMPDIR:-/tmp}
 scratch=$(mktemp -d "$base/gpudays-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+seed=${FUZZ_SEED:-1}
+if ! [[ $seed =~ ^[0-9]+$ ]]; then
+  echo "fuzz: FUZZ_SEED must be a non-negative integer (0: a new seed each run), is '$seed'" >&2
+  exit 2
+fi
+
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for bin in "$build"/fuzz/*_fuzz; do names+=("$(basename "$bin" _fuzz)"); done
@@ -34,7 +40,7 @@ for name in "${names[@]}"; do
   corpus="$scratch/$name"
   mkdir -p "$corpus"
   cp "$src/tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null
-  flags=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
+  flags=(-max_total_time="$seconds" -seed="$seed" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
          -artifact_prefix="$artifacts/$name-")
   [ -f "$src/tests/fuzz/$name.dict" ] && flags+=(-dict="$src/tests/fuzz/$name.dict")
   log="$artifacts/$name.log"

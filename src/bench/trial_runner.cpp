@@ -174,6 +174,7 @@ TrialMeasurement run_trial(const TrialSpec& spec,
   check_global_batch(spec.config, comm.size(), model.recipe.global_batch);
   std::optional<CpuMemoryScope> cpu_memory;
   if (device.is_cpu()) {
+    keep_freed_host_memory();
     cpu_memory.emplace(spec.memory_limit_bytes);
   } else {
     reset_peak_memory(device);

@@ -306,7 +306,7 @@ ValidationCase validate_case(const Measurement& m,
       m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
   opts.implementation.compiled = m.compiled.value_or(false);
   opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
-  opts.implementation.tf32 = m.precision == Precision::kFp32 && m.tf32;
+  opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
   opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   try {
     const Pinned pinned = pin(m, v.notes);

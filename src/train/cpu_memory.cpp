@@ -97,7 +97,6 @@ struct CpuMemoryScope::State {
 };
 
 CpuMemoryScope::CpuMemoryScope(int64_t limit_bytes) : state_(std::make_unique<State>()) {
-  keep_freed_host_memory();
   state_->counters->limit = limit_bytes;
   state_->allocator = std::make_unique<TrackingAllocator>(state_->counters);
   state_->previous = c10::GetCPUAllocator();

@@ -15,8 +15,8 @@ namespace gpudays {
 // threshold (up to 32 MiB), and every activation that grows the heap past the trim threshold, is
 // new pages in each training step, each faulted in and zeroed by the kernel: 12% of a small
 // GPT-NeoX step and 22% of a small Mamba step on the development machine (docs/bench.md). Called
-// once by a process that trains on the CPU (CpuMemoryScope's constructor, the trainer); affects
-// the whole process and is never undone. A no-op with another C library.
+// by a process that trains on the CPU (the trial runner, the trainer) before its first step;
+// affects the whole process and is never undone. A no-op with another C library.
 void keep_freed_host_memory();
 
 struct CpuMemoryStats {

@@ -39,6 +39,11 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// The reader's error for a file of `header` and `data_bytes` zero bytes of data.
+std::string header_error(const std::string& name, const std::string& header, size_t data_bytes) {
+  return error_of([&] { SafetensorsReader r(write_raw(name, header.size(), header, data_bytes)); });
+}
+
 TEST(Safetensors, RoundTripsEveryDtypeShapeAndMetadata) {
   const std::string path = test::scratch_dir("st") + "/t.safetensors";
   NamedTensors tensors;
@@ -83,50 +88,34 @@ TEST(Safetensors, RejectsMalformedFilesNamingTheProblem) {
   const std::string not_json = write_raw("nj.st", 4, "{abc", 0);
   EXPECT_NE(error_of([&] { SafetensorsReader r(not_json); }).find("not JSON"), std::string::npos);
   const std::string h1 = R"({"w":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("dt.st", h1.size(), h1, 8));
-            }).find("tensor 'w': unknown dtype 'F33'"),
+  EXPECT_NE(header_error("dt.st", h1, 8).find("tensor 'w': unknown dtype 'F33'"),
             std::string::npos);
   const std::string h2 = R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("sz.st", h2.size(), h2, 8));
-            }).find("8 bytes for a tensor of 12 bytes"),
+  EXPECT_NE(header_error("sz.st", h2, 8).find("8 bytes for a tensor of 12 bytes"),
             std::string::npos);
   const std::string h3 = R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("oob.st", h3.size(), h3, 8));
-            }).find("outside the 8-byte data section"),
+  EXPECT_NE(header_error("oob.st", h3, 8).find("outside the 8-byte data section"),
             std::string::npos);
   const std::string h4 = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                          R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
-  EXPECT_NE(
-      error_of([&] { SafetensorsReader r(write_raw("ov.st", h4.size(), h4, 12)); }).find("overlap"),
-      std::string::npos);
+  EXPECT_NE(header_error("ov.st", h4, 12).find("overlap"), std::string::npos);
   // Found by the safetensors fuzz target: 2^62 x 4 floats wrapped to 0 bytes, matched its empty
   // range, and the read ended in LibTorch's "storage size calculation overflowed".
   const std::string h5 =
       R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("wrap.st", h5.size(), h5, 0));
-            }).find("tensor 'w': shape [4611686018427387904, 4] is too large"),
+  EXPECT_NE(header_error("wrap.st", h5, 0)
+                .find("tensor 'w': shape [4611686018427387904, 4] is too large"),
             std::string::npos);
   // Found by the same target under UBSan: an offset of 6.46e20 was converted from a double to
   // uint64_t, which is undefined. Fractions, exponents and negatives are refused as such.
   const std::string h6 = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,6.46117e+20]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("dbl.st", h6.size(), h6, 8));
-            }).find("data_offsets holds 6.46117e+20, not an integer of 64 bits"),
+  EXPECT_NE(header_error("dbl.st", h6, 8)
+                .find("data_offsets holds 6.46117e+20, not an integer of 64 bits"),
             std::string::npos);
   const std::string h7 = R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("frac.st", h7.size(), h7, 8));
-            }).find("shape holds 2.5"),
-            std::string::npos);
+  EXPECT_NE(header_error("frac.st", h7, 8).find("shape holds 2.5"), std::string::npos);
   const std::string h8 = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})";
-  EXPECT_NE(error_of([&] {
-              SafetensorsReader r(write_raw("neg.st", h8.size(), h8, 8));
-            }).find("must not be negative"),
-            std::string::npos);
+  EXPECT_NE(header_error("neg.st", h8, 8).find("must not be negative"), std::string::npos);
 }
 
 // A failed write is an I/O error (exit 1 at the command line), not bad input (exit 2), and
