@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -167,6 +168,60 @@ ChildResult ChildProcess::wait() {
 ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options) {
   ChildProcess child(argv, options);
   return child.wait();
+}
+
+namespace {
+
+std::vector<std::string> non_blank_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos) {
+      line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+      lines.push_back(line);
+    }
+    begin = end + 1;
+  }
+  return lines;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+bool is_backtrace(const std::string& line) {
+  return starts_with(line, "frame #") || starts_with(line, "Exception raised from") ||
+         starts_with(line, "#");
+}
+
+// The first line that is not a frame and contains `needle`; "" when none does.
+std::string first_with(const std::vector<std::string>& lines, const char* needle) {
+  for (const std::string& line : lines) {
+    if (!is_backtrace(line) && line.find(needle) != std::string::npos) return line;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string error_line(const std::string& text) {
+  const std::vector<std::string> lines = non_blank_lines(text);
+  for (const std::string& line : lines) {
+    if (starts_with(line, "gpudays: error:") || starts_with(line, "gpudays: internal error:")) {
+      return line;
+    }
+  }
+  for (const char* needle : {"what():", "rror"}) {
+    if (std::string line = first_with(lines, needle); !line.empty()) return line;
+  }
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (!is_backtrace(*it)) return *it;
+  }
+  return "";
 }
 
 std::string last_line(const std::string& text) {

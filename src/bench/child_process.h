@@ -55,4 +55,9 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& 
 // trailing blanks left out; "" when there is none.
 std::string last_line(const std::string& text);
 
+// The line of a failed child's stderr that says what went wrong: gpudays' own error line, else
+// the first line naming an error (an uncaught exception's "what():", a CUDA or NCCL error), else
+// the last line; never a backtrace's frame. "" when there is none.
+std::string error_line(const std::string& text);
+
 }  // namespace gpudays

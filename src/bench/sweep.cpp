@@ -204,11 +204,27 @@ class Sweep {
     std::vector<std::string> argv = options_.trial_command;
     argv.insert(argv.end(), {"--spec", spec_path});
     const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir_.path()});
+    keep_stderr(spec, child);
     std::error_code ec;
     std::filesystem::remove(spec_path, ec);
     TrialMeasurement r = interpret(child);
     if (r.status != TrialStatus::kOk) r.timing = spec.timing;  // what it was meant to measure
     return r;
+  }
+
+  // The trial's whole stderr, when the options name a folder for it: trial-NNN.stderr, headed by
+  // the configuration. A file that cannot be written costs a warning, not the trial.
+  void keep_stderr(const TrialSpec& spec, const ChildResult& child) const {
+    if (options_.stderr_dir.empty()) return;
+    const std::filesystem::path path =
+        std::filesystem::path(options_.stderr_dir) / fmt::format("trial-{:03d}.stderr", index_);
+    try {
+      std::filesystem::create_directories(options_.stderr_dir);
+      write_file_atomically(
+          path.string(), fmt::format("# {} {}\n{}", model_.name, describe(spec.config), child.err));
+    } catch (const std::exception& e) {
+      progress_ << fmt::format("warning: trial stderr not kept: {}\n", one_line(e));
+    }
   }
 
   static TrialMeasurement interpret(const ChildResult& child) {
@@ -220,7 +236,7 @@ class Sweep {
     }
     if (child.signaled) {
       r.status = killed_from_outside(child.signal) ? TrialStatus::kKilled : TrialStatus::kCrash;
-      r.message = fmt::format("killed by signal {}: {}", child.signal, last_line(child.err));
+      r.message = fmt::format("killed by signal {}: {}", child.signal, error_line(child.err));
       return r;
     }
     try {
@@ -229,7 +245,7 @@ class Sweep {
     } catch (const InputError&) {
       // Exit code 2 is gpudays' "bad input": the trial refused the configuration before running.
       r.status = child.exit_code == 2 ? TrialStatus::kRejected : TrialStatus::kCrash;
-      r.message = fmt::format("exit code {}: {}", child.exit_code, last_line(child.err));
+      r.message = fmt::format("exit code {}: {}", child.exit_code, error_line(child.err));
     }
     return r;
   }

@@ -38,11 +38,12 @@ struct TrialContext {
   int64_t global_batch;
 };
 
-// `timed` steps of `grad_acc_steps` micro-steps (and the spec's warm-up); their wall seconds.
-std::vector<double> time_steps(const TrialContext& c,
-                               int64_t grad_acc_steps,
-                               int64_t timed,
-                               PhaseClock* clock = nullptr) {
+// `timed` steps of `grad_acc_steps` micro-steps (and the spec's warm-up, more where a CUDA graph
+// needs them); their wall seconds and how the micro-steps ran.
+StepLoopResult time_steps(const TrialContext& c,
+                          int64_t grad_acc_steps,
+                          int64_t timed,
+                          PhaseClock* clock = nullptr) {
   EngineOptions engine = c.engine;
   engine.grad_acc_steps = grad_acc_steps;
   return run_steps(c.trainable,
@@ -57,9 +58,11 @@ std::vector<double> time_steps(const TrialContext& c,
 }
 
 TrialMeasurement time_whole_steps(const TrialContext& c) {
-  const Spread step = spread_of(time_steps(c, c.spec.config.grad_acc_steps, c.spec.timed_steps));
+  const StepLoopResult run = time_steps(c, c.spec.config.grad_acc_steps, c.spec.timed_steps);
+  const Spread step = spread_of(run.seconds);
   TrialMeasurement r;
   r.status = TrialStatus::kOk;
+  r.cuda_graph = run.cuda_graph;
   r.timing = StepTiming::kWhole;
   r.steps_timed = c.spec.timed_steps;
   r.step_time_median_s = step.median_s;
@@ -97,9 +100,10 @@ void check_composition(TrialMeasurement& r, const Spread& whole, int64_t whole_s
 TrialMeasurement time_step_parts(const TrialContext& c) {
   const int64_t acc = c.spec.config.grad_acc_steps;
   Spread whole;
-  if (c.spec.check_steps > 0) whole = spread_of(time_steps(c, acc, c.spec.check_steps));
+  if (c.spec.check_steps > 0) whole = spread_of(time_steps(c, acc, c.spec.check_steps).seconds);
   PhaseClock clock({.device = c.device, .grad_acc_steps = std::min<int64_t>(acc, 2), .now_s = {}});
-  time_steps(c, std::min<int64_t>(acc, 2), c.spec.timed_steps, &clock);
+  const std::string cuda_graph =
+      time_steps(c, std::min<int64_t>(acc, 2), c.spec.timed_steps, &clock).cuda_graph;
   ComposedStep composed = compose_step(clock.parts(), acc);
   take_slowest_rank(c.comm,
                     {&composed.step.median_s,
@@ -114,6 +118,7 @@ TrialMeasurement time_step_parts(const TrialContext& c) {
   TrialMeasurement r;
   r.status = TrialStatus::kOk;
   r.timing = StepTiming::kParts;
+  r.cuda_graph = cuda_graph;
   r.steps_timed = c.spec.timed_steps;
   r.step_time_median_s = composed.step.median_s;
   r.step_time_min_s = composed.step.min_s;
@@ -132,7 +137,7 @@ TrialMeasurement measure(const TrialSpec& spec,
                          c10::Device device) {
   return measure_or_out_of_memory(
       [&] {
-        const MethodOptions options = apply_methods(spec.config, model.recipe, device);
+        const MethodOptions options = trial_methods(spec, model, device);
         const std::unique_ptr<Trainable> trainable = make_trainable(model, options.trainable);
         const TrialContext c{
             spec, comm, device, *trainable, options.engine, model.recipe.global_batch};
@@ -155,12 +160,15 @@ void check_global_batch(const Configuration& config, int ranks, int64_t global_b
 
 }  // namespace
 
+MethodOptions trial_methods(const TrialSpec& spec, const ModelSpec& model, c10::Device device) {
+  return apply_methods(spec.config, model.recipe, device);
+}
+
 TrialRank join_trial(const std::string& device_name) {
   TrialRank rank;
-  rank.device = parse_device(device_name);  // a build without CUDA says so here
-  if (rank.device.is_cuda() && launched_with_several_ranks()) {
-    rank.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
-  }
+  // A build without CUDA says so here; the rank's GPU is current before any CUDA work.
+  rank.device = rank_device(parse_device(device_name), launched_with_several_ranks(), local_rank());
+  use_device(rank.device);
   rank.comm = make_communicator(rank.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                                 rank.device.has_index() ? rank.device.index() : 0,
                                 world_options_from_environment());
@@ -187,9 +195,16 @@ TrialMeasurement run_trial(const TrialSpec& spec,
     std::cout << to_json(r).dump() << std::endl;
     std::_Exit(3);
   }
-  r.peak_memory_bytes =
-      cpu_memory ? cpu_memory->stats().peak_bytes : device_memory(device).peak_allocated_bytes;
-  comm.all_reduce(&r.peak_memory_bytes, 1, DType::kInt64, ReduceOp::kMax);  // the largest rank's
+  if (cpu_memory) {
+    r.peak_memory_bytes = cpu_memory->stats().peak_bytes;
+  } else {
+    const DeviceMemoryStats stats = device_memory(device);
+    r.peak_memory_bytes = stats.peak_allocated_bytes;
+    r.peak_reserved_bytes = stats.peak_reserved_bytes;
+  }
+  // The largest rank's.
+  comm.all_reduce(&r.peak_memory_bytes, 1, DType::kInt64, ReduceOp::kMax);
+  comm.all_reduce(&r.peak_reserved_bytes, 1, DType::kInt64, ReduceOp::kMax);
   if (!device.is_cpu()) count_peak_over_limit_as_oom(r, spec.memory_limit_bytes);
   return r;
 }

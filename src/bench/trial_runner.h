@@ -26,6 +26,11 @@ struct TrialRank {
 // without CUDA for a CUDA device.
 TrialRank join_trial(const std::string& device_name);
 
+// The trainable's and the engine's options of a trial: train/apply_methods.h on the spec's
+// configuration and the model's recipe, as `gpudays train` builds them (trainer_methods).
+struct MethodOptions;
+MethodOptions trial_methods(const TrialSpec& spec, const ModelSpec& model, c10::Device device);
+
 // Runs the trial on this rank and returns the slowest rank's times and the largest rank's peak
 // memory (a collective: every rank calls it). Throws InputError when micro-batch x accumulation x
 // ranks is not the model's global batch. A rank that runs out of memory among several prints its

@@ -110,6 +110,9 @@ nlohmann::json to_json(const TrialMeasurement& r) {
           {"optimizer_time_s", r.optimizer_time_s},
           {"check_step_time_s", r.check_step_time_s},
           {"timing_check", r.timing_check},
+          {"peak_reserved_bytes", r.peak_reserved_bytes},
+          {"cuda_graph", r.cuda_graph},
+          {"scan", r.scan},
           {"device_name", r.device_name},
           {"driver", r.driver},
           {"torch_version", r.torch_version}};
@@ -137,6 +140,9 @@ TrialMeasurement parse_trial_output(const std::string& text) {
     r.optimizer_time_s = j.value("optimizer_time_s", 0.0);
     r.check_step_time_s = j.value("check_step_time_s", 0.0);
     r.timing_check = j.value("timing_check", "");
+    r.peak_reserved_bytes = json_int64_field(j, "peak_reserved_bytes", 0, "the trial's result");
+    r.cuda_graph = j.value("cuda_graph", "");
+    r.scan = j.value("scan", "");
     r.device_name = j.value("device_name", "");
     r.driver = j.value("driver", "");
     r.torch_version = j.value("torch_version", "");

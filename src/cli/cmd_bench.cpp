@@ -47,6 +47,7 @@ struct BenchRequest {
   double trial_timeout_s = 600.0;
   std::string format = "table";
   bool no_retry_killed = false;
+  std::string trial_stderr_dir;     // --trial-stderr, else $GPUDAYS_TRIAL_STDERR_DIR
   SlurmRequest slurm;               // --slurm: submit the sweep as a batch job
   std::string launcher = "mpirun";  // how each trial's ranks start: mpirun, or srun (in a job)
   std::string srun_mpi = "pmix";    // srun --mpi of each trial's step (launcher srun)
@@ -94,7 +95,7 @@ void check_device(const std::string& device) {
   const ChildResult child =
       run_child({self_path(), "trial", "--check-device", device}, ChildOptions{120.0, ""});
   if (child.exit_code == 0 && !child.signaled && !child.timed_out) return;
-  std::string error = last_line(child.err);
+  std::string error = error_line(child.err);
   for (const char* prefix : {"gpudays: ", "error: "}) {
     if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
   }
@@ -200,6 +201,9 @@ std::vector<std::string> bench_job_argv(const GlobalOptions& global,
     argv.insert(argv.end(), {"--memory-limit", std::to_string(r.memory_limit_bytes)});
   }
   if (r.no_retry_killed) argv.push_back("--no-retry-killed");
+  if (!r.trial_stderr_dir.empty()) {
+    argv.insert(argv.end(), {"--trial-stderr", absolute_path(r.trial_stderr_dir)});
+  }
   return argv;
 }
 
@@ -290,6 +294,11 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
       r.strategy == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
   options.timing = parse_step_timing(r.timing);
   options.retry_killed = !r.no_retry_killed;
+  options.stderr_dir = r.trial_stderr_dir;
+  if (const char* env = std::getenv("GPUDAYS_TRIAL_STDERR_DIR");
+      env && options.stderr_dir.empty()) {
+    options.stderr_dir = env;
+  }
   if (gpu->kind == DeviceKind::kGpu) check_device(r.device);
   ResultsDb db = ResultsDb::open({r.db});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
@@ -376,6 +385,11 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
                 r->no_retry_killed,
                 "Reuse trials killed by a signal from outside (the OOM killer, pre-emption, a "
                 "stray kill) as recorded; by default they are measured again");
+  cmd->add_option("--trial-stderr",
+                  r->trial_stderr_dir,
+                  "Keep each trial's whole stderr in this folder (trial-NNN.stderr, headed by its "
+                  "configuration); default $GPUDAYS_TRIAL_STDERR_DIR, else not kept (the results "
+                  "keep the error's line)");
   add_format_option(*cmd, r->format, {"table", "json"})
       ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
   add_slurm_options(*cmd, r->slurm);

@@ -3,6 +3,7 @@
 // runs trainer/trainer.h; with --slurm it submits the run as a Slurm job (cli/train_slurm.h).
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,7 +14,9 @@
 #include "dist/launcher.h"
 #include "dist/world.h"
 #include "plan/workload.h"
+#include "results/results_db.h"
 #include "train/device.h"
+#include "trainer/train_log.h"
 #include "trainer/trainer.h"
 
 namespace gpudays {
@@ -26,6 +29,7 @@ struct TrainRequest {
   bool resume = false;
   std::string init_from;
   double peak_tflops = 0.0;
+  std::string bench_db;     // --bench-db: the results whose trial of this configuration to compare
   TrainSlurmRequest slurm;  // --slurm: submit as a Slurm job (cli/train_slurm.h)
 };
 
@@ -39,6 +43,23 @@ double peak_flops_per_s(const Catalog& catalog, const RunFile& run, Precision p,
                         : run.methods.free_lunch && gpu.supports_tf32() ? gpu.peak_tf32_tflops
                                                                         : gpu.peak_fp32_tflops;
   return tflops * 1e12;
+}
+
+// The benchmark's tokens/s for the run's model, hardware and configuration (the trial bench
+// stores for it, whole device memory), or none when the results hold no successful one.
+std::optional<double> bench_tokens_per_s(const std::string& db_path,
+                                         const std::string& model,
+                                         const RunFile& run,
+                                         const Configuration& config) {
+  TrialRecord key;
+  key.model = model;
+  key.gpu = run.gpu;
+  key.cluster = {run.num_nodes, run.gpus_per_node};
+  key.config = config;
+  const std::optional<TrialRecord> t =
+      ResultsDb::open({.path = db_path, .read_only = true}).find(key.key());
+  if (!t || !t->ok()) return std::nullopt;
+  return t->tokens_per_s;
 }
 
 void run_train(const GlobalOptions& global, const TrainRequest& r) {
@@ -55,9 +76,10 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   }
   const std::string data = r.data.empty() ? run.data.path : r.data;
   if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
-  o.device = parse_device(run.gpu == kHostCpuName ? "cpu" : "cuda");
-  if (o.device.is_cuda())
-    o.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank()));
+  o.device = rank_device(parse_device(run.gpu == kHostCpuName ? "cpu" : "cuda"),
+                         launched_with_several_ranks(),
+                         local_rank());
+  use_device(o.device);  // before any CUDA work of this rank
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                         o.device.is_cuda() ? o.device.index() : 0);
@@ -78,6 +100,12 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   } else {
     // A sample of seq_len + 1 tokens is inputs and shifted labels: the model's context is seq_len.
     s = train(o, *data::open_token_samples(data, o.model.arch.seq_len - 1), *comm);
+  }
+  if (comm->rank() == 0 && !r.bench_db.empty() && s.tokens_per_s > 0.0) {
+    std::cerr << "gpudays: "
+              << throughput_line(s.tokens_per_s,
+                                 bench_tokens_per_s(r.bench_db, o.model.name, run, o.config))
+              << "\n";
   }
   if (comm->rank() == 0) {
     std::cout << fmt::format("trained {} steps; last loss {:.4f}", s.steps, s.last_loss);
@@ -105,6 +133,12 @@ void add_train_command(CLI::App& app, const GlobalOptions& global) {
                   "The device's peak TFLOP/s per rank for MFU (default: the catalog GPU's; none "
                   "for the CPU)")
       ->check(number_check(0.0, 1e6, /*low_open=*/true));
+  cmd->add_option(
+         "--bench-db",
+         r->bench_db,
+         "After training, print this run's median tokens/s beside the benchmark's trial of "
+         "the same configuration in this results database")
+      ->check(CLI::ExistingFile);
   add_train_slurm_options(*cmd, r->slurm);
   cmd->callback([&global, r, cmd] {
     if (!submit_train_job_if_asked(global, *cmd, r->slurm)) run_train(global, *r);

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "gpudays: internal error: " << e.what() << "\n";
+    std::cerr << "gpudays: internal error: " << one_line(e) << "\n";
     return 1;
   }
 }

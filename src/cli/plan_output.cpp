@@ -26,14 +26,15 @@ std::string throughput(const PlanRow& row, const ModelSpec& model) {
 std::string memory_line(const MemoryBreakdown& m) {
   return fmt::format(
       "weights {}, gradients {}, optimizer {}, activations {}, logits/loss {}, "
-      "temporary {}, framework {} (GiB)",
+      "temporary {}, framework {}{} (GiB)",
       gib(m.weights_bytes),
       gib(m.gradients_bytes),
       gib(m.optimizer_bytes),
       gib(m.activations_bytes),
       gib(m.logits_loss_bytes),
       gib(m.temporary_bytes),
-      gib(m.framework_bytes));
+      gib(m.framework_bytes),
+      m.graph_pool_bytes > 0 ? ", CUDA graph pool " + gib(m.graph_pool_bytes) : std::string());
 }
 
 }  // namespace
@@ -115,6 +116,7 @@ const std::vector<Column<PlanRow>>& plan_columns() {
       memory_part("logits_loss", &MemoryBreakdown::logits_loss_bytes),
       memory_part("temporary", &MemoryBreakdown::temporary_bytes),
       memory_part("framework", &MemoryBreakdown::framework_bytes),
+      memory_part("graph_pool", &MemoryBreakdown::graph_pool_bytes),
       memory_part("host_per_node", &MemoryBreakdown::host_bytes),
       time_part("compute", &TimeBreakdown::compute_s),
       time_part("recompute", &TimeBreakdown::recompute_s),

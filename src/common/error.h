@@ -21,6 +21,10 @@ class EnvironmentError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An exception's message as one line: the first line of what(), without the backtrace c10's
+// errors append ("Exception raised from ...", "frame #N: ...").
+std::string one_line(const std::exception& e);
+
 // "a, b or c" — used by look-ups that fail, to name the valid choices.
 std::string join_choices(const std::vector<std::string>& choices);
 

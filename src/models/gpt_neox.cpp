@@ -24,12 +24,16 @@ at::Tensor rotate_half(const at::Tensor& x) {
   return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, /*dim=*/-1);
 }
 
-// x: [B, H, T, head_dim]: rotates the first rotary_dims channels, passes the rest through.
+// x: [B, H, T, head_dim]: rotates the first rotary_dims channels, passes the rest through. The
+// tables take x's dtype (as HuggingFace's): under autocast q and k are bf16/fp16 and fp32 tables
+// would promote them, and everything after them, to fp32.
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& rotary) {
   const int64_t dims = rotary.cos.size(-1);
   const at::Tensor x_rot = x.narrow(-1, 0, dims);
   const at::Tensor x_pass = x.narrow(-1, dims, x.size(-1) - dims);
-  const at::Tensor rotated = x_rot * rotary.cos + rotate_half(x_rot) * rotary.sin;
+  const at::Tensor cos = rotary.cos.to(x.scalar_type());
+  const at::Tensor sin = rotary.sin.to(x.scalar_type());
+  const at::Tensor rotated = x_rot * cos + rotate_half(x_rot) * sin;
   return at::cat({rotated, x_pass}, /*dim=*/-1);
 }
 

@@ -1,6 +1,7 @@
 // The plain selective scan, step by step as HuggingFace's mamba_selective_scan slow path
-// (discretise the whole sequence, then one ATen update per token), and the dispatch between the two
-// implementations. The fused CPU kernel is in selective_scan_cpu.cpp.
+// (discretise the whole sequence, then one ATen update per token), and the dispatch among the three
+// implementations by device. The fused CPU kernel is in selective_scan_cpu.cpp, the chunked ATen
+// scan in selective_scan_chunked.cpp.
 #include "models/selective_scan.h"
 
 #include <ATen/TensorOperators.h>
@@ -42,14 +43,40 @@ at::Tensor scan_plain(const at::Tensor& u,
 }  // namespace
 
 std::string to_string(ScanKind kind) {
-  return kind == ScanKind::kPlain ? "plain" : "fused";
+  switch (kind) {
+    case ScanKind::kPlain:
+      return "plain";
+    case ScanKind::kFused:
+      return "fused";
+    case ScanKind::kChunked:
+      return "chunked";
+  }
+  return "plain";
 }
 
 ScanKind parse_scan_kind(const std::string& text) {
-  if (text == "plain") return ScanKind::kPlain;
-  if (text == "fused") return ScanKind::kFused;
+  for (const ScanKind kind : {ScanKind::kPlain, ScanKind::kFused, ScanKind::kChunked}) {
+    if (text == to_string(kind)) return kind;
+  }
   throw InputError("unknown selective scan implementation '" + text +
-                   "' (valid: " + join_choices({"plain", "fused"}) + ")");
+                   "' (valid: " + join_choices({"plain", "fused", "chunked"}) + ")");
+}
+
+ScanKind scan_for_device(ScanKind requested, const c10::Device& device) {
+  if (requested == ScanKind::kFused && !device.is_cpu()) return ScanKind::kChunked;
+  return requested;
+}
+
+std::string scan_implementation(ScanKind requested, const c10::Device& device) {
+  switch (scan_for_device(requested, device)) {
+    case ScanKind::kPlain:
+      return "plain";
+    case ScanKind::kFused:
+      return "fused-cpu";
+    case ScanKind::kChunked:
+      return "chunked-aten";
+  }
+  return "plain";
 }
 
 at::Tensor selective_scan(const at::Tensor& u,
@@ -76,8 +103,15 @@ at::Tensor selective_scan(const at::Tensor& u,
               Bs.sizes(),
               " and ",
               Cs.sizes());
-  if (kind == ScanKind::kPlain) return scan_plain(u, delta, A, Bs, Cs);
-  return selective_scan_fused_cpu(u, delta, A, Bs, Cs);
+  switch (scan_for_device(kind, u.device())) {
+    case ScanKind::kPlain:
+      return scan_plain(u, delta, A, Bs, Cs);
+    case ScanKind::kFused:
+      return selective_scan_fused_cpu(u, delta, A, Bs, Cs);
+    case ScanKind::kChunked:
+      return selective_scan_chunked(u, delta, A, Bs, Cs);
+  }
+  return scan_plain(u, delta, A, Bs, Cs);
 }
 
 }  // namespace gpudays::models

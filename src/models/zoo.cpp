@@ -94,8 +94,8 @@ ZooModel make_mamba(const ModelSpec& spec, const ZooOptions& options) {
 }
 
 at::Tensor random_ids(int64_t low, int64_t high, at::IntArrayRef shape, const SyntheticOptions& o) {
-  return at::randint(low, high, shape, o.generator, at::TensorOptions().dtype(at::kLong))
-      .to(o.device);
+  return at::randint(
+      low, high, shape, o.generator, at::TensorOptions().dtype(at::kLong).device(o.device));
 }
 
 }  // namespace
@@ -160,8 +160,7 @@ Batch synthetic_batch(const ModelSpec& spec, const SyntheticOptions& o) {
   if (is_vision(spec.family)) {
     b.pixel_values = at::randn({o.batch_size, a.num_channels, a.image_size, a.image_size},
                                o.generator,
-                               at::TensorOptions())
-                         .to(o.device);
+                               at::TensorOptions().device(o.device));
     b.labels = random_ids(0, a.num_labels, {o.batch_size}, o);
     return b;
   }

@@ -75,9 +75,9 @@ ZooModel make_model(const ModelSpec& spec, const ZooOptions& options);
 
 struct SyntheticOptions {
   int64_t batch_size = 1;
-  int64_t seq_len = 0;  // tokens per sample; 0: the spec's seq_len
-  at::Device device = at::kCPU;
-  std::optional<at::Generator> generator;
+  int64_t seq_len = 0;                     // tokens per sample; 0: the spec's seq_len
+  at::Device device = at::kCPU;            // where the batch is drawn
+  std::optional<at::Generator> generator;  // of that device; none: the device's default
 };
 
 // Random tokens (roberta: masked as its recipe) or random images with random labels.

@@ -26,6 +26,11 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
 
 }  // namespace
 
+bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster) {
+  return methods.free_lunch && !methods.activation_checkpointing &&
+         methods.sharding == Sharding::kNone && cluster.gpu->kind == DeviceKind::kGpu;
+}
+
 double default_host_memory_bytes(const Cluster& cluster) {
   const double gpus = static_cast<double>(cluster.gpus_per_node * cluster.gpu->memory_bytes);
   return std::max(kMinDefaultHostMemoryBytes, kDefaultHostMemoryPerGpuMemory * gpus);
@@ -85,6 +90,12 @@ MemoryBreakdown predict_memory(double params,
 
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator + c.fragmentation * dynamic;
+  if (cuda_graphs_apply(methods, cluster)) {
+    // The pool holds the micro-step's working set (its own slack, not shared with the allocator's
+    // other pool) while the fused optimizer's buffers, about one largest tensor, come on top.
+    const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
+    m.graph_pool_bytes = c.fragmentation * working_set + w.max_tensor_bytes;
+  }
   return m;
 }
 

@@ -18,11 +18,14 @@ struct MemoryBreakdown {
   double logits_loss_bytes = 0.0;
   double temporary_bytes = 0.0;
   double framework_bytes = 0.0;
+  // CUDA graphs: the capture's private pool keeps the micro-step's working set for the whole run,
+  // so the optimizer's buffers come on top of it, and the pool has slack of its own.
+  double graph_pool_bytes = 0.0;
   double host_bytes = 0.0;  // per node, pinned CPU memory of offloaded state
   double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
-           framework_bytes;
+           framework_bytes + graph_pool_bytes;
   }
 };
 
@@ -52,6 +55,10 @@ struct StateBytesPerParam {
   double optimizer;  // fp32 master (mixed precision only) + Adam first and second moments
 };
 StateBytesPerParam state_bytes_per_param(Precision precision);
+
+// Whether the engine captures the micro-step as a CUDA graph (train/apply_methods.h): free-lunch
+// without checkpointing or sharding, on a GPU.
+bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster);
 
 // Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage.
 MemoryBreakdown model_state_memory(

@@ -99,12 +99,14 @@ WorkloadSummary summarize_micro_batch(const ModelSpec& model,
                                       int64_t micro_batch,
                                       bool free_lunch,
                                       const Implementation& implementation,
+                                      const GpuSpec& gpu,
                                       const DeviceModel& device) {
   const WorkloadOptions wo{micro_batch,
                            activation_bytes(model.recipe.precision),
                            /*fused_attention=*/free_lunch,
                            /*fast_scan=*/free_lunch,
-                           implementation};
+                           implementation,
+                           gpu.kind};
   return summarize(build_workload(model, wo), device);
 }
 
@@ -139,8 +141,12 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
     if (it == summaries.end()) {
       it = summaries
                .emplace(key,
-                        summarize_micro_batch(
-                            model, config.micro_batch_size, fl, options.implementation, device))
+                        summarize_micro_batch(model,
+                                              config.micro_batch_size,
+                                              fl,
+                                              options.implementation,
+                                              *cluster.gpu,
+                                              device))
                .first;
     }
     PlanRow row = evaluate(model, cluster, config, params, it->second, device, options);
@@ -227,8 +233,12 @@ PlanRow plan_configuration(const ModelSpec& model,
                            config.methods.free_lunch,
                            options.device,
                            options.implementation.tf32);
-  const WorkloadSummary w = summarize_micro_batch(
-      model, config.micro_batch_size, config.methods.free_lunch, options.implementation, device);
+  const WorkloadSummary w = summarize_micro_batch(model,
+                                                  config.micro_batch_size,
+                                                  config.methods.free_lunch,
+                                                  options.implementation,
+                                                  *cluster.gpu,
+                                                  device);
   return evaluate(model, cluster, config, params, w, device, options);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 
 namespace gpudays {
@@ -100,6 +101,9 @@ struct WorkloadOptions {
   bool fused_attention = false;
   bool fast_scan = false;
   Implementation implementation;
+  // Where it runs: Mamba's fast scan is the fused kernel on the host CPU and the chunked ATen scan
+  // on a GPU (models/selective_scan.h, scan_for_device).
+  DeviceKind device_kind = DeviceKind::kGpu;
 };
 
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options);

@@ -1,9 +1,14 @@
 // Forward workload of Mamba-1 (Gu and Dao 2023, "Mamba"), as HuggingFace's MambaForCausalLM runs
 // it: RMSNorm, in_proj, causal depthwise conv1d, SiLU, x_proj, dt_proj, softplus, selective scan,
-// gating, out_proj. Two scans: the fast fused kernel (states kept on chip, recomputed in
-// backward) and the plain sequential scan (HuggingFace's slow path: discretised A and B*u
-// materialised as [b, d_inner, T, d_state] fp32 tensors, then a few small kernels per token, each
-// step's state saved by autograd).
+// gating, out_proj. Three scans, as the engine runs them (models/selective_scan.h): the plain
+// sequential scan (HuggingFace's slow path: discretised A and B*u materialised as [b, d_inner, T,
+// d_state] fp32 tensors, then a few small kernels per token, each step's state saved by autograd),
+// and the fast scan of free-lunch: the fused CPU kernel on the host CPU (states in registers,
+// recomputed in backward), the chunked ATen scan on a GPU (states materialised in memory, about
+// chunk + T / chunk dependent kernels per pass, recomputed in backward).
+#include <algorithm>
+#include <cmath>
+
 #include "catalog/param_count.h"
 #include "plan/workload.h"
 
@@ -14,7 +19,10 @@ constexpr double kFp32 = 4.0;
 // Selective-scan FLOPs per (token, channel, state): the Mamba reference implementation's FLOP
 // count for the scan is 9 * B * L * D * N.
 constexpr double kScanFlopsPerElement = 9.0;
+// Tokens per chunk of the chunked scan (models/selective_scan.h, kDefaultScanChunk).
+constexpr double kScanChunk = 64.0;
 
+// The fused CPU kernel (models/selective_scan_cpu.cpp): one pass over its inputs and output.
 void add_fused_scan(std::vector<Op>& ops, double n, double e, double state, double elt) {
   Op scan;
   scan.name = "selective_scan_fused";
@@ -26,6 +34,42 @@ void add_fused_scan(std::vector<Op>& ops, double n, double e, double state, doub
   scan.kernels = 1.0;
   scan.backward_factor = 2.5;
   ops.push_back(scan);
+}
+
+// The chunked ATen scan (models/selective_scan_chunked.cpp), counted in passes over its fp32
+// [b, T', e, N] tensors (T' = T rounded up to whole chunks). Forward, 11 passes in about 20
+// kernels: the token decays exp(delta A) (write, read and write: 3), the inputs delta u B (1), the
+// decays from each chunk's start exp(A cumsum(delta)) (3), adding the states entering the chunks
+// (read 2, write 1: 3), y = C . h as a batched matrix product (1). Backward, 22: the decays and
+// inputs again (4), dC (1), the decayed previous states a_t h_{t-1} (3), the adjoints' source
+// C dy (1), their decays to each chunk's end and the entering adjoints (6), dB and d(delta u)
+// (2), the log-decays' gradient (3), d(delta) and dA from it (2). The backward holds three
+// [b, T', e, N] tensors at once; it keeps from the forward one state per chunk.
+void add_chunked_scan(std::vector<Op>& ops, double b, double t, double e, double state) {
+  const double chunk = std::min(kScanChunk, t);
+  const double chunks = std::ceil(t / chunk);
+  const double elements = b * e * chunks * chunk * state;
+  const double per_step = b * e * state;  // one token's (or one chunk's) [b, e, N] slice
+  const double n = b * t;
+  // The Function keeps delta, the fp32 copies of B and C (u is kept by the D skip anyway) and the
+  // state entering each chunk.
+  const double saved = (n * e + 2.0 * n * state + chunks * per_step) * kFp32;
+  Op bulk = make_memory("selective_scan_chunked", 11.0 * elements, kFp32, saved, 20.0);
+  bulk.model_flops = kScanFlopsPerElement * n * e * state;
+  bulk.exec_flops = bulk.model_flops;
+  bulk.transient_bytes = 3.0 * elements * kFp32;
+  bulk.backward_factor = 22.0 / 11.0;
+  ops.push_back(bulk);
+  // The dependent steps: chunk - 1 through every chunk at once (h_t += a_t h_{t-1}: read 3, write
+  // 1 of a [b, chunks, e, N] slice), then chunks - 1 carrying a [b, e, N] state across chunks (the
+  // same). The backward runs the first twice (the states again, from the saved entering states,
+  // then the adjoints) and the carry once.
+  const double in_chunks = 4.0 * (chunk - 1.0) * chunks * per_step;
+  const double across = 4.0 * (chunks - 1.0) * per_step;
+  Op steps = make_memory(
+      "selective_scan_chunked_steps", in_chunks + across, kFp32, 0.0, chunk + chunks - 2.0);
+  steps.backward_factor = (2.0 * in_chunks + across) / (in_chunks + across);
+  ops.push_back(steps);
 }
 
 // The plain scan (models/selective_scan.cpp, HuggingFace's slow path) in three parts, counted in
@@ -103,8 +147,10 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   dt_proj.saved_bytes = n * (rank + 2 * state) * elt;  // x_proj's output: delta, B and C views
   ops.push_back(dt_proj);
   ops.push_back(make_memory("softplus", 2 * n * e, elt, n * e * elt));
-  if (options.fast_scan) {
+  if (options.fast_scan && options.device_kind == DeviceKind::kCpu) {
     add_fused_scan(ops, n, e, state, elt);
+  } else if (options.fast_scan) {
+    add_chunked_scan(ops, b, t, e, state);
   } else {
     add_plain_scan(ops, b, t, e, state);
   }

@@ -19,7 +19,9 @@ namespace gpudays {
 namespace {
 
 constexpr int kApplicationId = 0x47505544;  // "GPUD"
-constexpr int kSchemaVersion = 3;  // 2: composed-parts timing columns; 3: the repeats table
+// 2: composed-parts timing columns; 3: the repeats table; 4: peak reserved memory, CUDA graph
+// use and the selective scan that ran.
+constexpr int kSchemaVersion = 4;
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }

@@ -47,10 +47,10 @@ TrialColumn named(const char* name, Field field, Parse parse, int since, const c
 }
 
 template <typename Field>
-TrialColumn integer(const char* name, Field field) {
+TrialColumn integer(const char* name, Field field, int since = 1) {
   return {name,
           "INTEGER NOT NULL",
-          1,
+          since,
           "0",
           [field](sqlite3_stmt* s, int i, const TrialRecord& r) {
             sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(field(r)));
@@ -118,6 +118,10 @@ const std::vector<TrialColumn>& trial_columns() {
       real("optimizer_time_s", FIELD(measured.optimizer_time_s), 2),
       real("check_step_time_s", FIELD(measured.check_step_time_s), 2),
       text("timing_check", FIELD(measured.timing_check), 2),
+      // Schema 4: what ran on the device.
+      integer("peak_reserved_bytes", FIELD(measured.peak_reserved_bytes), 4),
+      text("cuda_graph", FIELD(measured.cuda_graph), 4),
+      text("scan", FIELD(measured.scan), 4),
   };
   return kColumns;
 }

@@ -43,6 +43,13 @@ struct TrialMeasurement {
   // timing_check "agrees" or "disagrees" (more than 5% apart); "" otherwise.
   double check_step_time_s = 0.0;
   std::string timing_check;
+  // CUDA devices: the caching allocator's peak reserved bytes (allocated plus what it holds
+  // cached, the graph's pool included); 0 elsewhere.
+  int64_t peak_reserved_bytes = 0;
+  // How the timed micro-steps ran where a CUDA graph applies: "replayed" (every one a replay),
+  // "eager: <why>" (the capture failed or was dropped), "mixed" (some of each); "" elsewhere.
+  std::string cuda_graph;
+  std::string scan;         // Mamba: the selective scan that ran (models/selective_scan.h); ""
   std::string device_name;  // as the device reports it
   std::string driver;
   std::string torch_version;

@@ -71,6 +71,10 @@ std::string timing_problem(const TrialMeasurement& m, int64_t grad_acc_steps) {
     if (!finite_at_least(part, 0.0)) return fmt::format("a step part of {} s", part);
   }
   if (m.peak_memory_bytes < 0) return "negative peak memory";
+  if (m.peak_reserved_bytes < 0) return "negative peak reserved memory";
+  if (m.peak_reserved_bytes > 0 && m.peak_reserved_bytes < m.peak_memory_bytes) {
+    return "peak reserved memory below the peak allocated";
+  }
   return composition_problem(m, grad_acc_steps);
 }
 

@@ -12,6 +12,8 @@
 
 #include <mutex>
 
+#include "train/autocast_scope.h"
+
 namespace gpudays {
 namespace {
 
@@ -34,16 +36,12 @@ void set_generator_state(at::Generator& g, const at::Tensor& state) {
   g.set_state(state);
 }
 
-// Runs the block under the forward's autocast state.
+// Runs the block under the forward's autocast state, in a scope of its own: the casts it caches
+// are cleared when it ends (the recompute runs in backward, after the forward's scope has cleared
+// the cache; on CUDA on the autograd worker thread, whose cache would outlive the step).
 at::Tensor run_as_recorded(const Recompute& r, const at::Tensor& x) {
-  const bool was_enabled = at::autocast::is_autocast_enabled(r.device_type);
-  const at::ScalarType was_dtype = at::autocast::get_autocast_dtype(r.device_type);
-  at::autocast::set_autocast_enabled(r.device_type, r.autocast_enabled);
-  at::autocast::set_autocast_dtype(r.device_type, r.autocast_dtype);
-  at::Tensor y = r.block(x);
-  at::autocast::set_autocast_enabled(r.device_type, was_enabled);
-  at::autocast::set_autocast_dtype(r.device_type, was_dtype);
-  return y;
+  const AutocastScope autocast(r.device_type, r.autocast_enabled, r.autocast_dtype);
+  return r.block(x);
 }
 
 struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {

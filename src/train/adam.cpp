@@ -24,7 +24,17 @@ Adam::Adam(std::vector<at::Tensor> params, AdamOptions options)
     exp_avg_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
     exp_avg_sq_.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
     step_counts_.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+    host_counts_.push_back(0.0);
   }
+}
+
+void Adam::set_step_count(double count) {
+  for (at::Tensor& t : step_counts_) t.fill_(count);
+  for (double& c : host_counts_) c = count;
+}
+
+double Adam::step_count() const {
+  return host_counts_.empty() ? 0.0 : host_counts_.front();
 }
 
 int64_t Adam::state_bytes() const {
@@ -50,7 +60,10 @@ void Adam::plain_step(double lr) {
   for (size_t i = 0; i < params_.size(); ++i) {
     at::Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
-    const double t = step_counts_[i].add_(1).item<double>();  // this parameter's step
+    // This parameter's step, counted on the host (a read of the device's count would wait for
+    // the device once per parameter); the device's count follows for the fused kernel's sake.
+    const double t = ++host_counts_[i];
+    step_counts_[i].add_(1);
     const double bias1 = 1.0 - std::pow(options_.beta1, t);
     const double bias2 = 1.0 - std::pow(options_.beta2, t);
     at::Tensor grad = p.grad();
@@ -80,6 +93,9 @@ void Adam::fused_step(double lr) {
     counts.push_back(step_counts_[i]);
   }
   if (params.empty()) return;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (params_[i].grad().defined()) ++host_counts_[i];
+  }
   at::_foreach_add_(counts, 1);
   const auto& o = options_;
   if (o.decoupled_weight_decay) {

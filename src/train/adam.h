@@ -19,6 +19,7 @@ struct AdamOptions {
   double weight_decay = 0.0;
   bool decoupled_weight_decay = true;  // AdamW; false: L2 added to the gradient (Adam)
   bool fused = false;
+  bool operator==(const AdamOptions&) const = default;
 };
 
 AdamOptions adam_options(const RecipeSpec& recipe);  // the recipe's; not fused
@@ -36,7 +37,9 @@ class Adam {
   // of steps taken.
   std::vector<at::Tensor>& exp_avg() { return exp_avg_; }
   std::vector<at::Tensor>& exp_avg_sq() { return exp_avg_sq_; }
-  std::vector<at::Tensor>& step_counts() { return step_counts_; }
+  // Every parameter's step count (equal after a checkpoint's restore), on the device and the host.
+  void set_step_count(double count);
+  double step_count() const;  // the first parameter's, from the host
   void set_steps(int64_t steps) { steps_ = steps; }
 
  private:
@@ -46,6 +49,7 @@ class Adam {
   std::vector<at::Tensor> exp_avg_;
   std::vector<at::Tensor> exp_avg_sq_;
   std::vector<at::Tensor> step_counts_;  // fused kernel's per-parameter step (fp32 scalars)
+  std::vector<double> host_counts_;      // the same on the host (the plain loop's)
   AdamOptions options_;
   int64_t steps_ = 0;
 };

@@ -1,106 +1,104 @@
-// Micro-step capture and replay (CUDA builds); eager execution elsewhere.
+// MicroStepGraph's sequence (warm-up, capture, replay, fallback) and the CPU stand-in backend.
+// CUDA's backend is in cuda_graph_cuda.cpp.
 #include "train/cuda_graph.h"
+
+#include <ATen/ops/zeros.h>
+#include <c10/util/Exception.h>
 
 #include <iostream>
 
-#ifdef GPUDAYS_CUDA
-#include <ATen/autocast_mode.h>
-#include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#endif
+#include "common/error.h"
 
 namespace gpudays {
-
-#ifdef GPUDAYS_CUDA
-struct MicroStepGraph::Impl {
-  int warmup_calls = 0;
-  int calls = 0;
-  bool fell_back = false;
-  std::unique_ptr<at::cuda::CUDAGraph> graph;
-  at::Tensor static_loss;
-};
-
 namespace {
 
-// Runs fn on `side`, ordered after the current stream's work and before its later work.
-at::Tensor on_stream(const c10::cuda::CUDAStream& side, const std::function<at::Tensor()>& fn) {
-  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
-  c10::cuda::CUDAEvent ready;
-  ready.record(current);
-  ready.block(side);
-  at::Tensor out;
-  {
-    c10::cuda::CUDAStreamGuard guard(side);
-    out = fn();
+class RerunGraphBackend final : public GraphBackend {
+ public:
+  at::Tensor warm_up(const MicroStepFn& fn) override { return fn(); }
+  at::Tensor capture(const MicroStepFn& fn) override {
+    fn_ = fn;
+    output_ = at::zeros({}, at::kFloat);
+    return output_;
   }
-  c10::cuda::CUDAEvent done;
-  done.record(side);
-  done.block(current);
-  return out;
-}
+  void replay() override { output_.copy_(fn_()); }
+  void release() noexcept override {
+    fn_ = nullptr;
+    output_ = at::Tensor();
+  }
+
+ private:
+  MicroStepFn fn_;
+  at::Tensor output_;
+};
 
 }  // namespace
 
-at::Tensor MicroStepGraph::run(const std::function<at::Tensor()>& forward_backward) {
-  Impl& s = *impl_;
-  if (s.fell_back) return forward_backward();
-  if (s.graph) {
-    s.graph->replay();
-    return s.static_loss;
-  }
-  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
-  if (s.calls++ < s.warmup_calls) return on_stream(side, forward_backward);
-  // Capture; autocast's weight cache must stay off while capturing.
-  const bool cache = at::autocast::is_autocast_cache_enabled();
-  auto graph = std::make_unique<at::cuda::CUDAGraph>();
-  try {
-    s.static_loss = on_stream(side, [&] {
-      at::autocast::set_autocast_cache_enabled(false);
-      graph->capture_begin();
-      at::Tensor loss = forward_backward();
-      graph->capture_end();
-      return loss;
-    });
-    at::autocast::set_autocast_cache_enabled(cache);
-    graph->replay();  // capture recorded the work without running it
-    s.graph = std::move(graph);
-    return s.static_loss;
-  } catch (const std::exception& e) {
-    at::autocast::set_autocast_cache_enabled(cache);
-    std::cerr << "gpudays: CUDA graph capture failed, running eagerly: "
-              << std::string(e.what()).substr(0, 200) << "\n";
-    s.fell_back = true;
-    s.static_loss = at::Tensor();
-    return forward_backward();
-  }
+std::unique_ptr<GraphBackend> make_rerun_graph_backend() {
+  return std::make_unique<RerunGraphBackend>();
 }
 
-#else
-struct MicroStepGraph::Impl {
-  int warmup_calls = 0;
-  bool fell_back = true;  // no CUDA: always eager
-  bool graph = false;
-};
-
-at::Tensor MicroStepGraph::run(const std::function<at::Tensor()>& forward_backward) {
-  return forward_backward();
+#ifndef GPUDAYS_CUDA
+std::unique_ptr<GraphBackend> make_cuda_graph_backend(const c10::Device&) {
+  throw InputError("CUDA graphs need the CUDA build");
 }
 #endif
 
-MicroStepGraph::MicroStepGraph(int warmup_calls) : impl_(std::make_unique<Impl>()) {
-  impl_->warmup_calls = warmup_calls;
+MicroStepGraph::MicroStepGraph(std::unique_ptr<GraphBackend> backend, int warmup_calls)
+    : backend_(std::move(backend)), warmup_calls_(warmup_calls) {}
+
+MicroStepGraph::~MicroStepGraph() {
+  if (backend_) backend_->release();
 }
 
-MicroStepGraph::~MicroStepGraph() = default;
+// Inputs whose shape keeps changing would be captured again every step: after kMaxRecaptures the
+// micro-step runs eagerly for good.
+constexpr int kMaxRecaptures = 2;
 
-bool MicroStepGraph::captured() const {
-  return static_cast<bool>(impl_->graph);
+void MicroStepGraph::invalidate() {
+  if (fell_back()) return;
+  if (captured_ && ++recaptures_ > kMaxRecaptures) {
+    fallback_reason_ = "the micro-batch's shape changes between steps";
+    std::cerr << "gpudays: CUDA graph dropped, running eagerly: " << fallback_reason_ << "\n";
+  }
+  backend_->release();
+  captured_ = false;
+  calls_ = 0;
+  static_loss_ = at::Tensor();
 }
 
-bool MicroStepGraph::fell_back() const {
-  return impl_->fell_back;
+at::Tensor MicroStepGraph::run(const MicroStepFn& fn) {
+  if (fell_back()) {
+    ++counts_.eager_calls;
+    return fn();
+  }
+  if (captured_) {
+    backend_->replay();
+    ++counts_.replays;
+    return static_loss_;
+  }
+  if (calls_ < warmup_calls_) {
+    ++calls_;
+    ++counts_.eager_calls;
+    return backend_->warm_up(fn);
+  }
+  try {
+    static_loss_ = backend_->capture(fn);
+    ++counts_.captures;
+    captured_ = true;
+  } catch (const c10::OutOfMemoryError&) {
+    backend_->release();  // the backend freed the capture's memory; the caller records oom
+    throw;
+  } catch (const std::exception& e) {
+    backend_->release();
+    fallback_reason_ = one_line(e);
+    std::cerr << "gpudays: CUDA graph capture failed, running eagerly: " << fallback_reason_
+              << "\n";
+    ++counts_.eager_calls;
+    return fn();
+  }
+  backend_->replay();  // capture recorded the micro-step without running it
+  ++counts_.replays;
+  return static_loss_;
 }
 
 }  // namespace gpudays

@@ -30,6 +30,9 @@ namespace detail {
 void cuda_synchronize(int) {
   detail::no_cuda();
 }
+void cuda_set_device(int) {
+  detail::no_cuda();
+}
 DeviceMemoryStats cuda_memory(int) {
   detail::no_cuda();
 }
@@ -77,6 +80,16 @@ c10::Device parse_device(const std::string& name) {
   } catch (const c10::Error&) {
     throw InputError(fmt::format("unknown device '{}' (cpu, cuda or cuda:N)", name));
   }
+}
+
+c10::Device rank_device(const c10::Device& requested, bool several_ranks, int local_rank) {
+  if (!requested.is_cuda()) return requested;
+  const int index = several_ranks ? local_rank : cuda_index(requested);
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+void use_device(const c10::Device& device) {
+  if (device.is_cuda()) cuda_set_device(cuda_index(device));
 }
 
 void synchronize(const c10::Device& device) {

@@ -18,6 +18,14 @@ bool cuda_available();  // ... and a GPU is visible
 // a build without CUDA or on a machine without a GPU.
 c10::Device parse_device(const std::string& name);
 
+// This rank's device: a CUDA device always with its index, the requested one (cuda: cuda:0) with
+// one rank, with several the GPU of the rank's local rank on its node (cuda:local_rank); the CPU
+// as it is.
+c10::Device rank_device(const c10::Device& requested, bool several_ranks, int local_rank);
+// Makes a CUDA device the current one (before any CUDA work of the rank: streams, graphs, NCCL's
+// communicator and the caching allocator take the current device); no-op on the CPU.
+void use_device(const c10::Device& device);
+
 // Waits until every kernel queued on the device has finished (no-op on the CPU).
 void synchronize(const c10::Device& device);
 
@@ -25,6 +33,7 @@ struct DeviceMemoryStats {
   int64_t allocated_bytes = 0;       // live tensor bytes now
   int64_t peak_allocated_bytes = 0;  // since the last reset
   int64_t reserved_bytes = 0;        // held by the caching allocator
+  int64_t peak_reserved_bytes = 0;   // since the last reset (what the device had to give)
   int64_t total_bytes = 0;           // the device's memory
 };
 // CUDA devices only; throws InputError for the CPU (use CpuMemoryScope there).
@@ -43,6 +52,7 @@ int compute_capability(const c10::Device& device);
 // The CUDA side behind the calls above, by device index: train/device_cuda.cpp in CUDA builds;
 // elsewhere they throw InputError (the build has no CUDA).
 void cuda_synchronize(int index);
+void cuda_set_device(int index);
 DeviceMemoryStats cuda_memory(int index);
 void cuda_reset_peak_memory(int index);
 std::string cuda_device_name(int index);

@@ -68,6 +68,11 @@ void cuda_synchronize(int index) {
   c10::cuda::device_synchronize();
 }
 
+void cuda_set_device(int index) {
+  check_index(index);
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+}
+
 DeviceMemoryStats cuda_memory(int index) {
   check_index(index);
   // The caching allocator exists once LibTorch's CUDA state is initialised (the first CUDA tensor
@@ -80,6 +85,7 @@ DeviceMemoryStats cuda_memory(int index) {
   out.allocated_bytes = stats.allocated_bytes[kAll].current;
   out.peak_allocated_bytes = stats.allocated_bytes[kAll].peak;
   out.reserved_bytes = stats.reserved_bytes[kAll].current;
+  out.peak_reserved_bytes = stats.reserved_bytes[kAll].peak;
   const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
   size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", index);

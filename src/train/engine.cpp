@@ -2,7 +2,6 @@
 #include "train/engine.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "common/error.h"
 #include "config/search_space.h"
+#include "train/autocast_scope.h"
 #include "train/cuda_graph.h"
 #include "train/device.h"
 #include "train/shard_units.h"
@@ -55,8 +55,14 @@ Engine::Engine(std::vector<at::Tensor> params,
   set_tf32(options_.tf32);
   const at::Device device = params_.front().device();
   loss_factor_ = at::ones({}, at::TensorOptions().device(device).dtype(at::kFloat));
-  if (options_.cuda_graphs && device.is_cuda() && stage() == 0) {
-    graph_ = std::make_unique<MicroStepGraph>();
+  if (options_.cuda_graphs && stage() == 0) {
+    std::unique_ptr<GraphBackend> backend;
+    if (options_.graph_backend) {
+      backend = options_.graph_backend();
+    } else if (device.is_cuda()) {
+      backend = make_cuda_graph_backend(device);
+    }
+    if (backend) graph_ = std::make_unique<MicroStepGraph>(std::move(backend));
   }
   if (stage() == 0) {
     adam_ = std::make_unique<Adam>(params_, options_.adam);
@@ -100,7 +106,11 @@ bool Engine::cuda_graph_captured() const {
 
 StepResult Engine::step(const MicroLoss& micro_loss) {
   int64_t index = 0;
-  return run_step({[&index](int64_t i) { index = i; }, [&] { return micro_loss(index); }},
+  return run_step({[&index](int64_t i) {
+                     index = i;
+                     return false;
+                   },
+                   [&] { return micro_loss(index); }},
                   /*graphable=*/false);
 }
 
@@ -111,7 +121,9 @@ StepResult Engine::step(const MicroBatches& batches) {
 StepResult Engine::run_step(const MicroBatches& batches, bool graphable) {
   StepResult r;
   r.lr = learning_rate(options_.schedule, steps_);
-  r.loss = run_micro_steps(batches, graphable);
+  batches_ = &batches;
+  r.loss = run_micro_steps(graphable);
+  batches_ = nullptr;
   phase(StepPhase::kOptimizerBegin, -1);
   const std::vector<at::Tensor> grads = local_grads();
   const bool overflow = unscale_and_check_overflow(grads);
@@ -127,7 +139,7 @@ StepResult Engine::run_step(const MicroBatches& batches, bool graphable) {
 }
 
 // The losses are summed on the device and read once per step (no host wait per micro-step).
-double Engine::run_micro_steps(const MicroBatches& batches, bool graphable) {
+double Engine::run_micro_steps(bool graphable) {
   const double scale = options_.precision == Precision::kFp16 ? scaler_.scale() : 1.0;
   loss_factor_.fill_(scale / static_cast<double>(options_.grad_acc_steps));
   const bool graphed = graphable && graph_ != nullptr;
@@ -135,8 +147,11 @@ double Engine::run_micro_steps(const MicroBatches& batches, bool graphable) {
   for (int64_t i = 0; i < options_.grad_acc_steps; ++i) {
     phase(StepPhase::kMicroStepBegin, i);
     begin_micro_step();
-    batches.load(i);
-    const auto run = [&] { return forward_backward(batches); };
+    const bool moved = batches_->load(i);
+    if (graphed && moved) graph_->invalidate();
+    // Valid across steps (the graph backend's stand-in re-runs it): the step's batches are a
+    // member while the step runs.
+    const MicroStepFn run = [this] { return forward_backward(); };
     const at::Tensor loss = graphed ? graph_->run(run) : run();
     loss_sum = loss_sum.defined() ? loss_sum + loss : loss.clone();
     end_micro_step(/*last=*/i + 1 == options_.grad_acc_steps);
@@ -147,18 +162,11 @@ double Engine::run_micro_steps(const MicroBatches& batches, bool graphable) {
 
 // One micro-batch's forward (under autocast for mixed precision) and backward of the scaled loss;
 // returns the unscaled loss (fp32, detached).
-at::Tensor Engine::forward_backward(const MicroBatches& batches) {
-  const c10::DeviceType device = params_.front().device().type();
-  const bool mixed = options_.precision != Precision::kFp32;
-  if (mixed) {
-    at::autocast::set_autocast_enabled(device, true);
-    at::autocast::set_autocast_dtype(
-        device, options_.precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
-  }
-  const at::Tensor loss = batches.loss().to(at::kFloat);
-  if (mixed) {
-    at::autocast::set_autocast_enabled(device, false);
-    at::autocast::clear_cache();
+at::Tensor Engine::forward_backward() {
+  at::Tensor loss;
+  {
+    const AutocastScope autocast(params_.front().device().type(), options_.precision);
+    loss = batches_->loss().to(at::kFloat);
   }
   (loss * loss_factor_).backward();
   return loss.detach();
@@ -289,10 +297,10 @@ bool Engine::unscale_and_check_overflow(const std::vector<at::Tensor>& grads) {
   if (options_.precision != Precision::kFp16) return false;
   at::NoGradGuard no_grad;
   at::Tensor bad = at::zeros({}, scalar_options(grads, at::kFloat));
-  for (at::Tensor g : grads) {
-    g.div_(scaler_.scale());
-    bad = at::maximum(bad, at::logical_not(at::isfinite(g).all()).to(at::kFloat));
-  }
+  // AMP's multi-tensor kernel: every gradient times 1 / scale (a power of two: exact) and the
+  // non-finite check, in one pass instead of three kernels per gradient.
+  const at::Tensor inv_scale = at::full({}, 1.0 / scaler_.scale(), bad.options());
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, bad, inv_scale);
   comm_.all_reduce(bad.data_ptr(), 1, DType::kFloat32, ReduceOp::kMax);
   return bad.item<float>() > 0.0f;
 }

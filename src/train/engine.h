@@ -36,6 +36,8 @@ namespace gpudays {
 enum class StepPhase { kMicroStepBegin, kMicroStepEnd, kOptimizerBegin, kOptimizerEnd };
 using PhaseHook = std::function<void(StepPhase phase, int64_t micro_step)>;
 
+class GraphBackend;  // train/cuda_graph.h
+
 // The engine's mechanisms; train/apply_methods.h sets them from a configuration.
 struct EngineOptions {
   Sharding sharding = Sharding::kNone;  // the data-parallel mechanism: its stage 0..3
@@ -50,6 +52,9 @@ struct EngineOptions {
   // Capture the micro-step as a CUDA graph where it can be: a CUDA device, no sharding, and
   // micro-batches given as MicroBatches (the caller leaves it off with activation checkpointing).
   bool cuda_graphs = false;
+  // The graph backend (train/cuda_graph.h); empty: CUDA's on a CUDA device, none elsewhere. Tests
+  // give the CPU stand-in to run the graph sequence without a GPU.
+  std::function<std::unique_ptr<GraphBackend>()> graph_backend;
   // TF32 for fp32 matmuls and convolutions (Ampere and newer).
   bool tf32 = false;
 };
@@ -61,8 +66,10 @@ using MicroLoss = std::function<at::Tensor(int64_t index)>;
 // A micro-batch in two parts, so that the micro-step can be captured as a CUDA graph: `load(i)`
 // puts micro-batch i of this rank into input buffers that keep their addresses, `loss()` computes
 // the loss from them (no host synchronisation inside).
+// `load` returns true when it put the micro-batch into new buffers (the first load, or a new
+// shape): a captured graph read the old ones and is captured again.
 struct MicroBatches {
-  std::function<void(int64_t index)> load;
+  std::function<bool(int64_t index)> load;
   std::function<at::Tensor()> loss;
 };
 
@@ -111,9 +118,15 @@ class Engine {
          models::BlockParameters blocks = {});
   ~Engine();
 
-  StepResult step(const MicroLoss& micro_loss);
+  // The step of the benchmark and the trainer: loads into static buffers, then the loss (graphed
+  // where the options allow).
   StepResult step(const MicroBatches& batches);
+  // The same with each micro-batch's loss computed in one call (never graphed; for tests and
+  // callers without static buffers).
+  StepResult step(const MicroLoss& micro_loss);
   bool cuda_graph_captured() const;
+  // The micro-step's graph, or nullptr where graphs do not apply.
+  const MicroStepGraph* micro_step_graph() const { return graph_.get(); }
   int64_t steps() const { return steps_; }
   double loss_scale() const { return scaler_.scale(); }
   int64_t optimizer_state_bytes() const;  // on this rank
@@ -154,8 +167,8 @@ class Engine {
  private:
   void phase(StepPhase p, int64_t micro_step) const;
   StepResult run_step(const MicroBatches& batches, bool graphable);
-  double run_micro_steps(const MicroBatches& batches, bool graphable);
-  at::Tensor forward_backward(const MicroBatches& batches);
+  double run_micro_steps(bool graphable);
+  at::Tensor forward_backward();
   void begin_micro_step();
   void end_micro_step(bool last);
   void all_reduce_unsharded();
@@ -176,7 +189,8 @@ class Engine {
   std::unique_ptr<Adam> adam_;             // over params_ (stage 0) or the units' masters
   std::unique_ptr<MicroStepGraph> graph_;  // when cuda_graphs applies
   std::function<void()> on_destroy_;
-  at::Tensor loss_factor_;  // 0-dim: loss scale / accumulation (static for graphs)
+  at::Tensor loss_factor_;                 // 0-dim: loss scale / accumulation (static for graphs)
+  const MicroBatches* batches_ = nullptr;  // the step's, while it runs
   int64_t steps_ = 0;
 };
 

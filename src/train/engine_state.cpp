@@ -115,7 +115,7 @@ void Engine::load_optimizer(const SliceReader& read, double step_count) {
     slice.exp_avg.copy_(read(s, "exp_avg", slice.first, slice.count));
     slice.exp_avg_sq.copy_(read(s, "exp_avg_sq", slice.first, slice.count));
   }
-  for (at::Tensor& t : adam_->step_counts()) t.fill_(step_count);
+  adam_->set_step_count(step_count);
 }
 
 void Engine::restore_counters(int64_t steps,
@@ -131,8 +131,7 @@ int64_t Engine::optimizer_steps() const {
 }
 
 double Engine::optimizer_step_count() const {
-  const std::vector<at::Tensor>& counts = adam_->step_counts();
-  return counts.empty() ? 0.0 : counts.front().item<double>();
+  return adam_->step_count();
 }
 
 }  // namespace gpudays

@@ -13,6 +13,7 @@ struct LossScalerOptions {
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;
   double min_scale = 1.0;
+  bool operator==(const LossScalerOptions&) const = default;
 };
 
 // What a checkpoint keeps of the scaler.

@@ -14,6 +14,7 @@ struct ScheduleOptions {
   double min_lr = 0.0;
   int64_t warmup_steps = 0;
   int64_t total_steps = 1;
+  bool operator==(const ScheduleOptions&) const = default;
 };
 
 ScheduleOptions schedule_options(const RecipeSpec& recipe);

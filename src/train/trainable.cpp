@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,15 @@
 
 namespace gpudays {
 namespace {
+
+// A generator of `device` in the state a fresh one seeded with `seed` has (on the CPU the same
+// numbers as at::make_generator<CPUGeneratorImpl>(seed)).
+at::Generator seeded_generator(const at::Device& device, uint64_t seed) {
+  if (device.is_cpu()) return at::make_generator<at::CPUGeneratorImpl>(seed);
+  at::Generator g = at::globalContext().defaultGenerator(device).clone();
+  g.set_current_seed(seed);
+  return g;
+}
 
 models::BlockRunner checkpoint_runner() {
   return [](int64_t, const models::Block& block, const at::Tensor& hidden) {
@@ -50,19 +60,24 @@ class ZooTrainable final : public Trainable {
   void set_training(bool on) override { model_.module().train(on); }
 
   at::Tensor micro_loss(int64_t first, int64_t count) override {
-    return model_.loss(host_batch(first, count).to(options_.device));
+    return model_.loss(synthetic(first, count));
   }
 
-  void load_micro_batch(int64_t first, int64_t count) override {
-    const models::Batch b = host_batch(first, count);
+  bool load_micro_batch(int64_t first, int64_t count) override {
+    return load_batch(synthetic(first, count));
+  }
+
+  bool load_batch(const models::Batch& batch) override {
+    const models::Batch b = options_.device.is_cuda() ? pinned(batch) : batch;
     if (!same_shapes(b, loaded_)) {
       loaded_ = b.to(options_.device);
-      return;
+      return true;
     }
     copy_into(loaded_.input_ids, b.input_ids);
     copy_into(loaded_.attention_mask, b.attention_mask);
     copy_into(loaded_.pixel_values, b.pixel_values);
     copy_into(loaded_.labels, b.labels);
+    return false;
   }
 
   at::Tensor loaded_loss() override { return model_.loss(loaded_); }
@@ -74,11 +89,21 @@ class ZooTrainable final : public Trainable {
   }
 
  private:
-  models::Batch host_batch(int64_t first, int64_t count) const {
+  // Drawn on the device from a generator of that device seeded by the first sample.
+  models::Batch synthetic(int64_t first, int64_t count) const {
     models::SyntheticOptions s;
     s.batch_size = count;
-    s.generator = at::make_generator<at::CPUGeneratorImpl>(options_.data_seed * 1000003ULL + first);
+    s.device = options_.device;
+    s.generator = seeded_generator(options_.device, options_.data_seed * 1000003ULL + first);
     return models::synthetic_batch(spec_, s);
+  }
+
+  // Host tensors in pinned memory, so that the copy to the GPU does not wait for the host.
+  static models::Batch pinned(const models::Batch& b) {
+    const auto pin = [](const at::Tensor& t) {
+      return t.defined() && t.device().is_cpu() ? t.pin_memory() : t;
+    };
+    return {pin(b.input_ids), pin(b.attention_mask), pin(b.pixel_values), pin(b.labels)};
   }
 
   static bool same_shapes(const models::Batch& a, const models::Batch& b) {
@@ -89,8 +114,9 @@ class ZooTrainable final : public Trainable {
            same(a.pixel_values, b.pixel_values) && same(a.labels, b.labels);
   }
 
-  static void copy_into(at::Tensor& target, const at::Tensor& source) {
-    if (target.defined()) target.copy_(source);
+  // On CUDA the source is on the device or pinned (load_batch): the copy need not wait.
+  void copy_into(at::Tensor& target, const at::Tensor& source) const {
+    if (target.defined()) target.copy_(source, /*non_blocking=*/options_.device.is_cuda());
   }
 
   static models::ZooOptions zoo_options(const TrainableOptions& o) {
@@ -114,7 +140,7 @@ MicroBatches micro_batches(Trainable& trainable,
                            std::function<int64_t(int64_t)> first_sample,
                            int64_t count) {
   return {[&trainable, first_sample, count](int64_t i) {
-            trainable.load_micro_batch(first_sample(i), count);
+            return trainable.load_micro_batch(first_sample(i), count);
           },
           [&trainable] { return trainable.loaded_loss(); }};
 }

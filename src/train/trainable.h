@@ -40,13 +40,19 @@ class Trainable {
   virtual std::vector<std::string> parameter_names() = 0;
   // The loss of a batch given from outside (real data; any device: moved to the trainable's).
   virtual at::Tensor batch_loss(const models::Batch& batch) = 0;
+  // The batch into the device buffers loaded_loss() reads (real data: the trainer's micro-batch;
+  // host tensors are copied through pinned memory without a host wait on CUDA). Returns true when
+  // the buffers were made anew (the first load, a new shape): their addresses changed.
+  virtual bool load_batch(const models::Batch& batch) = 0;
   // Training mode (dropout on) or evaluation mode.
   virtual void set_training(bool on) = 0;
-  // The loss of the synthetic micro-batch of `count` samples starting at sample `first`.
+  // The loss of the synthetic micro-batch of `count` samples starting at sample `first`; the
+  // samples are drawn on the trainable's device (no host copy), the same whoever draws them.
   virtual at::Tensor micro_loss(int64_t first_sample, int64_t count) = 0;
   // The same in two parts, for CUDA graphs: the micro-batch goes into device buffers that keep
-  // their addresses while its shape stays the same; the loss is computed from them.
-  virtual void load_micro_batch(int64_t first_sample, int64_t count) = 0;
+  // their addresses while its shape stays the same (load_batch's return); the loss is computed
+  // from them.
+  virtual bool load_micro_batch(int64_t first_sample, int64_t count) = 0;
   virtual at::Tensor loaded_loss() = 0;
   // Each block's parameters, in run order (empty for a family without a block runner).
   virtual models::BlockParameters block_parameters() = 0;

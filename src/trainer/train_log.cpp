@@ -25,6 +25,17 @@ nlohmann::json to_json(const StepMetrics& m) {
   return j;
 }
 
+std::string throughput_line(double tokens_per_s, std::optional<double> bench_tokens_per_s) {
+  std::string line = fmt::format(
+      "throughput {:.4g} tokens/s (median after {} steps)", tokens_per_s, kTrainWarmupSteps);
+  if (!bench_tokens_per_s) return line + "; no benchmark trial of this configuration to compare";
+  return line + fmt::format(
+                    "; the benchmark measured {:.4g} tokens/s for this configuration "
+                    "({:+.1f}%)",
+                    *bench_tokens_per_s,
+                    100.0 * (tokens_per_s / *bench_tokens_per_s - 1.0));
+}
+
 std::string progress_line(const StepMetrics& m, int64_t total_steps) {
   const double eta_days = static_cast<double>(total_steps - m.step) * m.step_time_s / 86400.0;
   std::string line = fmt::format("step {}/{}  loss {:.4f}", m.step, total_steps, m.loss);

@@ -29,6 +29,15 @@ nlohmann::json to_json(const StepMetrics& m);
 // "step 120/1000  loss 3.2141  eval 3.3012  lr 1.0e-03  41.2k tok/s  MFU 12.3%  ETA 0.02 days"
 std::string progress_line(const StepMetrics& m, int64_t total_steps);
 
+// Steps left out of a run's median step time: start-up, and a CUDA graph's warm-up and capture.
+constexpr int64_t kTrainWarmupSteps = 3;
+
+// The run's throughput beside the benchmark's for the same configuration (`bench_tokens_per_s`:
+// the trial's, none when the results hold no successful trial of it):
+// "throughput 832 tokens/s (median after 3 steps); the benchmark measured 816 tokens/s for this
+// configuration (+1.9%)".
+std::string throughput_line(double tokens_per_s, std::optional<double> bench_tokens_per_s);
+
 // OUT/metrics.jsonl, appended to; opened for a resumed run, it first drops the lines of steps
 // after `resume_step` (written after the checkpoint the run resumes from).
 class MetricsLog {

@@ -3,12 +3,13 @@
 #include "trainer/trainer.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include "common/error.h"
 #include "models/zoo.h"
 #include "train/apply_methods.h"
+#include "train/autocast_scope.h"
 #include "train/cpu_memory.h"
 #include "train/device.h"
 #include "train/engine.h"
@@ -63,15 +65,11 @@ double evaluate(Run& run) {
   std::vector<int64_t> indices;
   const auto flush = [&] {
     if (indices.empty()) return;
-    if (precision != Precision::kFp32) {
-      at::autocast::set_autocast_enabled(device, true);
-      at::autocast::set_autocast_dtype(device,
-                                       precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+    double loss = 0.0;
+    {
+      const AutocastScope autocast(device, precision);
+      loss = run.trainable->batch_loss(run.samples.batch(indices, kEvalRound)).item<double>();
     }
-    const double loss =
-        run.trainable->batch_loss(run.samples.batch(indices, kEvalRound)).item<double>();
-    at::autocast::set_autocast_enabled(device, false);
-    at::autocast::clear_cache();
     sum += loss * static_cast<double>(indices.size());
     indices.clear();
   };
@@ -99,8 +97,7 @@ void check_shapes(const std::vector<at::Tensor>& init,
 void build(Run& run) {
   if (run.o.device.is_cpu()) keep_freed_host_memory();
   at::manual_seed(run.o.settings.seed);
-  const MethodOptions methods =
-      apply_methods(run.o.config, run.o.model.recipe, run.o.device, run.o.settings.seed);
+  const MethodOptions methods = trainer_methods(run.o);
   run.trainable = make_trainable(run.o.model, methods.trainable);
   const std::vector<std::string> names = run.trainable->parameter_names();
   if (!run.o.init_from.empty()) {
@@ -160,7 +157,20 @@ std::vector<std::string> checkpoint_files(const TrainerOptions& o) {
   return files;
 }
 
+// The median of the steps after kTrainWarmupSteps (of all of them when no more ran).
+double median_after_warmup(std::vector<double> times_s) {
+  const auto skip = static_cast<std::ptrdiff_t>(
+      times_s.size() > static_cast<size_t>(kTrainWarmupSteps) ? kTrainWarmupSteps : 0);
+  std::vector<double> kept(times_s.begin() + skip, times_s.end());
+  std::nth_element(kept.begin(), kept.begin() + kept.size() / 2, kept.end());
+  return kept[kept.size() / 2];
+}
+
 }  // namespace
+
+MethodOptions trainer_methods(const TrainerOptions& o) {
+  return apply_methods(o.config, o.model.recipe, o.device, o.settings.seed);
+}
 
 TrainSummary train(const TrainerOptions& o, const data::TokenSamples& samples, Communicator& comm) {
   return train(o, token_batches(o.model, samples, o.settings.seed), comm);
@@ -192,17 +202,26 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
       static_cast<double>(o.model.recipe.global_batch * samples.tokens_per_sample);
   InterruptScope interrupt_scope;
   TrainSummary summary;
+  std::vector<double> step_times_s;  // this run's, for the summary's median
   for (int64_t step = first_step; step < total;) {
     synchronize(o.device);
     const auto begin = std::chrono::steady_clock::now();
-    const StepResult r = run.engine->step([&](int64_t micro) {
-      return run.trainable->batch_loss(run.samples.batch(
-          micro_batch_indices(run, order, step, micro), static_cast<uint64_t>(step)));
-    });
+    // The benchmark's step path: each micro-batch into the trainable's static device buffers,
+    // then the loss from them (graphed where the methods allow).
+    const MicroBatches batches{
+        [&](int64_t micro) {
+          return run.trainable->load_batch(run.samples.batch(
+              micro_batch_indices(run, order, step, micro), static_cast<uint64_t>(step)));
+        },
+        [&] { return run.trainable->loaded_loss(); }};
+    const StepResult r = run.engine->step(batches);
     synchronize(o.device);
     const double step_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     ++step;
+    step_times_s.push_back(step_s);
+    summary.median_step_time_s = median_after_warmup(step_times_s);
+    summary.tokens_per_s = tokens_per_step / summary.median_step_time_s;
     StepMetrics m;
     m.step = step;
     m.loss = mean_over_ranks(comm, r.loss);

@@ -34,10 +34,21 @@ struct TrainerOptions {
   double peak_flops_per_s = 0.0;  // the device's peak for the run's dtype, x ranks (0: no MFU)
 };
 
+// The trainable's and the engine's options of a run: train/apply_methods.h on the run's
+// configuration, recipe (with the run file's overrides) and device, as the benchmark's trial
+// builds them (bench/trial_runner.h trial_methods).
+struct MethodOptions;
+MethodOptions trainer_methods(const TrainerOptions& options);
+
 struct TrainSummary {
   int64_t steps = 0;  // optimizer steps done
   double last_loss = 0.0;
   std::optional<double> last_eval_loss;
+  // The median step of this run after its first kTrainWarmupSteps (trainer/train_log.h; all of
+  // them when it ran no more),
+  // and its tokens per second; 0 when no step ran.
+  double median_step_time_s = 0.0;
+  double tokens_per_s = 0.0;
 };
 
 // Throws InputError for data that does not fit the model, Interrupted after checkpointing on a

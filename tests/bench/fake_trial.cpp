@@ -24,6 +24,18 @@ int main(int argc, char** argv) {
   if (const char* crash = std::getenv("FAKE_CRASH_SHARDING"); crash && sharding == crash) {
     std::abort();
   }
+  // As an uncaught c10::Error ends a process (a CUDA error in a destructor, NCCL's watchdog):
+  // the exception's message, then c10's backtrace, then SIGABRT.
+  if (const char* crash = std::getenv("FAKE_C10_CRASH_SHARDING"); crash && sharding == crash) {
+    std::cerr << "terminate called after throwing an instance of 'c10::Error'\n"
+              << "  what():  CUDA error: an illegal memory access was encountered\n"
+              << "Exception raised from c10_cuda_check_implementation at "
+                 "/pytorch/c10/cuda/CUDAException.cpp:44 (most recent call first):\n"
+              << "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98\n"
+              << "frame #1: <unknown function> + 0x1234 (0x7f in libc10_cuda.so)\n"
+              << std::flush;
+    std::abort();
+  }
   if (const char* pid_file = std::getenv("FAKE_PID_FILE")) std::ofstream(pid_file) << getpid();
   if (const char* hang = std::getenv("FAKE_HANG_SHARDING"); hang && sharding == hang) sleep(3600);
   if (const char* killed = std::getenv("FAKE_KILL_SHARDING"); killed && sharding == killed) {

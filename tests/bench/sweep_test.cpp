@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/child_process.h"
 #include "bench/interrupt.h"
 #include "bench/sweep.h"
 #include "catalog/host_cpu.h"
@@ -128,6 +129,53 @@ TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
   EXPECT_GT(ok, 10);
   ASSERT_TRUE(s.search.best);
   EXPECT_NE(progress.str().find("crash: "), std::string::npos);
+}
+
+// A trial that dies of an uncaught c10::Error: the stored message is the error's line, not a frame
+// of its backtrace, and the whole stderr is kept where the options say.
+TEST(Sweep, ACrashStoresItsErrorLineAndKeepsItsStderr) {
+  SweepFixture f("sweep_c10_crash.db");
+  f.options.stderr_dir = test::process_temp_dir().path().string() + "/trial-stderr";
+  setenv("FAKE_C10_CRASH_SHARDING", "none", 1);
+  f.plan_options.preset = MethodPreset::kNaive;
+  std::ostringstream progress;
+  f.run(progress);
+  unsetenv("FAKE_C10_CRASH_SHARDING");
+  int crashes = 0;
+  for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) {
+    if (t.measured.status != TrialStatus::kCrash) continue;
+    ++crashes;
+    EXPECT_EQ(t.measured.message,
+              "killed by signal 6: what():  CUDA error: an illegal memory access was encountered");
+  }
+  EXPECT_GT(crashes, 0);
+  int kept = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(f.options.stderr_dir)) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.rfind("# pythia-70m ", 0), 0u) << text;
+    EXPECT_NE(text.find("frame #1:"), std::string::npos);  // the whole stderr
+    ++kept;
+  }
+  EXPECT_EQ(kept, crashes);
+}
+
+TEST(ChildProcess, ErrorLineSkipsBacktraces) {
+  EXPECT_EQ(error_line("loading\ngpudays: internal error: CUDA error: out of bounds\n"),
+            "gpudays: internal error: CUDA error: out of bounds");
+  EXPECT_EQ(error_line("x\nException raised from f at a.cpp:1 (most recent call first):\n"
+                       "frame #0: c10::Error::Error() + 0x98\nframe #1: g + 0x1\n"),
+            "x");
+  EXPECT_EQ(error_line("[rank0]: NCCL error in: ProcessGroupNCCL.cpp:1\nframe #0: h\n"),
+            "[rank0]: NCCL error in: ProcessGroupNCCL.cpp:1");
+  EXPECT_EQ(error_line(" \n"), "");
+}
+
+TEST(Errors, OneLineDropsWhatFollowsTheFirstLine) {
+  const std::runtime_error e(
+      "CUDA out of memory. Tried to allocate 2.00 GiB\nException raised from malloc at "
+      "CUDACachingAllocator.cpp:1 (most recent call first):\nframe #0: c10::Error::Error()");
+  EXPECT_EQ(one_line(e), "CUDA out of memory. Tried to allocate 2.00 GiB");
 }
 
 // A trial killed by a signal from outside (SIGKILL here, as the OOM killer or a pre-emption) is

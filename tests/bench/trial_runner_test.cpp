@@ -16,6 +16,7 @@
 #include "bench/trial_runner.h"
 #include "catalog/model_loader.h"
 #include "common/error.h"
+#include "train/cuda_graph.h"
 #include "train/trainable.h"
 
 namespace gpudays {
@@ -150,20 +151,58 @@ TEST(StepLoop, TimesTheTimedStepsAndReportsEveryPart) {
   PhaseClock clock({.device = c10::kCPU, .grad_acc_steps = 2, .now_s = {}});
   EngineOptions engine;  // plain fp32 steps of 2 micro-steps
   engine.grad_acc_steps = 2;
-  const std::vector<double> seconds = run_steps(*trainable,
-                                                *comm,
-                                                c10::kCPU,
-                                                engine,
-                                                {.warmup_steps = 1,
-                                                 .timed_steps = 3,
-                                                 .micro_batch_size = 2,
-                                                 .global_batch = model.recipe.global_batch},
-                                                &clock);
+  const StepLoopResult run = run_steps(*trainable,
+                                       *comm,
+                                       c10::kCPU,
+                                       engine,
+                                       {.warmup_steps = 1,
+                                        .timed_steps = 3,
+                                        .micro_batch_size = 2,
+                                        .global_batch = model.recipe.global_batch},
+                                       &clock);
+  const std::vector<double>& seconds = run.seconds;
   ASSERT_EQ(seconds.size(), 3u);
+  EXPECT_EQ(run.warmup_steps, 1);
+  EXPECT_EQ(run.cuda_graph, "");  // no graph applies
   for (double s : seconds) EXPECT_GT(s, 0.0);
   EXPECT_EQ(clock.parts().micro_s.size(), 3u);  // the timed steps' only
   EXPECT_EQ(clock.parts().last_micro_s.size(), 3u);
   EXPECT_EQ(clock.parts().optimizer_s.size(), 3u);
+}
+
+// A graph warms up twice and captures on the third micro-step: the timed steps start after it.
+TEST(StepLoop, WarmUpCoversTheGraphsWarmUpAndCapture) {
+  EXPECT_EQ(warmup_steps_for(/*requested=*/1, /*micro_steps_before_replay=*/3, 1), 3);
+  EXPECT_EQ(warmup_steps_for(1, 3, 2), 2);
+  EXPECT_EQ(warmup_steps_for(1, 3, 3), 1);
+  EXPECT_EQ(warmup_steps_for(1, 3, 64), 1);
+  EXPECT_EQ(warmup_steps_for(5, 3, 1), 5);
+  EXPECT_EQ(warmup_steps_for(1, 0, 1), 1);  // no graph
+}
+
+// Through the engine and the graph's interface (the CPU stand-in backend): at accumulation 1 and
+// 2, one warm-up step requested, every timed micro-step is a replay.
+TEST(StepLoop, TimedMicroStepsAreGraphReplays) {
+  const ModelSpec model = tiny_model();
+  const auto comm = make_single_process_communicator();
+  for (int64_t acc : {1, 2}) {
+    const auto trainable = make_trainable(model, {});
+    EngineOptions engine;
+    engine.grad_acc_steps = acc;
+    engine.cuda_graphs = true;
+    engine.graph_backend = [] { return make_rerun_graph_backend(); };
+    const StepLoopResult run = run_steps(*trainable,
+                                         *comm,
+                                         c10::kCPU,
+                                         engine,
+                                         {.warmup_steps = 1,
+                                          .timed_steps = 3,
+                                          .micro_batch_size = 2,
+                                          .global_batch = model.recipe.global_batch});
+    EXPECT_EQ(run.warmup_steps, acc == 1 ? 3 : 2) << acc;
+    EXPECT_EQ(run.seconds.size(), 3u);
+    EXPECT_EQ(run.cuda_graph, "replayed") << acc;
+  }
 }
 
 TrialSpec tiny_trial(const ModelSpec& model, StepTiming timing) {

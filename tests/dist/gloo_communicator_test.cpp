@@ -14,7 +14,11 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
 #include "bench/child_process.h"
+#include "dist/c10d/ledger.h"
 #include "dist/world.h"
 
 namespace gpudays {
@@ -153,6 +157,34 @@ TEST(GlooWorld, OneRankGetsTheSingleProcessCommunicator) {
     const auto comm = make_communicator(device, /*cuda_device=*/0);
     EXPECT_EQ(comm->engine(), "single");
     EXPECT_EQ(comm->size(), 1);
+  }
+}
+
+// A collective that runs out of memory (staging a buffer on a full GPU) is the trial's
+// out-of-memory result, passed on unchanged; any other failure becomes the ledger's one line.
+TEST(CollectiveLedger, PassesOutOfMemoryThroughUnchanged) {
+  if (launched_with_several_ranks()) GTEST_SKIP() << "a plain run only";
+  CollectiveLedger ledger(c10::make_intrusive<c10d::HashStore>(), /*rank=*/0, /*size=*/1, "Gloo");
+  const auto no_wait = [](const c10::intrusive_ptr<c10d::Work>&) {};
+  EXPECT_THROW(ledger.run(
+                   "all_reduce",
+                   []() -> c10::intrusive_ptr<c10d::Work> {
+                     TORCH_CHECK_WITH(OutOfMemoryError, false, "CUDA out of memory");
+                   },
+                   no_wait),
+               c10::OutOfMemoryError);
+  try {
+    ledger.run(
+        "broadcast",
+        []() -> c10::intrusive_ptr<c10d::Work> { throw std::runtime_error("connection reset"); },
+        no_wait);
+    FAIL() << "no exception";
+  } catch (const c10::OutOfMemoryError&) {
+    FAIL() << "not an out-of-memory error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("broadcast (collective 2) failed on rank 0 of 1", 0), 0u) << what;
+    EXPECT_NE(what.find("Gloo: connection reset"), std::string::npos) << what;
   }
 }
 

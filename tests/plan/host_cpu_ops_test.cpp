@@ -1,14 +1,18 @@
 // What the host CPU pays differently from a GPU (plan/device_model.h): dispatch on the thread that
 // runs the operation (added, not overlapped), and the slow backward of a depthwise convolution;
-// and the plain selective scan's per-step kernels, which make the CPU's dispatch count.
+// the plain selective scan's per-step kernels, which make the CPU's dispatch count; and
+// free-lunch's scan, the fused kernel on the CPU but the chunked ATen scan on a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "catalog/host_cpu.h"
 #include "plan/device_model.h"
+#include "plan/planner.h"
 #include "plan/workload.h"
+#include "plan/workload_summary.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -82,6 +86,12 @@ TEST(HostCpuOps, DepthwiseConvolutionBackwardIsSlowOnlyOnTheCpu) {
 // The plain scan is the discretisation over [b, e, T, N] and T steps of small kernels, the readout
 // one BLAS call per batch element (workload_mamba.cpp); the fused scan is one kernel. The split
 // keeps what autograd saves: dA, dBu, every step's state and delta.
+const Op* find(const std::vector<Op>& ops, const std::string& name) {
+  const auto it = std::find_if(
+      ops.begin(), ops.end(), [&](const Op& op) { return std::string(op.name) == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
 TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
   const ModelSpec& model = test::catalog().model("mamba");
   const auto& a = model.arch;
@@ -89,12 +99,8 @@ TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
   const double t = static_cast<double>(a.seq_len);
   const double e = static_cast<double>(a.expand * a.d_model);
   const double elements = b * t * e * static_cast<double>(a.d_state);
-  auto find = [](const std::vector<Op>& ops, const std::string& name) {
-    const auto it = std::find_if(
-        ops.begin(), ops.end(), [&](const Op& op) { return std::string(op.name) == name; });
-    return it == ops.end() ? nullptr : &*it;
-  };
   WorkloadOptions options;
+  options.device_kind = DeviceKind::kCpu;
   options.micro_batch_size = 4;
   options.fast_scan = false;
   const Workload plain = build_workload(model, options);
@@ -120,6 +126,81 @@ TEST(HostCpuOps, ThePlainScanIsTStepsOfSmallKernels) {
   EXPECT_EQ(find(fused_ops, "selective_scan_fused")->kernels, 1.0);
   // The same model FLOPs either way (MFU does not depend on the implementation).
   EXPECT_DOUBLE_EQ(sum_model_flops(ops), sum_model_flops(fused_ops));
+}
+
+// On a GPU free-lunch's scan is the chunked ATen scan (models/selective_scan_chunked.cpp): mamba's
+// 4096 tokens in 64 chunks of 64, passes over fp32 [b, T, e, N] tensors (11 + 4 forward, 22 + 8
+// backward, three held at once in backward, one state per chunk saved), 63 + 63 dependent steps
+// (the in-chunk ones twice in backward). No fused GPU kernel is planned.
+TEST(HostCpuOps, AGpuRunsTheChunkedScan) {
+  const ModelSpec& model = test::catalog().model("mamba");
+  const auto& a = model.arch;
+  ASSERT_EQ(a.seq_len, 4096);
+  const double b = 2.0;
+  const double n = b * 4096.0;
+  const double e = static_cast<double>(a.expand * a.d_model);
+  const double state = static_cast<double>(a.d_state);
+  const double elements = n * e * state;
+  WorkloadOptions options;
+  options.micro_batch_size = 2;
+  options.fast_scan = true;
+  ASSERT_EQ(options.device_kind, DeviceKind::kGpu);  // the default
+  const Workload w = build_workload(model, options);
+  const auto& ops = w.blocks.at(0).ops;
+  const Op* bulk = find(ops, "selective_scan_chunked");
+  const Op* steps = find(ops, "selective_scan_chunked_steps");
+  ASSERT_TRUE(bulk && steps);
+  EXPECT_EQ(find(ops, "selective_scan_fused"), nullptr);
+  EXPECT_EQ(find(ops, "selective_scan_update"), nullptr);
+  EXPECT_DOUBLE_EQ(bulk->bytes, 11.0 * elements * 4.0);
+  EXPECT_DOUBLE_EQ(bulk->bytes * bulk->backward_factor, 22.0 * elements * 4.0);
+  EXPECT_DOUBLE_EQ(bulk->transient_bytes, 3.0 * elements * 4.0);
+  // delta, B and C in fp32, and one [b, e, N] state per chunk.
+  EXPECT_DOUBLE_EQ(bulk->saved_bytes, (n * e + 2.0 * n * state + 64.0 * b * e * state) * 4.0);
+  EXPECT_DOUBLE_EQ(steps->kernels, 63.0 + 63.0);
+  const double in_chunks = 4.0 * elements * 4.0 * 63.0 / 64.0;
+  const double across = 4.0 * elements * 4.0 * 63.0 / 4096.0;
+  EXPECT_NEAR(steps->bytes, in_chunks + across, 1e-9 * steps->bytes);
+  EXPECT_NEAR(steps->bytes * steps->backward_factor, 2.0 * in_chunks + across, 1e-9 * steps->bytes);
+  options.device_kind = DeviceKind::kCpu;
+  const Workload on_cpu = build_workload(model, options);
+  ASSERT_NE(find(on_cpu.blocks.at(0).ops, "selective_scan_fused"), nullptr);
+  EXPECT_DOUBLE_EQ(sum_model_flops(ops), sum_model_flops(on_cpu.blocks.at(0).ops));
+  // On an A100 the scan is bound by memory bandwidth, not by its kernel launches.
+  const DeviceModel a100(
+      test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, /*free_lunch=*/true);
+  EXPECT_DOUBLE_EQ(a100.op_time_s(*bulk, /*backward=*/false),
+                   bulk->bytes / a100.bandwidth_bytes_per_s());
+}
+
+// The planner tells the workload its device's kind: a free-lunch step of a (shortened, fp32:
+// no autocast traffic) Mamba computes for exactly the time of the workload built for that kind,
+// the chunked scan on the A100, the fused kernel on the host CPU, and the two differ.
+TEST(HostCpuOps, ThePlannerPlansTheScanOfTheDevice) {
+  ModelSpec model = test::catalog().model("mamba");
+  model.arch.n_layers = 2;
+  model.arch.seq_len = 256;
+  model.recipe.precision = Precision::kFp32;
+  model.recipe.global_batch = 2;
+  const Configuration config{MethodSet{/*free_lunch=*/true}, /*micro_batch_size=*/2, 1};
+  for (const GpuSpec& spec : {test::catalog().gpu("a100-80gb-sxm"), cpu()}) {
+    const PlanRow row = plan_configuration(model, Cluster{{1, 1}, &spec}, config, PlanOptions{});
+    const DeviceModel device(spec, Precision::kFp32, /*free_lunch=*/true);
+    auto compute_s = [&](DeviceKind kind) {
+      const WorkloadOptions options{.micro_batch_size = 2,
+                                    .activation_bytes = 4.0,
+                                    .fused_attention = true,
+                                    .fast_scan = true,
+                                    .implementation = {},
+                                    .device_kind = kind};
+      const WorkloadSummary s = summarize(build_workload(model, options), device);
+      return s.forward_s + s.backward_s;
+    };
+    const DeviceKind other = spec.kind == DeviceKind::kCpu ? DeviceKind::kGpu : DeviceKind::kCpu;
+    EXPECT_DOUBLE_EQ(row.time.compute_s, compute_s(spec.kind)) << spec.name;
+    EXPECT_GT(std::abs(row.time.compute_s - compute_s(other)), 1e-3 * row.time.compute_s)
+        << spec.name;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,35 @@ namespace {
 
 using test::catalog;
 
+// CUDA graphs keep the micro-step's working set in a private pool for the whole run: free-lunch
+// without checkpointing or sharding, on a GPU, counts the pool's slack and the optimizer's
+// buffers on top of it; elsewhere nothing.
+TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.head_saved_bytes = 1e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;
+  const auto pool = [&](MethodSet methods, const Cluster& c) {
+    return predict_memory(1e9, Precision::kBf16, methods, c, w, {}).graph_pool_bytes;
+  };
+  const MethodSet free_lunch{.free_lunch = true};
+  const MemoryModelConstants constants;
+  const MemoryBreakdown m = predict_memory(1e9, Precision::kBf16, free_lunch, cluster, w, {});
+  const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
+  EXPECT_DOUBLE_EQ(m.graph_pool_bytes, constants.fragmentation * working_set + 0.25e9);
+  EXPECT_GT(m.total_bytes(),
+            predict_memory(1e9, Precision::kBf16, MethodSet{}, cluster, w, {}).total_bytes());
+  EXPECT_EQ(pool(MethodSet{}, cluster), 0.0);
+  EXPECT_EQ(pool({.free_lunch = true, .activation_checkpointing = true}, cluster), 0.0);
+  EXPECT_EQ(pool({.free_lunch = true, .sharding = Sharding::kZero2}, cluster), 0.0);
+  GpuSpec host = gpu;
+  host.kind = DeviceKind::kCpu;  // the host CPU's stand-in: no CUDA
+  EXPECT_EQ(pool(free_lunch, Cluster{{1, 1}, &host}), 0.0);
+}
+
 // ZeRO (Rajbhandari et al. 2020), Figure 1: 7.5B parameters, 64 GPUs, mixed-precision Adam:
 // 120 / 31.4 / 16.6 / 1.9 GB per GPU for baseline / stage 1 / 2 / 3.
 TEST(MemoryModel, ZeroPaperModelStateExample) {

@@ -27,6 +27,18 @@ namespace {
 
 const c10::Device kCuda(c10::kCUDA, 0);
 
+// The choice alone (no GPU needed): each of several ranks takes the GPU of its local rank; one
+// rank the one asked for; a CUDA device always with its index; the CPU as it is.
+TEST(Device, RankDeviceFollowsTheLocalRank) {
+  const c10::Device cuda(c10::kCUDA);
+  EXPECT_EQ(rank_device(cuda, /*several_ranks=*/true, /*local_rank=*/3), c10::Device("cuda:3"));
+  EXPECT_EQ(rank_device(c10::Device("cuda:1"), true, 0), c10::Device("cuda:0"));
+  EXPECT_EQ(rank_device(cuda, false, 3), c10::Device("cuda:0"));
+  EXPECT_EQ(rank_device(c10::Device("cuda:1"), false, 0), c10::Device("cuda:1"));
+  EXPECT_EQ(rank_device(c10::kCPU, true, 2), c10::Device(c10::kCPU));
+  use_device(c10::kCPU);  // nothing to do, and no CUDA needed
+}
+
 TEST(Cuda, DeviceDescribesItself_CUDA) {
   GPUDAYS_SKIP_WITHOUT_CUDA();
   EXPECT_EQ(parse_device("cuda").type(), c10::kCUDA);

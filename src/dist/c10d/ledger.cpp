@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
+
 namespace gpudays {
 namespace {
 
@@ -16,12 +18,6 @@ std::string progress_key(int rank) {
 }
 
 }  // namespace
-
-std::string first_line(const std::exception& e) {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-  std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
-  return text.substr(0, text.find('\n'));
-}
 
 CollectiveLedger::CollectiveLedger(c10::intrusive_ptr<c10d::Store> store,
                                    int rank,
@@ -43,6 +39,8 @@ void CollectiveLedger::run(const char* what,
   try {
     publish();
     wait(start());
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // a result of the trial's (out of memory), not a failure of the collective
   } catch (const std::exception& e) {
     const double waited_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -56,7 +54,7 @@ void CollectiveLedger::run(const char* what,
                     waited_s,
                     missing_ranks(),
                     engine_,
-                    first_line(e)));
+                    one_line(e)));
   }
 }
 

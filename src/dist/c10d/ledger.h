@@ -16,7 +16,8 @@ class CollectiveLedger {
   CollectiveLedger(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::string engine);
 
   // Counts the collective, starts it and waits for it (`wait` decides what waiting means for the
-  // engine); any failure is rethrown as std::runtime_error with the line above.
+  // engine); an out-of-memory error propagates unchanged (the trial records it as oom), any other
+  // failure is rethrown as std::runtime_error with the line above.
   void run(const char* what,
            const std::function<c10::intrusive_ptr<c10d::Work>()>& start,
            const std::function<void(const c10::intrusive_ptr<c10d::Work>&)>& wait);
@@ -31,8 +32,5 @@ class CollectiveLedger {
   std::string engine_;
   int64_t collectives_ = 0;
 };
-
-// The first line of an error's text, without c10's backtrace.
-std::string first_line(const std::exception& e);
 
 }  // namespace gpudays

@@ -49,7 +49,22 @@ class NcclGroupCommunicator final : public Communicator {
     auto nccl_store = c10::make_intrusive<c10d::PrefixStore>("nccl/", store);
     const c10::cuda::CUDAGuard guard(device_);
     group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(nccl_store, rank, size, nccl_options);
+    // As init_process_group(device_id=...): the group is bound to this rank's GPU and its NCCL
+    // communicator is made now, on that device, not lazily on whichever device is current then.
+    group_->setBoundDeviceId(device_);
+    group_->eagerConnectSingleDevice(device_);
   }
+
+  // An orderly end: NCCL's communicators are destroyed before the process exits (without it c10d
+  // warns that the group was never shut down, and a rank still in a collective may hang).
+  ~NcclGroupCommunicator() override {
+    try {
+      group_->shutdown();
+    } catch (const std::exception&) {  // the process is ending; the watchdog reports failures
+    }
+  }
+  NcclGroupCommunicator(const NcclGroupCommunicator&) = delete;
+  NcclGroupCommunicator& operator=(const NcclGroupCommunicator&) = delete;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
