@@ -141,7 +141,10 @@ TrialMeasurement measure(const TrialSpec& spec,
         const std::unique_ptr<Trainable> trainable = make_trainable(model, options.trainable);
         const TrialContext c{
             spec, comm, device, *trainable, options.engine, model.recipe.global_batch};
-        return spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
+        TrialMeasurement r =
+            spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
+        r.scan = trainable->scan_implementation();
+        return r;
       },
       spec.timing);
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "models/selective_scan.h"
 #include "models/zoo.h"
 #include "train/activation_checkpoint.h"
 #include "train/engine.h"
@@ -86,6 +87,11 @@ class ZooTrainable final : public Trainable {
 
   void wrap_block_runner(const BlockRunnerWrap& wrap) override {
     model_.set_block_runner(wrap(inner_runner_));
+  }
+
+  std::string scan_implementation() const override {
+    if (spec_.family != Family::kMamba) return "";
+    return models::scan_implementation(zoo_options(options_).scan, options_.device);
   }
 
  private:

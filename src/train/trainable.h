@@ -58,6 +58,9 @@ class Trainable {
   virtual models::BlockParameters block_parameters() = 0;
   // Throws InputError for a family without a block runner.
   virtual void wrap_block_runner(const BlockRunnerWrap& wrap) = 0;
+  // Mamba: the selective scan that runs on the trainable's device (models/selective_scan.h's
+  // scan_implementation, for the trial's record); "" for other families.
+  virtual std::string scan_implementation() const = 0;
 };
 
 // Micro-batch i of a step is `count` samples starting at first_sample(i).

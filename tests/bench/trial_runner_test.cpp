@@ -233,6 +233,26 @@ TEST(TrialRunner, WholeStepsOfATinyModel) {
   EXPECT_FALSE(r.torch_version.empty());
 }
 
+// The trial row names the selective scan that ran: the CPU kernel under free-lunch on the CPU, the
+// plain scan without it; nothing for a family without one, and no graph on the CPU.
+TEST(TrialRunner, MambaTrialsRecordTheScanThatRan) {
+  const ModelSpec mamba =
+      load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-mamba.toml");
+  TrialRank rank = join_trial("cpu");
+  for (bool free_lunch : {true, false}) {
+    TrialSpec spec = tiny_trial(mamba, StepTiming::kWhole);
+    spec.model_file = "tiny-mamba.toml";
+    spec.config.methods.free_lunch = free_lunch;
+    const TrialMeasurement r = run_trial(spec, mamba, *rank.comm, rank.device);
+    ASSERT_EQ(r.status, TrialStatus::kOk) << r.message;
+    EXPECT_EQ(r.scan, free_lunch ? "fused-cpu" : "plain");
+    EXPECT_EQ(r.cuda_graph, "");
+  }
+  const ModelSpec neox = tiny_model();
+  EXPECT_EQ(run_trial(tiny_trial(neox, StepTiming::kWhole), neox, *rank.comm, rank.device).scan,
+            "");
+}
+
 TEST(TrialRunner, PartsOfATinyModelAreCheckedAgainstWholeSteps) {
   const ModelSpec model = tiny_model();
   TrialRank rank = join_trial("cpu");
