@@ -56,8 +56,12 @@ std::optional<double> bench_tokens_per_s(const std::string& db_path,
   key.gpu = run.gpu;
   key.cluster = {run.num_nodes, run.gpus_per_node};
   key.config = config;
-  const std::optional<TrialRecord> t =
-      ResultsDb::open({.path = db_path, .read_only = true}).find(key.key());
+  std::optional<TrialRecord> t;
+  try {
+    t = ResultsDb::open({.path = db_path, .read_only = true}).find(key.key());
+  } catch (const ResultsFileError& e) {  // named by this command's flag, not bench's --db
+    throw InputError(fmt::format("--bench-db: {}", e.what()));
+  }
   if (!t || !t->ok()) return std::nullopt;
   return t->tokens_per_s;
 }
@@ -94,6 +98,11 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   o.flops_per_sample = 3.0 * forward_flops_per_sample(o.model);
   o.peak_flops_per_s =
       peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
+  // Read before training: a file that is not a results database fails now, not after the run.
+  std::optional<double> bench;
+  if (comm->rank() == 0 && !r.bench_db.empty()) {
+    bench = bench_tokens_per_s(r.bench_db, o.model.name, run, o.config);
+  }
   TrainSummary s;
   if (o.model.family == Family::kVit || o.model.family == Family::kConvnext) {
     s = train(o, *data::open_image_samples(data), *comm);
@@ -102,10 +111,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
     s = train(o, *data::open_token_samples(data, o.model.arch.seq_len - 1), *comm);
   }
   if (comm->rank() == 0 && !r.bench_db.empty() && s.tokens_per_s > 0.0) {
-    std::cerr << "gpudays: "
-              << throughput_line(s.tokens_per_s,
-                                 bench_tokens_per_s(r.bench_db, o.model.name, run, o.config))
-              << "\n";
+    std::cerr << "gpudays: " << throughput_line(s.tokens_per_s, bench) << "\n";
   }
   if (comm->rank() == 0) {
     std::cout << fmt::format("trained {} steps; last loss {:.4f}", s.steps, s.last_loss);

@@ -9,6 +9,7 @@
 
 #include "common/json_fields.h"
 #include "common/output_files.h"
+#include "common/units.h"
 
 namespace gpudays {
 
@@ -27,13 +28,12 @@ nlohmann::json to_json(const StepMetrics& m) {
 
 std::string throughput_line(double tokens_per_s, std::optional<double> bench_tokens_per_s) {
   std::string line = fmt::format(
-      "throughput {:.4g} tokens/s (median after {} steps)", tokens_per_s, kTrainWarmupSteps);
+      "throughput {} tokens/s (median after {} steps)", format_si(tokens_per_s), kTrainWarmupSteps);
   if (!bench_tokens_per_s) return line + "; no benchmark trial of this configuration to compare";
-  return line + fmt::format(
-                    "; the benchmark measured {:.4g} tokens/s for this configuration "
-                    "({:+.1f}%)",
-                    *bench_tokens_per_s,
-                    100.0 * (tokens_per_s / *bench_tokens_per_s - 1.0));
+  return line +
+         fmt::format("; the benchmark measured {} tokens/s for this configuration ({:+.1f}%)",
+                     format_si(*bench_tokens_per_s),
+                     100.0 * (tokens_per_s / *bench_tokens_per_s - 1.0));
 }
 
 std::string progress_line(const StepMetrics& m, int64_t total_steps) {
