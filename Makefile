@@ -2,8 +2,9 @@
 # The CMake build lives in build/; CMake options can be passed with CMAKE_ARGS="...".
 # LibTorch (PyPI torch==2.11.0) goes into the project venv .venv; WITH_TORCH=OFF builds without it.
 # `make test` also compiles the CUDA variant into build-cuda/ (WITH_CUDA_BUILD=OFF skips it),
-# runs the fuzz targets for FUZZ_SECONDS each (WITH_FUZZ=OFF skips them; docs/testing.md), checks
-# the documented example outputs (docs-check) and that every C++ file is formatted (format-check).
+# runs the GPU check's dry run against it (gpu-check-dry), the fuzz targets for FUZZ_SECONDS each
+# (WITH_FUZZ=OFF skips them; docs/testing.md), checks the documented example outputs (docs-check)
+# and that every C++ file is formatted (format-check).
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
@@ -16,7 +17,7 @@ WITH_FUZZ ?= ON
 FUZZ_SECONDS ?= 7
 
 .PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda docs-check \
-        run cuda clean format format-check fuzz fuzz-build test-asan
+        run cuda clean format format-check fuzz fuzz-build test-asan gpu-check-dry
 
 all: build
 
@@ -60,6 +61,7 @@ test: build fixtures
 	  exit 1; }; }
 ifeq ($(WITH_TORCH)$(WITH_CUDA_BUILD),ONON)
 	@$(MAKE) --no-print-directory test-cuda
+	@$(MAKE) --no-print-directory gpu-check-dry
 endif
 	@$(if $(filter ON,$(WITH_FUZZ)),$(MAKE) --no-print-directory fuzz,:)
 	@$(MAKE) --no-print-directory docs-check
@@ -71,6 +73,15 @@ endif
 test-cuda: torch-ref
 	@$(MAKE) --no-print-directory cuda TORCH_PYTHON=$(CURDIR)/.venv/bin/python3
 	@build-cuda/tests/models/gpudays_torch_tests --gtest_filter='*_CUDA' --gtest_brief=1
+
+# The GPU check (scripts/gpu-check.sh) without a GPU, against the CUDA variant test-cuda built in
+# build-cuda/ (not rebuilt; GPU stages skipped even where a GPU is): it parses, finds its binaries,
+# checks every one with ldd and loads them, plans and writes out/gpu-check-dry/report.md. Fails when
+# a binary misses a library or the tree and .carry/ outgrow what the device tool carries. Seconds.
+gpu-check-dry:
+	@OUT=$(CURDIR)/out/gpu-check-dry GPU_CHECK_SKIP_BUILD=1 GPU_CHECK_BUILD_DIR=build-cuda \
+	  GPU_CHECK_DRY=1 $(if $(wildcard .venv/bin/python3),GPUDAYS_PYTHON=$(CURDIR)/.venv/bin/python3) \
+	  bash scripts/gpu-check.sh
 
 # The fuzz targets (tests/fuzz: libFuzzer, clang, ASan and UBSan) in build-fuzz/, each run for
 # FUZZ_SECONDS from a copy of its seed corpus; a crash fails and names the saved input.

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Writes the GPU check's report (scripts/gpu-check.sh): the stages, the *_CUDA tests, and per model
-and preset the planner's predicted best configuration against the fastest measured one (step time,
-peak memory, MFU), then every trial with its own prediction. Reads the results database, the
-uncalibrated plans (plan-MODEL-PRESET.json) and the gtest XML from the check's work folder.
+"""Writes the GPU check's report (scripts/gpu-check.sh): first what failed and why (one line per
+failed stage: its first error line, the missing libraries, the failed or crashed tests, each failed
+trial's first error line), then the size of what the device tool carries, every stage with its
+outcome, the ldd check, the *_CUDA tests (the graph test in its own invocation), the direct trials,
+the sweep trials' stderr, and per model and preset the planner's predicted best configuration
+against the fastest measured one (step time, peak memory, MFU), then every trial with its own
+prediction. Reads the check's work folder (stages.tsv, size.txt, ldd.tsv, machine.txt, the gtest
+XML files, plan-MODEL-PRESET.json, direct-PRESET.*, stderr/), its logs and the results database.
 Standard library only (runs under the GPU machine's python3)."""
 import argparse
+import glob
 import json
 import os
+import re
 import sqlite3
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -21,6 +27,36 @@ PRESET_FILTERS = {
     and r["sharding"] == "none" and not r["offloading"],
     "all": lambda r: True,
 }
+
+# Lines that are never the error itself: backtraces and their headers.
+NOISE = re.compile(r"^(frame #\d+|Exception raised from|#\d+ |\[ *\d+/\d+\] )")
+ERROR_PATTERNS = [
+    re.compile(r"^gpudays: .*error", re.I),  # main.cpp's one line
+    re.compile(r": (fatal )?error: |CMake Error|undefined reference|^MISSING |TOO LARGE"
+               r"|^no binaries"),
+    re.compile(r"error|exception|what\(\)|terminate called|abort|segmentation fault|out of memory"
+               r"|not found|missing|killed|no such file", re.I),
+]
+
+
+def first_error_line(text, limit=300, fallback="first"):
+    """The line of TEXT that says what went wrong: gpudays' own error line, else a compiler's,
+    CMake's or the check's own, else the first line that looks like an error (backtrace frames
+    skipped); failing those, the first non-empty line (fallback "first"), the last ("last") or
+    nothing ("none")."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    lines = [line for line in lines if not NOISE.match(line)]
+    for pattern in ERROR_PATTERNS:
+        for line in lines:
+            if pattern.search(line):
+                return line[:limit]
+    if not lines or fallback == "none":
+        return ""
+    return (lines[-1] if fallback == "last" else lines[0])[:limit]
+
+
+def cell(text):
+    return (text or "").replace("\n", " ").replace("|", "/")
 
 
 def methods(r):
@@ -40,6 +76,14 @@ def ratio(measured, predicted):
     return f"{measured / predicted:.2f}" if predicted else "-"
 
 
+def read_text(path, default=""):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
 def read_trials(db_path):
     if not os.path.exists(db_path):
         return []
@@ -49,44 +93,242 @@ def read_trials(db_path):
 
 
 def read_plan(work, model, preset):
-    path = os.path.join(work, f"plan-{model}-{preset}.json")
     try:
-        with open(path) as f:
+        with open(os.path.join(work, f"plan-{model}-{preset}.json")) as f:
             return json.load(f)["best"]
     except (OSError, ValueError, KeyError):
         return None
 
 
-def stages_section(work):
-    lines = ["## Stages", "", "| stage | outcome | seconds |", "| --- | --- | --- |"]
-    try:
-        with open(os.path.join(work, "stages.tsv")) as f:
-            for row in f:
-                name, status, seconds = (row.rstrip("\n").split("\t") + ["", ""])[:3]
-                lines.append(f"| {name} | {status} | {seconds} |")
-    except OSError:
-        lines.append("| (no stage record) | | |")
-    return lines
+def read_stages(work):
+    """(name, status, seconds, log) per stage, in order."""
+    stages = []
+    for row in read_text(os.path.join(work, "stages.tsv")).splitlines():
+        name, status, seconds, log = (row.split("\t") + ["", "", ""])[:4]
+        stages.append((name, status, seconds, log))
+    return stages
 
 
-def tests_section(work):
-    lines = ["## GPU tests (`gpudays_torch_tests --gtest_filter='*_CUDA'`)", ""]
-    path = os.path.join(work, "cuda-tests.xml")
+def log_section(logs, log, name):
+    """What stage NAME wrote into LOG: the lines between its '== NAME (budget' and '== NAME:'."""
+    if not log:
+        return ""
+    text = read_text(os.path.join(logs, log))
+    begin = text.rfind(f"== {name} (budget")
+    if begin < 0:
+        return ""
+    begin = text.find("\n", begin) + 1
+    end = text.find(f"\n== {name}: ", begin)
+    return text[begin:end if end >= 0 else len(text)]
+
+
+def gtest_outcome(work, logs, xml_name, stage, stage_status):
+    """(rows, problems) of one gtest invocation: rows (name, result, seconds, message); problems,
+    one line per failed test or for a run that left no XML (crashed or killed)."""
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(os.path.join(work, xml_name)).getroot()
     except (OSError, ET.ParseError):
-        return lines + ["No test results (the build or the test binary failed: build.log, tests.log).", ""]
-    lines += ["| test | result | seconds |", "| --- | --- | --- |"]
+        if stage_status.startswith("skipped") or not stage_status:
+            return [], []
+        section = log_section(logs, "tests.log", stage)
+        started = re.findall(r"^\[ RUN      \] (\S+)", section, re.M)
+        ended = set(re.findall(r"^\[ +(?:OK|FAILED|SKIPPED) +\] (\S+)", section, re.M))
+        running = [t for t in started if t not in ended]
+        where = f"while {running[-1]} ran" if running else "before or after the tests"
+        line = first_error_line(section[-4000:]) or "no output"
+        return [], [f"{stage}: no results ({stage_status}) {where}; {line}"]
+    rows, problems = [], []
     for case in root.iter("testcase"):
         name = f"{case.get('classname')}.{case.get('name')}"
         failure = case.find("failure")
         skipped = case.find("skipped") is not None or case.get("result") == "skipped"
         result = "FAILED" if failure is not None else ("skipped" if skipped else "passed")
-        lines.append(f"| {name} | {result} | {case.get('time')} |")
+        message = ""
         if failure is not None:
-            message = (failure.get("message") or "").replace("\n", " ").replace("|", "/")[:300]
-            lines.append(f"| | {message} | |")
+            message = cell(failure.get("message") or failure.text or "")[:300]
+            problems.append(f"{name} failed: {message}")
+        elif skipped:
+            s = case.find("skipped")
+            message = cell((s.get("message") if s is not None else "") or "")[:160]
+        rows.append((name, result, case.get("time"), message))
+    return rows, problems
+
+
+def direct_trials(work, presets):
+    """Per preset: (spec, result, exit status, stderr's first error line)."""
+    out = []
+    for preset in presets:
+        base = os.path.join(work, f"direct-{preset}")
+        if not os.path.exists(base + ".spec.json"):
+            continue
+        try:
+            spec = json.loads(read_text(base + ".spec.json"))
+        except ValueError:
+            spec = {}
+        result = None
+        lines = [line for line in read_text(base + ".out").splitlines() if line.strip()]
+        if lines:
+            try:
+                result = json.loads(lines[-1])
+            except ValueError:
+                result = None
+        rc = read_text(base + ".rc").strip()
+        stderr = read_text(os.path.join(work, "stderr", f"direct-{preset}.stderr"))
+        out.append((preset, spec, result, rc, first_error_line(stderr)))
+    return out
+
+
+def explain_failures(stages, work, logs, test_problems, direct, trials):
+    """One line (or a few) per failed stage: why."""
+    lines = []
+    for name, status, _, log in stages:
+        if not (status.startswith("failed") or status.startswith("timeout")):
+            continue
+        if name == "ldd":
+            missing = [row.split("\t") for row in read_text(os.path.join(work, "ldd.tsv")).splitlines()
+                       if "\tMISSING\t" in row]
+            why = "; ".join(f"{b}: {libs} not found" for b, _, libs in missing) or \
+                first_error_line(log_section(logs, log, name))
+        elif name in test_problems:
+            why = "; ".join(test_problems[name]) or first_error_line(log_section(logs, log, name))
+        elif name.startswith("trial "):
+            preset = name.split()[-1]
+            found = [d for d in direct if d[0] == preset]
+            if found:
+                _, _, result, rc, err = found[0]
+                status_text = result["status"] if result else f"no result (exit {rc or 'none'})"
+                message = (result or {}).get("message", "")
+                why = f"{status_text}: {err or first_error_line(message) or 'no stderr'}"
+            else:
+                why = first_error_line(log_section(logs, log, name))
+        elif name.startswith("bench "):
+            model, preset = name.split()[1:3]
+            mine = [t for t in trials if t["model"].startswith(model + "-gb")
+                    and PRESET_FILTERS.get(preset, lambda r: True)(t) and t["status"] != "ok"]
+            why = first_error_line(log_section(logs, log, name), fallback="last")
+            if mine:
+                why += f" ({len(mine)} trials not ok; first: {mine[0]['status']}: " \
+                       f"{first_error_line(mine[0]['message'])})"
+        else:
+            why = first_error_line(log_section(logs, log, name), fallback="last") or "(no output)"
+        lines.append(f"- **{name}** ({status}, {log or 'no log'}): {cell(why)}")
+    return lines
+
+
+def stages_section(stages):
+    lines = ["## Stages", "", "| stage | outcome | seconds | log |", "| --- | --- | --- | --- |"]
+    for name, status, seconds, log in stages:
+        lines.append(f"| {name} | {status} | {seconds} | {log} |")
+    if not stages:
+        lines.append("| (no stage record) | | | |")
     return lines + [""]
+
+
+def ldd_section(work):
+    lines = ["## Binaries (`ldd`, in the stages' environment)", ""]
+    rows = [r.split("\t") for r in read_text(os.path.join(work, "ldd.tsv")).splitlines()]
+    if not rows:
+        return lines + ["No ldd record (no binaries, or the stage did not run).", ""]
+    lines += ["| binary | libraries | missing |", "| --- | --- | --- |"]
+    for binary, status, missing in ((r + ["", ""])[:3] for r in rows):
+        lines.append(f"| {binary} | {status} | {missing} |")
+    return lines + [""]
+
+
+def listed_cuda_tests(work):
+    """The *_CUDA tests `gpudays_torch_tests --gtest_list_tests` named (the load stage)."""
+    names, suite = [], ""
+    for line in read_text(os.path.join(work, "tests.list")).splitlines():
+        if line and not line.startswith(" "):
+            suite = line.split()[0]
+        elif line.strip().split() and line.strip().split()[0].endswith("_CUDA"):
+            names.append(suite + line.strip().split()[0])
+    return names
+
+
+def tests_section(invocations, work):
+    lines = ["## GPU tests (`gpudays_torch_tests`, `*_CUDA`; the graph test last, alone)", ""]
+    listed = listed_cuda_tests(work)
+    if listed:
+        lines += [f"The test binary holds {len(listed)} `*_CUDA` tests: "
+                  + ", ".join(f"`{n}`" for n in listed) + ".", ""]
+    for title, status, rows, problems in invocations:
+        lines.append(f"{title}: {status or 'not run'}.")
+        lines.append("")
+        if rows:
+            lines += ["| test | result | seconds | message |", "| --- | --- | --- | --- |"]
+            lines += [f"| {n} | {r} | {s} | {m} |" for n, r, s, m in rows]
+            lines.append("")
+        for p in problems:
+            if not rows:
+                lines += [p, ""]
+    return lines
+
+
+def direct_section(direct, work, skipped_status):
+    lines = ["## Direct trials (`gpudays trial --spec`, whole steps)", ""]
+    if not direct:
+        return lines + [f"None ran: {skipped_status or 'see the stages'}.", ""]
+    lines += ["| preset | configuration | status | step s (min-max) | peak GiB (reserved) | CUDA graph "
+              "| pred. step s | pred. GiB | exit | first error line |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for preset, spec, result, rc, err in direct:
+        config = (f"{methods(spec)} mb {spec.get('micro_batch_size')} x {spec.get('grad_acc_steps')}"
+                  if spec else "-")
+        plan = read_plan(work, os.path.basename(spec.get("model_file", "")).split("-gb")[0], preset) \
+            if spec else None
+        same = plan and plan.get("fits") and all(
+            plan.get(k) == spec.get(k) for k in ("free_lunch", "activation_checkpointing",
+                                                  "micro_batch_size", "grad_acc_steps"))
+        pred = (f"{plan['step_time_s']:.3f}", f"{plan['peak_memory_bytes'] / GIB:.1f}") if same \
+            else ("-", "-")
+        if result:
+            status = result.get("status", "?")
+            step = (f"{result['step_time_median_s']:.3f} ({result['step_time_min_s']:.3f}-"
+                    f"{result['step_time_max_s']:.3f})" if status == "ok" else "-")
+            peak = f"{result.get('peak_memory_bytes', 0) / GIB:.1f}"
+            if result.get("peak_reserved_bytes"):
+                peak += f" ({result['peak_reserved_bytes'] / GIB:.1f})"
+            graph = result.get("cuda_graph", "") or "-"
+            message = result.get("message", "")
+        else:
+            status, step, peak, graph, message = "no result", "-", "-", "-", ""
+        why = "" if status == "ok" else (err or first_error_line(message))
+        lines.append(f"| {preset} | {config} | {status} | {step} | {peak} | {graph} | {pred[0]} "
+                     f"| {pred[1]} | {rc or 'none'} | {cell(why)} |")
+    lines += ["", "The direct trial of `all` has activation checkpointing on (the planner's best "
+              "configuration of the preset otherwise); predictions are shown where the trial ran "
+              "the planner's best configuration. Full stderr: trials-stderr.log.", ""]
+    return lines
+
+
+def sweep_stderr_section(work):
+    dirs = sorted(d for d in glob.glob(os.path.join(work, "stderr", "sweep-*")) if os.path.isdir(d))
+    if not dirs:
+        return []
+    lines = ["## Sweep trials' stderr (`GPUDAYS_TRIAL_STDERR_DIR`)", ""]
+    for d in dirs:
+        files = sorted(glob.glob(os.path.join(d, "*")))
+        name = os.path.basename(d)[len("sweep-"):]
+        if not files:
+            lines += [f"{name}: no stderr files (this gpudays does not write them, or no trial "
+                      "ran); the trials' messages are below.", ""]
+            continue
+        errors = []
+        for path in files:
+            text = read_text(path)
+            # `gpudays bench --trial-stderr` heads each file with "# MODEL CONFIGURATION".
+            head, _, rest = text.partition("\n") if text.startswith("#") else ("", "", text)
+            error = first_error_line(rest, fallback="none")
+            if error:
+                errors.append((os.path.basename(path), head.lstrip("# ").strip(), error))
+        lines.append(f"{name}: {len(files)} files, {len(errors)} with an error line:")
+        lines.append("")
+        if errors:
+            lines += ["| file | trial | first error line |", "| --- | --- | --- |"]
+            lines += [f"| {f} | {cell(t)} | {cell(e)} |" for f, t, e in errors]
+        lines.append("")
+    return lines
 
 
 def model_section(model, global_batch, presets, trials, work, gpu):
@@ -120,20 +362,24 @@ def model_section(model, global_batch, presets, trials, work, gpu):
         else:
             meas = ("(none measured)", "-", "-", "-", "-", "-")
         lines.append(f"| {preset} | " + " | ".join(pred + meas) + f" | {counts} |")
-    lines += ["", "Every trial:", "",
-              "| methods | micro-batch x acc | status | step s (min-max) | predicted s | peak GiB "
-              "| predicted GiB | MFU | message |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    if not rows:
+        return lines + ["", "No trials of this model.", ""]
+    lines += ["", "Every trial (a failed one's message is its first error line):", "",
+              "| methods | micro-batch x acc | status | step s (min-max) | timing | CUDA graph "
+              "| predicted s | peak GiB (reserved) | predicted GiB | MFU | message |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in rows:
-        message = (t["message"] or "").replace("\n", " ").replace("|", "/")[:160]
+        message = cell(first_error_line(t["message"] or "", 200))
         step = (f"{t['step_time_median_s']:.3f} ({t['step_time_min_s']:.3f}-{t['step_time_max_s']:.3f})"
                 if t["status"] == "ok" else "-")
+        peak = f"{t['peak_memory_bytes'] / GIB:.1f}"
+        if t.get("peak_reserved_bytes"):
+            peak += f" ({t['peak_reserved_bytes'] / GIB:.1f})"
         lines.append(
             f"| {methods(t)} | {t['micro_batch_size']} x {t['grad_acc_steps']} | {t['status']} | {step} "
-            f"| {t['predicted_step_time_s']:.3f} | {t['peak_memory_bytes'] / GIB:.1f} "
+            f"| {t.get('timing', '')} | {t.get('cuda_graph') or '-'} "
+            f"| {t['predicted_step_time_s']:.3f} | {peak} "
             f"| {t['predicted_memory_bytes'] / GIB:.1f} | {100 * t['mfu']:.1f}% | {message} |")
-    if not rows:
-        lines.append("| (no trials) | | | | | | | | |")
     return lines + [""]
 
 
@@ -141,29 +387,57 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work", required=True)
     ap.add_argument("--db", required=True)
+    ap.add_argument("--logs", required=True, help="the folder of the check's logs ($OUT)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--gpu", required=True)
     ap.add_argument("--global-batch", type=int, required=True)
+    ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--models", nargs="+", required=True)
     ap.add_argument("--presets", nargs="+", required=True)
+    ap.add_argument("--trial-model", default="pythia-160m")
+    ap.add_argument("--no-gpu", default="",
+                    help="why the GPU stages were skipped; empty: they ran")
     a = ap.parse_args()
 
     trials = read_trials(a.db)
+    stages = read_stages(a.work)
+    status = {name: s for name, s, _, _ in stages}
     devices = sorted({f"{t['device_name']} (driver {t['driver']}, torch {t['torch_version']}, "
                       f"gpudays {t['git_commit']})" for t in trials if t["device_name"]})
-    try:
-        with open(os.path.join(a.work, "machine.txt")) as f:
-            machine = "; ".join(line.strip() for line in f if line.strip())
-    except OSError:
-        machine = "unknown"
+    machine = "; ".join(line.strip() for line in read_text(os.path.join(a.work, "machine.txt"))
+                        .splitlines() if line.strip()) or "unknown"
+    invocations = []
+    test_problems = {}
+    for title, xml_name, stage in (("All `*_CUDA` tests but the graph test", "cuda-tests.xml",
+                                    "cuda-tests"),
+                                   ("The CUDA graph test (`*Graph*_CUDA`), alone",
+                                    "cuda-graph-tests.xml", "cuda-graph-test")):
+        rows, problems = gtest_outcome(a.work, a.logs, xml_name, stage, status.get(stage, ""))
+        invocations.append((title, status.get(stage, ""), rows, problems))
+        test_problems[stage] = problems
+    direct = direct_trials(a.work, a.presets)
+
     lines = ["# GPU check", "",
              f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/gpu-check.sh on: "
-             f"{machine}. Trials ran on: {'; '.join(devices) or '(no trial recorded its device)'}.", "",
-             f"Models are the catalog's with a global batch of {a.global_batch} sequences "
-             f"(train_steps scaled so the days still count the recipe's tokens); each trial times 3 "
-             "optimizer steps after a warm-up. Measured peak memory is the caching allocator's peak; "
-             "the prediction also counts the CUDA context and workspaces (docs/bench.md).", ""]
-    lines += stages_section(a.work) + [""] + tests_section(a.work)
+             f"{machine}. Trials ran on: {'; '.join(devices) or '(no trial recorded its device)'}.", ""]
+    if a.no_gpu:
+        lines += [f"**GPU stages skipped: {a.no_gpu}.** This run shows that the script parses, finds "
+                  "its binaries, that they load with every library (ldd), that the planner answers "
+                  "and that the report is written; nothing below was measured on a GPU.", ""]
+    lines += [f"Models are the catalog's with a global batch of {a.global_batch} sequences "
+              f"(train_steps scaled so the days still count the recipe's tokens); each trial times "
+              f"{a.steps} optimizer steps after its warm-up. Measured peak memory is the caching "
+              "allocator's peak; the prediction also counts the CUDA context and workspaces "
+              "(docs/bench.md).", ""]
+    size = read_text(os.path.join(a.work, "size.txt")).strip()
+    if size:
+        lines += [f"What the device tool carries: {cell(size)}.", ""]
+    failures = explain_failures(stages, a.work, a.logs, test_problems, direct, trials)
+    lines += ["## What failed, and why", ""] + (failures or ["Nothing failed."]) + [""]
+    lines += stages_section(stages) + ldd_section(a.work) + tests_section(invocations, a.work)
+    trial_status = status.get(f"trial {a.trial_model} {a.presets[0]}", "")
+    lines += direct_section(direct, a.work, trial_status)
+    lines += sweep_stderr_section(a.work)
     for model in a.models:
         lines += model_section(model, a.global_batch, a.presets, trials, a.work, a.gpu)
     with open(a.out, "w") as f:

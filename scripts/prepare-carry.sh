@@ -4,7 +4,11 @@
 # and none of our packages). The device tool carries the folder (`carry: [".carry"]`) and
 # scripts/gpu-check.sh builds with CMAKE_PREFIX_PATH=.carry. Holds the headers and CMake package
 # files of toml++, CLI11, nlohmann-json, fmt, googletest and SQLite, their x86-64 libraries, and
-# ninja and pkg-config as fallbacks. MPI is left out: one GPU runs one rank.
+# ninja and pkg-config as fallbacks. MPI is left out: one GPU runs one rank. It also holds the
+# parity fixtures (fixtures/, tests/models/make_fixtures.py, made with the project venv's
+# transformers: `make torch-ref`), which the *_CUDA parity tests read; gpu-check.sh puts them where
+# the test binary looks. The tree and this folder must stay under 64 MiB together (the device
+# tool's limit; gpu-check.sh measures it): about 56 MiB on 2026-12-01.
 # Usage: scripts/prepare-carry.sh [DEST]   (default: .carry in the repository root)
 set -euo pipefail
 
@@ -56,12 +60,32 @@ cp -L "$(command -v ninja)" "$dest/bin/ninja"
 cp -L "$(command -v pkg-config)" "$dest/bin/pkg-config"
 for f in /usr/lib/"$arch"/libpkgconf.so*; do cp -L "$f" "$dest/lib/$arch/"; done
 mkdir -p "$dest/lib/$arch/pkgconfig"
+# shellcheck disable=SC2016  # ${pcfiledir} is pkg-config's, not the shell's
 sed 's|^prefix=.*|prefix=${pcfiledir}/../../..|' /usr/lib/"$arch"/pkgconfig/stb.pc \
   > "$dest/lib/$arch/pkgconfig/stb.pc"
+
+# The parity fixtures (3.8 MB, about 15 s).
+ref_python=${GPUDAYS_REF_PYTHON:-$root/.venv/bin/python}
+if "$ref_python" -c 'import transformers, safetensors' 2> /dev/null; then
+  mkdir -p "$dest/fixtures/tmp"
+  if ! TMPDIR="$dest/fixtures/tmp" "$ref_python" "$root/tests/models/make_fixtures.py" \
+      --out "$dest/fixtures" "$root"/tests/models/data/*.toml > "$dest/fixtures/tmp/log" 2>&1; then
+    cat "$dest/fixtures/tmp/log" >&2
+    echo "prepare-carry: make_fixtures.py failed (above)" >&2
+    exit 1
+  fi
+  rm -rf "$dest/fixtures/tmp"
+  touch "$dest/fixtures/stamp"
+else
+  echo "prepare-carry: warning: $ref_python has no transformers (make torch-ref): no parity" \
+    "fixtures, so the *_CUDA parity tests will fail on the GPU machine" >&2
+fi
 
 cat > "$dest/README" <<EOF
 Made by scripts/prepare-carry.sh on $(hostname) ($(date -u +%F)) from Debian packages:
 $(dpkg-query -W -f='${Package} ${Version}\n' "${packages[@]}" ninja-build)
 Use: cmake -DCMAKE_PREFIX_PATH=\$PWD/.carry ... (scripts/gpu-check.sh does).
+fixtures/: tests/models/make_fixtures.py's parity fixtures (transformers $("$ref_python" -c \
+'import transformers; print(transformers.__version__)' 2> /dev/null || echo absent)).
 EOF
 echo "prepare-carry: $dest, $(du -sh "$dest" | cut -f1)"
