@@ -1,4 +1,4 @@
-// Validation of the planner against published measurements (configs/measurements, issue 12): each
+// Validation of the planner against published measurements (configs/measurements): each
 // case is planned with its published configuration pinned (plan_configuration), and the planner's
 // figure is compared with the published one in the source's own unit. Torch-free.
 #pragma once

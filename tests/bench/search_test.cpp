@@ -174,7 +174,7 @@ TEST(Search, GuidedStaysNearTheOptimumWhenThePlannerMisordersMicroBatches) {
   expect_guided_near_exhaustive(/*micro_noise=*/0.10, /*within=*/0.05);
 }
 
-// The planner's real error: against published measurements (the validation set of issue 12,
+// The planner's real error: against published measurements (the validation set,
 // `gpudays validate`) its mean absolute percentage error is 12-25% by half and calibration, part
 // of it a factor common to a GPU's configurations, which does not change the search's order.
 // +-15% per (method set, micro-batch) on top of 0.88-1.12x per mechanism is of that size.
