@@ -36,10 +36,13 @@ TrialMeasurement measure_or_out_of_memory(const std::function<TrialMeasurement()
 
 void count_peak_over_limit_as_oom(TrialMeasurement& measured, int64_t limit_bytes) {
   if (limit_bytes <= 0 || measured.status != TrialStatus::kOk) return;
-  if (measured.peak_memory_bytes <= limit_bytes) return;
+  const bool reserved = measured.peak_reserved_bytes > 0;
+  const int64_t peak = reserved ? measured.peak_reserved_bytes : measured.peak_memory_bytes;
+  if (peak <= limit_bytes) return;
   measured.status = TrialStatus::kOutOfMemory;
-  measured.message = fmt::format("peak {} over the memory limit {}",
-                                 format_gib(static_cast<double>(measured.peak_memory_bytes)),
+  measured.message = fmt::format("peak {}{} over the memory limit {}",
+                                 format_gib(static_cast<double>(peak)),
+                                 reserved ? " reserved" : "",
                                  format_gib(static_cast<double>(limit_bytes)));
 }
 

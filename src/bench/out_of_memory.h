@@ -20,8 +20,10 @@ TrialMeasurement out_of_memory_measurement(const std::exception& error, StepTimi
 TrialMeasurement measure_or_out_of_memory(const std::function<TrialMeasurement()>& measure,
                                           StepTiming timing);
 
-// A device the trial cannot cap (CUDA): an ok measurement whose peak_memory_bytes exceeds
-// `limit_bytes` (0: none) becomes out-of-memory, with a message giving both.
+// A device the trial cannot cap (CUDA): an ok measurement whose peak exceeds `limit_bytes` (0:
+// none) becomes out-of-memory, with a message giving both. The peak is the caching allocator's
+// reserved memory where recorded (what the device had to give: a CUDA graph's pool keeps its
+// memory from the rest), else the allocated.
 void count_peak_over_limit_as_oom(TrialMeasurement& measured, int64_t limit_bytes);
 
 }  // namespace gpudays

@@ -170,7 +170,8 @@ MethodOptions trial_methods(const TrialSpec& spec, const ModelSpec& model, c10::
 TrialRank join_trial(const std::string& device_name) {
   TrialRank rank;
   // A build without CUDA says so here; the rank's GPU is current before any CUDA work.
-  rank.device = rank_device(parse_device(device_name), launched_with_several_ranks(), local_rank());
+  rank.device = rank_device(
+      parse_device(device_name), launched_with_several_ranks(), local_rank(), cuda_device_count());
   use_device(rank.device);
   rank.comm = make_communicator(rank.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                                 rank.device.has_index() ? rank.device.index() : 0,

@@ -82,7 +82,8 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
   o.device = rank_device(parse_device(run.gpu == kHostCpuName ? "cpu" : "cuda"),
                          launched_with_several_ranks(),
-                         local_rank());
+                         local_rank(),
+                         cuda_device_count());
   use_device(o.device);  // before any CUDA work of this rank
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,

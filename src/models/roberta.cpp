@@ -169,10 +169,10 @@ MlmBatch mask_tokens(const at::Tensor& tokens,
   const auto probs = [&](double p) {
     return at::full(tokens.sizes(), p, at::TensorOptions().device(tokens.device()));
   };
-  const at::Tensor special =
-      at::isin(tokens,
-               at::tensor(options.special_token_ids, at::TensorOptions().dtype(at::kLong))
-                   .to(tokens.device()));
+  // One comparison per special id on the tokens' device (a tensor of the ids copied there would
+  // make the host wait for the device at every batch).
+  at::Tensor special = at::zeros_like(tokens, at::kBool);
+  for (const int64_t id : options.special_token_ids) special.logical_or_(tokens.eq(id));
   const at::Tensor selected =
       at::bernoulli(probs(options.probability), generator).to(at::kBool).logical_and(~special);
   const at::Tensor to_mask = at::bernoulli(probs(0.8), generator).to(at::kBool) & selected;

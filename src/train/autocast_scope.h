@@ -3,8 +3,9 @@
 // dtype; on exit the previous state returns and, when the outermost scope on this thread ends,
 // autocast's cast cache is cleared, as torch.autocast's __exit__ does. The cache holds the
 // low-precision copies of the weights; left filled, the next step would run on the copies of
-// weights the optimizer has since updated (the cache is per thread: the CUDA backward's recompute
-// fills the autograd worker's).
+// weights the optimizer has since updated. The switches and the nesting count are per thread (the
+// CUDA backward's recompute runs on the autograd worker, in a scope of its own there); the cache
+// is the process's.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,10 +1,14 @@
 // CUDA's GraphBackend (CUDA builds): warm-up and capture on a side stream of the parameters'
 // device, a private memory pool per graph, the device synchronised and the allocator's cache
 // emptied before capture (the pool then takes the memory the eager warm-up cached), and a failed
-// capture ended and its pool released before the error propagates, so that the stream is usable
-// and the allocator routes allocations normally again (torch's capture_end leaves both undone
-// when the capture was invalidated).
+// capture undone before the error propagates: the stream's capture ended, the device and host
+// allocators' routing into the pool ended and their pools released, the random generators taken
+// out of capture (torch's CUDAGraph leaves all of these to capture_end, which a failed capture
+// never completes; left so, the next eager dropout would throw and pinned allocations would keep
+// asking a destroyed graph whether they belong to it).
 #include <ATen/autocast_mode.h>
+#include <ATen/core/CachingHostAllocator.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAEvent.h>
@@ -49,6 +53,26 @@ class AutocastCacheOff {
   bool was_;
 };
 
+// torch's graph, with what undoing a failed capture needs of its state.
+class Graph : public at::cuda::CUDAGraph {
+ public:
+  bool capture_ended() const { return capture_ended_; }
+  // The generators capture_begin put into capture mode (capture_end's epilogue would take them
+  // out): eager random draws throw while they stay in it.
+  void end_generator_capture() {
+    for (auto& [state, increment] : captured_generator_states_) state->capturing_ = false;
+  }
+};
+
+// Calls fn, ignoring what it throws (undoing a failed capture: each step may already be done).
+template <typename Fn>
+void quietly(Fn fn) noexcept {
+  try {
+    fn();
+  } catch (...) {
+  }
+}
+
 class CudaGraphBackend final : public GraphBackend {
  public:
   explicit CudaGraphBackend(const c10::Device& device)
@@ -65,15 +89,13 @@ class CudaGraphBackend final : public GraphBackend {
     c10::cuda::device_synchronize();
     alloc::emptyCache();
     pool_ = at::cuda::graph_pool_handle();
-    graph_ = std::make_unique<at::cuda::CUDAGraph>();
-    ended_ = false;
+    graph_ = std::make_unique<Graph>();
     try {
       return on_stream(side_, [&] {
         const AutocastCacheOff cache_off;
         graph_->capture_begin(pool_);
         at::Tensor loss = fn();
         graph_->capture_end();
-        ended_ = true;
         return loss;
       });
     } catch (...) {
@@ -86,47 +108,42 @@ class CudaGraphBackend final : public GraphBackend {
 
   void release() noexcept override {
     if (!graph_) return;
-    graph_.reset();  // an ended capture releases its pool here
-    try {
+    graph_.reset();  // a captured graph releases its pools here
+    quietly([&] {
       const c10::cuda::CUDAGuard guard(index_);
       alloc::emptyCache();
-    } catch (...) {
-    }
+    });
   }
 
  private:
-  // Ends a capture that failed: the stream's capture, the allocator's routing into the pool, the
-  // pool itself. Each step may already be done (capture_end fails after ending the stream's).
+  // Undoes a capture that failed. When capture_end got as far as marking it ended (instantiating
+  // it failed), the graph's own reset releases both pools and its epilogue has run; otherwise the
+  // stream's capture, both allocators' routing and pools, and the generators are ours to end.
   void abort_capture() noexcept {
-    if (ended_) return;
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(side_.stream(), &status) == cudaSuccess &&
-        status != cudaStreamCaptureStatusNone) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(side_.stream(), &partial);
-      if (partial != nullptr) cudaGraphDestroy(partial);
-    }
-    cudaGetLastError();  // the capture's error is the exception's, not the next call's
-    try {
-      alloc::endAllocateToPool(index_, pool_);
-    } catch (...) {  // capture_end got that far
-    }
-    try {
-      alloc::releasePool(index_, pool_);
-    } catch (...) {
+    if (graph_ && !graph_->capture_ended()) {
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(side_.stream(), &status) == cudaSuccess &&
+          status != cudaStreamCaptureStatusNone) {
+        cudaGraph_t partial = nullptr;
+        cudaStreamEndCapture(side_.stream(), &partial);
+        if (partial != nullptr) cudaGraphDestroy(partial);
+      }
+      cudaGetLastError();  // the capture's error is the exception's, not the next call's
+      at::HostAllocator* host = at::getHostAllocator(at::kCUDA);
+      quietly([&] { alloc::endAllocateToPool(index_, pool_); });
+      quietly([&] { host->end_allocate_to_pool(pool_); });
+      quietly([&] { alloc::releasePool(index_, pool_); });
+      quietly([&] { host->release_pool(pool_); });
+      graph_->end_generator_capture();
     }
     graph_.reset();
-    try {
-      alloc::emptyCache();
-    } catch (...) {
-    }
+    quietly([] { alloc::emptyCache(); });
   }
 
   c10::DeviceIndex index_;
   c10::cuda::CUDAStream side_;
-  std::unique_ptr<at::cuda::CUDAGraph> graph_;
+  std::unique_ptr<Graph> graph_;
   at::cuda::MempoolId_t pool_{0, 0};
-  bool ended_ = false;
 };
 
 }  // namespace

@@ -22,6 +22,9 @@ bool cuda_built() {
 bool cuda_available() {
   return false;
 }
+int cuda_device_count() {
+  return 0;
+}
 namespace detail {
 [[noreturn]] static void no_cuda() {
   throw InputError(kNoCudaMessage);
@@ -82,9 +85,14 @@ c10::Device parse_device(const std::string& name) {
   }
 }
 
-c10::Device rank_device(const c10::Device& requested, bool several_ranks, int local_rank) {
+c10::Device rank_device(const c10::Device& requested,
+                        bool several_ranks,
+                        int local_rank,
+                        int visible_gpus) {
   if (!requested.is_cuda()) return requested;
-  const int index = several_ranks ? local_rank : cuda_index(requested);
+  const int index = !several_ranks     ? cuda_index(requested)
+                    : visible_gpus > 0 ? local_rank % visible_gpus
+                                       : local_rank;
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

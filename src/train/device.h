@@ -19,9 +19,14 @@ bool cuda_available();  // ... and a GPU is visible
 c10::Device parse_device(const std::string& name);
 
 // This rank's device: a CUDA device always with its index, the requested one (cuda: cuda:0) with
-// one rank, with several the GPU of the rank's local rank on its node (cuda:local_rank); the CPU
-// as it is.
-c10::Device rank_device(const c10::Device& requested, bool several_ranks, int local_rank);
+// one rank, with several the GPU of the rank's local rank among the `visible_gpus` the process
+// sees (cuda:local_rank on a node whose ranks all see every GPU; cuda:0 where each rank sees only
+// its own, as with srun --gpus-per-task=1); the CPU as it is.
+c10::Device rank_device(const c10::Device& requested,
+                        bool several_ranks,
+                        int local_rank,
+                        int visible_gpus);
+int cuda_device_count();  // the GPUs this process sees (0 without CUDA)
 // Makes a CUDA device the current one (before any CUDA work of the rank: streams, graphs, NCCL's
 // communicator and the caching allocator take the current device); no-op on the CPU.
 void use_device(const c10::Device& device);

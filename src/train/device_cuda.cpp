@@ -62,6 +62,10 @@ bool cuda_available() {
   return c10::cuda::device_count() > 0;
 }
 
+int cuda_device_count() {
+  return c10::cuda::device_count();
+}
+
 void cuda_synchronize(int index) {
   check_index(index);
   const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));

@@ -301,7 +301,9 @@ bool Engine::unscale_and_check_overflow(const std::vector<at::Tensor>& grads) {
   // non-finite check, in one pass instead of three kernels per gradient.
   const at::Tensor inv_scale = at::full({}, 1.0 / scaler_.scale(), bad.options());
   at::_amp_foreach_non_finite_check_and_unscale_(grads, bad, inv_scale);
-  comm_.all_reduce(bad.data_ptr(), 1, DType::kFloat32, ReduceOp::kMax);
+  // Sharded, each rank checks its own slice; unsharded, every rank holds the same all-reduced
+  // gradient, so the same flag.
+  if (units_) comm_.all_reduce(bad.data_ptr(), 1, DType::kFloat32, ReduceOp::kMax);
   return bad.item<float>() > 0.0f;
 }
 

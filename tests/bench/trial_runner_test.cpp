@@ -132,6 +132,18 @@ TEST(OutOfMemory, APeakOverTheLimitOfAnUncappedDeviceIsOne) {
   EXPECT_EQ(crashed.status, TrialStatus::kCrash);
 }
 
+// Where the reserved peak is recorded (CUDA), it is what must fit: a graph's pool keeps memory the
+// allocated peak does not show.
+TEST(OutOfMemory, TheReservedPeakIsWhatMustFit) {
+  TrialMeasurement r;
+  r.status = TrialStatus::kOk;
+  r.peak_memory_bytes = int64_t{1} << 30;
+  r.peak_reserved_bytes = int64_t{3} << 30;
+  count_peak_over_limit_as_oom(r, /*limit_bytes=*/int64_t{2} << 30);
+  EXPECT_EQ(r.status, TrialStatus::kOutOfMemory);
+  EXPECT_EQ(r.message, "peak 3.0 GiB reserved over the memory limit 2.0 GiB");
+}
+
 TEST(StepLoop, TheSlowestRankOfOneIsItself) {
   const auto comm = make_single_process_communicator();
   double a = 1.25, b = -3.0;

@@ -31,11 +31,13 @@ const c10::Device kCuda(c10::kCUDA, 0);
 // rank the one asked for; a CUDA device always with its index; the CPU as it is.
 TEST(Device, RankDeviceFollowsTheLocalRank) {
   const c10::Device cuda(c10::kCUDA);
-  EXPECT_EQ(rank_device(cuda, /*several_ranks=*/true, /*local_rank=*/3), c10::Device("cuda:3"));
-  EXPECT_EQ(rank_device(c10::Device("cuda:1"), true, 0), c10::Device("cuda:0"));
-  EXPECT_EQ(rank_device(cuda, false, 3), c10::Device("cuda:0"));
-  EXPECT_EQ(rank_device(c10::Device("cuda:1"), false, 0), c10::Device("cuda:1"));
-  EXPECT_EQ(rank_device(c10::kCPU, true, 2), c10::Device(c10::kCPU));
+  EXPECT_EQ(rank_device(cuda, /*several_ranks=*/true, /*local_rank=*/3, /*visible_gpus=*/8),
+            c10::Device("cuda:3"));
+  EXPECT_EQ(rank_device(c10::Device("cuda:1"), true, 0, 8), c10::Device("cuda:0"));
+  EXPECT_EQ(rank_device(cuda, true, 3, 1), c10::Device("cuda:0"));  // each rank sees its own GPU
+  EXPECT_EQ(rank_device(cuda, false, 3, 8), c10::Device("cuda:0"));
+  EXPECT_EQ(rank_device(c10::Device("cuda:1"), false, 0, 8), c10::Device("cuda:1"));
+  EXPECT_EQ(rank_device(c10::kCPU, true, 2, 0), c10::Device(c10::kCPU));
   use_device(c10::kCPU);  // nothing to do, and no CUDA needed
 }
 

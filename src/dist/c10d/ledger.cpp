@@ -42,6 +42,7 @@ void CollectiveLedger::run(const char* what,
   } catch (const c10::OutOfMemoryError&) {
     throw;  // a result of the trial's (out of memory), not a failure of the collective
   } catch (const std::exception& e) {
+    failed_ = true;
     const double waited_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     throw std::runtime_error(

@@ -21,6 +21,8 @@ class CollectiveLedger {
   void run(const char* what,
            const std::function<c10::intrusive_ptr<c10d::Work>()>& start,
            const std::function<void(const c10::intrusive_ptr<c10d::Work>&)>& wait);
+  // A collective failed on this rank (its communicator ends by aborting, not by shutting down).
+  bool failed() const { return failed_; }
 
  private:
   void publish();
@@ -31,6 +33,7 @@ class CollectiveLedger {
   int size_;
   std::string engine_;
   int64_t collectives_ = 0;
+  bool failed_ = false;
 };
 
 }  // namespace gpudays

@@ -14,6 +14,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 #include <chrono>
+#include <exception>
 #include <string>
 
 #include "dist/c10d/convert.h"
@@ -55,11 +56,17 @@ class NcclGroupCommunicator final : public Communicator {
     group_->eagerConnectSingleDevice(device_);
   }
 
-  // An orderly end: NCCL's communicators are destroyed before the process exits (without it c10d
-  // warns that the group was never shut down, and a rank still in a collective may hang).
+  // An orderly end after a clean run: NCCL's communicators are finalised before the process exits
+  // (without it c10d warns that the group was never shut down). After a failed collective, or
+  // while an error unwinds, the communicators are aborted instead: finalising waits for
+  // collectives that peers will never join.
   ~NcclGroupCommunicator() override {
     try {
-      group_->shutdown();
+      if (ledger_.failed() || std::uncaught_exceptions() > 0) {
+        group_->abort();
+      } else {
+        group_->shutdown();
+      }
     } catch (const std::exception&) {  // the process is ending; the watchdog reports failures
     }
   }
