@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <c10/util/BFloat16.h>
@@ -186,6 +188,37 @@ TEST(CollectiveLedger, PassesOutOfMemoryThroughUnchanged) {
     EXPECT_EQ(what.rfind("broadcast (collective 2) failed on rank 0 of 1", 0), 0u) << what;
     EXPECT_NE(what.find("Gloo: connection reset"), std::string::npos) << what;
   }
+}
+
+// In the background mode (NCCL's) no collective waits for the store: the count still reaches it,
+// within a publishing period, and a failure names the collective as before.
+TEST(CollectiveLedger, PublishesInTheBackgroundWithoutAStoreRoundTripPerCollective) {
+  if (launched_with_several_ranks()) GTEST_SKIP() << "a plain run only";
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  CollectiveLedger ledger(store, /*rank=*/0, /*size=*/1, "NCCL", LedgerPublish::kInBackground);
+  const auto done = [] { return c10::make_intrusive<c10d::Work>(); };
+  const auto no_wait = [](const c10::intrusive_ptr<c10d::Work>&) {};
+  for (int i = 0; i < 3; ++i) ledger.run("all_reduce", done, no_wait);
+  const auto published = [&] {
+    const std::vector<uint8_t> v = store->get("gpudays/collectives/0");
+    return std::string(v.begin(), v.end());
+  };
+  for (int tries = 0; tries < 100 && published() != "3"; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(published(), "3");
+  try {
+    ledger.run(
+        "all_gather",
+        []() -> c10::intrusive_ptr<c10d::Work> { throw std::runtime_error("watchdog timeout"); },
+        no_wait);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("all_gather (collective 4) failed on rank 0 of 1"), std::string::npos);
+    EXPECT_NE(what.find("every rank reached it"), std::string::npos) << what;  // itself included
+  }
+  EXPECT_TRUE(ledger.failed());
 }
 
 }  // namespace

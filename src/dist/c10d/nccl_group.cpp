@@ -44,7 +44,7 @@ class NcclGroupCommunicator final : public Communicator {
       : rank_(rank),
         size_(size),
         device_(at::kCUDA, static_cast<c10::DeviceIndex>(cuda_device)),
-        ledger_(store, rank, size, "NCCL") {
+        ledger_(store, rank, size, "NCCL", LedgerPublish::kInBackground) {
     auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
     nccl_options->timeout = milliseconds(options.collective_timeout_s);
     auto nccl_store = c10::make_intrusive<c10d::PrefixStore>("nccl/", store);
