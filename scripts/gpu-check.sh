@@ -41,7 +41,7 @@
 #   tests.log          tree + carry size, ldd check, binaries loaded, machine, the *_CUDA tests
 #   bench.log          the direct trials' results and the sweeps' progress
 #   trials-stderr.log  every trial's stderr: the direct ones, and each sweep trial's where this
-#                      gpudays keeps it (GPUDAYS_TRIAL_STDERR_DIR: trial-NNN.stderr per sweep)
+#                      gpudays keeps it (GPUDAYS_TRIAL_STDERR_DIR: SWEEP.trial-NNN.stderr)
 #   plan.log           the plans, `gpudays best`, the report script's own output
 #   gpudays.db         every sweep trial (SQLite)
 set -uo pipefail

@@ -212,12 +212,15 @@ class Sweep {
     return r;
   }
 
-  // The trial's whole stderr, when the options name a folder for it: trial-NNN.stderr, headed by
-  // the configuration. A file that cannot be written costs a warning, not the trial.
+  // The trial's whole stderr, when the options name a folder for it: SWEEP.trial-NNN.stderr (SWEEP
+  // the sweep's own directory's unique name, so that another sweep into the folder replaces
+  // nothing), headed by the configuration. A file that cannot be written costs a warning, not the
+  // trial.
   void keep_stderr(const TrialSpec& spec, const ChildResult& child) const {
     if (options_.stderr_dir.empty()) return;
-    const std::filesystem::path path =
-        std::filesystem::path(options_.stderr_dir) / fmt::format("trial-{:03d}.stderr", index_);
+    const std::string sweep = std::filesystem::path(dir_.path()).filename().string();
+    const std::filesystem::path path = std::filesystem::path(options_.stderr_dir) /
+                                       fmt::format("{}.trial-{:03d}.stderr", sweep, index_);
     try {
       std::filesystem::create_directories(options_.stderr_dir);
       write_file_atomically(

@@ -34,8 +34,8 @@ struct SweepOptions {
   // Measure again, once per run, a stored trial that a signal from outside killed (status
   // "killed"); false: reuse it as it is.
   bool retry_killed = true;
-  // Where each trial's whole stderr is kept (trial-NNN.stderr); "": not kept. `gpudays bench`
-  // sets it from --trial-stderr or $GPUDAYS_TRIAL_STDERR_DIR.
+  // Where each trial's whole stderr is kept (SWEEP.trial-NNN.stderr, SWEEP unique to the sweep);
+  // "": not kept. `gpudays bench` sets it from --trial-stderr or $GPUDAYS_TRIAL_STDERR_DIR.
   std::string stderr_dir;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -87,6 +88,18 @@ std::vector<std::string> trial_command(const GlobalOptions& global,
   }
   launch.program.push_back("trial");
   return launch_argv(launch);
+}
+
+// --trial-stderr (or $GPUDAYS_TRIAL_STDERR_DIR): a folder that exists or can be made, before any
+// trial runs.
+void check_stderr_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw InputError(fmt::format("--trial-stderr {}: not a folder that can be made ({})",
+                                 dir,
+                                 ec ? ec.message() : "a file is in the way"));
+  }
 }
 
 // Before any trial: can this build and machine run trials on the device? (No CUDA build or no GPU
@@ -299,6 +312,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
       env && options.stderr_dir.empty()) {
     options.stderr_dir = env;
   }
+  if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);
   if (gpu->kind == DeviceKind::kGpu) check_device(r.device);
   ResultsDb db = ResultsDb::open({r.db});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
@@ -385,11 +399,12 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
                 r->no_retry_killed,
                 "Reuse trials killed by a signal from outside (the OOM killer, pre-emption, a "
                 "stray kill) as recorded; by default they are measured again");
-  cmd->add_option("--trial-stderr",
-                  r->trial_stderr_dir,
-                  "Keep each trial's whole stderr in this folder (trial-NNN.stderr, headed by its "
-                  "configuration); default $GPUDAYS_TRIAL_STDERR_DIR, else not kept (the results "
-                  "keep the error's line)");
+  cmd->add_option(
+      "--trial-stderr",
+      r->trial_stderr_dir,
+      "Keep each trial's whole stderr in this folder (SWEEP.trial-NNN.stderr, headed by its "
+      "configuration); default $GPUDAYS_TRIAL_STDERR_DIR, else not kept (the results "
+      "keep the error's line)");
   add_format_option(*cmd, r->format, {"table", "json"})
       ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
   add_slurm_options(*cmd, r->slurm);

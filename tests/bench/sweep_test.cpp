@@ -158,6 +158,17 @@ TEST(Sweep, ACrashStoresItsErrorLineAndKeepsItsStderr) {
     ++kept;
   }
   EXPECT_EQ(kept, crashes);
+  // A second sweep into the folder adds its own files and replaces none.
+  f.options.memory_limit_bytes = 4 * kGiB;  // other trials: the first sweep's are reused
+  setenv("FAKE_C10_CRASH_SHARDING", "none", 1);
+  f.run(progress);
+  unsetenv("FAKE_C10_CRASH_SHARDING");
+  int after = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(f.options.stderr_dir)) {
+    (void)entry;
+    ++after;
+  }
+  EXPECT_GT(after, kept);
 }
 
 TEST(ChildProcess, ErrorLineSkipsBacktraces) {
