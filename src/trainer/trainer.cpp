@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -220,8 +221,6 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     ++step;
     step_times_s.push_back(step_s);
-    summary.median_step_time_s = median_after_warmup(step_times_s);
-    summary.tokens_per_s = tokens_per_step / summary.median_step_time_s;
     StepMetrics m;
     m.step = step;
     m.loss = mean_over_ranks(comm, r.loss);
@@ -273,6 +272,10 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
       }
       throw Interrupted(static_cast<int>(signal));
     }
+  }
+  if (!step_times_s.empty()) {  // once, at the end: a median per step would cost O(steps) each
+    summary.median_step_time_s = median_after_warmup(std::move(step_times_s));
+    summary.tokens_per_s = tokens_per_step / summary.median_step_time_s;
   }
   return summary;
 }
