@@ -73,7 +73,7 @@ SWEEPS_FIRST=("pythia-160m naive" "pythia-160m free-lunch")
 SWEEPS_IF_TIME=("pythia-410m naive" "pythia-410m free-lunch")
 MIN_SWEEP_S=60
 RESERVE_S=30  # kept after the sweeps for the plans, the stderr file and the report
-GRAPH_TESTS='*Graph*_CUDA'  # run last, alone (tests/train/engine_model_test.cpp)
+GRAPH_TESTS='*Graph*_CUDA'  # run last, alone (tests/engine/engine_model_test.cpp)
 MIB=$((1024 * 1024))
 LIMIT_BYTES=$((64 * MIB))  # what the device tool carries: the tree and .carry together
 

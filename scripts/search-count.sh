@@ -59,7 +59,7 @@ def key(b):
     return (b["methods"], b["micro_batch_size"])
 
 def name(r):
-    # as describe(MethodSet), src/config/methods.cpp
+    # as describe(MethodSet), src/search_space/methods.cpp
     parts = ["free-lunch" if r[0] else "plain"]
     parts += ["ckpt"] if r[1] else []
     parts += [r[2]] if r[2] != "none" else []

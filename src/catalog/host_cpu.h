@@ -1,6 +1,6 @@
 // The host CPU as a device: its spec from a measurement of this machine (the probe's JSON line),
 // and the one name it goes by in commands and results. Torch-free; running the probe and keeping
-// its line is bench/host_probe.h's, the probe itself the trial's.
+// its line is sweep/host_probe.h's, the probe itself the trial's.
 #pragma once
 
 #include <cstdint>

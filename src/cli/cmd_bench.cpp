@@ -2,7 +2,7 @@
 // the planner-guided (or exhaustive) search with every trial in its own process, stores every
 // trial in the results database, and prints the fastest configuration with its training days.
 // Several ranks per trial run under the MPI launcher found when gpudays was built, or under srun
-// inside a Slurm job (dist/launcher.h).
+// inside a Slurm job (distributed/launcher.h).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,21 +13,21 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/child_process.h"
-#include "bench/host_probe.h"
-#include "bench/sweep.h"
 #include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/slurm_submit.h"
+#include "common/child_process.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "dist/launcher.h"
+#include "distributed/launcher.h"
 #include "plan/fitted_constants.h"
-#include "report/row_format.h"
-#include "report/table.h"
+#include "rows/row_format.h"
+#include "rows/table.h"
 #include "slurm/cluster_file.h"
+#include "sweep/host_probe.h"
+#include "sweep/sweep.h"
 
 namespace gpudays {
 namespace {
@@ -71,7 +71,7 @@ CLI::Validator memory_limit_check() {
       "0 or >= 1 MiB");
 }
 
-// The argv of one trial: `gpudays trial`, on every rank of the launch (dist/launcher.h).
+// The argv of one trial: `gpudays trial`, on every rank of the launch (distributed/launcher.h).
 std::vector<std::string> trial_command(const GlobalOptions& global,
                                        const BenchRequest& r,
                                        int64_t world) {

@@ -6,7 +6,7 @@
 #include "catalog/param_count.h"
 #include "cli/commands.h"
 #include "plan/workload.h"
-#include "report/row_format.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 namespace {

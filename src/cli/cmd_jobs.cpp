@@ -11,13 +11,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/child_process.h"
 #include "cli/commands.h"
+#include "common/child_process.h"
 #include "common/error.h"
 #include "common/json_fields.h"
-#include "report/row_format.h"
-#include "report/table.h"
 #include "results/results_db.h"
+#include "rows/row_format.h"
+#include "rows/table.h"
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_control.h"
 

@@ -7,7 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "bench/calibrate.h"
+#include "accuracy/calibrate.h"
+#include "accuracy/error_bands.h"
 #include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
@@ -15,7 +16,6 @@
 #include "cli/plan_output.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "plan/error_band.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"

@@ -11,7 +11,6 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/export.h"
 #include "catalog/catalog.h"
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
@@ -20,10 +19,11 @@
 #include "cli/trial_output.h"
 #include "common/error.h"
 #include "common/output_files.h"
-#include "config/search_space.h"
+#include "exports/export.h"
 #include "plan/planner.h"
-#include "report/row_format.h"
 #include "results/results_db.h"
+#include "rows/row_format.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 namespace {

@@ -1,20 +1,20 @@
-// `gpudays trial`: the command line of one trial process (bench/trial_runner.h does the trial).
+// `gpudays trial`: the command line of one trial process (trial/trial_runner.h does the trial).
 // `--spec FILE` runs the trial a sweep wrote and prints its JSON result line (rank 0);
 // `--check-device NAME` says whether this build can run trials there; `--probe-device NAME`
-// measures the device (bench/device_probe.h) and prints one JSON line.
+// measures the device (trial/device_probe.h) and prints one JSON line.
 #include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/device_probe.h"
-#include "bench/trial_runner.h"
-#include "bench/trial_spec.h"
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "train/device.h"
+#include "engine/device.h"
+#include "sweep/trial_spec.h"
+#include "trial/device_probe.h"
+#include "trial/trial_runner.h"
 
 namespace gpudays {
 namespace {

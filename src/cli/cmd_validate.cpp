@@ -1,5 +1,5 @@
 // `gpudays validate`: the planner against published measurements (configs/measurements). Each case
-// is planned with its published configuration pinned; the logic is plan/validate.h's, this file
+// is planned with its published configuration pinned; the logic is accuracy/validate.h's, this file
 // parses the request and prints the report as a table, JSON or CSV.
 #include <algorithm>
 #include <iostream>
@@ -8,15 +8,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "accuracy/calibration_fit.h"
+#include "accuracy/validate.h"
 #include "catalog/calibration_file.h"
 #include "catalog/catalog.h"
 #include "catalog/measurement.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "plan/calibration_fit.h"
 #include "plan/fitted_constants.h"
-#include "plan/validate.h"
-#include "report/table.h"
+#include "rows/table.h"
 
 namespace gpudays {
 namespace {

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "catalog/host_cpu.h"
-#include "config/search_space.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 
@@ -47,14 +47,14 @@ struct PinFlags {
 void add_pin_options(CLI::App& cmd, PinFlags& flags);
 
 // --gpus-per-node N and --nodes K (alias --num-nodes) within the planner's bounds
-// (config/search_space.h).
+// (search_space/search_space.h).
 void add_cluster_options(CLI::App& cmd,
                          int64_t& gpus_per_node,
                          int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
 
 // The host CPU as a device (--device cpu): this machine measured by `gpudays trial --probe-device
-// cpu`, or that measurement cached next to the results database `db` (bench/host_probe.h).
+// cpu`, or that measurement cached next to the results database `db` (sweep/host_probe.h).
 GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
 
 // Every integer option of `app` and its subcommands takes decimal integers within its type alone,

@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "accuracy/error_bands.h"
 #include "catalog/calibration_file.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "config/search_space.h"
 #include "cost/hardware_cost.h"
-#include "plan/error_band.h"
 #include "plan/fitted_constants.h"
+#include "search_space/search_space.h"
 #include "slurm/cluster_file.h"
 
 namespace gpudays {

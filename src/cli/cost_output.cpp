@@ -9,8 +9,8 @@
 
 #include "common/units.h"
 #include "cost/cost_format.h"
-#include "report/cost_rows.h"
-#include "report/table.h"
+#include "rows/cost_rows.h"
+#include "rows/table.h"
 
 namespace gpudays {
 namespace {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/cost_analysis.h"
-#include "report/row_format.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "advise/fit.h"
-#include "report/row_format.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 

@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "bench/interrupt.h"
 #include "cli/commands.h"
 #include "common/build_info.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "results/results_db.h"
 
 namespace gpudays {

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "config/search_space.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 namespace {

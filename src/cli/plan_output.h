@@ -12,8 +12,8 @@
 #include "catalog/model_spec.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
-#include "report/row_format.h"
 #include "results/trial_record.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 

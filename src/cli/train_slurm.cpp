@@ -13,11 +13,11 @@
 #include "catalog/catalog.h"
 #include "catalog/host_cpu.h"
 #include "common/error.h"
-#include "config/search_space.h"
 #include "data/samples.h"
-#include "dist/launcher.h"
+#include "distributed/launcher.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
+#include "search_space/search_space.h"
 #include "trainer/run_file.h"
 
 namespace gpudays {

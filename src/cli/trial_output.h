@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "report/row_format.h"
 #include "results/trial_record.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 

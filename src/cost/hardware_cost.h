@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "config/cluster.h"
 #include "cost/cost_assumptions.h"
+#include "search_space/cluster.h"
 
 namespace gpudays {
 

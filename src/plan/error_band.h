@@ -14,10 +14,6 @@
 
 namespace gpudays {
 
-class Catalog;
-struct PlanOptions;
-struct ValidationReport;
-
 constexpr int kMinBandCases = 3;
 constexpr double kBandLowQuantile = 0.1;
 constexpr double kBandHighQuantile = 0.9;
@@ -57,12 +53,7 @@ class ErrorBands {
 // Linear interpolation between order statistics (numpy's default); `values` must not be empty.
 double quantile(std::vector<double> values, double q);
 
-// The bands of a validation report's trusted, evaluated cases.
-ErrorBands error_bands(const ValidationReport& report);
-
-// The bands of the catalog's whole validation set planned with `options` (their error bands
-// ignored); empty when the catalog has no measurements.
-std::shared_ptr<const ErrorBands> validation_error_bands(const Catalog& catalog,
-                                                         const PlanOptions& options);
+// The band of a set of residuals, `basis` saying what they are.
+ErrorBand error_band_of(std::string basis, const std::vector<double>& errors);
 
 }  // namespace gpudays

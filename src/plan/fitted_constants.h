@@ -1,7 +1,7 @@
 // The planner's efficiency constants that are fitted to published measurements: each
 // one's name, physical bounds, grid step and meaning, read and written by name on PlanOptions.
 // Their values live in configs/calibration.toml (catalog/calibration_file.h reads it); the fit
-// itself is plan/calibration_fit.h's.
+// itself is accuracy/calibration_fit.h's.
 #pragma once
 
 #include <string>

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "catalog/model_spec.h"
-#include "config/cluster.h"
-#include "config/methods.h"
 #include "plan/workload_summary.h"
+#include "search_space/cluster.h"
+#include "search_space/methods.h"
 
 namespace gpudays {
 
@@ -56,7 +56,7 @@ struct StateBytesPerParam {
 };
 StateBytesPerParam state_bytes_per_param(Precision precision);
 
-// Whether the engine captures the micro-step as a CUDA graph (train/apply_methods.h): free-lunch
+// Whether the engine captures the micro-step as a CUDA graph (engine/apply_methods.h): free-lunch
 // without checkpointing or sharding, on a GPU.
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster);
 

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "catalog/model_spec.h"
-#include "config/cluster.h"
-#include "config/search_space.h"
 #include "plan/device_model.h"
 #include "plan/error_band.h"
 #include "plan/memory_model.h"
 #include "plan/time_model.h"
+#include "search_space/cluster.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 

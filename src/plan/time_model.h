@@ -4,10 +4,10 @@
 #pragma once
 
 #include "catalog/model_spec.h"
-#include "config/cluster.h"
-#include "config/methods.h"
 #include "plan/device_model.h"
 #include "plan/workload_summary.h"
+#include "search_space/cluster.h"
+#include "search_space/methods.h"
 
 namespace gpudays {
 

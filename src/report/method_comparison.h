@@ -10,8 +10,8 @@
 
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
-#include "config/methods.h"
 #include "plan/planner.h"
+#include "search_space/methods.h"
 
 namespace gpudays {
 

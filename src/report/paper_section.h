@@ -7,7 +7,7 @@
 
 #include "advise/paper_compare.h"
 #include "report/report_doc.h"
-#include "report/row_format.h"
+#include "rows/row_format.h"
 
 namespace gpudays {
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "cost/cost_format.h"
-#include "report/cost_rows.h"
 #include "report/report.h"
+#include "rows/cost_rows.h"
 
 namespace gpudays {
 namespace {
@@ -211,7 +211,7 @@ DocList sources_list(const ReportData& data) {
   return list;
 }
 
-// Every cost row of every model, with the cost row's columns (report/cost_rows.h), as `gpudays cost
+// Every cost row of every model, with the cost row's columns (rows/cost_rows.h), as `gpudays cost
 // --format csv` writes them.
 std::string cost_rows_csv(const ReportData& data) {
   std::vector<CostRow> rows;

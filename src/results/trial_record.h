@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "config/cluster.h"
-#include "config/configuration.h"
+#include "search_space/cluster.h"
+#include "search_space/configuration.h"
 
 namespace gpudays {
 
@@ -26,7 +26,7 @@ enum class StepTiming { kWhole, kParts };
 std::string to_string(StepTiming timing);               // "whole", "parts"
 StepTiming parse_step_timing(const std::string& text);  // throws InputError
 
-// What one trial process measures and reports (bench/trial_spec.h carries it as JSON).
+// What one trial process measures and reports (sweep/trial_spec.h carries it as JSON).
 struct TrialMeasurement {
   TrialStatus status = TrialStatus::kCrash;
   std::string message;  // why it failed or was rejected

@@ -32,8 +32,8 @@ std::string identity_problem(const TrialRecord& t) {
 }
 
 // How far a parts-timed row's step time may be from what its parts compose to. The trial stores
-// the composition itself (bench/step_timing.h), but each figure is the slowest rank's on its own
-// (bench/trial_runner.cpp: take_slowest_rank), so parts of different ranks can sum to more than
+// the composition itself (sweep/step_timing.h), but each figure is the slowest rank's on its own
+// (trial/trial_runner.cpp: take_slowest_rank), so parts of different ranks can sum to more than
 // the slowest rank's composed step; 25% covers that imbalance and is far below the 5x of a row
 // whose parts were not measured in the step it claims (parts summing to 39 s for a 7.49 s step).
 constexpr double kPartsCompositionTolerance = 0.25;
@@ -80,7 +80,7 @@ std::string timing_problem(const TrialMeasurement& m, int64_t grad_acc_steps) {
 
 // MFU and HFU count a step's FLOPs as PaLM does, attention in full, over the device's peak. What
 // can reach the peak is the FLOPs the kernels execute, and the sweep stores a trial only when
-// those stay under the device's matmul ceiling (bench/sweep.cpp; at most 0.87 of a datasheet
+// those stay under the device's matmul ceiling (sweep/sweep.cpp; at most 0.87 of a datasheet
 // peak for every catalog GPU, 1.0 of the host CPU's measured matmul). A real step is never all
 // best-shape matmuls, so on a GPU neither figure passes 1. The counted FLOPs exceed the executed
 // ones only by causal attention's half-executed score and value products: on catalog models at

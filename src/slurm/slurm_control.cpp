@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/child_process.h"
+#include "common/child_process.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "slurm/slurm_job.h"

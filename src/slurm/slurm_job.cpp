@@ -1,4 +1,5 @@
-// The sbatch script of a SlurmJob (its srun line from dist/launcher.h), and Slurm's time format.
+// The sbatch script of a SlurmJob (its srun line from distributed/launcher.h), and Slurm's time
+// format.
 #include "slurm/slurm_job.h"
 
 #include <cmath>
@@ -8,7 +9,7 @@
 
 #include "common/build_info.h"
 #include "common/error.h"
-#include "dist/launcher.h"
+#include "distributed/launcher.h"
 
 namespace gpudays {
 namespace {
@@ -64,11 +65,12 @@ std::string shell_quote(const std::string& arg) {
 
 namespace {
 
-// Where the ranks of each step meet (c10d's TCP store, dist/rendezvous.h): the first node by the
-// address Slurm reaches it at (its NodeAddr, the node name unless slurm.conf says otherwise), so
-// that node names that are not host names work too.
+// Where the ranks of each step meet (c10d's TCP store, distributed/rendezvous.h): the first node by
+// the address Slurm reaches it at (its NodeAddr, the node name unless slurm.conf says otherwise),
+// so that node names that are not host names work too.
 std::string store_address_lines() {
-  return "# Where the ranks meet: the first node's address as Slurm knows it (dist/rendezvous.h).\n"
+  return "# Where the ranks meet: the first node's address as Slurm knows it "
+         "(distributed/rendezvous.h).\n"
          "if [ -z \"${MASTER_ADDR:-}\" ]; then\n"
          "  first_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
          "  MASTER_ADDR=$(scontrol show node \"$first_node\" | sed -n 's/.*NodeAddr=\\([^ "

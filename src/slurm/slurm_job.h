@@ -1,7 +1,8 @@
 // One Slurm job, generically: a command line run with N nodes x tasks per node, either by srun on
 // every task (a training run) or once in the batch shell, which starts its own job steps with srun
 // (the benchmark's sweep, one step per trial). Renders the readable sbatch script; the srun line is
-// the launcher's (dist/launcher.h). Torch-free; `bench --slurm` and `train --slurm` build one.
+// the launcher's (distributed/launcher.h). Torch-free; `bench --slurm` and `train --slurm` build
+// one.
 #pragma once
 
 #include <cstdint>

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "catalog/model_spec.h"
-#include "config/configuration.h"
-#include "config/methods.h"
+#include "search_space/configuration.h"
+#include "search_space/methods.h"
 
 namespace gpudays {
 

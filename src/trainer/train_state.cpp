@@ -15,8 +15,8 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "engine/engine.h"
 #include "models/safetensors.h"
-#include "train/engine.h"
 #include "trainer/checkpoint_files.h"
 
 namespace gpudays {

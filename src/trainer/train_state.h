@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace gpudays {
 

@@ -14,15 +14,15 @@
 
 #include <fmt/format.h>
 
-#include "bench/interrupt.h"
 #include "common/error.h"
+#include "common/interrupt.h"
+#include "engine/apply_methods.h"
+#include "engine/autocast_scope.h"
+#include "engine/cpu_memory.h"
+#include "engine/device.h"
+#include "engine/engine.h"
+#include "engine/trainable.h"
 #include "models/zoo.h"
-#include "train/apply_methods.h"
-#include "train/autocast_scope.h"
-#include "train/cpu_memory.h"
-#include "train/device.h"
-#include "train/engine.h"
-#include "train/trainable.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/hf_handoff.h"
 #include "trainer/sample_batches.h"

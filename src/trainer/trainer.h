@@ -1,5 +1,5 @@
 // The trainer: a catalog model trained on token samples (data/samples.h) with the methods of a
-// run file (train/apply_methods.h builds the engine), one rank or several; held-out evaluation,
+// run file (engine/apply_methods.h builds the engine), one rank or several; held-out evaluation,
 // progress and metrics (trainer/train_log.h), checkpoints every N steps and on SIGTERM/SIGINT, and
 // resumption from the newest valid checkpoint (trainer/train_state.h). `gpudays train` is its
 // command line.
@@ -12,9 +12,9 @@
 #include <string>
 
 #include "catalog/model_spec.h"
-#include "config/configuration.h"
 #include "data/samples.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
+#include "search_space/configuration.h"
 #include "trainer/run_file.h"
 
 namespace gpudays {
@@ -34,9 +34,9 @@ struct TrainerOptions {
   double peak_flops_per_s = 0.0;  // the device's peak for the run's dtype, x ranks (0: no MFU)
 };
 
-// The trainable's and the engine's options of a run: train/apply_methods.h on the run's
+// The trainable's and the engine's options of a run: engine/apply_methods.h on the run's
 // configuration, recipe (with the run file's overrides) and device, as the benchmark's trial
-// builds them (bench/trial_runner.h trial_methods).
+// builds them (trial/trial_runner.h trial_methods).
 struct MethodOptions;
 MethodOptions trainer_methods(const TrainerOptions& options);
 

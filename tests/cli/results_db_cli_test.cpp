@@ -22,9 +22,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/host_probe.h"
 #include "process_dir.h"
 #include "results/results_db.h"
+#include "sweep/host_probe.h"
 #include "test_util.h"
 
 namespace gpudays {

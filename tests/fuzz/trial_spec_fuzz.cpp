@@ -1,4 +1,4 @@
-// Fuzz target: the trial's JSON contract (bench/trial_spec.h): trial_spec_from_json, which
+// Fuzz target: the trial's JSON contract (sweep/trial_spec.h): trial_spec_from_json, which
 // `gpudays trial --spec FILE` runs on a file the sweep (or a user) wrote, and parse_trial_output,
 // which the sweep runs on a trial's last line. The input is one JSON text given to both. A bug is
 // any escape other than InputError (the command line wraps JSON syntax errors, as here), any
@@ -8,8 +8,8 @@
 // that does not survive to_json and back unchanged.
 #include <nlohmann/json.hpp>
 
-#include "bench/trial_spec.h"
 #include "fuzz_util.h"
+#include "sweep/trial_spec.h"
 
 namespace {
 

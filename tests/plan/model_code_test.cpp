@@ -5,13 +5,13 @@
 
 #include <string>
 
+#include "accuracy/validate.h"
 #include "catalog/calibration_file.h"
 #include "catalog/measurement.h"
 #include "common/error.h"
 #include "plan/device_model.h"
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
-#include "plan/validate.h"
 #include "plan/workload.h"
 #include "test_util.h"
 

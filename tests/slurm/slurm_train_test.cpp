@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/child_process.h"
-#include "dist/launcher.h"
+#include "common/child_process.h"
+#include "distributed/launcher.h"
 #include "process_dir.h"
 #include "slurm/jobs_file.h"
 #include "slurm_test_util.h"

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "../models/torch_test_util.h"
-#include "bench/child_process.h"
+#include "common/child_process.h"
 #include "models/safetensors.h"
 #include "models/zoo.h"
 #include "trainer/checkpoint_files.h"

@@ -12,7 +12,7 @@
 #include <random>
 
 #include "../models/torch_test_util.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "train_cli_util.h"
 #include "trainer/sample_batches.h"
 #include "trainer/trainer.h"

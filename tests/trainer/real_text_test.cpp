@@ -18,7 +18,7 @@
 
 #include "../models/torch_test_util.h"
 #include "../process_dir.h"
-#include "bench/child_process.h"
+#include "common/child_process.h"
 #include "train_cli_util.h"
 
 namespace gpudays {

@@ -13,9 +13,9 @@
 #include <random>
 
 #include "../models/torch_test_util.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
+#include "engine/device.h"
 #include "models/safetensors.h"
-#include "train/device.h"
 #include "train_cli_util.h"
 #include "trainer/trainer.h"
 

@@ -10,8 +10,8 @@
 
 #include "../process_dir.h"
 #include "../test_util.h"
-#include "bench/export.h"
 #include "common/error.h"
+#include "exports/export.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/run_file.h"
 

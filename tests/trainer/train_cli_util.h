@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/child_process.h"
+#include "common/child_process.h"
 
 namespace gpudays::test {
 

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../process_dir.h"
-#include "bench/child_process.h"
-#include "dist/launcher.h"
+#include "common/child_process.h"
+#include "distributed/launcher.h"
 #include "train_cli_util.h"
 
 namespace gpudays {
@@ -272,7 +272,7 @@ TEST(TrainCli, HelpFooterNamesTheRowCommandsOfEveryFormat) {
   EXPECT_NE(r.out.find("models, gpus, paper, fit)"), std::string::npos) << r.out;
 }
 
-// "mpirun ... -np N " from the launcher's own command line (dist/launcher.h).
+// "mpirun ... -np N " from the launcher's own command line (distributed/launcher.h).
 std::string mpirun(int ranks) {
   std::vector<std::string> argv =
       launch_argv({.ranks = ranks, .threads_per_rank = 1, .program = {"PROGRAM"}});

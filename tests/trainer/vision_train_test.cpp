@@ -9,7 +9,7 @@
 #include <ATen/Parallel.h>
 
 #include "../models/torch_test_util.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "trainer/trainer.h"
 
 namespace gpudays {

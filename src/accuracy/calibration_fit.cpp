@@ -1,0 +1,100 @@
+// Coordinate search of the fitted constants over their grids, on the fitting half only.
+#include "accuracy/calibration_fit.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "accuracy/validate.h"
+#include "common/error.h"
+#include "plan/fitted_constants.h"
+
+namespace gpudays {
+namespace {
+
+// A change must improve the MAPE by more than rounding noise to be taken.
+constexpr double kMinImprovement = 1e-12;
+
+double fit_mape(const std::vector<Measurement>& cases,
+                const Catalog& catalog,
+                const PlanOptions& options) {
+  ValidationOptions validation;
+  validation.worst = 0;
+  return validate(cases, catalog, options, validation).overall.mape;
+}
+
+// One coordinate: the grid value with the lowest MAPE (the current one on ties). Returns whether
+// the value changed.
+bool fit_one(const FittedConstant& c,
+             const std::vector<Measurement>& cases,
+             const Catalog& catalog,
+             PlanOptions& options,
+             double& mape) {
+  const double current = constant_value(options, c.name);
+  double best = current;
+  for (double v : constant_grid(c.min, c.max, c.step)) {
+    set_constant(options, c.name, v);
+    const double m = fit_mape(cases, catalog, options);
+    if (m < mape - kMinImprovement) {
+      mape = m;
+      best = v;
+    }
+  }
+  set_constant(options, c.name, best);
+  return best != current;
+}
+
+}  // namespace
+
+std::vector<double> constant_grid(double min, double max, double step) {
+  std::vector<double> out;
+  const int64_t n = std::llround((max - min) / step);
+  for (int64_t i = 0; i <= n; ++i) {
+    out.push_back(std::round((min + static_cast<double>(i) * step) * 1e9) / 1e9);
+  }
+  return out;
+}
+
+CalibrationFit fit_calibration(const std::vector<Measurement>& fit_half,
+                               const Catalog& catalog,
+                               const PlanOptions& start,
+                               const FitOptions& options) {
+  for (const Measurement& m : fit_half) {
+    if (m.split != MeasurementSplit::kFit) {
+      throw InputError(
+          fmt::format("{}/{}: the calibration fits on the fitting half only; this "
+                      "case is in the {} half",
+                      m.source_id,
+                      m.name,
+                      to_string(m.split)));
+    }
+  }
+  CalibrationFit fit;
+  fit.options = start;
+  ValidationOptions validation;
+  validation.worst = 0;
+  const ValidationReport before = validate(fit_half, catalog, start, validation);
+  fit.fit_cases = before.overall.cases;
+  if (fit.fit_cases == 0) throw InputError("no case of the fitting half can be planned");
+  fit.fit_mape_before = before.overall.mape;
+  double mape = fit.fit_mape_before;
+  for (fit.passes = 1; fit.passes <= options.max_passes; ++fit.passes) {
+    bool changed = false;
+    for (const FittedConstant& c : fitted_constants()) {
+      changed = fit_one(c, fit_half, catalog, fit.options, mape) || changed;
+    }
+    if (!changed) break;
+  }
+  fit.passes = std::min(fit.passes, options.max_passes);
+  fit.fit_mape_after = mape;
+  for (const FittedConstant& c : fitted_constants()) {
+    fit.values.push_back({c.name,
+                          constant_value(fit.options, c.name),
+                          c.min,
+                          c.max,
+                          "fitted on the fit half by `gpudays validate --fit`"});
+  }
+  return fit;
+}
+
+}  // namespace gpudays

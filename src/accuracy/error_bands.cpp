@@ -1,0 +1,47 @@
+// The planner's error bands derived from its validation residuals (plan/error_band.h's types).
+#include "accuracy/error_bands.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "accuracy/validate.h"
+#include "catalog/catalog.h"
+#include "plan/planner.h"
+
+namespace gpudays {
+
+ErrorBands error_bands(const ValidationReport& report) {
+  std::map<std::string, std::vector<double>> by_gpu;
+  std::vector<double> all;
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped || !v.trusted) continue;
+    by_gpu[v.gpu].push_back(v.error);
+    all.push_back(v.error);
+  }
+  if (all.empty()) throw std::logic_error("error bands of a validation without cases");
+  std::map<std::string, ErrorBand> bands;
+  for (const auto& [gpu, errors] : by_gpu) {
+    if (static_cast<int>(errors.size()) < kMinBandCases) continue;
+    bands.emplace(gpu, error_band_of(fmt::format("{} published {} cases", errors.size(), gpu), errors));
+  }
+  return ErrorBands(std::move(bands),
+                    error_band_of(fmt::format("{} published cases, all GPUs", all.size()), all));
+}
+
+std::shared_ptr<const ErrorBands> validation_error_bands(const Catalog& catalog,
+                                                         const PlanOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(catalog.config_dir() + "/measurements", ec)) return nullptr;
+  PlanOptions plain = options;
+  plain.error_bands.reset();
+  ValidationOptions validation;
+  validation.worst = 0;
+  const ValidationReport report =
+      validate(select_measurements(load_measurements(catalog), {}), catalog, plain, validation);
+  if (report.overall.cases == 0) return nullptr;
+  return std::make_shared<const ErrorBands>(error_bands(report));
+}
+
+}  // namespace gpudays

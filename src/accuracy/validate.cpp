@@ -1,0 +1,403 @@
+// Planner validation: each published case planned with its configuration pinned, compared in the
+// source's own unit.
+#include "accuracy/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "catalog/catalog.h"
+#include "common/error.h"
+#include "common/units.h"
+#include "plan/error_band.h"
+
+namespace gpudays {
+namespace {
+
+// The published configuration in the planner's terms; an absent field was not published and is
+// searched (the planner's fastest fitting choice), which the case's notes say.
+struct Pinned {
+  std::optional<bool> free_lunch;
+  std::optional<bool> checkpointing;
+  std::optional<Sharding> sharding;
+  std::optional<int64_t> micro_batch;
+  std::optional<int64_t> accumulation;
+  std::optional<int64_t> global_batch;
+};
+
+struct Candidate {
+  Configuration config;
+  int64_t global_batch = 0;
+};
+
+Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
+  Pinned p;
+  if (m.fused_attention) {
+    p.free_lunch = *m.fused_attention;
+    if (m.precision == Precision::kFp32 && !m.tf32 && *m.fused_attention) {
+      notes.push_back(
+          "fused attention published without TF32: free-lunch also turns TF32 on in "
+          "this fp32 plan");
+    }
+  } else if (m.precision == Precision::kFp32 && m.tf32) {
+    p.free_lunch = true;
+    notes.push_back("fused attention not published; TF32 is, so free-lunch is on");
+  }
+  const std::string& ac = m.activation_checkpointing;
+  if (ac == "none") {
+    p.checkpointing = false;
+  } else if (ac == "full") {
+    p.checkpointing = true;
+  } else if (!ac.empty()) {
+    p.checkpointing = true;
+    notes.push_back(
+        fmt::format("'{}' checkpointing planned as full (the planner recomputes "
+                    "whole blocks)",
+                    ac));
+  }
+  if (m.sharding == "fsdp_hybrid_shard") {
+    p.sharding = Sharding::kFsdpFullShard;
+    notes.push_back(
+        "fsdp_hybrid_shard planned as fsdp_full_shard over all GPUs (the planner "
+        "has no hybrid sharding)");
+  } else if (!m.sharding.empty()) {
+    p.sharding = parse_sharding(m.sharding);
+  }
+  if (m.compiled.value_or(false)) {
+    notes.push_back("torch.compile: each pointwise chain planned as one fused kernel");
+  }
+  if (m.inter_node_gbit_per_s && m.nodes > 1) {
+    notes.push_back(
+        fmt::format("network {:g} Gb/s as published, taken per node", *m.inter_node_gbit_per_s));
+  }
+  if (m.inter_node_gbit_per_s_per_gpu && m.nodes > 1) {
+    notes.push_back(fmt::format("network {:g} Gb/s per GPU as published, {:g} Gb/s per node",
+                                *m.inter_node_gbit_per_s_per_gpu,
+                                *m.inter_node_gbit_per_s_per_node()));
+  }
+  p.micro_batch = m.micro_batch_size;
+  p.accumulation = m.gradient_accumulation;
+  p.global_batch = m.global_batch_size;
+  return p;
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// (micro-batch, accumulation, global batch) candidates; throws InputError when the published
+// figures do not multiply out into whole numbers.
+std::vector<Candidate> batch_candidates(const Pinned& p,
+                                        int64_t dp,
+                                        std::vector<std::string>& notes) {
+  std::vector<Candidate> out;
+  auto add = [&](int64_t mb, int64_t ga) {
+    Candidate c;
+    c.config.micro_batch_size = mb;
+    c.config.grad_acc_steps = ga;
+    c.global_batch = mb * ga * dp;
+    out.push_back(c);
+  };
+  if (p.micro_batch && p.accumulation) {
+    add(*p.micro_batch, *p.accumulation);
+  } else if (p.micro_batch && p.global_batch) {
+    const int64_t per_step = *p.micro_batch * dp;
+    if (*p.global_batch % per_step != 0) {
+      throw InputError(fmt::format("global batch {} is not a multiple of micro-batch {} x {} GPUs",
+                                   *p.global_batch,
+                                   *p.micro_batch,
+                                   dp));
+    }
+    add(*p.micro_batch, *p.global_batch / per_step);
+    notes.push_back("accumulation derived from the global batch");
+  } else if (p.accumulation && p.global_batch) {
+    const int64_t per_micro = *p.accumulation * dp;
+    if (*p.global_batch % per_micro != 0) {
+      throw InputError(fmt::format("global batch {} is not a multiple of accumulation {} x {} GPUs",
+                                   *p.global_batch,
+                                   *p.accumulation,
+                                   dp));
+    }
+    add(*p.global_batch / per_micro, *p.accumulation);
+    notes.push_back("micro-batch derived from the global batch");
+  } else if (p.micro_batch) {
+    add(*p.micro_batch, 1);
+    notes.push_back("accumulation and global batch not published: accumulation 1");
+  } else if (p.global_batch) {
+    if (*p.global_batch % dp != 0) {
+      throw InputError(
+          fmt::format("global batch {} does not split over {} GPUs", *p.global_batch, dp));
+    }
+    const int64_t per_gpu = *p.global_batch / dp;
+    for (int64_t mb : divisors(per_gpu)) add(mb, per_gpu / mb);
+    notes.push_back("micro-batch not published: the planner's fastest fitting");
+  } else {
+    for (int64_t mb = 1; mb <= 1024; mb *= 2) add(mb, 1);
+    notes.push_back(
+        "batch not published: accumulation 1 and the planner's fastest fitting "
+        "micro-batch");
+  }
+  return out;
+}
+
+std::vector<Candidate> candidates(const Measurement& m,
+                                  const Pinned& p,
+                                  std::vector<std::string>& notes) {
+  const std::vector<Candidate> batches = batch_candidates(p, m.data_parallel(), notes);
+  std::vector<bool> free_lunch =
+      p.free_lunch ? std::vector{*p.free_lunch} : std::vector{false, true};
+  std::vector<bool> ckpt =
+      p.checkpointing ? std::vector{*p.checkpointing} : std::vector{false, true};
+  std::vector<Sharding> shardings;
+  if (p.sharding) {
+    shardings = {*p.sharding};
+  } else if (m.gpus() == 1) {
+    shardings = {Sharding::kNone};
+  } else {
+    shardings = {Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
+  }
+  std::vector<std::string> searched;
+  if (!p.free_lunch) searched.push_back("fused attention (free-lunch)");
+  if (!p.checkpointing) searched.push_back("checkpointing");
+  if (!p.sharding && m.gpus() > 1) searched.push_back("sharding");
+  if (!searched.empty()) {
+    std::string list;
+    for (const auto& s : searched) list += (list.empty() ? "" : ", ") + s;
+    notes.push_back(fmt::format("not published: {}; the planner's fastest fitting choice", list));
+  }
+  std::vector<Candidate> out;
+  for (const Candidate& b : batches) {
+    for (bool fl : free_lunch) {
+      for (bool ck : ckpt) {
+        for (Sharding s : shardings) {
+          Candidate c = b;
+          c.config.methods = MethodSet{fl, ck, s, /*offloading=*/false};
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+bool better(const PlanRow& a, const PlanRow& b) {
+  if (a.fits != b.fits) return a.fits;
+  return a.step_time_s < b.step_time_s;
+}
+
+// Compares the row with the case's first published throughput figure, in this order.
+void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
+  const PublishedFigures& p = m.published;
+  const double world = static_cast<double>(m.gpus());
+  const double tokens_per_sample = row.tokens_per_s / row.samples_per_s;
+  const double batch = static_cast<double>(v.global_batch);
+  v.predicted_tokens_per_s_per_gpu = row.tokens_per_s / world;
+  v.approximate = p.approximate;
+  // higher_is_better: throughput figures; otherwise a time at the published batch.
+  auto set = [&](const char* metric,
+                 double published,
+                 double predicted,
+                 bool higher_is_better,
+                 std::optional<double> published_tokens) {
+    v.metric = metric;
+    v.published = published;
+    v.predicted = predicted;
+    v.error = higher_is_better ? predicted / published - 1.0 : published / predicted - 1.0;
+    v.published_tokens_per_s_per_gpu = published_tokens;
+  };
+  const bool has_step = p.step_time_s.has_value() || p.step_time_ms.has_value();
+  const double step_s = p.step_time_s ? *p.step_time_s : p.step_time_ms.value_or(0.0) / 1e3;
+  if (p.tokens_per_s_per_gpu) {
+    set("tokens_per_s_per_gpu",
+        *p.tokens_per_s_per_gpu,
+        row.tokens_per_s / world,
+        true,
+        *p.tokens_per_s_per_gpu);
+  } else if (p.tokens_per_s) {
+    set("tokens_per_s", *p.tokens_per_s, row.tokens_per_s, true, *p.tokens_per_s / world);
+  } else if (p.samples_per_s) {
+    set("samples_per_s",
+        *p.samples_per_s,
+        row.samples_per_s,
+        true,
+        *p.samples_per_s * tokens_per_sample / world);
+  } else if (has_step) {
+    const double published_tokens = batch * tokens_per_sample / step_s / world;
+    if (p.step_time_s) {
+      set("step_time_s", *p.step_time_s, row.step_time_s, false, published_tokens);
+    } else {
+      set("step_time_ms", *p.step_time_ms, row.step_time_s * 1e3, false, published_tokens);
+    }
+  } else if (p.train_time_days && m.train_steps) {
+    const double steps = static_cast<double>(*m.train_steps);
+    set("train_time_days",
+        *p.train_time_days,
+        row.step_time_s * steps / kSecondsPerDay,
+        false,
+        steps * batch * tokens_per_sample / (*p.train_time_days * kSecondsPerDay * world));
+  } else if (p.tflops_per_gpu) {
+    set("tflops_per_gpu",
+        *p.tflops_per_gpu,
+        row.model_flops_per_sample * row.samples_per_s / world / 1e12,
+        true,
+        std::nullopt);
+    v.notes.push_back(
+        "model TFLOP/s by the planner's count (6N + 12·L·d·T per token, as PaLM); "
+        "the source's own count may differ slightly");
+  } else if (p.mfu) {
+    set("mfu", *p.mfu, row.mfu, true, std::nullopt);
+  } else if (p.mfu_percent) {
+    set("mfu_percent", *p.mfu_percent, 100.0 * row.mfu, true, std::nullopt);
+  } else {
+    throw InputError("no comparable throughput figure");
+  }
+}
+
+ValidationCase validate_case(const Measurement& m,
+                             const Catalog& catalog,
+                             const PlanOptions& options,
+                             const ValidationOptions& validation) {
+  ValidationCase v;
+  v.source_id = m.source_id;
+  v.name = m.name;
+  v.citation = m.citation;
+  v.model = m.model_name;
+  v.gpu = m.gpu;
+  v.split = m.split;
+  v.trusted = m.trusted;
+  v.nodes = m.nodes;
+  v.gpus_per_node = m.gpus_per_node;
+  auto skip = [&v](std::string reason) {
+    v.skipped = true;
+    v.skip_reason = std::move(reason);
+    return v;
+  };
+  if (!m.representable()) {
+    std::vector<std::string> why;
+    const auto& x = m.arch_extras;
+    if (x.mlm_max_predictions > 0) {
+      why.push_back(fmt::format("MLM head on at most {} masked positions", x.mlm_max_predictions));
+    }
+    if (m.tensor_parallel > 1) why.push_back(fmt::format("tensor parallel {}", m.tensor_parallel));
+    if (m.pipeline_parallel > 1) {
+      why.push_back(fmt::format("pipeline parallel {}", m.pipeline_parallel));
+    }
+    std::string list;
+    for (const auto& w : why) list += (list.empty() ? "" : ", ") + w;
+    return skip("not representable: " + list);
+  }
+  if (!m.trusted && !validation.include_untrusted) {
+    if (!m.untrusted_reason.empty()) return skip("untrusted case: " + m.untrusted_reason);
+    return skip("untrusted source (trusted = false): kept for comparison only");
+  }
+  const GpuSpec& gpu = catalog.gpu(m.gpu);
+  const Cluster cluster{{m.nodes, m.gpus_per_node}, &gpu};
+  PlanOptions opts = options;
+  if (const auto network = m.inter_node_gbit_per_s_per_node()) {
+    opts.time.inter_node_gb_per_s = *network / 8.0;
+  }
+  opts.implementation.code =
+      m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
+  opts.implementation.compiled = m.compiled.value_or(false);
+  opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
+  opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
+  opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  try {
+    const Pinned pinned = pin(m, v.notes);
+    std::optional<PlanRow> best;
+    int64_t best_batch = 0;
+    for (const Candidate& c : candidates(m, pinned, v.notes)) {
+      ModelSpec model = m.model;
+      model.recipe.precision = m.precision;
+      model.recipe.global_batch = c.global_batch;
+      if (m.train_steps) model.recipe.train_steps = *m.train_steps;
+      PlanRow row = plan_configuration(model, cluster, c.config, opts);
+      if (!best || better(row, *best)) {
+        best = std::move(row);
+        best_batch = c.global_batch;
+      }
+    }
+    v.config = best->config;
+    v.global_batch = best_batch;
+    v.row = best;
+    if (!best->fits)
+      v.notes.push_back("the planner's memory model says it does not fit: " + best->reason);
+    compare(m, *best, v);
+  } catch (const InputError& e) {
+    v.row.reset();
+    return skip(fmt::format("cannot be planned: {}", e.what()));
+  }
+  return v;
+}
+
+}  // namespace
+
+ErrorSummary summarize_errors(const std::string& group, const std::vector<double>& errors) {
+  ErrorSummary s;
+  s.group = group;
+  s.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  double abs_sum = 0.0;
+  double sum = 0.0;
+  for (double e : errors) {
+    abs_sum += std::abs(e);
+    sum += e;
+    s.max_abs_error = std::max(s.max_abs_error, std::abs(e));
+  }
+  s.mape = abs_sum / static_cast<double>(errors.size());
+  s.mean_error = sum / static_cast<double>(errors.size());
+  s.low_error = quantile(errors, kBandLowQuantile);
+  s.high_error = quantile(errors, kBandHighQuantile);
+  return s;
+}
+
+std::vector<Measurement> select_measurements(const std::vector<MeasurementFile>& files,
+                                             const ValidationFilter& filter) {
+  std::vector<Measurement> out;
+  for (const MeasurementFile& f : files) {
+    for (const Measurement& m : f.cases) {
+      if (filter.split && m.split != *filter.split) continue;
+      if (!filter.gpu.empty() && m.gpu != filter.gpu) continue;
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
+ValidationReport validate(const std::vector<Measurement>& measurements,
+                          const Catalog& catalog,
+                          const PlanOptions& options,
+                          const ValidationOptions& validation) {
+  ValidationReport report;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_gpu;
+  std::map<MeasurementSplit, std::vector<double>> by_split;
+  for (const Measurement& m : measurements) {
+    ValidationCase v = validate_case(m, catalog, options, validation);
+    if (v.evaluated() && v.trusted) {
+      all.push_back(v.error);
+      by_gpu[v.gpu].push_back(v.error);
+      by_split[v.split].push_back(v.error);
+      report.worst.push_back(report.cases.size());
+    }
+    report.cases.push_back(std::move(v));
+  }
+  report.overall = summarize_errors("all", all);
+  for (const auto& [gpu, errors] : by_gpu) report.by_gpu.push_back(summarize_errors(gpu, errors));
+  for (MeasurementSplit s : {MeasurementSplit::kFit, MeasurementSplit::kCheck}) {
+    if (by_split.count(s)) report.by_split.push_back(summarize_errors(to_string(s), by_split[s]));
+  }
+  std::stable_sort(report.worst.begin(), report.worst.end(), [&](size_t a, size_t b) {
+    return std::abs(report.cases[a].error) > std::abs(report.cases[b].error);
+  });
+  if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
+  return report;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,72 @@
+// The store of a rendezvous: TCPStore at a known address, or one whose address travels through a
+// FileStore.
+#include "distributed/c10d/store.h"
+
+#include <unistd.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+
+namespace gpudays {
+namespace {
+
+c10::intrusive_ptr<c10d::TCPStore> tcp_store(const std::string& host,
+                                             int port,
+                                             bool serve,
+                                             const Rendezvous& r,
+                                             std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(port);
+  options.isServer = serve;
+  // The server does not wait for the workers here: the process group's own rendezvous over the
+  // store waits for every rank (with the timeout), and a server waiting in its constructor hung
+  // two ranks meeting at MASTER_ADDR:MASTER_PORT (Slurm, a hand-set address) until the timeout.
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(host, options);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "127.0.0.1";
+  return name;
+}
+
+// Rank 0 serves a TCP store on a free port and writes its address into the file store; the others
+// read it. Every rank drops the file store afterwards (the last one removes the file).
+c10::intrusive_ptr<c10d::Store> tcp_store_through_file(const Rendezvous& r,
+                                                       std::chrono::milliseconds timeout) {
+  auto file = c10::make_intrusive<c10d::FileStore>(r.store.file, r.ranks.world_size);
+  file->setTimeout(timeout);
+  if (r.ranks.rank == 0) {
+    auto store = tcp_store(host_name(), /*port=*/0, /*serve=*/true, r, timeout);
+    const std::string address = fmt::format("{}:{}", host_name(), store->getPort());
+    file->set("gpudays/tcp_store", std::vector<uint8_t>(address.begin(), address.end()));
+    return store;
+  }
+  const std::vector<uint8_t> address = file->get("gpudays/tcp_store");
+  const std::string text(address.begin(), address.end());
+  const size_t colon = text.rfind(':');
+  return tcp_store(
+      text.substr(0, colon), std::stoi(text.substr(colon + 1)), /*serve=*/false, r, timeout);
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& r, std::chrono::milliseconds timeout) {
+  c10::intrusive_ptr<c10d::Store> store;
+  if (!r.store.file.empty()) {
+    store = tcp_store_through_file(r, timeout);
+  } else {
+    const bool serve = r.ranks.rank == 0 && !r.store.served_by_launcher;
+    store = tcp_store(r.store.host, r.store.port, serve, r, timeout);
+  }
+  if (r.store.key_prefix.empty()) return store;
+  return c10::make_intrusive<c10d::PrefixStore>(r.store.key_prefix, store);
+}
+
+}  // namespace gpudays

@@ -1,0 +1,34 @@
+// The vocabulary of the reference search space's methods: free-lunch, activation checkpointing,
+// sharding stage, offloading, and the presets naive / free-lunch / all. Names, parsing and value
+// equality only; which combinations are valid is search_space/search_space.h's, and how a method is
+// switched on is engine/apply_methods.h's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpudays {
+
+// fsdp_shard_grad_op and fsdp_full_shard are the reference's FSDP names; gpudays runs them with
+// the same mechanisms as zero_2 and zero_3.
+enum class Sharding { kNone, kZero1, kZero2, kZero3, kFsdpShardGradOp, kFsdpFullShard };
+enum class MethodPreset { kNaive, kFreeLunch, kAll };
+
+std::string to_string(Sharding sharding);
+std::string to_string(MethodPreset preset);
+Sharding parse_sharding(const std::string& text);  // throws InputError naming the choices
+MethodPreset parse_preset(const std::string& text);
+int sharding_stage(Sharding sharding);  // 0 (none) .. 3
+const std::vector<Sharding>& all_shardings();
+
+struct MethodSet {
+  bool free_lunch = false;  // TF32, fused attention, fast scan, fused AdamW, CUDA graphs
+  bool activation_checkpointing = false;
+  Sharding sharding = Sharding::kNone;
+  bool offloading = false;  // optimizer state to CPU (and parameters at stage 3)
+  bool operator==(const MethodSet&) const = default;
+};
+
+std::string describe(const MethodSet& methods);  // "free-lunch + ckpt + zero_2 + offload"
+
+}  // namespace gpudays

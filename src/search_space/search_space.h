@@ -1,0 +1,73 @@
+// The reference search space and its validity rules, written once: which precisions a device
+// runs, which method sets and micro-batches are valid for a model on a cluster. Invalid requests
+// throw InputError with the reason (in the vocabulary's words; the command line names its flags).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/model_spec.h"
+#include "search_space/cluster.h"
+#include "search_space/configuration.h"
+#include "search_space/methods.h"
+
+namespace gpudays {
+
+// bf16 needs Ampere or newer: compute capability 8.0 (NVIDIA CUDA C++ Programming Guide,
+// "Compute Capabilities": bf16 tensor-core arithmetic from 8.0).
+constexpr double kBf16MinComputeCapability = 8.0;
+
+// Why `device` (its name, and its compute capability; 0 for a CPU) cannot train in `precision`,
+// or empty when it can.
+std::string precision_problem(Precision precision,
+                              const std::string& device,
+                              double compute_capability);
+// The same for a device spec, whose kind decides: a GPU by its compute capability; the host CPU
+// runs bf16 by autocast, and any precision whose matmuls its probe measured (fp32, bf16), not fp16.
+std::string precision_problem(Precision precision, const GpuSpec& device);
+
+// The cluster sizes the planner accepts.
+constexpr int64_t kMaxGpusPerNode = 64;
+constexpr int64_t kMaxNodes = 4096;
+
+// Rejects requests no configuration can satisfy: bad counts, a global batch that does not split
+// into a power-of-two per-GPU batch, bf16 on a GPU without it.
+void check_request(const ModelSpec& model, const Cluster& cluster);
+
+// Samples each GPU processes per optimizer step (global batch / world size).
+int64_t per_gpu_batch(const ModelSpec& model, const Cluster& cluster);
+
+// Why a method set is invalid for `world_size` ranks, or empty when valid.
+std::string method_set_problem(const MethodSet& methods, int64_t world_size);
+
+// Every valid method set of the preset (naive: plain only; free-lunch: free-lunch only; all: every
+// combination), in a stable order.
+std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster& cluster);
+
+// Fields of a configuration fixed by the caller (`plan --sharding zero_2 --micro-batch-size 8`):
+// the search keeps the configurations that match every pinned field. An empty pin keeps all.
+struct ConfigurationPin {
+  std::optional<bool> free_lunch;
+  std::optional<bool> activation_checkpointing;
+  std::optional<Sharding> sharding;
+  std::optional<bool> offloading;
+  std::optional<int64_t> micro_batch_size;
+
+  bool empty() const { return *this == ConfigurationPin{}; }
+  bool matches(const Configuration& config) const;
+  bool operator==(const ConfigurationPin&) const = default;
+};
+
+// "free-lunch on, sharding zero_2, micro-batch 8"; empty for an empty pin.
+std::string describe(const ConfigurationPin& pin);
+
+// Every valid configuration: method sets x power-of-two micro-batches up to the per-GPU batch,
+// those that match `pin`. Throws InputError with the reason when the pin admits none.
+std::vector<Configuration> enumerate_configs(const ModelSpec& model,
+                                             const Cluster& cluster,
+                                             MethodPreset preset,
+                                             const ConfigurationPin& pin = {});
+
+}  // namespace gpudays

@@ -1,0 +1,202 @@
+// Planner validation against published measurements: every case of the shipped set plans or says
+// why not, the published configuration is what gets planned, the error arithmetic, and pinned
+// plans (one configuration) agree with the full search's row for that configuration.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "accuracy/validate.h"
+#include "catalog/param_count.h"
+#include "common/error.h"
+#include "plan/workload.h"
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+const ValidationReport& shipped_report() {
+  static const ValidationReport report =
+      validate(select_measurements(load_measurements(catalog()), {}), catalog(), PlanOptions{}, {});
+  return report;
+}
+
+const ValidationCase& find_case(const std::string& source, const std::string& name) {
+  for (const ValidationCase& v : shipped_report().cases) {
+    if (v.source_id == source && v.name == name) return v;
+  }
+  throw std::runtime_error("no case " + source + "/" + name);
+}
+
+TEST(Validate, ErrorSummaryArithmetic) {
+  const ErrorSummary s = summarize_errors("x", {0.1, -0.3, 0.2});
+  EXPECT_EQ(s.cases, 3);
+  EXPECT_NEAR(s.mape, 0.2, 1e-12);
+  EXPECT_NEAR(s.mean_error, 0.0, 1e-12);
+  EXPECT_NEAR(s.max_abs_error, 0.3, 1e-12);
+  EXPECT_NEAR(s.low_error, -0.22, 1e-12);  // 10th percentile, interpolated
+  EXPECT_NEAR(s.high_error, 0.18, 1e-12);
+  EXPECT_EQ(summarize_errors("empty", {}).cases, 0);
+}
+
+// Every trusted representable case is planned; every other case is skipped with its reason.
+TEST(Validate, EveryShippedCasePlansOrSaysWhy) {
+  const ValidationReport& report = shipped_report();
+  int evaluated = 0;
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped) {
+      EXPECT_FALSE(v.skip_reason.empty()) << v.name;
+      EXPECT_TRUE(v.skip_reason.rfind("not representable", 0) == 0 ||
+                  v.skip_reason.rfind("untrusted", 0) == 0)
+          << v.name << ": " << v.skip_reason;
+      continue;
+    }
+    ++evaluated;
+    ASSERT_TRUE(v.row.has_value()) << v.name;
+    EXPECT_TRUE(std::isfinite(v.error)) << v.name;
+    EXPECT_GT(v.predicted, 0.0) << v.name;
+    EXPECT_LE(v.row->executed_utilisation, 1.0) << v.name;
+  }
+  EXPECT_GE(evaluated, 30);
+  EXPECT_EQ(report.overall.cases, evaluated);
+  int in_splits = 0;
+  for (const ErrorSummary& s : report.by_split) in_splits += s.cases;
+  EXPECT_EQ(in_splits, evaluated);
+  ASSERT_FALSE(report.worst.empty());
+  EXPECT_NEAR(
+      std::abs(report.cases[report.worst.front()].error), report.overall.max_abs_error, 1e-12);
+}
+
+// The published configuration is what is planned: llm.c's GPT-2 774M on 8 A100s runs micro-batch
+// 32 with ZeRO stage 1 and a global batch of 512 sequences (accumulation 2).
+TEST(Validate, PublishedConfigurationIsPinned) {
+  const ValidationCase& v = find_case("llm-c-scripts", "gpt2-774m");
+  ASSERT_FALSE(v.skipped) << v.skip_reason;
+  EXPECT_EQ(v.config.micro_batch_size, 32);
+  EXPECT_EQ(v.config.grad_acc_steps, 2);
+  EXPECT_EQ(v.config.methods.sharding, Sharding::kZero1);
+  EXPECT_EQ(v.global_batch, 512);
+  EXPECT_EQ(v.metric, "step_time_s");
+  // A time: the error is published / predicted - 1, the throughput ratio at the same batch.
+  EXPECT_NEAR(v.error, v.published / v.predicted - 1.0, 1e-12);
+}
+
+TEST(Validate, UntrustedSourcesAreKeptApart) {
+  const auto files = load_measurements(catalog());
+  ValidationOptions options;
+  options.include_untrusted = true;
+  const ValidationReport report =
+      validate(select_measurements(files, {}), catalog(), PlanOptions{}, options);
+  int untrusted = 0;
+  for (const ValidationCase& v : report.cases) untrusted += !v.trusted && !v.skipped ? 1 : 0;
+  EXPECT_GT(untrusted, 0);
+  EXPECT_EQ(report.overall.cases, shipped_report().overall.cases);
+}
+
+TEST(Validate, FilterBySplitAndGpu) {
+  const auto files = load_measurements(catalog());
+  ValidationFilter filter;
+  filter.split = MeasurementSplit::kCheck;
+  filter.gpu = "h100-sxm";
+  const std::vector<Measurement> cases = select_measurements(files, filter);
+  ASSERT_FALSE(cases.empty());
+  for (const Measurement& m : cases) {
+    EXPECT_EQ(m.split, MeasurementSplit::kCheck);
+    EXPECT_EQ(m.gpu, "h100-sxm");
+  }
+}
+
+const Measurement& find_measurement(const std::string& source, const std::string& name) {
+  static const std::vector<MeasurementFile> files = load_measurements(catalog());
+  for (const MeasurementFile& f : files) {
+    for (const Measurement& m : f.cases) {
+      if (m.source_id == source && m.name == name) return m;
+    }
+  }
+  throw std::runtime_error("no measurement " + source + "/" + name);
+}
+
+// Grouped-query attention and gated MLPs are counted: Llama 2's published parameter counts
+// (HuggingFace meta-llama/Llama-2-7b-hf 6,738,415,616 and Llama-2-70b-hf 68,976,648,192; gpudays
+// adds the biases and LayerNorm biases Llama does not have, under 0.1%) and PaLM's 6N + 12·L·d·T
+// training FLOPs per token.
+TEST(Validate, GroupedQueryAttentionAndGatedMlpAreCounted) {
+  const Measurement& llama7 = find_measurement("fms-fsdp-readme", "llama2-7b-a100-eager");
+  const Measurement& llama70 = find_measurement("fms-fsdp-readme", "llama2-70b-a100-eager");
+  EXPECT_TRUE(llama70.representable());
+  EXPECT_EQ(llama70.model.arch.n_kv_heads, 8);
+  EXPECT_TRUE(llama70.model.arch.gated_ffn);
+  EXPECT_NEAR(static_cast<double>(count_params(llama7.model).total) / 6738415616.0, 1.0, 1e-3);
+  EXPECT_NEAR(static_cast<double>(count_params(llama70.model).total) / 68976648192.0, 1.0, 1e-3);
+  for (const Measurement* m : {&llama7, &llama70}) {
+    const ArchSpec& a = m->model.arch;
+    const double n = static_cast<double>(count_params(m->model).non_embedding());
+    const double palm = 6.0 * n + 12.0 * a.n_layers * a.d_model * a.seq_len;
+    EXPECT_NEAR(3.0 * forward_flops_per_sample(m->model) / a.seq_len / palm, 1.0, 0.01);
+  }
+}
+
+// The one-configuration path evaluates exactly what the full search evaluates.
+TEST(PinnedPlan, EqualsTheSearchRow) {
+  const ModelSpec& model = catalog().model("pythia-410m");
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100-80gb-sxm")};
+  const PlanResult all = plan(model, cluster, PlanOptions{});
+  for (size_t i = 0; i < all.rows.size(); i += 7) {
+    const PlanRow& row = all.rows[i];
+    const PlanRow one = plan_configuration(model, cluster, row.config, PlanOptions{});
+    EXPECT_EQ(one.step_time_s, row.step_time_s) << describe(row.config);
+    EXPECT_EQ(one.peak_memory_bytes(), row.peak_memory_bytes()) << describe(row.config);
+    EXPECT_EQ(one.fits, row.fits);
+  }
+}
+
+TEST(PinnedPlan, PinKeepsOnlyMatchingRows) {
+  const ModelSpec& model = catalog().model("pythia-410m");
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100-80gb-sxm")};
+  PlanOptions options;
+  options.pin.sharding = Sharding::kZero2;
+  options.pin.micro_batch_size = 8;
+  options.pin.activation_checkpointing = false;
+  const PlanResult result = plan(model, cluster, options);
+  ASSERT_EQ(result.rows.size(), 4u);  // free-lunch off/on x offloading off/on
+  for (const PlanRow& r : result.rows) EXPECT_TRUE(options.pin.matches(r.config));
+  options.pin.free_lunch = true;
+  options.pin.offloading = false;
+  EXPECT_EQ(plan(model, cluster, options).rows.size(), 1u);
+  EXPECT_EQ(describe(options.pin),
+            "free-lunch on, checkpointing off, sharding zero_2, offloading off, micro-batch 8");
+}
+
+TEST(PinnedPlan, ImpossiblePinSaysWhy) {
+  const ModelSpec& model = catalog().model("pythia-410m");
+  const Cluster one{{1, 1}, &catalog().gpu("a100-80gb-sxm")};
+  auto message = [&](const ConfigurationPin& pin, MethodPreset preset = MethodPreset::kAll) {
+    PlanOptions options;
+    options.pin = pin;
+    options.preset = preset;
+    try {
+      plan(model, one, options);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  ConfigurationPin odd_micro_batch;
+  odd_micro_batch.micro_batch_size = 3;
+  EXPECT_NE(message(odd_micro_batch).find("not a power of two"), std::string::npos);
+  ConfigurationPin sharded_alone;
+  sharded_alone.sharding = Sharding::kZero1;
+  sharded_alone.offloading = false;
+  EXPECT_NE(message(sharded_alone).find("one GPU"), std::string::npos);
+  ConfigurationPin offload_unsharded;
+  offload_unsharded.sharding = Sharding::kNone;
+  offload_unsharded.offloading = true;
+  EXPECT_NE(message(offload_unsharded).find("needs sharding"), std::string::npos);
+  ConfigurationPin free_lunch;
+  free_lunch.free_lunch = true;
+  EXPECT_NE(message(free_lunch, MethodPreset::kNaive).find("preset 'naive'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudays
