@@ -1,11 +1,13 @@
 // Coordinate search of the fitted constants over their grids, on the fitting half only.
 #include "accuracy/calibration_fit.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "accuracy/validate.h"
+#include "catalog/catalog.h"
 #include "common/error.h"
 #include "plan/fitted_constants.h"
 
@@ -95,6 +97,51 @@ CalibrationFit fit_calibration(const std::vector<Measurement>& fit_half,
                           "fitted on the fit half by `gpudays validate --fit`"});
   }
   return fit;
+}
+
+namespace {
+
+std::string mape_line(const char* half,
+                      const ValidationReport& before,
+                      const ValidationReport& after) {
+  return fmt::format("# {} half: {} cases, MAPE {:.1f}% uncalibrated -> {:.1f}% fitted\n",
+                     half,
+                     after.overall.cases,
+                     100.0 * before.overall.mape,
+                     100.0 * after.overall.mape);
+}
+
+std::string meaning_of(const std::string& name) {
+  const auto& c = fitted_constants();
+  const auto it = std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.name == name; });
+  return it == c.end() ? name : it->meaning;
+}
+
+}  // namespace
+
+std::string fitted_calibration_toml(const Catalog& catalog) {
+  const auto files = load_measurements(catalog);
+  const auto fit_half = select_measurements(files, {MeasurementSplit::kFit, ""});
+  const auto check_half = select_measurements(files, {MeasurementSplit::kCheck, ""});
+  const CalibrationFit fit = fit_calibration(fit_half, catalog, PlanOptions{});
+  auto report = [&](const std::vector<Measurement>& cases, const PlanOptions& options) {
+    return validate(cases, catalog, options, {});
+  };
+  const std::string header =
+      "# The planner's fitted efficiency constants (docs/planner.md, \"Calibration\").\n"
+      "# Written by `gpudays validate --fit > configs/calibration.toml`; a test recomputes "
+      "the fit.\n" +
+      mape_line("fitting", report(fit_half, PlanOptions{}), report(fit_half, fit.options)) +
+      mape_line("checking", report(check_half, PlanOptions{}), report(check_half, fit.options)) +
+      "# (the checking half is reported, never used by the fit)\n";
+  CalibrationFile file;
+  file.method = fmt::format(
+      "coordinate search over each constant's grid within its bounds, minimising the fitting "
+      "half's MAPE ({} cases); {} passes",
+      fit.fit_cases,
+      fit.passes);
+  file.values = fit.values;
+  return calibration_file_text(file, header, meaning_of);
 }
 
 }  // namespace gpudays

@@ -4,6 +4,7 @@
 // half, so the checking half stays an honest test.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "catalog/calibration_file.h"
@@ -34,6 +35,10 @@ CalibrationFit fit_calibration(const std::vector<Measurement>& fit_half,
                                const Catalog& catalog,
                                const PlanOptions& start,
                                const FitOptions& options = {});
+
+// configs/calibration.toml as `gpudays validate --fit` prints it: the fit on the fitting half
+// from the planner's own constants, both halves' MAPE before and after in its header.
+std::string fitted_calibration_toml(const Catalog& catalog);
 
 // Every value of fitted_constants() grid: min, min + step, ..., max (rounded to 1e-9).
 std::vector<double> constant_grid(double min, double max, double step);

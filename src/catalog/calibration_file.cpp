@@ -1,5 +1,5 @@
-// Reading configs/calibration.toml: [fit] says how the values were obtained, one [[constants]]
-// table per value.
+// Reading and writing configs/calibration.toml: [fit] says how the values were obtained, one
+// [[constants]] table per value.
 #include "catalog/calibration_file.h"
 
 #include <cmath>
@@ -17,6 +17,22 @@
 
 namespace gpudays {
 namespace {
+
+// A TOML basic string.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The shortest of %g and the exact shortest form that reads back as `value`.
+std::string number(double value) {
+  const std::string short_form = fmt::format("{:g}", value);
+  return std::stod(short_form) == value ? short_form : fmt::format("{}", value);
+}
 
 double finite(const TomlFields& t, const char* key) {
   const double v = t.get_double(key);
@@ -79,6 +95,22 @@ CalibrationFile load_calibration(const Catalog& catalog) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   return load_calibration_file(path);
+}
+
+std::string calibration_file_text(const CalibrationFile& file,
+                                  const std::string& header,
+                                  const std::function<std::string(const std::string&)>& meaning) {
+  std::string text = header + "\n[fit]\nmethod = " + quoted(file.method) + "\n";
+  for (const CalibrationValue& v : file.values) {
+    text += fmt::format("\n# {}\n[[constants]]\nname = {}\nvalue = {}\nmin = {}\nmax = {}\n",
+                        meaning(v.name),
+                        quoted(v.name),
+                        number(v.value),
+                        number(v.min),
+                        number(v.max));
+    text += "source = " + quoted(v.source) + "\n";
+  }
+  return text;
 }
 
 }  // namespace gpudays

@@ -1,8 +1,9 @@
 // The planner's fitted efficiency constants as data (configs/calibration.toml): each value with
-// its physical bounds and its source. Reading only; which names exist and what they set is
-// plan/fitted_constants.h's, and the fit that writes the file is `gpudays validate --fit`.
+// its physical bounds and its source. The reader and the writer; which names exist and what they
+// set is plan/fitted_constants.h's, and the fit that writes the file is `gpudays validate --fit`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct CalibrationFile {
 
 // Reads one file; throws InputError naming the file, the constant and the key.
 CalibrationFile load_calibration_file(const std::string& path);
+// The file's text: `header` (comment lines, each ending in a newline), [fit], and each constant
+// after the comment `meaning(name)`. load_calibration_file reads it back equal (but for `path`).
+std::string calibration_file_text(const CalibrationFile& file,
+                                  const std::string& header,
+                                  const std::function<std::string(const std::string&)>& meaning);
 // The catalog's own: <config dir>/calibration.toml, or an empty CalibrationFile when absent.
 CalibrationFile load_calibration(const Catalog& catalog);
 

@@ -13,16 +13,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "catalog/calibration_file.h"
+#include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/slurm_submit.h"
+#include "cli/slurm_options.h"
 #include "common/child_process.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "common/units.h"
 #include "distributed/launcher.h"
-#include "plan/fitted_constants.h"
 #include "rows/row_format.h"
 #include "rows/table.h"
 #include "slurm/cluster_file.h"
@@ -229,8 +229,8 @@ double bench_estimate_s(const Catalog& catalog,
   if (r.device == "cpu" || r.gpu.empty()) return 0.0;
   constexpr double kTrialStartS = 30.0;  // process start, model build, first step's compilation
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(r.gpu)};
-  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
-  options.preset = parse_preset(r.methods);
+  const PlanOptions options =
+      planner_options(catalog, DeviceKind::kGpu, {.preset = parse_preset(r.methods)}).options;
   const PlanResult result = plan(model, cluster, options);
   double total_s = 0.0;
   int trials = 0;
@@ -293,10 +293,8 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     gpu = &catalog.gpu(r.gpu);
   }
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
-  // The fitted constants come from GPU measurements; the CPU's stand-in device keeps its own.
-  PlanOptions plan_options =
-      r.device == "cpu" ? PlanOptions{} : calibrated_plan_options(load_calibration(catalog));
-  plan_options.preset = parse_preset(r.methods);
+  const PlanOptions plan_options =
+      planner_options(catalog, gpu->kind, {.preset = parse_preset(r.methods)}).options;
   SweepOptions options;
   options.trial_command = trial_command(global, r, cluster.world_size());
   options.model_file = r.model_file;

@@ -1,23 +1,17 @@
 // `gpudays jobs`: the Slurm jobs submitted from here (--slurm-dir's jobs.jsonl), each with its
-// state from the controller (squeue) and its progress: the trials of a sweep already in its
-// database, the last step and newest checkpoint of a training run; `gpudays jobs cancel ID`
-// cancels one (scancel). Parsing and printing only.
+// state and progress (slurm/job_status.h); `gpudays jobs cancel ID` cancels one (scancel).
+// Parsing and printing only.
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "common/child_process.h"
 #include "common/error.h"
-#include "common/json_fields.h"
-#include "results/results_db.h"
 #include "rows/row_format.h"
 #include "rows/table.h"
+#include "slurm/job_status.h"
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_control.h"
 
@@ -29,100 +23,6 @@ struct JobsRequest {
   std::string format = "table";
   std::string cancel_id;
 };
-
-struct JobStatus {
-  SubmittedJob job;
-  std::string state;                  // Slurm's, or why it is not known
-  int64_t trials = 0;                 // bench: trials of its sweep stored since it was submitted
-  int64_t steps = 0;                  // train: the last step in metrics.jsonl
-  std::optional<int64_t> checkpoint;  // train: the newest checkpoint's step
-  std::string last_log_line;
-};
-
-// Trials its database holds for its model, GPU and shape, stored after it was submitted.
-int64_t trials_since(const SubmittedJob& job) {
-  if (!std::filesystem::exists(job.db)) return 0;
-  TrialFilter filter;
-  filter.model = job.model;
-  filter.gpu = job.gpu;
-  filter.num_nodes = job.nodes;
-  filter.gpus_per_node = job.tasks_per_node;
-  const ResultsDb db = ResultsDb::open({job.db, /*read_only=*/true});
-  int64_t n = 0;
-  for (const TrialRecord& t : db.query(filter)) n += t.created_at >= job.submitted_at ? 1 : 0;
-  return n;
-}
-
-// The last step a training run logged (OUT/metrics.jsonl; 0 before its first).
-int64_t steps_logged(const SubmittedJob& job) {
-  std::ifstream in(std::filesystem::path(job.run_dir) / "metrics.jsonl");
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  const nlohmann::json j = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("step")) return 0;
-  return json_int64(j.at("step")).value_or(0);
-}
-
-// The newest committed checkpoint, OUT/checkpoints/step-N (written whole, then renamed there).
-std::optional<int64_t> newest_checkpoint(const SubmittedJob& job) {
-  std::optional<int64_t> newest;
-  std::error_code error;
-  const std::filesystem::path dir = std::filesystem::path(job.run_dir) / "checkpoints";
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    const std::string digits = name.rfind("step-", 0) == 0 ? name.substr(5) : "";
-    if (digits.empty() || digits.size() > 18 ||
-        digits.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    newest = std::max<int64_t>(newest.value_or(0), std::stoll(digits));
-  }
-  return newest;
-}
-
-std::string last_log_line(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return last_line(text);
-}
-
-std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs) {
-  std::vector<std::string> ids;
-  for (const SubmittedJob& j : jobs) ids.push_back(j.job_id);
-  std::map<std::string, std::string> states;
-  std::string unknown = "left the queue (see its log)";
-  try {
-    check_slurm_reachable();
-    states = query_job_states(ids);
-  } catch (const InputError& e) {
-    unknown = "unknown (Slurm not reachable)";
-  }
-  std::vector<JobStatus> out;
-  for (const SubmittedJob& j : jobs) {
-    const auto state = states.find(j.job_id);
-    JobStatus status;
-    status.job = j;
-    status.state = state == states.end() ? unknown : state->second;
-    if (j.kind == "train") {
-      status.steps = steps_logged(j);
-      status.checkpoint = newest_checkpoint(j);
-    } else {
-      status.trials = trials_since(j);
-    }
-    status.last_log_line = last_log_line(j.log);
-    out.push_back(status);
-  }
-  return out;
-}
-
-// "3 trials", or "step 40, checkpoint 35".
-std::string progress(const JobStatus& s) {
-  if (s.job.kind != "train") return fmt::format("{} trials", s.trials);
-  if (!s.checkpoint) return fmt::format("step {}", s.steps);
-  return fmt::format("step {}, checkpoint {}", s.steps, *s.checkpoint);
-}
 
 void print_jobs(const std::vector<JobStatus>& statuses, const std::string& format) {
   if (format == "json") {
@@ -159,7 +59,7 @@ void print_jobs(const std::vector<JobStatus>& statuses, const std::string& forma
                    s.job.gpu,
                    fmt::format("{}x{}", s.job.nodes, s.job.tasks_per_node),
                    s.job.submitted_at,
-                   progress(s),
+                   job_progress(s),
                    s.job.log});
   }
   table.print(std::cout);

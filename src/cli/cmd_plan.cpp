@@ -8,15 +8,13 @@
 #include <fmt/format.h>
 
 #include "accuracy/calibrate.h"
-#include "accuracy/error_bands.h"
-#include "catalog/calibration_file.h"
+#include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/plan_output.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "results/results_db.h"
@@ -58,30 +56,20 @@ PlanRequest with_cluster(PlanRequest r) {
     if (!r.partition.empty()) throw InputError("--partition needs --cluster FILE");
     return r;
   }
-  const SlurmCluster cluster = load_slurm_cluster(r.cluster_file);
-  const SlurmPartition& p = cluster.partition(r.partition);
-  if (r.gpu.empty() && r.device == "cuda") r.gpu = p.gpu;
-  if (!r.gpus_per_node_given && p.gpus_per_node > 0) r.gpus_per_node = p.gpus_per_node;
-  if (!r.inter_node_given && cluster.inter_node_gb_per_s > 0) {
-    r.inter_node_gb_per_s = cluster.inter_node_gb_per_s;
-  }
-  if (r.host_memory_gib == 0 && p.memory_per_node_bytes > 0) {
-    r.host_memory_gib = p.memory_per_node_bytes / kGiB;
-  }
-  if (p.nodes > 0 && r.nodes > p.nodes) {
-    throw InputError(fmt::format("{} nodes asked, but partition '{}' of {} has {}",
-                                 r.nodes,
-                                 p.name,
-                                 r.cluster_file,
-                                 p.nodes));
-  }
-  if (p.gpus_per_node > 0 && r.gpus_per_node > p.gpus_per_node) {
-    throw InputError(fmt::format("{} GPUs per node asked, but partition '{}' of {} has {}",
-                                 r.gpus_per_node,
-                                 p.name,
-                                 r.cluster_file,
-                                 p.gpus_per_node));
-  }
+  const PlannedHardware h = fill_from_partition({r.gpu,
+                                                 r.device == "cuda",
+                                                 r.nodes,
+                                                 r.gpus_per_node,
+                                                 r.gpus_per_node_given,
+                                                 r.inter_node_gb_per_s,
+                                                 r.inter_node_given,
+                                                 r.host_memory_gib},
+                                                r.cluster_file,
+                                                r.partition);
+  r.gpu = h.gpu;
+  r.gpus_per_node = h.gpus_per_node;
+  r.inter_node_gb_per_s = h.inter_node_gb_per_s;
+  r.host_memory_gib = h.host_memory_gib;
   return r;
 }
 
@@ -120,17 +108,15 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
-  // The fitted constants and the error bands come from GPU measurements: the host CPU is planned
-  // with the planner's own constants and no band.
-  const bool host_cpu = gpu.kind == DeviceKind::kCpu;
-  const CalibrationFile fitted = host_cpu ? CalibrationFile{} : load_calibration(catalog);
-  PlanOptions options = host_cpu ? PlanOptions{} : calibrated_plan_options(fitted);
-  options.preset = parse_preset(r.methods);
-  options.pin = r.pins.pin();
-  if (r.host_memory_gib > 0) options.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
-  if (!host_cpu) options.error_bands = validation_error_bands(catalog, options);
-  options.time.inter_node_gb_per_s = r.inter_node_gb_per_s;
-  options.time.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
+  PlannerRequest planner;
+  planner.preset = parse_preset(r.methods);
+  planner.pin = r.pins.pin();
+  planner.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
+  planner.inter_node_gb_per_s = r.inter_node_gb_per_s;
+  planner.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
+  planner.error_bands = true;
+  const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
+  PlanOptions options = setup.options;
   const std::vector<TrialRecord> trials = load_trials(r);
   options.calibration = calibrate(trials, catalog, model, gpu.name);
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &gpu};
@@ -149,8 +135,9 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const RowFormat format = parse_row_format(r.format);
   if (format == RowFormat::kJson) {
     nlohmann::json out = plan_json(result, evidence, suggestions, r.all_rows);
-    out["fitted_constants"] =
-        fitted.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(fitted.path);
+    out["fitted_constants"] = setup.fitted_constants_path.empty()
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(setup.fitted_constants_path);
     out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
     out["host_memory_is_default"] = result.host_memory_is_default;
     std::cout << out.dump(2) << "\n";

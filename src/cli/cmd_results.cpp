@@ -8,9 +8,9 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "common/output_files.h"
 #include "exports/export.h"
+#include "exports/export_choice.h"
 #include "plan/planner.h"
 #include "results/results_db.h"
 #include "rows/row_format.h"
@@ -104,8 +105,8 @@ void run_incomplete(const Catalog& catalog, ResultsRequest r) {
   const bool cpu = is_host_cpu_name(r.gpu);
   if (cpu) host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
   const Cluster cluster{{r.nodes, r.gpus_per_node}, cpu ? &host : &catalog.gpu(r.gpu)};
-  PlanOptions options;
-  options.preset = parse_preset(r.methods);
+  const PlanOptions options =
+      planner_options(catalog, cluster.gpu->kind, {.preset = parse_preset(r.methods)}).options;
   // No database yet: nothing is measured.
   const std::vector<TrialRecord> trials =
       std::filesystem::exists(r.db) ? stored_trials(catalog, r) : std::vector<TrialRecord>{};
@@ -155,56 +156,19 @@ std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
   return std::nullopt;
 }
 
-// A configuration the export may take: it matches the pin and runs on the wanted backend.
-bool eligible(const ResultsRequest& r, const Configuration& config) {
-  const std::optional<ExportBackend> backend = wanted_backend(r);
-  return r.pins.pin().matches(config) &&
-         (!backend || export_backend(config.methods.sharding) == *backend);
+ExportSelection selection(const ResultsRequest& r) {
+  return {r.pins.pin(), wanted_backend(r)};
 }
 
-// "(pinned: zero_2, micro-batch 8; backend fsdp)", or empty.
-std::string selection_text(const ResultsRequest& r) {
-  std::vector<std::string> parts;
-  const ConfigurationPin pin = r.pins.pin();
-  if (!pin.empty()) parts.push_back("pinned: " + describe(pin));
-  if (const auto backend = wanted_backend(r)) parts.push_back("backend " + to_string(*backend));
-  return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, "; "));
-}
-
-Configuration planned_choice(const ResultsRequest& r, const ModelSpec& model, const Cluster& c) {
-  PlanOptions options;
-  options.pin = r.pins.pin();
-  const PlanResult p = plan(model, c, options);
-  const PlanRow* best = nullptr;
-  for (const PlanRow& row : p.rows) {
-    if (!row.fits || !eligible(r, row.config)) continue;
-    // The planner's order (plan/planner.cpp): faster, then smaller.
-    const auto key = [](const PlanRow& x) {
-      return std::pair{x.step_time_s, x.peak_memory_bytes()};
-    };
-    if (best == nullptr || key(row) < key(*best)) best = &row;
-  }
-  if (best == nullptr) {
-    throw InputError(
-        fmt::format("nothing fits {} on that hardware{}", model.name, selection_text(r)));
-  }
-  return best->config;
-}
-
-Configuration measured_choice(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
-  std::vector<TrialRecord> trials = stored_trials(catalog, r);
-  std::erase_if(trials, [&](const TrialRecord& t) { return !eligible(r, t.config); });
-  const TrialRecord* best = fastest_ok(trials);
-  if (best == nullptr) {
-    throw InputError(
-        fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
-                    m.name,
-                    r.nodes * r.gpus_per_node,
-                    r.gpu,
-                    r.db,
-                    selection_text(r)));
-  }
-  return best->config;
+Configuration measured_config(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
+  if (auto config = measured_choice(stored_trials(catalog, r), selection(r))) return *config;
+  throw InputError(
+      fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
+                  m.name,
+                  r.nodes * r.gpus_per_node,
+                  r.gpu,
+                  r.db,
+                  selection_text(selection(r))));
 }
 
 ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
@@ -213,7 +177,7 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
   const bool host_cpu = is_host_cpu_name(e.gpu);
   if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
   if (r.source == "bench") {
-    e.config = measured_choice(catalog, r, model);
+    e.config = measured_config(catalog, r, model);
     return e;
   }
   if (host_cpu) {
@@ -221,7 +185,7 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
         "--source plan needs a catalog GPU; for the host CPU use --source bench "
         "(or see `gpudays plan --device cpu`)");
   }
-  e.config = planned_choice(r, model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
+  e.config = planned_choice(catalog, selection(r), model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
   return e;
 }
 

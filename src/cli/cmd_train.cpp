@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "catalog/gpu_peak.h"
 #include "cli/commands.h"
 #include "cli/train_slurm.h"
 #include "common/error.h"
@@ -38,11 +39,7 @@ double peak_flops_per_s(const Catalog& catalog, const RunFile& run, Precision p,
   if (given > 0.0) return given * 1e12;
   if (run.gpu == kHostCpuName) return 0.0;
   const GpuSpec& gpu = catalog.gpu(run.gpu);
-  const double tflops = p == Precision::kBf16                           ? gpu.peak_bf16_tflops
-                        : p == Precision::kFp16                         ? gpu.peak_fp16_tflops
-                        : run.methods.free_lunch && gpu.supports_tf32() ? gpu.peak_tf32_tflops
-                                                                        : gpu.peak_fp32_tflops;
-  return tflops * 1e12;
+  return matmul_peak(gpu, p, run.methods.free_lunch).tflops * 1e12;
 }
 
 // The benchmark's tokens/s for the run's model, hardware and configuration (the trial bench

@@ -181,54 +181,6 @@ void print_json(std::ostream& out,
   out << j.dump(2) << "\n";
 }
 
-std::string mape_line(const char* half,
-                      const ValidationReport& before,
-                      const ValidationReport& after) {
-  return fmt::format("# {} half: {} cases, MAPE {:.1f}% uncalibrated -> {:.1f}% fitted\n",
-                     half,
-                     after.overall.cases,
-                     100.0 * before.overall.mape,
-                     100.0 * after.overall.mape);
-}
-
-// `--fit`: the fit on the fitting half from the planner's own constants, printed as
-// configs/calibration.toml with both halves' MAPE before and after in its header.
-void run_fit(const Catalog& catalog) {
-  const auto files = load_measurements(catalog);
-  const auto fit_half = select_measurements(files, {MeasurementSplit::kFit, ""});
-  const auto check_half = select_measurements(files, {MeasurementSplit::kCheck, ""});
-  const CalibrationFit fit = fit_calibration(fit_half, catalog, PlanOptions{});
-  auto report = [&](const std::vector<Measurement>& cases, const PlanOptions& options) {
-    return validate(cases, catalog, options, {});
-  };
-  std::cout
-      << "# The planner's fitted efficiency constants (docs/planner.md, \"Calibration\").\n"
-      << "# Written by `gpudays validate --fit > configs/calibration.toml`; a test recomputes "
-         "the fit.\n"
-      << mape_line("fitting", report(fit_half, PlanOptions{}), report(fit_half, fit.options))
-      << mape_line("checking", report(check_half, PlanOptions{}), report(check_half, fit.options))
-      << "# (the checking half is reported, never used by the fit)\n\n[fit]\n"
-      << fmt::format(
-             "method = \"coordinate search over each constant's grid within its "
-             "bounds, minimising the fitting half's MAPE ({} cases); {} passes\"\n",
-             fit.fit_cases,
-             fit.passes);
-  for (const CalibrationValue& v : fit.values) {
-    const auto& c = fitted_constants();
-    const auto it =
-        std::find_if(c.begin(), c.end(), [&](const auto& x) { return x.name == v.name; });
-    std::cout << fmt::format(
-        "\n# {}\n[[constants]]\nname = \"{}\"\nvalue = {:g}\nmin = {:g}\n"
-        "max = {:g}\nsource = \"{}\"\n",
-        it->meaning,
-        v.name,
-        v.value,
-        v.min,
-        v.max,
-        v.source);
-  }
-}
-
 void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   if (r.fit) {
@@ -237,7 +189,7 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
           "--fit uses the whole fitting half from the planner's own constants; it "
           "takes no --split, --gpu, --uncalibrated or --include-untrusted");
     }
-    run_fit(catalog);
+    std::cout << fitted_calibration_toml(catalog);
     return;
   }
   ValidationFilter filter;

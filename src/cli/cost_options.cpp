@@ -7,12 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "accuracy/error_bands.h"
-#include "catalog/calibration_file.h"
+#include "accuracy/planner_options.h"
+#include "catalog/catalog.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "cost/hardware_cost.h"
-#include "plan/fitted_constants.h"
 #include "search_space/search_space.h"
 #include "slurm/cluster_file.h"
 
@@ -105,12 +104,10 @@ TimeSourceKind parse_source_flag(const std::string& source) {
 }
 
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog) {
-  PlanOptions options = calibrated_plan_options(load_calibration(catalog));
-  if (request.host_memory_gib > 0) {
-    options.host_memory_bytes_per_node = request.host_memory_gib * kGiB;
-  }
-  options.error_bands = validation_error_bands(catalog, options);
-  return options;
+  PlannerRequest planner;
+  planner.host_memory_bytes_per_node = request.host_memory_gib * kGiB;
+  planner.error_bands = true;
+  return planner_options(catalog, DeviceKind::kGpu, planner).options;
 }
 
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,

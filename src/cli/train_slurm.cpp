@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "catalog/calibration_file.h"
+#include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/host_cpu.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "data/samples.h"
 #include "distributed/launcher.h"
-#include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "search_space/search_space.h"
 #include "trainer/run_file.h"
@@ -106,7 +106,7 @@ double train_estimate_s(const GlobalOptions& global,
   const Cluster cluster{{nodes, per_node}, &catalog.gpu(run.gpu)};
   const Configuration config = configuration_on(run, nodes * per_node);
   const PlanRow row = plan_configuration(
-      model, cluster, config, calibrated_plan_options(load_calibration(catalog)));
+      model, cluster, config, planner_options(catalog, DeviceKind::kGpu, {}).options);
   if (!row.fits || !(row.step_time_s > 0)) return 0.0;
   what = fmt::format("{} steps x {:.3g} s predicted per step; the whole run",
                      model.recipe.train_steps,

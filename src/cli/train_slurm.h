@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cli/slurm_submit.h"
+#include "cli/slurm_options.h"
 
 namespace gpudays {
 

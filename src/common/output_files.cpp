@@ -119,4 +119,8 @@ void StagedDirectory::commit() {
   if (!old.empty()) fs::remove_all(old, ec);
 }
 
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
 }  // namespace gpudays

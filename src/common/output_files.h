@@ -62,4 +62,7 @@ class StagedDirectory {
   bool committed_ = false;
 };
 
+// The absolute form of a path (a job may run from another directory).
+std::string absolute_path(const std::string& path);
+
 }  // namespace gpudays

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/gpu_peak.h"
 #include "common/units.h"
 
 namespace gpudays {
@@ -27,25 +28,9 @@ DeviceModel::DeviceModel(const GpuSpec& gpu,
                          DeviceModelConstants constants,
                          bool tf32)
     : gpu_(&gpu), c_(constants) {
-  switch (precision) {
-    case Precision::kFp16:
-      peak_flops_ = gpu.peak_fp16_tflops * kTera;
-      matmul_dtype_ = "fp16";
-      break;
-    case Precision::kBf16:
-      peak_flops_ = gpu.peak_bf16_tflops * kTera;
-      matmul_dtype_ = "bf16";
-      break;
-    case Precision::kFp32:
-      if ((free_lunch || tf32) && gpu.supports_tf32()) {
-        peak_flops_ = gpu.peak_tf32_tflops * kTera;
-        matmul_dtype_ = "tf32";
-      } else {
-        peak_flops_ = gpu.peak_fp32_tflops * kTera;
-        matmul_dtype_ = "fp32";
-      }
-      break;
-  }
+  const MatmulPeak peak = matmul_peak(gpu, precision, free_lunch || tf32);
+  peak_flops_ = peak.tflops * kTera;
+  matmul_dtype_ = peak.dtype;
   // CUDA graphs replay kernels on a GPU; on the host CPU every operation is dispatched eagerly.
   const bool graphs = free_lunch && gpu.kind == DeviceKind::kGpu;
   half_dim_ = gpu.kind == DeviceKind::kCpu ? c_.cpu_matmul_half_dim : c_.matmul_half_dim;

@@ -66,20 +66,28 @@ PlanRow evaluate(const ModelSpec& model,
   const double ceiling_step_s = exec_step_flops / (world * device.ceiling_flops());
   row.step_time_s = std::max(row.uncalibrated_step_time_s * options.calibration.step_time_factor,
                              std::min(row.uncalibrated_step_time_s, ceiling_step_s));
-  row.samples_per_s = global_batch / row.step_time_s;
-  row.tokens_per_s = row.samples_per_s * static_cast<double>(w.tokens_per_sample);
-  row.training_days = model.recipe.train_steps * row.step_time_s / kSecondsPerDay;
+  const double recompute = recomputes ? w.recompute_flops / w.samples * global_batch : 0.0;
+  row.work = {global_batch,
+              static_cast<double>(w.tokens_per_sample),
+              step_flops,
+              recompute,
+              static_cast<double>(model.recipe.train_steps),
+              world,
+              device.peak_flops()};
+  const StepFigures figures = step_figures(row.work, row.step_time_s);
+  row.samples_per_s = figures.samples_per_s;
+  row.tokens_per_s = figures.tokens_per_s;
+  row.training_days = figures.training_days;
   if (options.error_bands) {
     row.error_band = options.error_bands->for_gpu(cluster.gpu->name);
     row.step_time_range_s = row.error_band->range(row.step_time_s);
     row.training_days_range = row.error_band->range(row.training_days);
   }
-  row.gpu_days = row.training_days * world;
+  row.gpu_days = figures.gpu_days;
   if (model.reported_gpu_days() > 0) row.gpu_days_ratio = row.gpu_days / model.reported_gpu_days();
+  row.mfu = figures.mfu;
+  row.hfu = figures.hfu;
   const double capacity = row.step_time_s * world * device.peak_flops();
-  row.mfu = step_flops / capacity;
-  const double recompute = recomputes ? w.recompute_flops / w.samples * global_batch : 0.0;
-  row.hfu = (step_flops + recompute) / capacity;
   // MFU counts attention whole (PaLM's definition), so with causal fused attention it can pass
   // the ceiling on long sequences; the executed FLOPs cannot.
   row.executed_utilisation = exec_step_flops / capacity;
@@ -110,12 +118,21 @@ WorkloadSummary summarize_micro_batch(const ModelSpec& model,
   return summarize(build_workload(model, wo), device);
 }
 
+}  // namespace
+
 bool faster(const PlanRow& a, const PlanRow& b) {
   if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
   return a.peak_memory_bytes() < b.peak_memory_bytes();
 }
 
-}  // namespace
+const PlanRow* fastest_fitting(const std::vector<PlanRow>& rows,
+                               const std::function<bool(const PlanRow&)>& eligible) {
+  const PlanRow* best = nullptr;
+  for (const PlanRow& row : rows) {
+    if (row.fits && eligible(row) && (best == nullptr || faster(row, *best))) best = &row;
+  }
+  return best;
+}
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options) {
   const std::vector<Configuration> configs =

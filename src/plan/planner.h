@@ -3,6 +3,7 @@
 // LibTorch; milliseconds per request.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "plan/device_model.h"
 #include "plan/error_band.h"
 #include "plan/memory_model.h"
+#include "plan/step_figures.h"
 #include "plan/time_model.h"
 #include "search_space/cluster.h"
 #include "search_space/search_space.h"
@@ -52,6 +54,7 @@ struct PlanRow {
   TimeBreakdown time;
   double step_time_s = 0.0;  // one optimizer step of the global batch (calibrated)
   double uncalibrated_step_time_s = 0.0;
+  StepWork work;               // what one optimizer step does (plan/step_figures.h)
   double samples_per_s = 0.0;  // all GPUs together
   double tokens_per_s = 0.0;   // vision: images/s (convnext) or patches+cls tokens/s (vit)
   double training_days = 0.0;
@@ -82,6 +85,13 @@ struct PlanResult {
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);
+
+// The planner's order of rows, the one `plan` picks its best by: faster, then smaller peak memory.
+bool faster(const PlanRow& a, const PlanRow& b);
+
+// The first of `rows` in that order that fits and is eligible; null when none is.
+const PlanRow* fastest_fitting(const std::vector<PlanRow>& rows,
+                               const std::function<bool(const PlanRow&)>& eligible);
 
 // The host memory per node a plan checks offloading against: the option, or the default.
 double host_memory_limit_bytes(const Cluster& cluster, const PlanOptions& options);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/gpu_peak.h"
 #include "common/error.h"
 
 namespace gpudays {
@@ -59,10 +60,7 @@ std::string precision_problem(Precision precision, const GpuSpec& device) {
   if (device.kind == DeviceKind::kGpu) {
     return precision_problem(precision, device.display_name, device.compute_capability);
   }
-  const double peak_tflops = precision == Precision::kFp32   ? device.peak_fp32_tflops
-                             : precision == Precision::kBf16 ? device.peak_bf16_tflops
-                                                             : device.peak_fp16_tflops;
-  if (peak_tflops > 0.0) return "";
+  if (matmul_peak(device, precision, /*tf32_allowed=*/false).tflops > 0.0) return "";
   return fmt::format(
       "{} on the host CPU ({}) has no measured matmul throughput (its probe "
       "measures fp32 and bf16; fp16 matmuls are far slower than fp32 on most CPUs); "

@@ -93,4 +93,31 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   return c;
 }
 
+PlannedHardware fill_from_partition(PlannedHardware h,
+                                    const std::string& cluster_file,
+                                    const std::string& partition) {
+  const SlurmCluster cluster = load_slurm_cluster(cluster_file);
+  const SlurmPartition& p = cluster.partition(partition);
+  if (h.gpu.empty() && h.gpu_device) h.gpu = p.gpu;
+  if (!h.gpus_per_node_given && p.gpus_per_node > 0) h.gpus_per_node = p.gpus_per_node;
+  if (!h.inter_node_given && cluster.inter_node_gb_per_s > 0) {
+    h.inter_node_gb_per_s = cluster.inter_node_gb_per_s;
+  }
+  if (h.host_memory_gib == 0 && p.memory_per_node_bytes > 0) {
+    h.host_memory_gib = p.memory_per_node_bytes / kGiB;
+  }
+  if (p.nodes > 0 && h.nodes > p.nodes) {
+    throw InputError(fmt::format(
+        "{} nodes asked, but partition '{}' of {} has {}", h.nodes, p.name, cluster_file, p.nodes));
+  }
+  if (p.gpus_per_node > 0 && h.gpus_per_node > p.gpus_per_node) {
+    throw InputError(fmt::format("{} GPUs per node asked, but partition '{}' of {} has {}",
+                                 h.gpus_per_node,
+                                 p.name,
+                                 cluster_file,
+                                 p.gpus_per_node));
+  }
+  return h;
+}
+
 }  // namespace gpudays

@@ -50,4 +50,22 @@ struct SlurmCluster {
 // Throws InputError naming the file and key of anything malformed, missing or unknown.
 SlurmCluster load_slurm_cluster(const std::string& path);
 
+// The hardware a plan runs on, as asked; fill_from_partition completes it from a partition.
+struct PlannedHardware {
+  std::string gpu;  // "" on a GPU device: the partition's
+  bool gpu_device = true;
+  int64_t nodes = 1;
+  int64_t gpus_per_node = 1;
+  bool gpus_per_node_given = false;
+  double inter_node_gb_per_s = 12.5;
+  bool inter_node_given = false;
+  double host_memory_gib = 0.0;  // 0: the partition's memory, else the planner's default
+};
+
+// The partition's GPU, GPUs per node, network and host memory where the request left them out;
+// throws InputError when it asks for more nodes or GPUs per node than the partition has.
+PlannedHardware fill_from_partition(PlannedHardware hardware,
+                                    const std::string& cluster_file,
+                                    const std::string& partition);
+
 }  // namespace gpudays

@@ -265,12 +265,13 @@ class Sweep {
     t.predicted_memory_bytes = static_cast<int64_t>(predicted.peak_memory_bytes());
     if (!t.ok()) return;
     const double step = t.step_time_s();
-    t.samples_per_s = model_.recipe.global_batch / step;
-    t.tokens_per_s = predicted.tokens_per_s * predicted.step_time_s / step;
-    t.training_days = model_.recipe.train_steps * step / kSecondsPerDay;
-    t.gpu_days = t.training_days * cluster_.world_size();
-    t.mfu = predicted.mfu * predicted.step_time_s / step;
-    t.hfu = predicted.hfu * predicted.step_time_s / step;
+    const StepFigures figures = step_figures(predicted.work, step);
+    t.samples_per_s = figures.samples_per_s;
+    t.tokens_per_s = figures.tokens_per_s;
+    t.training_days = figures.training_days;
+    t.gpu_days = figures.gpu_days;
+    t.mfu = figures.mfu;
+    t.hfu = figures.hfu;
     if (!cluster_.gpu->peaks_known()) {  // the host CPU's stand-in: utilisation unknown
       t.mfu = t.hfu = 0.0;
       return;

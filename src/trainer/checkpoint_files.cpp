@@ -29,7 +29,8 @@ namespace {
 constexpr const char* kManifest = "manifest.json";
 constexpr const char* kStepPrefix = "step-";
 
-// The steps of the committed checkpoints (step-N directories), newest first.
+}  // namespace
+
 std::vector<int64_t> committed_steps(const std::string& checkpoints_dir) {
   std::vector<int64_t> steps;
   std::error_code ec;
@@ -37,14 +38,14 @@ std::vector<int64_t> committed_steps(const std::string& checkpoints_dir) {
     const std::string name = e.path().filename().string();
     if (!e.is_directory() || name.rfind(kStepPrefix, 0) != 0) continue;
     const std::string digits = name.substr(std::strlen(kStepPrefix));
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (digits.empty() || digits.size() > 18 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     steps.push_back(std::stoll(digits));
   }
   std::sort(steps.rbegin(), steps.rend());
   return steps;
 }
-
-}  // namespace
 
 std::string file_checksum(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

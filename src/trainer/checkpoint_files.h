@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,10 @@ std::string file_checksum(const std::string& path);
 
 // Flushes a file or a directory to disk (fsync). Throws IoError.
 void fsync_path(const std::string& path);
+
+// The steps of the committed checkpoints (step-N directories), newest first; their contents
+// unchecked (latest_checkpoint checks them).
+std::vector<int64_t> committed_steps(const std::string& checkpoints_dir);
 
 std::string checkpoint_dir(const std::string& checkpoints_dir, int64_t step);  // .../step-N
 std::string staging_checkpoint_dir(const std::string& checkpoints_dir, int64_t step);

@@ -1,6 +1,7 @@
 // Progress lines and the metrics file.
 #include "trainer/train_log.h"
 
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -72,6 +73,17 @@ void MetricsLog::append(const StepMetrics& m) {
   out_ << to_json(m).dump() << "\n";
   out_.flush();
   if (!out_) throw IoError(fmt::format("{}: write failed", path_));
+}
+
+int64_t last_logged_step(const std::string& metrics_path) {
+  std::ifstream in(metrics_path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  const nlohmann::json j = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("step")) return 0;
+  return json_int64(j.at("step")).value_or(0);
 }
 
 }  // namespace gpudays

@@ -38,6 +38,9 @@ constexpr int64_t kTrainWarmupSteps = 3;
 // configuration (+1.9%)".
 std::string throughput_line(double tokens_per_s, std::optional<double> bench_tokens_per_s);
 
+// The last step OUT/metrics.jsonl logged; 0 before the first or without the file.
+int64_t last_logged_step(const std::string& metrics_path);
+
 // OUT/metrics.jsonl, appended to; opened for a resumed run, it first drops the lines of steps
 // after `resume_step` (written after the checkpoint the run resumes from).
 class MetricsLog {

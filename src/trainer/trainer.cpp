@@ -23,6 +23,7 @@
 #include "engine/engine.h"
 #include "engine/trainable.h"
 #include "models/zoo.h"
+#include "plan/step_figures.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/hf_handoff.h"
 #include "trainer/sample_batches.h"
@@ -201,6 +202,15 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
   data::SampleOrder order(run.split.train_samples, o.settings.seed);
   const double tokens_per_step =
       static_cast<double>(o.model.recipe.global_batch * samples.tokens_per_sample);
+  // The whole job's step; peak_flops_per_s is already the ranks' sum.
+  const double global_batch = static_cast<double>(o.model.recipe.global_batch);
+  const StepWork work{global_batch,
+                      static_cast<double>(samples.tokens_per_sample),
+                      o.flops_per_sample * global_batch,
+                      0.0,
+                      static_cast<double>(total),
+                      1.0,
+                      o.peak_flops_per_s};
   InterruptScope interrupt_scope;
   TrainSummary summary;
   std::vector<double> step_times_s;  // this run's, for the summary's median
@@ -228,11 +238,9 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
     m.grad_norm = r.grad_norm;
     m.applied = r.applied;
     m.step_time_s = step_s;
-    m.tokens_per_s = tokens_per_step / step_s;
-    if (o.peak_flops_per_s > 0) {
-      m.mfu = o.flops_per_sample * static_cast<double>(o.model.recipe.global_batch) / step_s /
-              o.peak_flops_per_s;
-    }
+    const StepFigures figures = step_figures(work, step_s);
+    m.tokens_per_s = figures.tokens_per_s;
+    m.mfu = figures.mfu;
     const int64_t every = o.settings.eval_interval;
     if (run.split.eval_samples > 0 && every > 0 && (step % every == 0 || step == total)) {
       m.eval_loss = evaluate(run);

@@ -24,6 +24,21 @@ std::vector<Measurement> half(MeasurementSplit split) {
   return select_measurements(load_measurements(catalog()), {split, ""});
 }
 
+// Write -> read -> equal: the checked-in file, and values and strings the fit never writes.
+TEST(CalibrationFileFormat, WriterAndReaderRoundTrip) {
+  CalibrationFile odd;
+  odd.method = "a \"quoted\" method with a backslash \\ and a 'quote'";
+  odd.values = {{"matmul_fraction_of_ceiling.sm_80", 0.1234567891234, 0.1, 1.0, "source \"x\""},
+                {"memory_efficiency", 1.0 / 3.0, 1e-3, 2.5e6, ""}};
+  for (CalibrationFile file : {load_calibration(catalog()), odd}) {
+    const std::string text =
+        calibration_file_text(file, "# header\n", [](const std::string& n) { return "of " + n; });
+    CalibrationFile back = load_calibration_file(test::write_temp_file("round.toml", text));
+    back.path = file.path;
+    EXPECT_EQ(back, file) << text;
+  }
+}
+
 TEST(CalibrationFit, CheckedInValuesAreTheFitOfTheFittingHalf) {
   const CalibrationFile file = load_calibration(catalog());
   ASSERT_FALSE(file.values.empty()) << "configs/calibration.toml is missing";

@@ -1,12 +1,9 @@
-// The Slurm options a submitting command shares (`bench --slurm`, later `train --slurm`) and the
-// submission itself: resolve the partition (cluster file, else sinfo), check the job against it
-// before anything is submitted, write the script under --slurm-dir, print it (--dry-run) or submit
-// it with sbatch and record the job for `gpudays jobs`.
+// A Slurm submission (`bench --slurm`, `train --slurm`): resolve the partition (cluster file, else
+// sinfo), check the job against it before anything is submitted, write the script under
+// --slurm-dir, print it (--dry-run) or submit it with sbatch and record the job for `gpudays jobs`.
 #pragma once
 
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_job.h"
@@ -26,8 +23,6 @@ struct SlurmRequest {
   std::string slurm_dir = "gpudays-slurm";  // scripts, logs and jobs.jsonl
 };
 
-void add_slurm_options(CLI::App& cmd, SlurmRequest& r);
-
 // What the submission of one job needs beside the request: the job (shape, command), the
 // device its tasks use, the plan's estimate of its duration (0: none) and its record's fields.
 struct SlurmSubmission {
@@ -42,8 +37,5 @@ struct SlurmSubmission {
 // where its log goes. Throws InputError (nothing submitted) for a request the partition cannot
 // take or when Slurm is not reachable.
 void submit_slurm_job(const SlurmRequest& r, SlurmSubmission submission);
-
-// The absolute form of a path (the job may run from another directory).
-std::string absolute_path(const std::string& path);
 
 }  // namespace gpudays

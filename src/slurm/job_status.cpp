@@ -1,0 +1,91 @@
+// Job states and progress.
+#include "slurm/job_status.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "common/child_process.h"
+#include "common/error.h"
+#include "results/results_db.h"
+#include "slurm/slurm_control.h"
+#include "trainer/checkpoint_files.h"
+#include "trainer/train_log.h"
+
+namespace gpudays {
+namespace {
+
+// Trials its database holds for its model, GPU and shape, stored after it was submitted.
+int64_t trials_since(const SubmittedJob& job) {
+  if (!std::filesystem::exists(job.db)) return 0;
+  TrialFilter filter;
+  filter.model = job.model;
+  filter.gpu = job.gpu;
+  filter.num_nodes = job.nodes;
+  filter.gpus_per_node = job.tasks_per_node;
+  const ResultsDb db = ResultsDb::open({job.db, /*read_only=*/true});
+  int64_t n = 0;
+  for (const TrialRecord& t : db.query(filter)) n += t.created_at >= job.submitted_at ? 1 : 0;
+  return n;
+}
+
+std::optional<int64_t> newest_checkpoint(const SubmittedJob& job) {
+  const std::vector<int64_t> steps =
+      committed_steps((std::filesystem::path(job.run_dir) / "checkpoints").string());
+  if (steps.empty()) return std::nullopt;
+  return steps.front();
+}
+
+std::string last_log_line(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return last_line(text);
+}
+
+JobStatus status_of(const SubmittedJob& j, std::string state) {
+  JobStatus status;
+  status.job = j;
+  status.state = std::move(state);
+  if (j.kind == "train") {
+    status.steps =
+        last_logged_step((std::filesystem::path(j.run_dir) / "metrics.jsonl").string());
+    status.checkpoint = newest_checkpoint(j);
+  } else {
+    status.trials = trials_since(j);
+  }
+  status.last_log_line = last_log_line(j.log);
+  return status;
+}
+
+}  // namespace
+
+std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs) {
+  std::vector<std::string> ids;
+  for (const SubmittedJob& j : jobs) ids.push_back(j.job_id);
+  std::map<std::string, std::string> states;
+  std::string unknown = "left the queue (see its log)";
+  try {
+    check_slurm_reachable();
+    states = query_job_states(ids);
+  } catch (const InputError&) {
+    unknown = "unknown (Slurm not reachable)";
+  }
+  std::vector<JobStatus> out;
+  for (const SubmittedJob& j : jobs) {
+    const auto state = states.find(j.job_id);
+    out.push_back(status_of(j, state == states.end() ? unknown : state->second));
+  }
+  return out;
+}
+
+std::string job_progress(const JobStatus& s) {
+  if (s.job.kind != "train") return fmt::format("{} trials", s.trials);
+  if (!s.checkpoint) return fmt::format("step {}", s.steps);
+  return fmt::format("step {}, checkpoint {}", s.steps, *s.checkpoint);
+}
+
+}  // namespace gpudays
