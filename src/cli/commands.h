@@ -4,7 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "catalog/host_cpu.h"
+#include "search_space/method_fields.h"
 #include "search_space/search_space.h"
 
 namespace gpudays {
@@ -34,13 +39,11 @@ void add_model_options(CLI::App& cmd, std::string& model, std::string& model_fil
 // --gpu NAME (alias --gpu-type, the reference's spelling): a catalog name or alias, any case.
 void add_gpu_option(CLI::App& cmd, std::string& gpu, const std::string& help);
 
-// The flags that pin fields of one configuration ("what if"), shared by plan and export:
-// --free-lunch, --checkpointing, --offloading (on|off), --sharding NAME, --micro-batch-size N.
+// The flags that pin fields of one configuration ("what if"), shared by plan and export: one per
+// method field (search_space/method_fields.h), --LABEL on|off or --LABEL NAME (--free-lunch,
+// --checkpointing, --sharding, --offloading), and --micro-batch-size N.
 struct PinFlags {
-  std::string free_lunch;
-  std::string checkpointing;
-  std::string sharding;
-  std::string offloading;
+  std::vector<std::string> methods = std::vector<std::string>(method_fields().size());  // "": free
   int64_t micro_batch_size = 0;  // 0: not pinned
   ConfigurationPin pin() const;  // throws InputError for an unknown sharding name
 };

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "common/error.h"
 #include "search_space/search_space.h"
 
 namespace gpudays {
@@ -107,37 +108,26 @@ CLI::Validator number_check(double low, double high, bool low_open) {
       "NUMBER in " + range);
 }
 
-namespace {
-
-std::optional<bool> on_off(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return text == "on";
-}
-
-}  // namespace
-
 ConfigurationPin PinFlags::pin() const {
   ConfigurationPin pin;
-  pin.free_lunch = on_off(free_lunch);
-  pin.activation_checkpointing = on_off(checkpointing);
-  if (!sharding.empty()) pin.sharding = parse_sharding(sharding);
-  pin.offloading = on_off(offloading);
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!methods[i].empty()) pin.pin_text(fields[i], methods[i]);
+  }
   if (micro_batch_size > 0) pin.micro_batch_size = micro_batch_size;
   return pin;
 }
 
 void add_pin_options(CLI::App& cmd, PinFlags& flags) {
-  const auto on_off_choice = CLI::IsMember({"on", "off"});
-  cmd.add_option("--free-lunch", flags.free_lunch, "Pin free-lunch: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--checkpointing", flags.checkpointing, "Pin activation checkpointing: on or off")
-      ->check(on_off_choice);
-  cmd.add_option("--sharding",
-                 flags.sharding,
-                 "Pin sharding: none, zero_1, zero_2, zero_3, fsdp_shard_grad_op or "
-                 "fsdp_full_shard");
-  cmd.add_option("--offloading", flags.offloading, "Pin CPU offloading: on or off")
-      ->check(on_off_choice);
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const MethodField& f = fields[i];
+    const bool flag = f.kind() == MethodKind::kFlag;
+    const std::string choices = flag ? "on or off" : join_choices(f.choices());
+    CLI::Option* option = cmd.add_option(
+        fmt::format("--{}", f.label), flags.methods[i], fmt::format("Pin {}: {}", f.help, choices));
+    if (flag) option->check(CLI::IsMember({"on", "off"}));
+  }
   cmd.add_option("--micro-batch-size",
                  flags.micro_batch_size,
                  "Pin the micro-batch per GPU (a power of two up to the per-GPU batch)")

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "rows/method_columns.h"
 
 namespace gpudays {
 namespace {
@@ -62,21 +63,15 @@ Column<PlanRow> time_range_end(const char* name,
           [range, end](const PlanRow& r) { return r.*range ? Cell{(*(r.*range)).*end} : Cell{}; }};
 }
 
-}  // namespace
-
-const std::vector<Column<PlanRow>>& plan_columns() {
+// Every column but the method fields', which follow "methods".
+std::vector<Column<PlanRow>> columns_but_methods() {
   using D = Display;
-  static const std::vector<Column<PlanRow>> kColumns = {
+  return {
       {"model", [](const PlanRow& r) { return Cell{r.model}; }},
       {"gpu", [](const PlanRow& r) { return Cell{r.gpu}; }},
       {"num_nodes", [](const PlanRow& r) { return Cell{r.cluster.num_nodes}; }},
       {"gpus_per_node", [](const PlanRow& r) { return Cell{r.cluster.gpus_per_node}; }},
       {"methods", [](const PlanRow& r) { return Cell{describe(r.config.methods)}; }, D::kPlain},
-      {"free_lunch", [](const PlanRow& r) { return Cell{r.config.methods.free_lunch}; }},
-      {"activation_checkpointing",
-       [](const PlanRow& r) { return Cell{r.config.methods.activation_checkpointing}; }},
-      {"sharding", [](const PlanRow& r) { return Cell{to_string(r.config.methods.sharding)}; }},
-      {"offloading", [](const PlanRow& r) { return Cell{r.config.methods.offloading}; }},
       {"micro_batch_size",
        [](const PlanRow& r) { return Cell{r.config.micro_batch_size}; },
        D::kPlain},
@@ -125,6 +120,13 @@ const std::vector<Column<PlanRow>>& plan_columns() {
       time_part("optimizer", &TimeBreakdown::optimizer_s),
       {"reason", [](const PlanRow& r) { return Cell{r.reason}; }, D::kPlain},
   };
+}
+
+}  // namespace
+
+const std::vector<Column<PlanRow>>& plan_columns() {
+  static const std::vector<Column<PlanRow>> kColumns = with_method_columns<PlanRow>(
+      columns_but_methods(), "methods", [](const PlanRow& r) -> auto& { return r.config.methods; });
   return kColumns;
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "rows/method_columns.h"
+
 namespace gpudays {
 namespace {
 
@@ -15,20 +17,15 @@ using R = TrialRecord;
     name, [](const R& r) { return Cell{r.path}; }, __VA_ARGS__ \
   }
 
-}  // namespace
-
-const std::vector<Column<TrialRecord>>& trial_row_columns() {
-  static const std::vector<Column<R>> kColumns = {
+// Every column but the method fields', which follow "methods".
+std::vector<Column<R>> columns_but_methods() {
+  return {
       FIELD_COLUMN("model", model, D::kPlain),
       FIELD_COLUMN("gpu", gpu, D::kPlain),
       FIELD_COLUMN("device_name", measured.device_name),
       FIELD_COLUMN("num_nodes", cluster.num_nodes, D::kPlain),
       FIELD_COLUMN("gpus_per_node", cluster.gpus_per_node, D::kPlain),
       {"methods", [](const R& r) { return Cell{describe(r.config.methods)}; }, D::kPlain},
-      FIELD_COLUMN("free_lunch", config.methods.free_lunch),
-      FIELD_COLUMN("activation_checkpointing", config.methods.activation_checkpointing),
-      {"sharding", [](const R& r) { return Cell{to_string(r.config.methods.sharding)}; }},
-      FIELD_COLUMN("offloading", config.methods.offloading),
       FIELD_COLUMN("micro_batch_size", config.micro_batch_size, D::kPlain),
       FIELD_COLUMN("grad_acc_steps", config.grad_acc_steps, D::kPlain),
       {"memory_limit_bytes",
@@ -64,6 +61,13 @@ const std::vector<Column<TrialRecord>>& trial_row_columns() {
       FIELD_COLUMN("hostname", hostname),
       FIELD_COLUMN("created_at", created_at),
   };
+}
+
+}  // namespace
+
+const std::vector<Column<TrialRecord>>& trial_row_columns() {
+  static const std::vector<Column<R>> kColumns = with_method_columns<R>(
+      columns_but_methods(), "methods", [](const R& r) -> auto& { return r.config.methods; });
   return kColumns;
 }
 

@@ -1,12 +1,12 @@
 // Export formats: the backend vocabulary, the family facts the exports share, and gpudays' own run
-// file. The HuggingFace form is export_hf.cpp's, the DeepSpeed form export_deepspeed.cpp's.
+// file (written by trainer/run_file.h, beside its reader). The HuggingFace form is export_hf.cpp's,
+// the DeepSpeed form export_deepspeed.cpp's.
 #include "exports/export.h"
-
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "trainer/run_file.h"
 
 namespace gpudays {
 
@@ -68,37 +68,19 @@ bool decoupled_weight_decay(const RecipeSpec& recipe) {
 }
 
 std::string run_config_toml(const ExportRequest& r) {
-  const MethodSet& m = r.config.methods;
-  std::ostringstream out;
-  out << "# gpudays run configuration, for the trainer: gpudays train --config FILE\n";
-  out << fmt::format("model = \"{}\"\n", r.model->name);
-  out << fmt::format("gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n",
-                     r.gpu,
-                     r.cluster.num_nodes,
-                     r.cluster.gpus_per_node);
-  out << "[methods]\n";
-  out << fmt::format(
-      "free_lunch = {}\nactivation_checkpointing = {}\n", m.free_lunch, m.activation_checkpointing);
-  out << fmt::format("sharding = \"{}\"\noffloading = {}\n\n", to_string(m.sharding), m.offloading);
-  out << "[batch]\n";
-  out << fmt::format("global_batch = {}\nmicro_batch_size = {}\ngrad_acc_steps = {}\n",
-                     r.model->recipe.global_batch,
-                     r.config.micro_batch_size,
-                     r.config.grad_acc_steps);
-  out << "\n# The recipe's schedule; edit to override (steps, rates, warm-up, clipping norm).\n";
-  out << "[schedule]\n";
-  out << fmt::format("steps = {}\nlr = {}\nmin_lr = {}\nwarmup_steps = {}\nclip_grad_norm = {}\n\n",
-                     r.model->recipe.train_steps,
-                     r.model->recipe.lr,
-                     r.model->recipe.min_lr,
-                     r.model->recipe.warmup_steps,
-                     r.model->recipe.clip_grad_norm);
-  out << "# The run's own settings (trainer/run_file.h); intervals in optimizer steps.\n";
-  out << "[train]\nseed = 1234\ncheckpoint_interval = 1000\nkeep_checkpoints = 3\n";
-  out << "eval_interval = 1000\neval_samples = 64\nlog_interval = 1\n\n";
-  out << "[data]\n# path = \"tokens.u16\"  # or gpudays train --data PREFIX\neval_fraction = "
-         "0.01\n";
-  return out.str();
+  RunFile run;
+  run.model = r.model->name;
+  run.gpu = r.gpu;
+  run.num_nodes = r.cluster.num_nodes;
+  run.gpus_per_node = r.cluster.gpus_per_node;
+  run.methods = r.config.methods;
+  run.global_batch = r.model->recipe.global_batch;
+  run.micro_batch_size = r.config.micro_batch_size;
+  run.grad_acc_steps = r.config.grad_acc_steps;
+  const RecipeSpec& recipe = r.model->recipe;  // written out, for the user to edit
+  run.schedule = {
+      recipe.train_steps, recipe.lr, recipe.min_lr, recipe.warmup_steps, recipe.clip_grad_norm};
+  return run_file_toml(run);
 }
 
 }  // namespace gpudays

@@ -20,8 +20,11 @@ namespace {
 
 constexpr int kApplicationId = 0x47505544;  // "GPUD"
 // 2: composed-parts timing columns; 3: the repeats table; 4: peak reserved memory, CUDA graph
-// use and the selective scan that ran.
-constexpr int kSchemaVersion = 4;
+// use and the selective scan that ran. Each later version adds columns, whose since_version
+// (results/trial_columns.cpp) sets it.
+int64_t schema_version() {
+  return trial_columns_schema_version();
+}
 
 struct StmtDeleter {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
@@ -103,7 +106,7 @@ void upgrade_schema(sqlite3* db, int64_t version) {
              "ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql));
   }
   if (version < 3) create_repeats_table(db);
-  exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  exec(db, fmt::format("PRAGMA user_version = {}", schema_version()));
   exec(db, "COMMIT");
 }
 
@@ -115,7 +118,7 @@ void create_schema(sqlite3* db) {
   exec(db, fmt::format("CREATE TABLE trials ({})", columns));
   create_repeats_table(db);
   exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId));
-  exec(db, fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  exec(db, fmt::format("PRAGMA user_version = {}", schema_version()));
   exec(db, "COMMIT");
 }
 
@@ -135,13 +138,13 @@ int64_t validate(sqlite3* db, const std::string& path) {
         fmt::format("{} is a SQLite database of another application; left untouched", path));
   }
   const int64_t version = pragma_int(db, "user_version");
-  if (version < 1 || version > kSchemaVersion) {
+  if (version < 1 || version > schema_version()) {
     throw InputError(
         fmt::format("{} has results schema {}, this gpudays reads 1 to {}; left "
                     "untouched",
                     path,
                     version,
-                    kSchemaVersion));
+                    schema_version()));
   }
   return version;
 }
@@ -225,7 +228,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
                                  raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(db.get(), 5000);
-  int64_t version = kSchemaVersion;
+  int64_t version = schema_version();
   try {
     if (fresh) {
       create_schema(db.get());
@@ -237,7 +240,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
     throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
   }
   if (!options.read_only) check_writable(db.get(), path);
-  if (version < kSchemaVersion && !options.read_only) {
+  if (version < schema_version() && !options.read_only) {
     try {
       upgrade_schema(db.get(), version);
     } catch (const std::runtime_error& e) {
@@ -245,10 +248,10 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
       throw InputError(fmt::format("{}: upgrading results schema {} to {} failed ({})",
                                    path,
                                    version,
-                                   kSchemaVersion,
+                                   schema_version(),
                                    e.what()));
     }
-    version = kSchemaVersion;
+    version = schema_version();
   }
   return ResultsDb(std::move(db), path, version);
 }

@@ -1,8 +1,12 @@
 // Column mapping of TrialRecord <-> SQLite. Each column names the record's field through an
-// accessor; enumerations are stored as their names.
+// accessor; enumerations are stored as their names; the method fields come from their table.
 #include "results/trial_columns.h"
 
 #include <sqlite3.h>
+
+#include <algorithm>
+
+#include "search_space/method_fields.h"
 
 // An accessor of a TrialRecord field, const or not: FIELD(config.micro_batch_size).
 #define FIELD(path)      \
@@ -23,7 +27,7 @@ void bind_text(sqlite3_stmt* s, int i, const std::string& value) {
 }
 
 template <typename Field>
-TrialColumn text(const char* name, Field field, int since = 1, const char* def = "''") {
+TrialColumn text(const char* name, Field field, int64_t since = 1, const char* def = "''") {
   return {name,
           "TEXT NOT NULL",
           since,
@@ -34,7 +38,7 @@ TrialColumn text(const char* name, Field field, int since = 1, const char* def =
 
 // An enumeration stored as its name (to_string / parse).
 template <typename Field, typename Parse>
-TrialColumn named(const char* name, Field field, Parse parse, int since, const char* def) {
+TrialColumn named(const char* name, Field field, Parse parse, int64_t since, const char* def) {
   return {
       name,
       "TEXT NOT NULL",
@@ -47,7 +51,7 @@ TrialColumn named(const char* name, Field field, Parse parse, int since, const c
 }
 
 template <typename Field>
-TrialColumn integer(const char* name, Field field, int since = 1) {
+TrialColumn integer(const char* name, Field field, int64_t since = 1) {
   return {name,
           "INTEGER NOT NULL",
           since,
@@ -62,7 +66,7 @@ TrialColumn integer(const char* name, Field field, int since = 1) {
 }
 
 template <typename Field>
-TrialColumn real(const char* name, Field field, int since = 1) {
+TrialColumn real(const char* name, Field field, int64_t since = 1) {
   return {
       name,
       "REAL NOT NULL",
@@ -74,19 +78,40 @@ TrialColumn real(const char* name, Field field, int since = 1) {
       [field](sqlite3_stmt* s, int i, TrialRecord& r) { field(r) = sqlite3_column_double(s, i); }};
 }
 
-}  // namespace
+// A method field of the configuration: a flag as 0 / 1, a choice as its name.
+TrialColumn method_column(const MethodField& f) {
+  if (f.kind() == MethodKind::kFlag) {
+    return {std::string(f.name),
+            "INTEGER NOT NULL",
+            f.results_since,
+            "0",
+            [&f](sqlite3_stmt* s, int i, const TrialRecord& r) {
+              sqlite3_bind_int64(s, i, f.flag(r.config.methods) ? 1 : 0);
+            },
+            [&f](sqlite3_stmt* s, int i, TrialRecord& r) {
+              f.set_flag(r.config.methods, sqlite3_column_int64(s, i) != 0);
+            }};
+  }
+  return {std::string(f.name),
+          "TEXT NOT NULL",
+          f.results_since,
+          "'" + f.text(MethodSet{}) + "'",
+          [&f](sqlite3_stmt* s, int i, const TrialRecord& r) {
+            bind_text(s, i, f.text(r.config.methods));
+          },
+          [&f](sqlite3_stmt* s, int i, TrialRecord& r) {
+            f.set_text(r.config.methods, text_at(s, i));
+          }};
+}
 
-const std::vector<TrialColumn>& trial_columns() {
-  static const std::vector<TrialColumn> kColumns = {
+// Every column but the method fields', which follow the cluster shape.
+std::vector<TrialColumn> columns_but_methods() {
+  return {
       text("model", FIELD(model)),
       text("gpu", FIELD(gpu)),
       text("device_name", FIELD(measured.device_name)),
       integer("num_nodes", FIELD(cluster.num_nodes)),
       integer("gpus_per_node", FIELD(cluster.gpus_per_node)),
-      integer("free_lunch", FIELD(config.methods.free_lunch)),
-      integer("activation_checkpointing", FIELD(config.methods.activation_checkpointing)),
-      named("sharding", FIELD(config.methods.sharding), parse_sharding, 1, "'none'"),
-      integer("offloading", FIELD(config.methods.offloading)),
       integer("micro_batch_size", FIELD(config.micro_batch_size)),
       integer("grad_acc_steps", FIELD(config.grad_acc_steps)),
       integer("memory_limit_bytes", FIELD(memory_limit_bytes)),
@@ -123,7 +148,28 @@ const std::vector<TrialColumn>& trial_columns() {
       text("cuda_graph", FIELD(measured.cuda_graph), 4),
       text("scan", FIELD(measured.scan), 4),
   };
+}
+
+std::vector<TrialColumn> with_method_columns(std::vector<TrialColumn> columns) {
+  auto at = columns.begin();
+  while (at != columns.end() && at->name != "gpus_per_node") ++at;
+  std::vector<TrialColumn> fields;
+  for (const MethodField& f : method_fields()) fields.push_back(method_column(f));
+  columns.insert(at == columns.end() ? at : at + 1, fields.begin(), fields.end());
+  return columns;
+}
+
+}  // namespace
+
+const std::vector<TrialColumn>& trial_columns() {
+  static const std::vector<TrialColumn> kColumns = with_method_columns(columns_but_methods());
   return kColumns;
+}
+
+int64_t trial_columns_schema_version() {
+  int64_t version = 1;
+  for (const TrialColumn& c : trial_columns()) version = std::max(version, c.since_version);
+  return version;
 }
 
 }  // namespace gpudays

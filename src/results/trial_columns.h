@@ -3,6 +3,7 @@
 // the select and the upgrade of older databases are all generated from this list.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,14 +15,17 @@ struct sqlite3_stmt;
 namespace gpudays {
 
 struct TrialColumn {
-  const char* name;
-  const char* sql_type;
-  int since_version;        // the results schema that added the column
-  const char* default_sql;  // what rows written before it read
+  std::string name;
+  std::string sql_type;
+  int64_t since_version;    // the results schema that added the column
+  std::string default_sql;  // what rows written before it read
   std::function<void(sqlite3_stmt*, int, const TrialRecord&)> bind;
   std::function<void(sqlite3_stmt*, int, TrialRecord&)> read;
 };
 
 const std::vector<TrialColumn>& trial_columns();
+
+// The results schema these columns make: the newest column's since_version.
+int64_t trial_columns_schema_version();
 
 }  // namespace gpudays

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "search_space/method_fields.h"
 
 namespace gpudays {
 
@@ -47,18 +48,31 @@ StepTiming parse_step_timing(const std::string& text) {
   throw InputError(fmt::format("unknown step timing '{}' (whole or parts)", text));
 }
 
+namespace {
+
+// "fl=1|ckpt=0|zero_2|offload=0": each method field as its tag and 0 / 1, a choice as its name.
+// Fields newer than the results' first schema only when not default (stored keys stay valid).
+std::string methods_key(const MethodSet& m) {
+  std::string out;
+  for (const MethodField& f : method_fields()) {
+    if (f.results_since > 1 && f.is_default(m)) continue;
+    const std::string value = f.kind() == MethodKind::kFlag ? (f.flag(m) ? "1" : "0") : f.text(m);
+    out += (out.empty() ? "" : "|") +
+           (f.key_tag.empty() ? value : fmt::format("{}={}", f.key_tag, value));
+  }
+  return out;
+}
+
+}  // namespace
+
 // The format is stored in every database's key column: changing it orphans stored trials.
 std::string TrialRecord::key() const {
-  const MethodSet& m = config.methods;
-  return fmt::format("{}|{}|{}x{}|fl={}|ckpt={}|{}|offload={}|mb={}|acc={}|mem={}",
+  return fmt::format("{}|{}|{}x{}|{}|mb={}|acc={}|mem={}",
                      model,
                      gpu,
                      cluster.num_nodes,
                      cluster.gpus_per_node,
-                     m.free_lunch ? 1 : 0,
-                     m.activation_checkpointing ? 1 : 0,
-                     to_string(m.sharding),
-                     m.offloading ? 1 : 0,
+                     methods_key(config.methods),
                      config.micro_batch_size,
                      config.grad_acc_steps,
                      memory_limit_bytes);

@@ -1,67 +1,57 @@
 // Names and parsing of the search-space methods.
 #include "search_space/methods.h"
 
-#include <fmt/format.h>
-
-#include "common/error.h"
+#include "common/enum_names.h"
+#include "search_space/method_fields.h"
 
 namespace gpudays {
 
+namespace {
+
+constexpr EnumName<Sharding> kShardingNames[] = {
+    {Sharding::kNone, "none"},
+    {Sharding::kZero1, "zero_1"},
+    {Sharding::kZero2, "zero_2"},
+    {Sharding::kZero3, "zero_3"},
+    {Sharding::kFsdpShardGradOp, "fsdp_shard_grad_op"},
+    {Sharding::kFsdpFullShard, "fsdp_full_shard"},
+};
+
+constexpr EnumName<MethodPreset> kPresetNames[] = {
+    {MethodPreset::kNaive, "naive"},
+    {MethodPreset::kFreeLunch, "free-lunch"},
+    {MethodPreset::kAll, "all"},
+};
+
+}  // namespace
+
 const std::vector<Sharding>& all_shardings() {
-  static const std::vector<Sharding> kAll = {Sharding::kNone,
-                                             Sharding::kZero1,
-                                             Sharding::kZero2,
-                                             Sharding::kZero3,
-                                             Sharding::kFsdpShardGradOp,
-                                             Sharding::kFsdpFullShard};
+  static const std::vector<Sharding> kAll = [] {
+    std::vector<Sharding> all;
+    for (const auto& e : kShardingNames) all.push_back(e.value);
+    return all;
+  }();
   return kAll;
 }
 
+std::vector<std::string> sharding_names() {
+  return enum_names<Sharding>(kShardingNames);
+}
+
 std::string to_string(Sharding sharding) {
-  switch (sharding) {
-    case Sharding::kNone:
-      return "none";
-    case Sharding::kZero1:
-      return "zero_1";
-    case Sharding::kZero2:
-      return "zero_2";
-    case Sharding::kZero3:
-      return "zero_3";
-    case Sharding::kFsdpShardGradOp:
-      return "fsdp_shard_grad_op";
-    case Sharding::kFsdpFullShard:
-      return "fsdp_full_shard";
-  }
-  return "?";
+  return enum_name<Sharding>(kShardingNames, sharding);
 }
 
 std::string to_string(MethodPreset preset) {
-  switch (preset) {
-    case MethodPreset::kNaive:
-      return "naive";
-    case MethodPreset::kFreeLunch:
-      return "free-lunch";
-    case MethodPreset::kAll:
-      return "all";
-  }
-  return "?";
+  return enum_name<MethodPreset>(kPresetNames, preset);
 }
 
 Sharding parse_sharding(const std::string& text) {
-  std::vector<std::string> names;
-  for (Sharding s : all_shardings()) {
-    if (to_string(s) == text) return s;
-    names.push_back(to_string(s));
-  }
-  throw InputError(fmt::format("unknown sharding '{}'; valid: {}", text, join_choices(names)));
+  return parse_enum<Sharding>(kShardingNames, text, "sharding");
 }
 
 MethodPreset parse_preset(const std::string& text) {
-  for (MethodPreset p : {MethodPreset::kNaive, MethodPreset::kFreeLunch, MethodPreset::kAll}) {
-    if (to_string(p) == text) return p;
-  }
-  throw InputError(
-      fmt::format("unknown method preset '{}'; valid: naive, free-lunch or all", text));
+  return parse_enum<MethodPreset>(kPresetNames, text, "method preset");
 }
 
 int sharding_stage(Sharding sharding) {
@@ -81,10 +71,13 @@ int sharding_stage(Sharding sharding) {
 }
 
 std::string describe(const MethodSet& m) {
-  std::string out = m.free_lunch ? "free-lunch" : "plain";
-  if (m.activation_checkpointing) out += " + ckpt";
-  if (m.sharding != Sharding::kNone) out += " + " + to_string(m.sharding);
-  if (m.offloading) out += " + offload";
+  std::string out;
+  for (const MethodField& f : method_fields()) {
+    const bool set = !f.is_default(m);
+    std::string part(set ? f.short_on : f.short_off);
+    if (set && part.empty()) part = f.text(m);  // a choice: its name
+    if (!part.empty()) out += (out.empty() ? "" : " + ") + part;
+  }
   return out;
 }
 

@@ -20,7 +20,11 @@ Sharding parse_sharding(const std::string& text);  // throws InputError naming t
 MethodPreset parse_preset(const std::string& text);
 int sharding_stage(Sharding sharding);  // 0 (none) .. 3
 const std::vector<Sharding>& all_shardings();
+std::vector<std::string> sharding_names();  // none, zero_1, ... in all_shardings()' order
 
+// Every format that reads or writes a method set (trial spec, run file, results, rows, pin flags)
+// loops over its field table, search_space/method_fields.h: a new method is a member here and a
+// row there.
 struct MethodSet {
   bool free_lunch = false;  // TF32, fused attention, fast scan, fused AdamW, CUDA graphs
   bool activation_checkpointing = false;

@@ -82,36 +82,32 @@ std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster&
   if (preset == MethodPreset::kNaive) return {MethodSet{}};
   if (preset == MethodPreset::kFreeLunch) return {MethodSet{.free_lunch = true}};
   std::vector<MethodSet> sets;
-  for (bool free_lunch : {false, true}) {
-    for (bool ckpt : {false, true}) {
-      for (Sharding sharding : all_shardings()) {
-        for (bool offload : {false, true}) {
-          MethodSet m{free_lunch, ckpt, sharding, offload};
-          if (method_set_problem(m, cluster.world_size()).empty()) sets.push_back(m);
-        }
-      }
-    }
+  for (const MethodSet& m : every_method_set()) {
+    if (method_set_problem(m, cluster.world_size()).empty()) sets.push_back(m);
   }
   return sets;
 }
 
+void ConfigurationPin::pin_text(const MethodField& field, std::string_view text) {
+  field.set_text(methods, text);
+  pinned_fields |= uint32_t{1} << method_field_index(field.member);
+}
+
 bool ConfigurationPin::matches(const Configuration& c) const {
-  const MethodSet& m = c.methods;
-  return (!free_lunch || *free_lunch == m.free_lunch) &&
-         (!activation_checkpointing || *activation_checkpointing == m.activation_checkpointing) &&
-         (!sharding || *sharding == m.sharding) && (!offloading || *offloading == m.offloading) &&
-         (!micro_batch_size || *micro_batch_size == c.micro_batch_size);
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (pinned(i) && !fields[i].same(methods, c.methods)) return false;
+  }
+  return !micro_batch_size || *micro_batch_size == c.micro_batch_size;
 }
 
 std::string describe(const ConfigurationPin& pin) {
   std::vector<std::string> parts;
-  auto on_off = [](bool b) { return b ? "on" : "off"; };
-  if (pin.free_lunch) parts.push_back(fmt::format("free-lunch {}", on_off(*pin.free_lunch)));
-  if (pin.activation_checkpointing) {
-    parts.push_back(fmt::format("checkpointing {}", on_off(*pin.activation_checkpointing)));
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (pin.pinned(i))
+      parts.push_back(fmt::format("{} {}", fields[i].label, fields[i].text(pin.methods)));
   }
-  if (pin.sharding) parts.push_back("sharding " + to_string(*pin.sharding));
-  if (pin.offloading) parts.push_back(fmt::format("offloading {}", on_off(*pin.offloading)));
   if (pin.micro_batch_size) parts.push_back(fmt::format("micro-batch {}", *pin.micro_batch_size));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
@@ -136,12 +132,7 @@ std::string pin_problem(const ConfigurationPin& pin,
       return fmt::format("the method preset '{}' excludes {}", to_string(preset), describe(pin));
     }
   }
-  MethodSet m;
-  m.free_lunch = pin.free_lunch.value_or(false);
-  m.activation_checkpointing = pin.activation_checkpointing.value_or(false);
-  m.sharding = pin.sharding.value_or(Sharding::kNone);
-  m.offloading = pin.offloading.value_or(false);
-  const std::string problem = method_set_problem(m, cluster.world_size());
+  const std::string problem = method_set_problem(pin.methods, cluster.world_size());
   return problem.empty() ? "no valid configuration matches " + describe(pin) : problem;
 }
 

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/model_spec.h"
 #include "search_space/cluster.h"
 #include "search_space/configuration.h"
+#include "search_space/method_fields.h"
 #include "search_space/methods.h"
 
 namespace gpudays {
@@ -49,12 +51,20 @@ std::vector<MethodSet> enumerate_method_sets(MethodPreset preset, const Cluster&
 // Fields of a configuration fixed by the caller (`plan --sharding zero_2 --micro-batch-size 8`):
 // the search keeps the configurations that match every pinned field. An empty pin keeps all.
 struct ConfigurationPin {
-  std::optional<bool> free_lunch;
-  std::optional<bool> activation_checkpointing;
-  std::optional<Sharding> sharding;
-  std::optional<bool> offloading;
+  MethodSet methods;           // the pinned fields' values; the others stay at their defaults
+  uint32_t pinned_fields = 0;  // bit i: method_fields()[i] is pinned
   std::optional<int64_t> micro_batch_size;
 
+  // pin(&MethodSet::sharding, Sharding::kZero2)
+  template <typename T>
+  ConfigurationPin& pin(T MethodSet::*member, T value) {
+    methods.*member = value;
+    pinned_fields |= uint32_t{1} << method_field_index(member);
+    return *this;
+  }
+  // The field's value from its text ("on", "zero_2"); throws InputError naming the choices.
+  void pin_text(const MethodField& field, std::string_view text);
+  bool pinned(size_t field_index) const { return (pinned_fields >> field_index) & 1u; }
   bool empty() const { return *this == ConfigurationPin{}; }
   bool matches(const Configuration& config) const;
   bool operator==(const ConfigurationPin&) const = default;

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "search_space/method_fields.h"
 
 namespace gpudays {
 namespace {
@@ -42,23 +43,40 @@ void check_spec(const TrialSpec& s) {
   check_range("memory_limit_bytes", s.memory_limit_bytes, 0, INT64_MAX);
 }
 
+// Each method field under its name: a flag as a JSON bool, a choice as its name.
+void write_methods(nlohmann::json& j, const MethodSet& m) {
+  for (const MethodField& f : method_fields()) {
+    j[std::string(f.name)] =
+        f.kind() == MethodKind::kFlag ? nlohmann::json(f.flag(m)) : nlohmann::json(f.text(m));
+  }
+}
+
+void read_methods(const nlohmann::json& j, MethodSet& m) {
+  for (const MethodField& f : method_fields()) {
+    const nlohmann::json& value = j.at(std::string(f.name));
+    if (f.kind() == MethodKind::kFlag) {
+      f.set_flag(m, value.get<bool>());
+    } else {
+      f.set_text(m, value.get<std::string>());
+    }
+  }
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TrialSpec& s) {
-  return {{"model", s.model},
-          {"model_file", s.model_file},
-          {"device", s.device},
-          {"free_lunch", s.config.methods.free_lunch},
-          {"activation_checkpointing", s.config.methods.activation_checkpointing},
-          {"sharding", to_string(s.config.methods.sharding)},
-          {"offloading", s.config.methods.offloading},
-          {"micro_batch_size", s.config.micro_batch_size},
-          {"grad_acc_steps", s.config.grad_acc_steps},
-          {"warmup_steps", s.warmup_steps},
-          {"timed_steps", s.timed_steps},
-          {"memory_limit_bytes", s.memory_limit_bytes},
-          {"timing", to_string(s.timing)},
-          {"check_steps", s.check_steps}};
+  nlohmann::json j = {{"model", s.model},
+                      {"model_file", s.model_file},
+                      {"device", s.device},
+                      {"micro_batch_size", s.config.micro_batch_size},
+                      {"grad_acc_steps", s.config.grad_acc_steps},
+                      {"warmup_steps", s.warmup_steps},
+                      {"timed_steps", s.timed_steps},
+                      {"memory_limit_bytes", s.memory_limit_bytes},
+                      {"timing", to_string(s.timing)},
+                      {"check_steps", s.check_steps}};
+  write_methods(j, s.config.methods);
+  return j;
 }
 
 namespace {
@@ -77,11 +95,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.model = j.at("model").get<std::string>();
     s.model_file = j.value("model_file", "");
     s.device = j.at("device").get<std::string>();
-    MethodSet& m = s.config.methods;
-    m.free_lunch = j.at("free_lunch").get<bool>();
-    m.activation_checkpointing = j.at("activation_checkpointing").get<bool>();
-    m.sharding = parse_sharding(j.at("sharding").get<std::string>());
-    m.offloading = j.at("offloading").get<bool>();
+    read_methods(j, s.config.methods);
     s.config.micro_batch_size = integer_field(j, "micro_batch_size", std::nullopt);
     s.config.grad_acc_steps = integer_field(j, "grad_acc_steps", std::nullopt);
     s.warmup_steps = integer_field(j, "warmup_steps", 1);

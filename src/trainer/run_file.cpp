@@ -1,12 +1,16 @@
-// Reading the run file with TomlFields: every table's keys checked, unknown ones rejected.
+// The run file: written table by table beside the reader of each, which uses TomlFields (every
+// table's keys checked, unknown ones rejected). Defaults are the structs' in run_file.h.
 #include "trainer/run_file.h"
 
 #include <filesystem>
+#include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "catalog/toml_fields.h"
 #include "common/error.h"
+#include "search_space/method_fields.h"
 
 namespace gpudays {
 namespace {
@@ -32,12 +36,36 @@ int64_t positive(const TomlFields& t, std::string_view key, int64_t fallback, in
   return v;
 }
 
+// [methods]: each field under its name, a flag as a bool and a choice as its name; absent: off.
 void read_methods(const TomlFields& t, MethodSet& m) {
-  m.free_lunch = t.get_bool_or("free_lunch", false);
-  m.activation_checkpointing = t.get_bool_or("activation_checkpointing", false);
-  m.sharding = parse_sharding(t.get_string_or("sharding", "none"));
-  m.offloading = t.get_bool_or("offloading", false);
+  for (const MethodField& f : method_fields()) {
+    if (f.kind() == MethodKind::kFlag) {
+      f.set_flag(m, t.get_bool_or(f.name, f.flag(MethodSet{})));
+    } else {
+      f.set_text(m, t.get_string_or(f.name, f.text(MethodSet{})));
+    }
+  }
   check_run_file_keys(t);
+}
+
+void write_methods(std::ostream& out, const MethodSet& m) {
+  out << "[methods]\n";
+  for (const MethodField& f : method_fields()) {
+    if (f.kind() == MethodKind::kFlag) {
+      out << fmt::format("{} = {}\n", f.name, f.flag(m));
+    } else {
+      out << fmt::format("{} = \"{}\"\n", f.name, f.text(m));
+    }
+  }
+  out << "\n";
+}
+
+void write_batch(std::ostream& out, const RunFile& r) {
+  out << "[batch]\n";
+  out << fmt::format("global_batch = {}\nmicro_batch_size = {}\ngrad_acc_steps = {}\n\n",
+                     r.global_batch,
+                     r.micro_batch_size,
+                     r.grad_acc_steps);
 }
 
 void read_batch(const TomlFields& t, RunFile& r) {
@@ -66,6 +94,18 @@ void read_schedule(const TomlFields& t, ScheduleOverrides& s) {
   check_run_file_keys(t);
 }
 
+void write_schedule(std::ostream& out, const ScheduleOverrides& s) {
+  if (s == ScheduleOverrides{}) return;
+  out << "# The recipe's schedule; edit to override (steps, rates, warm-up, clipping norm).\n";
+  out << "[schedule]\n";
+  if (s.steps) out << fmt::format("steps = {}\n", *s.steps);
+  if (s.lr) out << fmt::format("lr = {}\n", *s.lr);
+  if (s.min_lr) out << fmt::format("min_lr = {}\n", *s.min_lr);
+  if (s.warmup_steps) out << fmt::format("warmup_steps = {}\n", *s.warmup_steps);
+  if (s.clip_grad_norm) out << fmt::format("clip_grad_norm = {}\n", *s.clip_grad_norm);
+  out << "\n";
+}
+
 void read_train(const TomlFields& t, TrainSettings& s) {
   s.seed = static_cast<uint64_t>(positive(t, "seed", static_cast<int64_t>(s.seed), 0));
   s.checkpoint_interval = positive(t, "checkpoint_interval", s.checkpoint_interval, 0);
@@ -74,6 +114,18 @@ void read_train(const TomlFields& t, TrainSettings& s) {
   s.eval_samples = positive(t, "eval_samples", s.eval_samples, 1);
   s.log_interval = positive(t, "log_interval", s.log_interval, 1);
   check_run_file_keys(t);
+}
+
+void write_train(std::ostream& out, const TrainSettings& s) {
+  out << "# The run's own settings (trainer/run_file.h); intervals in optimizer steps.\n";
+  out << fmt::format("[train]\nseed = {}\ncheckpoint_interval = {}\nkeep_checkpoints = {}\n",
+                     s.seed,
+                     s.checkpoint_interval,
+                     s.keep_checkpoints);
+  out << fmt::format("eval_interval = {}\neval_samples = {}\nlog_interval = {}\n\n",
+                     s.eval_interval,
+                     s.eval_samples,
+                     s.log_interval);
 }
 
 void read_data(const TomlFields& t, DataSettings& d) {
@@ -85,7 +137,30 @@ void read_data(const TomlFields& t, DataSettings& d) {
   check_run_file_keys(t);
 }
 
+void write_data(std::ostream& out, const DataSettings& d) {
+  out << "[data]\n";
+  out << (d.path.empty()
+              ? std::string("# path = \"tokens.u16\"  # or gpudays train --data PREFIX\n")
+              : fmt::format("path = \"{}\"\n", d.path));
+  out << fmt::format("eval_fraction = {}\n", d.eval_fraction);
+}
+
 }  // namespace
+
+std::string run_file_toml(const RunFile& r) {
+  std::ostringstream out;
+  out << "# gpudays run configuration, for the trainer: gpudays train --config FILE\n";
+  if (!r.model.empty()) out << fmt::format("model = \"{}\"\n", r.model);
+  if (!r.model_file.empty()) out << fmt::format("model_file = \"{}\"\n", r.model_file);
+  out << fmt::format(
+      "gpu = \"{}\"\nnum_nodes = {}\ngpus_per_node = {}\n\n", r.gpu, r.num_nodes, r.gpus_per_node);
+  write_methods(out, r.methods);
+  write_batch(out, r);
+  write_schedule(out, r.schedule);
+  write_train(out, r.train);
+  write_data(out, r.data);
+  return out.str();
+}
 
 RunFile read_run_file(const std::string& path) {
   const TomlFields root = TomlFields::parse_file(path);

@@ -21,6 +21,7 @@ struct ScheduleOverrides {
   std::optional<double> min_lr;
   std::optional<int64_t> warmup_steps;
   std::optional<double> clip_grad_norm;  // 0: no clipping
+  bool operator==(const ScheduleOverrides&) const = default;
 };
 
 struct TrainSettings {
@@ -30,11 +31,13 @@ struct TrainSettings {
   int64_t eval_interval = 1000;        // steps; 0: never
   int64_t eval_samples = 64;           // held-out samples per evaluation (at most the split)
   int64_t log_interval = 1;            // steps between progress lines on standard error
+  bool operator==(const TrainSettings&) const = default;
 };
 
 struct DataSettings {
   std::string path;             // token data prefix (--data overrides it)
   double eval_fraction = 0.01;  // held out for evaluation
+  bool operator==(const DataSettings&) const = default;
 };
 
 struct RunFile {
@@ -50,7 +53,13 @@ struct RunFile {
   ScheduleOverrides schedule;
   TrainSettings train;
   DataSettings data;
+  bool operator==(const RunFile&) const = default;
 };
+
+// The run file as TOML: every table read_run_file reads, with the values of `run` (the schedule's
+// overrides and the data path only when set). Reading it back gives `run`, model_file aside
+// (which the reader resolves against the file's folder).
+std::string run_file_toml(const RunFile& run);
 
 // Throws InputError naming the file, table and key of anything missing, malformed or unknown.
 RunFile read_run_file(const std::string& path);

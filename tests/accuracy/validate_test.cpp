@@ -155,14 +155,14 @@ TEST(PinnedPlan, PinKeepsOnlyMatchingRows) {
   const ModelSpec& model = catalog().model("pythia-410m");
   const Cluster cluster{{1, 4}, &catalog().gpu("a100-80gb-sxm")};
   PlanOptions options;
-  options.pin.sharding = Sharding::kZero2;
+  options.pin.pin(&MethodSet::sharding, Sharding::kZero2);
   options.pin.micro_batch_size = 8;
-  options.pin.activation_checkpointing = false;
+  options.pin.pin(&MethodSet::activation_checkpointing, false);
   const PlanResult result = plan(model, cluster, options);
   ASSERT_EQ(result.rows.size(), 4u);  // free-lunch off/on x offloading off/on
   for (const PlanRow& r : result.rows) EXPECT_TRUE(options.pin.matches(r.config));
-  options.pin.free_lunch = true;
-  options.pin.offloading = false;
+  options.pin.pin(&MethodSet::free_lunch, true);
+  options.pin.pin(&MethodSet::offloading, false);
   EXPECT_EQ(plan(model, cluster, options).rows.size(), 1u);
   EXPECT_EQ(describe(options.pin),
             "free-lunch on, checkpointing off, sharding zero_2, offloading off, micro-batch 8");
@@ -186,15 +186,15 @@ TEST(PinnedPlan, ImpossiblePinSaysWhy) {
   odd_micro_batch.micro_batch_size = 3;
   EXPECT_NE(message(odd_micro_batch).find("not a power of two"), std::string::npos);
   ConfigurationPin sharded_alone;
-  sharded_alone.sharding = Sharding::kZero1;
-  sharded_alone.offloading = false;
+  sharded_alone.pin(&MethodSet::sharding, Sharding::kZero1);
+  sharded_alone.pin(&MethodSet::offloading, false);
   EXPECT_NE(message(sharded_alone).find("one GPU"), std::string::npos);
   ConfigurationPin offload_unsharded;
-  offload_unsharded.sharding = Sharding::kNone;
-  offload_unsharded.offloading = true;
+  offload_unsharded.pin(&MethodSet::sharding, Sharding::kNone);
+  offload_unsharded.pin(&MethodSet::offloading, true);
   EXPECT_NE(message(offload_unsharded).find("needs sharding"), std::string::npos);
   ConfigurationPin free_lunch;
-  free_lunch.free_lunch = true;
+  free_lunch.pin(&MethodSet::free_lunch, true);
   EXPECT_NE(message(free_lunch, MethodPreset::kNaive).find("preset 'naive'"), std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "search_space/method_fields.h"
 #include "search_space/search_space.h"
 #include "test_util.h"
 
@@ -99,6 +100,84 @@ TEST(SearchSpace, MicroBatchesArePowersOfTwoUpToThePerGpuBatch) {
     micro.insert(c.micro_batch_size);
   }
   EXPECT_EQ(micro, (std::set<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256}));
+}
+
+// The method fields in MethodSet's order under the keys every format stores; each value's text
+// reads back as the same value, and a text no field knows names the choices.
+TEST(MethodFields, EveryValueSurvivesItsText) {
+  std::vector<std::string> names;
+  for (const MethodField& f : method_fields()) names.emplace_back(f.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "free_lunch", "activation_checkpointing", "sharding", "offloading"}));
+  for (const MethodSet& m : every_method_set()) {
+    for (const MethodField& f : method_fields()) {
+      MethodSet back;
+      f.set_text(back, f.text(m));
+      EXPECT_TRUE(f.same(back, m)) << f.name << " " << describe(m);
+    }
+  }
+  MethodSet m;
+  EXPECT_THROW(method_field("sharding").set_text(m, "zero_9"), InputError);
+  EXPECT_THROW(method_field("offloading").set_text(m, "yes"), InputError);
+  EXPECT_THROW(method_field("fused_loss"), InputError);
+  EXPECT_EQ(method_field_index(&MethodSet::sharding), 2u);
+}
+
+// Every combination once, the first field varying slowest: the order of the nested loops the
+// search enumerated before the table (free-lunch, checkpointing, sharding, offloading).
+TEST(MethodFields, EveryMethodSetInTheSearchOrder) {
+  std::vector<MethodSet> nested;
+  for (bool free_lunch : {false, true}) {
+    for (bool ckpt : {false, true}) {
+      for (Sharding sharding : all_shardings()) {
+        for (bool offload : {false, true}) nested.push_back({free_lunch, ckpt, sharding, offload});
+      }
+    }
+  }
+  EXPECT_EQ(every_method_set(), nested);
+  EXPECT_EQ(describe(MethodSet{}), "plain");
+  EXPECT_EQ(describe(MethodSet{true, true, Sharding::kZero2, true}),
+            "free-lunch + ckpt + zero_2 + offload");
+  EXPECT_EQ(describe(MethodSet{.offloading = true}), "plain + offload");
+}
+
+// Names of the enumerations from one table each: to_string and parse agree, and a bad name
+// lists the valid ones.
+TEST(MethodFields, EnumNamesReadBack) {
+  for (Sharding s : all_shardings()) EXPECT_EQ(parse_sharding(to_string(s)), s);
+  for (MethodPreset p : {MethodPreset::kNaive, MethodPreset::kFreeLunch, MethodPreset::kAll}) {
+    EXPECT_EQ(parse_preset(to_string(p)), p);
+  }
+  try {
+    parse_sharding("zero_4");
+    ADD_FAILURE() << "zero_4 parsed";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown sharding 'zero_4'; valid: none, zero_1, zero_2, zero_3, "
+                 "fsdp_shard_grad_op or fsdp_full_shard");
+  }
+  try {
+    parse_preset("some");
+    ADD_FAILURE() << "some parsed";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown method preset 'some'; valid: naive, free-lunch or all");
+  }
+}
+
+// A pin set from text is the pin set by member, and matches what it names.
+TEST(MethodFields, PinFromTextIsPinByMember) {
+  ConfigurationPin by_text;
+  by_text.pin_text(method_field("sharding"), "zero_2");
+  by_text.pin_text(method_field("offloading"), "on");
+  ConfigurationPin by_member;
+  by_member.pin(&MethodSet::sharding, Sharding::kZero2).pin(&MethodSet::offloading, true);
+  EXPECT_EQ(by_text, by_member);
+  EXPECT_EQ(describe(by_text), "sharding zero_2, offloading on");
+  EXPECT_TRUE(by_text.matches({{true, false, Sharding::kZero2, true}, 1, 1}));
+  EXPECT_FALSE(by_text.matches({{true, false, Sharding::kZero2, false}, 1, 1}));
+  EXPECT_TRUE(ConfigurationPin{}.empty());
+  EXPECT_FALSE(by_text.empty());
 }
 
 }  // namespace

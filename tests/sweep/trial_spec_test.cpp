@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "search_space/method_fields.h"
 #include "sweep/trial_spec.h"
 
 namespace gpudays {
@@ -100,6 +101,24 @@ TEST(TrialSpec, AResultsIntegerThatIsNotOneIsAOneLineError) {
   }
   EXPECT_EQ(parse_trial_output(R"({"status": "ok", "peak_memory_bytes": 4096})").peak_memory_bytes,
             4096);
+}
+
+// Every method set reads back equal, under the field table's keys: flags as JSON booleans, a
+// choice as its name.
+TEST(TrialSpec, EveryMethodSetSurvivesJsonAndBack) {
+  for (const MethodSet& m : every_method_set()) {
+    TrialSpec s = sample_spec();
+    s.config.methods = m;
+    const nlohmann::json j = to_json(s);
+    EXPECT_EQ(trial_spec_from_json(j).config, s.config) << describe(m);
+    EXPECT_EQ(j.at("free_lunch"), m.free_lunch);
+    EXPECT_EQ(j.at("activation_checkpointing"), m.activation_checkpointing);
+    EXPECT_EQ(j.at("sharding"), to_string(m.sharding));
+    EXPECT_EQ(j.at("offloading"), m.offloading);
+  }
+  nlohmann::json missing = to_json(sample_spec());
+  missing.erase("offloading");
+  EXPECT_THROW(trial_spec_from_json(missing), InputError);
 }
 
 }  // namespace

@@ -8,10 +8,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "../process_dir.h"
 #include "../test_util.h"
 #include "common/error.h"
 #include "exports/export.h"
+#include "search_space/method_fields.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/run_file.h"
 
@@ -35,6 +38,87 @@ TEST(RunFile, ExportedRunFileReadsBackAsTheSameConfiguration) {
   EXPECT_DOUBLE_EQ(recipe.lr, model.recipe.lr);
   EXPECT_EQ(recipe.warmup_steps, model.recipe.warmup_steps);
   EXPECT_EQ(r.train.checkpoint_interval, TrainSettings{}.checkpoint_interval);
+}
+
+// Every method set the export writes reads back equal; the [methods] table holds the field
+// table's keys, and a table without them reads as every method off.
+TEST(RunFile, EveryMethodSetSurvivesExportAndRead) {
+  const ModelSpec& model = test::catalog().model("pythia-160m");
+  for (const MethodSet& m : every_method_set()) {
+    ExportRequest e{&model, "a100-80gb-sxm", {2, 4}, {}, true};
+    e.config = Configuration{m, 8, 16};
+    const std::string text = run_config_toml(e);
+    for (const MethodField& f : method_fields()) {
+      EXPECT_NE(text.find(fmt::format("\n{} = ", f.name)), std::string::npos) << f.name;
+    }
+    EXPECT_EQ(read_run_file(test::write_temp_file("methods.toml", text)).methods, m) << describe(m);
+  }
+  const std::string bare =
+      "model = \"pythia-14m\"\ngpu = \"cpu\"\n[methods]\n[batch]\nglobal_batch = 8\n";
+  EXPECT_EQ(read_run_file(test::write_temp_file("bare.toml", bare)).methods, MethodSet{});
+}
+
+// The writer beside the reader: a run file with every table set, written and read, is itself.
+TEST(RunFile, WrittenRunFileReadsBackEqual) {
+  RunFile r;
+  r.model = "pythia-14m";
+  r.gpu = "cpu";
+  r.num_nodes = 2;
+  r.gpus_per_node = 4;
+  r.methods = {true, false, Sharding::kZero3, true};
+  r.global_batch = 64;
+  r.micro_batch_size = 2;
+  r.grad_acc_steps = 4;
+  r.schedule = {/*steps=*/50,
+                /*lr=*/1e-3,
+                /*min_lr=*/1e-4,
+                /*warmup_steps=*/5,
+                /*clip_grad_norm=*/0.5};
+  r.train = {/*seed=*/7,
+             /*checkpoint_interval=*/10,
+             /*keep_checkpoints=*/2,
+             /*eval_interval=*/5,
+             /*eval_samples=*/16,
+             /*log_interval=*/3};
+  r.data = {"tokens", 0.05};
+  const RunFile back = read_run_file(test::write_temp_file("whole_run.toml", run_file_toml(r)));
+  EXPECT_EQ(back, r);
+  RunFile defaults;
+  defaults.model = "pythia-14m";
+  defaults.gpu = "cpu";
+  defaults.global_batch = 8;
+  EXPECT_EQ(read_run_file(test::write_temp_file("defaults.toml", run_file_toml(defaults))),
+            defaults);
+}
+
+// The export's text, line by line as the export wrote it before its writer moved beside the
+// reader.
+TEST(RunFile, ExportedTextIsTheExportFormat) {
+  const ModelSpec& model = test::catalog().model("pythia-160m");
+  const RecipeSpec& recipe = model.recipe;
+  ExportRequest e{&model, "a100-80gb-sxm", {2, 4}, {}, true};
+  e.config = Configuration{{true, true, Sharding::kZero2, false}, 8, 16};
+  const std::string expected =
+      "# gpudays run configuration, for the trainer: gpudays train --config FILE\n"
+      "model = \"pythia-160m\"\ngpu = \"a100-80gb-sxm\"\nnum_nodes = 2\ngpus_per_node = 4\n\n"
+      "[methods]\nfree_lunch = true\nactivation_checkpointing = true\n"
+      "sharding = \"zero_2\"\noffloading = false\n\n" +
+      fmt::format("[batch]\nglobal_batch = {}\nmicro_batch_size = 8\ngrad_acc_steps = 16\n",
+                  recipe.global_batch) +
+      "\n# The recipe's schedule; edit to override (steps, rates, warm-up, clipping norm).\n" +
+      fmt::format(
+          "[schedule]\nsteps = {}\nlr = {}\nmin_lr = {}\nwarmup_steps = {}\n"
+          "clip_grad_norm = {}\n\n",
+          recipe.train_steps,
+          recipe.lr,
+          recipe.min_lr,
+          recipe.warmup_steps,
+          recipe.clip_grad_norm) +
+      "# The run's own settings (trainer/run_file.h); intervals in optimizer steps.\n"
+      "[train]\nseed = 1234\ncheckpoint_interval = 1000\nkeep_checkpoints = 3\n"
+      "eval_interval = 1000\neval_samples = 64\nlog_interval = 1\n\n"
+      "[data]\n# path = \"tokens.u16\"  # or gpudays train --data PREFIX\neval_fraction = 0.01\n";
+  EXPECT_EQ(run_config_toml(e), expected);
 }
 
 TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
