@@ -105,7 +105,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
     bench = bench_tokens_per_s(r.bench_db, o.model.name, run, o.config);
   }
   TrainSummary s;
-  if (o.model.family == Family::kVit || o.model.family == Family::kConvnext) {
+  if (is_vision(o.model.family)) {
     s = train(o, *data::open_image_samples(data), *comm);
   } else {
     // A sample of seq_len + 1 tokens is inputs and shifted labels: the model's context is seq_len.
