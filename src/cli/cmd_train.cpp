@@ -96,7 +96,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   o.init_from = r.init_from;
   o.model_file = run.model_file;
   o.data_path = data;
-  o.flops_per_sample = 3.0 * forward_flops_per_sample(o.model);
+  o.flops_per_sample = training_flops_per_sample(o.model);
   o.peak_flops_per_s =
       peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
   // Read before training: a file that is not a results database fails now, not after the run.
