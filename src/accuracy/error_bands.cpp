@@ -24,7 +24,8 @@ ErrorBands error_bands(const ValidationReport& report) {
   std::map<std::string, ErrorBand> bands;
   for (const auto& [gpu, errors] : by_gpu) {
     if (static_cast<int>(errors.size()) < kMinBandCases) continue;
-    bands.emplace(gpu, error_band_of(fmt::format("{} published {} cases", errors.size(), gpu), errors));
+    bands.emplace(gpu,
+                  error_band_of(fmt::format("{} published {} cases", errors.size(), gpu), errors));
   }
   return ErrorBands(std::move(bands),
                     error_band_of(fmt::format("{} published cases, all GPUs", all.size()), all));
