@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
 
@@ -18,7 +19,7 @@ ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
                                           int64_t d_model,
                                           const ComputeOptimalOptions& options) {
   const Family family = family_template.family;
-  if (family != Family::kGptNeox && family != Family::kRoberta)
+  if (!is_transformer_lm(family))
     throw InputError(fmt::format(
         "{} is a {} model; compute-optimal scaling (tokens per parameter) applies to the "
         "transformer language families gpt_neox and roberta",

@@ -64,7 +64,7 @@ ImpliedUtilisation implied_utilisation(const ModelSpec& model,
     throw InputError(
         fmt::format("{}: a published run needs at least 1 GPU and positive days", model.name));
   ImpliedUtilisation u;
-  const double flops_per_sample = 3.0 * forward_flops_per_sample(model);
+  const double flops_per_sample = training_flops_per_sample(model);
   u.model_flops_per_token = flops_per_sample / static_cast<double>(model.tokens_per_sample());
   u.run_flops = flops_per_sample * static_cast<double>(model.recipe.global_batch) *
                 static_cast<double>(model.recipe.train_steps);

@@ -1,5 +1,5 @@
-// config.json -> ModelSpec: transformers 5's field names (with the 4.x GPT-NeoX rotary names as a
-// fallback), the inverse of models/hf_export.cpp's hf_config_json.
+// config.json -> ModelSpec through the family key map (family_traits.cpp): transformers 5's field
+// names, with the 4.x GPT-NeoX rotary names as a fallback; the inverse of hf_config_writer.cpp.
 #include "catalog/hf_config.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/arch_fields.h"
 #include "catalog/model_loader.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
@@ -88,97 +89,50 @@ class ConfigFields {
   std::string path_;
 };
 
-void read_transformer(const ConfigFields& c, ArchSpec& a) {
-  a.n_layers = c.get_int("num_hidden_layers");
-  a.d_model = c.get_int("hidden_size");
-  a.n_heads = c.get_int("num_attention_heads");
-  a.d_ffn = c.get_int("intermediate_size");
-  a.layer_norm_eps = c.get_double_or("layer_norm_eps", 1e-12);
-  a.initializer_range = c.get_double_or("initializer_range", 0.02);
-}
-
-// Sequence length: the position table (a config.json records no training length).
-void read_gpt_neox(const ConfigFields& c, ArchSpec& a) {
-  read_transformer(c, a);
-  a.layer_norm_eps = c.get_double_or("layer_norm_eps", 1e-5);
-  a.vocab_size = c.get_int("vocab_size");
-  a.max_position_embeddings = c.get_int("max_position_embeddings");
-  a.seq_len = a.max_position_embeddings;
-  if (c.has("rope_parameters")) {  // transformers 5
-    const ConfigFields rope(c.at("rope_parameters"), "config.json rope_parameters");
-    a.rotary_pct = rope.get_double_or("partial_rotary_factor", 0.25);
-    a.rotary_emb_base = rope.get_double_or("rope_theta", 10000.0);
-  } else {  // transformers 4
-    a.rotary_pct = c.get_double_or("rotary_pct", 0.25);
-    a.rotary_emb_base = c.get_double_or("rotary_emb_base", 10000.0);
+// One key of the map: "a.b" inside object a when the file has it, else the 4.x name.
+void read_key(const ConfigFields& c, const ArchKey& key, ArchSpec& a) {
+  if (key.hf == "num_labels") {
+    a.num_labels = c.num_labels();
+    return;
   }
-  a.use_parallel_residual = c.get_bool_or("use_parallel_residual", true);
-  a.tie_word_embeddings = c.get_bool_or("tie_word_embeddings", false);
+  const size_t dot = key.hf.find('.');
+  if (dot == std::string_view::npos) {
+    read_arch_field(c, key.hf, key.hf_default, key.member, a);
+    return;
+  }
+  const std::string object(key.hf.substr(0, dot));
+  if (c.has(object)) {  // transformers 5
+    const ConfigFields inner(c.at(object), "config.json " + object);
+    read_arch_field(inner, key.hf.substr(dot + 1), key.hf_default, key.member, a);
+  } else {  // transformers 4
+    read_arch_field(c, key.hf_legacy, key.hf_default, key.member, a);
+  }
 }
 
-// Sequence length: the position table less the padding offset (pad_token_id + 1), 512 of
-// roberta-large's 514.
-void read_roberta(const ConfigFields& c, ArchSpec& a) {
-  read_transformer(c, a);
-  a.vocab_size = c.get_int("vocab_size");
-  a.max_position_embeddings = c.get_int("max_position_embeddings");
-  a.type_vocab_size = c.get_int_or("type_vocab_size", 1);
-  a.pad_token_id = c.get_int_or("pad_token_id", 1);
-  a.bos_token_id = c.get_int_or("bos_token_id", 0);
-  a.eos_token_id = c.get_int_or("eos_token_id", 2);
-  a.seq_len = a.max_position_embeddings - a.pad_token_id - 1;
+// The keys of the family's map that config.json has, then the sequence length it lacks: the
+// position table (less roberta's padding offset, pad_token_id + 1: 512 of roberta-large's 514).
+// ViT's comes from its patches after the checks, Mamba's with the recipe.
+ArchSpec read_arch(const ConfigFields& c, const FamilyTraits& family) {
+  ArchSpec a;
+  for (const ArchKey& key : family.keys) {
+    if (!key.hf.empty()) read_key(c, key, a);
+  }
+  if (family.seq_len_rule == SeqLenRule::kPositions) a.seq_len = a.max_position_embeddings;
+  if (family.seq_len_rule == SeqLenRule::kPositionsLessPadding) {
+    a.seq_len = a.max_position_embeddings - a.pad_token_id - 1;
+  }
+  return a;
 }
 
-void read_vit(const ConfigFields& c, ArchSpec& a) {
-  read_transformer(c, a);
-  a.image_size = c.get_int("image_size");
-  a.patch_size = c.get_int("patch_size");
-  a.num_channels = c.get_int_or("num_channels", 3);
-  a.num_labels = c.num_labels();
-  a.attention_probs_dropout_prob = c.get_double_or("attention_probs_dropout_prob", 0.0);
-}
-
-void read_convnext(const ConfigFields& c, ArchSpec& a) {
-  a.depths = c.get_int_array("depths");
-  a.hidden_sizes = c.get_int_array("hidden_sizes");
-  a.image_size = c.get_int("image_size");
-  a.num_channels = c.get_int_or("num_channels", 3);
-  a.num_labels = c.num_labels();
-  a.layer_norm_eps = c.get_double_or("layer_norm_eps", 1e-12);
-  a.drop_path_rate = c.get_double_or("drop_path_rate", 0.0);
-  a.layer_scale_init_value = c.get_double_or("layer_scale_init_value", 1e-6);
-  a.initializer_range = c.get_double_or("initializer_range", 0.02);
-}
-
-// Sequence length: the recipe model's (set by the caller).
-void read_mamba(const ConfigFields& c, ArchSpec& a) {
-  a.n_layers = c.get_int("num_hidden_layers");
-  a.d_model = c.get_int("hidden_size");
-  a.vocab_size = c.get_int("vocab_size");
-  a.d_state = c.get_int("state_size");
-  a.d_conv = c.get_int("conv_kernel");
-  a.expand = c.get_int("expand");
-  a.dt_rank = c.get_int("time_step_rank");
-  a.conv_bias = c.get_bool_or("use_conv_bias", true);
-  a.proj_bias = c.get_bool_or("use_bias", false);
-  a.layer_norm_eps = c.get_double_or("layer_norm_epsilon", 1e-5);
-  a.time_step_min = c.get_double_or("time_step_min", 0.001);
-  a.time_step_max = c.get_double_or("time_step_max", 0.1);
-  a.time_step_floor = c.get_double_or("time_step_floor", 1e-4);
-  a.time_step_scale = c.get_double_or("time_step_scale", 1.0);
-  a.initializer_range = c.get_double_or("initializer_range", 0.1);
-}
-
-Family family_of(const ConfigFields& c) {
+const FamilyTraits& family_of(const ConfigFields& c) {
   const std::string type = c.get_string_or("model_type", "");
   if (type.empty()) c.fail("model_type", "missing; not a transformers config.json");
-  for (Family f :
-       {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext, Family::kMamba}) {
-    if (type == to_string(f)) return f;
+  std::string valid;
+  for (const FamilyTraits& f : all_family_traits()) {
+    if (type == f.hf_model_type) return f;
+    valid += (valid.empty() ? "" : ", ") + std::string(f.hf_model_type);
   }
-  c.fail(
-      "model_type",
-      fmt::format("'{}' is not supported; valid: gpt_neox, roberta, vit, convnext, mamba", type));
+  c.fail("model_type", fmt::format("'{}' is not supported; valid: {}", type, valid));
 }
 
 // The catalog model of the family nearest to `model` in parameter count.
@@ -197,7 +151,9 @@ const ModelSpec& recipe_model(const ModelSpec& model, const std::vector<ModelSpe
 // Takes the recipe (and Mamba's sequence length) of `source`.
 void take_recipe(ModelSpec& m, const ModelSpec& source) {
   m.recipe = source.recipe;
-  if (m.family == Family::kMamba) m.arch.seq_len = source.arch.seq_len;
+  if (family_traits(m.family).seq_len_rule == SeqLenRule::kRecipeModel) {
+    m.arch.seq_len = source.arch.seq_len;
+  }
 }
 
 json parse_json(const std::string& path) {
@@ -232,26 +188,11 @@ ModelSpec load_hf_config(const std::string& path, const std::vector<ModelSpec>& 
   const ConfigFields c(parse_json(path), path);
   ModelSpec m;
   m.source_path = path;
-  m.family = family_of(c);
+  const FamilyTraits& family = family_of(c);
+  m.family = family.family;
   m.name = name_of(c, path);
   m.hf_name = c.get_string_or("_name_or_path", "");
-  switch (m.family) {
-    case Family::kGptNeox:
-      read_gpt_neox(c, m.arch);
-      break;
-    case Family::kRoberta:
-      read_roberta(c, m.arch);
-      break;
-    case Family::kVit:
-      read_vit(c, m.arch);
-      break;
-    case Family::kConvnext:
-      read_convnext(c, m.arch);
-      break;
-    case Family::kMamba:
-      read_mamba(c, m.arch);
-      break;
-  }
+  m.arch = read_arch(c, family);
   const auto first = std::find_if(
       catalog.begin(), catalog.end(), [&](const ModelSpec& s) { return s.family == m.family; });
   if (first == catalog.end()) {
@@ -260,10 +201,7 @@ ModelSpec load_hf_config(const std::string& path, const std::vector<ModelSpec>& 
   }
   take_recipe(m, *first);  // for the checks; the nearest model's below
   validate_model(m);       // first: the sizes below are then bounded
-  if (m.family == Family::kVit) {
-    const int64_t side = m.arch.image_size / m.arch.patch_size;
-    m.arch.seq_len = side * side + 1;
-  }
+  if (family.seq_len_rule == SeqLenRule::kPatches) m.arch.seq_len = patch_seq_len(m.arch);
   take_recipe(m, recipe_model(m, catalog));
   return m;
 }

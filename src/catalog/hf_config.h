@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "catalog/model_spec.h"
 
 namespace gpudays {
@@ -19,5 +21,9 @@ bool is_hf_config_path(const std::string& path);
 // the file and the field) for an unsupported model_type, a missing or mistyped field, or shapes
 // the catalog's checks reject.
 ModelSpec load_hf_config(const std::string& path, const std::vector<ModelSpec>& catalog);
+
+// The config.json of `model` as transformers' save_pretrained writes it (hf_config_writer.cpp):
+// the family's key map, with the 4.x names where they differ, and its constant fields.
+nlohmann::json hf_config_of(const ModelSpec& model);
 
 }  // namespace gpudays

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "catalog/arch_fields.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "catalog/toml_document.h"
@@ -108,74 +109,52 @@ MeasurementSource read_source(const TomlFields& t, const std::string& path) {
   return s;
 }
 
-// Architecture keys by family; the rest of ArchSpec keeps the catalog's defaults.
+// GPT-style extras: grouped-query attention, gated MLPs and learned position tables.
+void read_gpt_neox_extras(const TomlFields& t, ArchSpec& a, ArchExtras& extras) {
+  a.rotary_pct = 1.0;  // irrelevant to FLOPs and memory; learned tables are in extras
+  extras.n_kv_heads = t.get_int_or("n_kv_heads", a.n_heads);
+  extras.gated_ffn = t.get_bool_or("gated_ffn", false);
+  extras.learned_position_embeddings = t.get_bool_or("learned_position_embeddings", false);
+  if (extras.n_kv_heads <= 0 || a.n_heads % extras.n_kv_heads != 0) {
+    t.fail("n_kv_heads",
+           fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
+  }
+  a.n_kv_heads = extras.n_kv_heads == a.n_heads ? 0 : extras.n_kv_heads;
+  a.gated_ffn = extras.gated_ffn;
+  a.learned_position_embeddings = extras.learned_position_embeddings;
+}
+
+void read_masked_lm_extras(const TomlFields& t, const ArchSpec& a, ArchExtras& extras) {
+  extras.mlm_max_predictions = t.get_int_or("mlm_max_predictions", 0);
+  if (extras.mlm_max_predictions < 0 || extras.mlm_max_predictions > a.seq_len) {
+    t.fail(
+        "mlm_max_predictions",
+        fmt::format("must be in [0, seq_len = {}], is {}", a.seq_len, extras.mlm_max_predictions));
+  }
+}
+
+// The measured keys of the family's map (family_traits.cpp); the other fields take their model
+// TOML defaults, and the sequence length or position table follows from the rest.
 void read_inline_arch(const TomlFields& t, ModelSpec& m, ArchExtras& extras) {
   ArchSpec& a = m.arch;
-  if (m.family == Family::kConvnext) {
-    a.depths = t.get_int_array("depths");
-    a.hidden_sizes = t.get_int_array("hidden_sizes");
-  } else {
-    a.n_layers = t.get_int("n_layers");
-    a.d_model = t.get_int("d_model");
+  const FamilyTraits& family = family_traits(m.family);
+  for (const ArchKey& key : family.keys) {
+    if (key.measured) {
+      read_arch_field(t, key.toml, key.toml_default, key.member, a);
+    } else {
+      apply_default(key.member, key.toml_default, a);
+    }
   }
-  if (m.family != Family::kConvnext && m.family != Family::kMamba) {
-    a.n_heads = t.get_int("n_heads");
-    a.d_ffn = t.get_int("d_ffn");
-  }
-  if (is_vision(m.family)) {
-    a.image_size = t.get_int("image_size");
-    a.num_labels = t.get_int("num_labels");
-    a.num_channels = t.get_int_or("num_channels", 3);
-  } else {
-    a.vocab_size = t.get_int("vocab_size");
-    a.seq_len = t.get_int("seq_len");
+  if (family.seq_len_rule == SeqLenRule::kPatches) a.seq_len = patch_seq_len(a);
+  if (family.seq_len_rule == SeqLenRule::kPositionsLessPadding) {
+    a.max_position_embeddings = a.seq_len + a.pad_token_id + 1;
   }
   extras.dropout = t.get_double_or("dropout", 0.0);
   if (!(extras.dropout >= 0.0 && extras.dropout < 1.0)) {
     t.fail("dropout", fmt::format("must be in [0, 1), is {}", extras.dropout));
   }
-  switch (m.family) {
-    case Family::kGptNeox:
-      a.rotary_pct = 1.0;  // irrelevant to FLOPs and memory; learned tables are in extras
-      a.max_position_embeddings = a.seq_len;
-      a.tie_word_embeddings = t.get_bool_or("tie_word_embeddings", false);
-      extras.n_kv_heads = t.get_int_or("n_kv_heads", a.n_heads);
-      extras.gated_ffn = t.get_bool_or("gated_ffn", false);
-      extras.learned_position_embeddings = t.get_bool_or("learned_position_embeddings", false);
-      if (extras.n_kv_heads <= 0 || a.n_heads % extras.n_kv_heads != 0) {
-        t.fail("n_kv_heads",
-               fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
-      }
-      a.n_kv_heads = extras.n_kv_heads == a.n_heads ? 0 : extras.n_kv_heads;
-      a.gated_ffn = extras.gated_ffn;
-      a.learned_position_embeddings = extras.learned_position_embeddings;
-      break;
-    case Family::kRoberta:
-      a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
-      a.pad_token_id = 1;
-      a.max_position_embeddings = a.seq_len + a.pad_token_id + 1;
-      extras.mlm_max_predictions = t.get_int_or("mlm_max_predictions", 0);
-      if (extras.mlm_max_predictions < 0 || extras.mlm_max_predictions > a.seq_len) {
-        t.fail("mlm_max_predictions",
-               fmt::format(
-                   "must be in [0, seq_len = {}], is {}", a.seq_len, extras.mlm_max_predictions));
-      }
-      break;
-    case Family::kVit: {
-      a.patch_size = t.get_int("patch_size");
-      const int64_t side = a.patch_size > 0 ? a.image_size / a.patch_size : 0;
-      a.seq_len = side * side + 1;
-      break;
-    }
-    case Family::kConvnext:
-      break;
-    case Family::kMamba:
-      a.d_state = t.get_int("d_state");
-      a.d_conv = t.get_int("d_conv");
-      a.expand = t.get_int("expand");
-      a.dt_rank = t.get_int("dt_rank");
-      break;
-  }
+  if (m.family == Family::kGptNeox) read_gpt_neox_extras(t, a, extras);
+  if (family.objective == Objective::kMaskedLm) read_masked_lm_extras(t, a, extras);
 }
 
 // Placeholder recipe for an inline model: validate_model needs one; the case's own fields are
@@ -187,7 +166,7 @@ RecipeSpec placeholder_recipe(const Measurement& c) {
   r.train_steps = c.train_steps.value_or(1);
   r.precision = c.precision;
   r.lr = 1e-4;
-  r.mlm_probability = c.model.family == Family::kRoberta ? 0.15 : 0.0;
+  r.mlm_probability = family_traits(c.model.family).objective == Objective::kMaskedLm ? 0.15 : 0.0;
   r.dropout = c.arch_extras.dropout;
   return r;
 }

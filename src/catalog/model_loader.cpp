@@ -1,105 +1,21 @@
-// Model catalog file parsing and validation.
+// Model catalog file parsing and validation; the [arch] keys are the family table's.
 #include "catalog/model_loader.h"
 
 #include <fmt/format.h>
 
+#include "catalog/arch_fields.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 
 namespace gpudays {
 namespace {
 
-void read_transformer_core(const TomlFields& t, ArchSpec& a) {
-  a.n_layers = t.get_int("n_layers");
-  a.d_model = t.get_int("d_model");
-  a.n_heads = t.get_int("n_heads");
-  a.d_ffn = t.get_int("d_ffn");
-  a.layer_norm_eps = t.get_double_or("layer_norm_eps", 1e-5);
-}
-
-// Defaults of the optional keys are transformers' (configuration_<family>.py).
-void read_gpt_neox(const TomlFields& t, ArchSpec& a) {
-  read_transformer_core(t, a);
-  a.vocab_size = t.get_int("vocab_size");
-  a.seq_len = t.get_int("seq_len");
-  a.rotary_pct = t.get_double("rotary_pct");
-  a.rotary_emb_base = t.get_double_or("rotary_emb_base", 10000.0);
-  a.max_position_embeddings = t.get_int_or("max_position_embeddings", a.seq_len);
-  a.tie_word_embeddings = t.get_bool_or("tie_word_embeddings", false);
-  a.use_parallel_residual = t.get_bool_or("use_parallel_residual", true);
-}
-
-void read_roberta(const TomlFields& t, ArchSpec& a) {
-  read_transformer_core(t, a);
-  a.vocab_size = t.get_int("vocab_size");
-  a.seq_len = t.get_int("seq_len");
-  a.max_position_embeddings = t.get_int("max_position_embeddings");
-  a.type_vocab_size = t.get_int_or("type_vocab_size", 1);
-  a.pad_token_id = t.get_int_or("pad_token_id", 1);
-  a.bos_token_id = t.get_int_or("bos_token_id", 0);
-  a.eos_token_id = t.get_int_or("eos_token_id", 2);
-}
-
-void read_vit(const TomlFields& t, ArchSpec& a) {
-  read_transformer_core(t, a);
-  a.image_size = t.get_int("image_size");
-  a.patch_size = t.get_int("patch_size");
-  a.num_channels = t.get_int_or("num_channels", 3);
-  a.num_labels = t.get_int("num_labels");
-  a.seq_len = t.get_int_or("seq_len", 0);
-  a.attention_probs_dropout_prob = t.get_double_or("attention_probs_dropout_prob", 0.0);
-}
-
-void read_convnext(const TomlFields& t, ArchSpec& a) {
-  a.depths = t.get_int_array("depths");
-  a.hidden_sizes = t.get_int_array("hidden_sizes");
-  a.image_size = t.get_int("image_size");
-  a.num_channels = t.get_int_or("num_channels", 3);
-  a.num_labels = t.get_int("num_labels");
-  a.layer_norm_eps = t.get_double_or("layer_norm_eps", 1e-12);  // HF ConvNextConfig default
-  a.drop_path_rate = t.get_double_or("drop_path_rate", 0.0);
-  a.layer_scale_init_value = t.get_double_or("layer_scale_init_value", 1e-6);
-}
-
-void read_mamba(const TomlFields& t, ArchSpec& a) {
-  a.n_layers = t.get_int("n_layers");
-  a.d_model = t.get_int("d_model");
-  a.vocab_size = t.get_int("vocab_size");
-  a.seq_len = t.get_int("seq_len");
-  a.d_state = t.get_int("d_state");
-  a.d_conv = t.get_int("d_conv");
-  a.expand = t.get_int("expand");
-  a.dt_rank = t.get_int("dt_rank");
-  a.conv_bias = t.get_bool_or("conv_bias", true);
-  a.proj_bias = t.get_bool_or("proj_bias", false);
-  a.layer_norm_eps = t.get_double_or("layer_norm_eps", 1e-5);
-  a.time_step_min = t.get_double_or("time_step_min", 0.001);
-  a.time_step_max = t.get_double_or("time_step_max", 0.1);
-  a.time_step_floor = t.get_double_or("time_step_floor", 1e-4);
-  a.time_step_scale = t.get_double_or("time_step_scale", 1.0);
-}
-
+// Every key of the family's map (family_traits.cpp), with its model TOML default.
 ArchSpec read_arch(const TomlFields& t, Family family) {
   ArchSpec a;
-  switch (family) {
-    case Family::kGptNeox:
-      read_gpt_neox(t, a);
-      break;
-    case Family::kRoberta:
-      read_roberta(t, a);
-      break;
-    case Family::kVit:
-      read_vit(t, a);
-      break;
-    case Family::kConvnext:
-      read_convnext(t, a);
-      break;
-    case Family::kMamba:
-      read_mamba(t, a);
-      break;
+  for (const ArchKey& key : family_traits(family).keys) {
+    read_arch_field(t, key.toml, key.toml_default, key.member, a);
   }
-  // Every family's init draws from a normal of this std (MambaConfig's default is 0.1).
-  a.initializer_range = t.get_double_or("initializer_range", family == Family::kMamba ? 0.1 : 0.02);
   t.get_string_or("source", "");
   t.check_all_used();
   return a;
@@ -179,9 +95,8 @@ ModelSpec load_model_file(const std::string& path) {
   m.reported = read_reported(root);
   root.check_all_used();
   validate_model(m);  // first: the sizes below are then bounded, so their product is exact
-  if (m.family == Family::kVit) {
-    const int64_t side = m.arch.image_size / m.arch.patch_size;
-    const int64_t derived = side * side + 1;
+  if (family_traits(m.family).seq_len_rule == SeqLenRule::kPatches) {
+    const int64_t derived = patch_seq_len(m.arch);
     if (m.arch.seq_len != 0 && m.arch.seq_len != derived) {
       throw InputError(fmt::format("{} [arch]: seq_len: {} but (image_size/patch_size)^2 + 1 = {}",
                                    path,

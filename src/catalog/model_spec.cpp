@@ -3,24 +3,13 @@
 
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "common/error.h"
 
 namespace gpudays {
 
 std::string to_string(Family family) {
-  switch (family) {
-    case Family::kGptNeox:
-      return "gpt_neox";
-    case Family::kRoberta:
-      return "roberta";
-    case Family::kVit:
-      return "vit";
-    case Family::kConvnext:
-      return "convnext";
-    case Family::kMamba:
-      return "mamba";
-  }
-  return "?";
+  return std::string(family_traits(family).name);
 }
 
 std::string to_string(Precision precision) {
@@ -52,13 +41,11 @@ std::string to_string(ScheduleKind schedule) {
 }
 
 Family parse_family(const std::string& text) {
-  for (Family f :
-       {Family::kGptNeox, Family::kRoberta, Family::kVit, Family::kConvnext, Family::kMamba}) {
-    if (to_string(f) == text) return f;
+  for (const FamilyTraits& f : all_family_traits()) {
+    if (f.name == text) return f.family;
   }
-  throw InputError(fmt::format("unknown family '{}'; valid: {}",
-                               text,
-                               join_choices({"gpt_neox", "roberta", "vit", "convnext", "mamba"})));
+  throw InputError(
+      fmt::format("unknown family '{}'; valid: {}", text, join_choices(family_names())));
 }
 
 Precision parse_precision(const std::string& text) {
@@ -69,7 +56,7 @@ Precision parse_precision(const std::string& text) {
 }
 
 bool is_vision(Family family) {
-  return family == Family::kVit || family == Family::kConvnext;
+  return family_traits(family).modality == Modality::kImage;
 }
 
 }  // namespace gpudays

@@ -2,6 +2,7 @@
 // image, a sane recipe. Each failure names the file and the field.
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "catalog/model_loader.h"
 #include "common/error.h"
 
@@ -218,7 +219,7 @@ void validate_model(const ModelSpec& model) {
   c.require(!model.name.empty(), "model", "name", "must not be empty");
   check_arch(c, model.family, model.arch);
   check_recipe(c, model.recipe);
-  if (model.family == Family::kRoberta) {
+  if (family_traits(model.family).objective == Objective::kMaskedLm) {
     c.require(model.recipe.mlm_probability > 0.0 && model.recipe.mlm_probability < 1.0,
               "recipe",
               "mlm_probability",

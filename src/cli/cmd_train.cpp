@@ -93,7 +93,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   o.init_from = r.init_from;
   o.model_file = run.model_file;
   o.data_path = data;
-  o.flops_per_sample = 3.0 * forward_flops_per_sample(o.model);
+  o.flops_per_sample = training_flops_per_sample(o.model);
   o.peak_flops_per_s =
       peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
   // Read before training: a file that is not a results database fails now, not after the run.
@@ -102,7 +102,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
     bench = bench_tokens_per_s(r.bench_db, o.model.name, run, o.config);
   }
   TrainSummary s;
-  if (o.model.family == Family::kVit || o.model.family == Family::kConvnext) {
+  if (is_vision(o.model.family)) {
     s = train(o, *data::open_image_samples(data), *comm);
   } else {
     // A sample of seq_len + 1 tokens is inputs and shifted labels: the model's context is seq_len.

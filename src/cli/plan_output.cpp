@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "common/units.h"
 #include "rows/method_columns.h"
 
@@ -16,8 +17,11 @@ std::string gib(double bytes) {
 }
 
 std::string throughput(const PlanRow& row, const ModelSpec& model) {
-  if (model.family == Family::kConvnext) return format_si(row.samples_per_s) + " images/s";
-  if (model.family == Family::kVit) {
+  const FamilyTraits& family = family_traits(model.family);
+  if (family.modality == Modality::kImage && !family.attention) {
+    return format_si(row.samples_per_s) + " images/s";
+  }
+  if (family.modality == Modality::kImage) {  // patches are tokens
     return format_si(row.samples_per_s) + " images/s (" + format_si(row.tokens_per_s) +
            " tokens/s)";
   }

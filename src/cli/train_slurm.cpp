@@ -84,7 +84,7 @@ ModelSpec checked_model(const GlobalOptions& global,
   std::string data = option_value(cmd, "--data");
   if (data.empty()) data = run.data.path;
   if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
-  if (model.family == Family::kVit || model.family == Family::kConvnext) {
+  if (is_vision(model.family)) {
     data::open_image_samples(data);
   } else {
     data::open_token_samples(data, model.arch.seq_len - 1);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "common/error.h"
 #include "trainer/run_file.h"
 
@@ -44,23 +45,9 @@ ExportBackend export_backend(Sharding sharding) {
   return ExportBackend::kDdp;
 }
 
-// transformers 5.24: models/<family>/modeling_<family>.py, the class each model lists first in
-// _no_split_modules. ConvNeXt: ConvNextLayer (one block) rather than ConvNextStage, whose third
-// stage holds 27 of ConvNeXt-L's 36 blocks and so most of its parameters in one FSDP unit.
+// transformers 5.24: models/<family>/modeling_<family>.py (catalog/family_traits.cpp).
 std::string hf_layer_class(Family family) {
-  switch (family) {
-    case Family::kGptNeox:
-      return "GPTNeoXLayer";
-    case Family::kRoberta:
-      return "RobertaLayer";
-    case Family::kVit:
-      return "ViTLayer";
-    case Family::kConvnext:
-      return "ConvNextLayer";
-    case Family::kMamba:
-      return "MambaBlock";
-  }
-  return "";
+  return std::string(family_traits(family).hf_layer_class);
 }
 
 bool decoupled_weight_decay(const RecipeSpec& recipe) {

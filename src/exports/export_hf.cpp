@@ -3,6 +3,7 @@
 // and the backend: a DeepSpeed configuration, FSDP2's fsdp_config, or neither (DDP).
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "exports/export.h"
 
 namespace gpudays {
@@ -24,10 +25,10 @@ std::string hf_scheduler(ScheduleKind kind) {
   return "linear";
 }
 
-// transformers' ConvNeXt sets no supports_gradient_checkpointing, so the Trainer refuses
-// activation_checkpointing for it; FSDP's own checkpointing wraps its layers instead.
+// Without transformers' supports_gradient_checkpointing (ConvNeXt) the Trainer refuses
+// activation_checkpointing; FSDP's own checkpointing wraps its layers instead.
 bool hf_model_checkpoints(Family family) {
-  return family != Family::kConvnext;
+  return family_traits(family).hf_gradient_checkpointing;
 }
 
 // free-lunch's compilation: with CUDA graphs ("reduce-overhead"), as the planner and the trainer

@@ -13,7 +13,7 @@
 
 namespace gpudays::models {
 
-// config.json contents for `spec` (throws InputError for a family without an export yet).
+// config.json contents for `spec`: the catalog's hf_config_of (catalog/hf_config.h).
 nlohmann::json hf_config_json(const ModelSpec& spec);
 
 // Loading options (name aliases) for HF checkpoints of the family.

@@ -99,4 +99,8 @@ double forward_flops_per_sample(const ModelSpec& model) {
   return total / static_cast<double>(w.samples);
 }
 
+double training_flops_per_sample(const ModelSpec& model) {
+  return kTrainingFlopsPerForwardFlop * forward_flops_per_sample(model);
+}
+
 }  // namespace gpudays

@@ -108,8 +108,15 @@ struct WorkloadOptions {
 
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options);
 
+// A training step's FLOPs per forward FLOP: the backward pass costs two forwards (gradients of
+// the inputs and of the weights), as Kaplan et al. 2020 and PaLM count them.
+inline constexpr double kTrainingFlopsPerForwardFlop = 3.0;
+
 // Forward model FLOPs of one sample (matmuls, attention, convolutions, scan).
 double forward_flops_per_sample(const ModelSpec& model);
+// Training model FLOPs of one sample, forward and backward (2x forward), as the planner counts
+// them: MFU's numerator.
+double training_flops_per_sample(const ModelSpec& model);
 
 // Builders shared by the family files.
 Op make_matmul(const char* name, double m, double n, double k, double elt, double batch = 1.0);

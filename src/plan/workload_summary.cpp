@@ -56,8 +56,8 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.recompute_exec_flops += b.count * t.exec_flops;
     s.largest_block_params = std::max(s.largest_block_params, b.params);
   }
-  s.model_flops = 3.0 * forward_flops;
-  s.exec_flops = 3.0 * forward_exec_flops;
+  s.model_flops = kTrainingFlopsPerForwardFlop * forward_flops;
+  s.exec_flops = kTrainingFlopsPerForwardFlop * forward_exec_flops;
   s.param_tensors = w.param_tensors;
   s.samples = w.samples;
   s.tokens_per_sample = w.tokens_per_sample;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/family_traits.h"
 #include "common/error.h"
 #include "models/roberta.h"
 
@@ -29,8 +30,9 @@ uint64_t sample_seed(uint64_t seed, uint64_t round, int64_t index) {
 SampleBatches token_batches(const ModelSpec& model,
                             const data::TokenSamples& samples,
                             uint64_t seed) {
-  const bool masked_lm = model.family == Family::kRoberta;
-  if (model.family != Family::kGptNeox && model.family != Family::kMamba && !masked_lm) {
+  const FamilyTraits& family = family_traits(model.family);
+  const bool masked_lm = family.objective == Objective::kMaskedLm;
+  if (family.modality != Modality::kText) {
     throw InputError(
         fmt::format("{} does not train on token data here (causal LMs do: gpt_neox, "
                     "mamba; and roberta, masked)",
@@ -79,7 +81,7 @@ SampleBatches token_batches(const ModelSpec& model,
 
 SampleBatches image_batches(const ModelSpec& model, const data::ImageSamples& samples) {
   const ArchSpec& a = model.arch;
-  if (model.family != Family::kVit && model.family != Family::kConvnext) {
+  if (!is_vision(model.family)) {
     throw InputError(fmt::format("{} does not train on images", to_string(model.family)));
   }
   if (samples.channels() != a.num_channels || samples.height() != a.image_size ||

@@ -1,0 +1,88 @@
+// The facts of each model family in one table: names, HuggingFace classes, modality, objective,
+// and the architecture key map that the model TOML reader and writer, the config.json reader and
+// writer, and the measurement reader share. Per-family maths (counts, checks, FLOPs, modules)
+// stays in param_count.cpp, model_validate.cpp, plan/workload_*.cpp and models/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "catalog/model_spec.h"
+
+namespace gpudays {
+
+enum class Modality { kText, kImage };
+enum class Objective { kCausalLm, kMaskedLm, kClassification };
+
+// Where the sequence length comes from when a file does not give it.
+enum class SeqLenRule {
+  kGiven,                 // convnext: no sequence; the readers take what is there
+  kPositions,             // gpt_neox: config.json's position table; TOML max_position_embeddings
+                          // defaults to seq_len
+  kPositionsLessPadding,  // roberta: max_position_embeddings - pad_token_id - 1
+  kPatches,               // vit: (image_size / patch_size)^2 + 1 (class token) everywhere
+  kRecipeModel,           // mamba: config.json has none; the recipe model's
+};
+
+// The value of a key a file leaves out: none (the key is required), a constant, or another
+// field's value (read before it).
+struct KeyDefault {
+  bool required = true;
+  double value = 0.0;                    // int64 and bool fields convert it
+  int64_t ArchSpec::*same_as = nullptr;  // this field's value instead of `value`
+};
+inline constexpr KeyDefault kRequired{};
+constexpr KeyDefault or_value(double value) {
+  return {.required = false, .value = value};
+}
+constexpr KeyDefault or_field(int64_t ArchSpec::*field) {
+  return {.required = false, .same_as = field};
+}
+
+using ArchMember = std::variant<int64_t ArchSpec::*,
+                                double ArchSpec::*,
+                                bool ArchSpec::*,
+                                std::vector<int64_t> ArchSpec::*>;
+
+// One architecture field in every dialect.
+struct ArchKey {
+  ArchMember member;
+  std::string_view toml;  // key in a model TOML file's [arch]
+  std::string_view hf;    // config.json key; "a.b": key b of object a; empty: config.json lacks it
+  KeyDefault toml_default;
+  KeyDefault hf_default;
+  bool measured = false;            // published measurements' inline [arch] gives it
+  std::string_view hf_legacy = {};  // transformers 4.x name, read when hf's object is absent
+};
+
+struct FamilyTraits {
+  Family family;
+  std::string_view name;            // our name (model TOML family, --model-file)
+  std::string_view hf_model_type;   // config.json model_type
+  std::string_view hf_class;        // config.json architectures[0]
+  std::string_view hf_layer_class;  // FSDP wrap unit (transformers' _no_split_modules[0])
+  bool hf_gradient_checkpointing;   // transformers' supports_gradient_checkpointing
+  Modality modality;
+  Objective objective;
+  bool attention;
+  SeqLenRule seq_len_rule;
+  std::vector<ArchKey> keys;
+  // The config.json fields beside the key map: constants and values of the recipe.
+  void (*hf_extras)(const ModelSpec& model, nlohmann::json& config);
+};
+
+const std::vector<FamilyTraits>& all_family_traits();
+const FamilyTraits& family_traits(Family family);
+std::vector<std::string> family_names();  // in table order
+// Language models built of attention blocks (gpt_neox, roberta): compute-optimal scaling's.
+bool is_transformer_lm(Family family);
+
+// ViT's tokens per image: (image_size / patch_size)^2 patches and the class token.
+int64_t patch_seq_len(const ArchSpec& arch);
+
+}  // namespace gpudays
