@@ -38,7 +38,7 @@ endif
 
 configure: deps torch
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	  -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) $(CMAKE_ARGS) >/dev/null
+	  -DGPUDAYS_WITH_TORCH=$(WITH_TORCH) -DGPUDAYS_WERROR=ON $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)

@@ -8,8 +8,8 @@
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
-#include "cli/cost_output.h"
 #include "common/error.h"
+#include "rows/cost_summary.h"
 
 namespace gpudays {
 namespace {

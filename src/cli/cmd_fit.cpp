@@ -11,10 +11,10 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
-#include "cli/fit_output.h"
 #include "common/error.h"
 #include "common/output_files.h"
 #include "cost/cost_format.h"
+#include "rows/fit_rows.h"
 
 namespace gpudays {
 namespace {

@@ -12,12 +12,12 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/plan_output.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "results/results_db.h"
+#include "rows/plan_rows.h"
 #include "slurm/cluster_file.h"
 
 namespace gpudays {

@@ -15,15 +15,15 @@
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/plan_output.h"
-#include "cli/trial_output.h"
 #include "common/error.h"
 #include "common/output_files.h"
 #include "exports/export.h"
 #include "exports/export_choice.h"
 #include "plan/planner.h"
 #include "results/results_db.h"
+#include "rows/plan_rows.h"
 #include "rows/row_format.h"
+#include "rows/trial_rows.h"
 #include "search_space/search_space.h"
 
 namespace gpudays {

@@ -12,7 +12,8 @@
 namespace gpudays {
 
 bool eligible(const ExportSelection& s, const Configuration& config) {
-  return s.pin.matches(config) && (!s.backend || export_backend(config.methods.sharding) == *s.backend);
+  return s.pin.matches(config) &&
+         (!s.backend || export_backend(config.methods.sharding) == *s.backend);
 }
 
 std::string selection_text(const ExportSelection& s) {
@@ -30,8 +31,8 @@ Configuration planned_choice(const Catalog& catalog,
   request.pin = selection.pin;
   const PlanOptions options = planner_options(catalog, cluster.gpu->kind, request).options;
   const PlanResult p = plan(model, cluster, options);
-  const PlanRow* best = fastest_fitting(
-      p.rows, [&](const PlanRow& row) { return eligible(selection, row.config); });
+  const PlanRow* best =
+      fastest_fitting(p.rows, [&](const PlanRow& row) { return eligible(selection, row.config); });
   if (best == nullptr) {
     throw InputError(
         fmt::format("nothing fits {} on that hardware{}", model.name, selection_text(selection)));

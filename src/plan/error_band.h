@@ -1,7 +1,7 @@
-// Error bars on predicted times, from the planner's residuals on published measurements (issue
-// 12). On a published case the planner's throughput was off by e = predicted / published - 1, so
-// the published time was the predicted time x (1 + e). A predicted time t on a GPU type becomes
-// the range t x (1 + min(0, e10)) .. t x (1 + max(0, e90)), with e10 and e90 the 10th and 90th
+// Error bars on predicted times, from the planner's residuals on published measurements. On a
+// published case the planner's throughput was off by e = predicted / published - 1, so the
+// published time was the predicted time x (1 + e). A predicted time t on a GPU type becomes the
+// range t x (1 + min(0, e10)) .. t x (1 + max(0, e90)), with e10 and e90 the 10th and 90th
 // percentiles of that GPU type's residuals when it has at least kMinBandCases trusted cases, else
 // of every case. The range always contains the estimate itself: when every residual of a GPU type
 // lies on one side (the planner biased there), the percentile on the other side is replaced by 0.

@@ -1,7 +1,7 @@
 // Rows printed in every output format from one column list per row kind (plan, trial, cost, model,
 // GPU row): a column is a name carrying its unit and a getter returning a number, a flag, a string
 // or nothing. Each row kind's columns live in one place (rows/cost_rows.h; the command line's
-// plan_output, trial_output, cmd_catalog); this file writes any of them as a table, JSON, JSONL,
+// plan_rows, trial_rows, cmd_catalog); this file writes any of them as a table, JSON, JSONL,
 // CSV or Markdown.
 #pragma once
 

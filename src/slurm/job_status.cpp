@@ -51,8 +51,7 @@ JobStatus status_of(const SubmittedJob& j, std::string state) {
   status.job = j;
   status.state = std::move(state);
   if (j.kind == "train") {
-    status.steps =
-        last_logged_step((std::filesystem::path(j.run_dir) / "metrics.jsonl").string());
+    status.steps = last_logged_step((std::filesystem::path(j.run_dir) / "metrics.jsonl").string());
     status.checkpoint = newest_checkpoint(j);
   } else {
     status.trials = trials_since(j);

@@ -34,8 +34,8 @@ TEST(Measurements, EveryShippedFileLoadsAndResolves) {
   }
 }
 
-// Issue 12: at least 30 cases from at least 5 independent sources; both halves hold A100 and
-// H100 cases; untrusted sources stay out of both halves.
+// The validation set: at least 30 cases from at least 5 independent sources; both halves hold A100
+// and H100 cases; untrusted sources stay out of both halves.
 TEST(Measurements, CoverageAndSplit) {
   std::set<std::string> sources, fit, check;
   int cases = 0;

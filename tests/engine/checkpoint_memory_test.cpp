@@ -20,7 +20,7 @@
 namespace gpudays {
 namespace {
 
-constexpr double kTolerance = 0.15;  // the bound: within 15% of the prediction
+constexpr double kTolerance = 0.15;  // within 15% of the prediction
 
 ModelSpec tiny(const std::string& name) {
   ModelSpec spec = load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + name + ".toml");

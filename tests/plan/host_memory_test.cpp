@@ -33,7 +33,7 @@ TEST(HostMemory, DefaultIsTwiceTheNodesGpuMemoryAtLeast64GiB) {
                    2.0 * 8 * static_cast<double>(catalog().gpu("a100-80gb-sxm").memory_bytes));
 }
 
-// The example: pythia-12b on one RTX 3090 fits in GPU memory only by offloading ~200 GB.
+// pythia-12b on one RTX 3090 fits in GPU memory only by offloading ~200 GB.
 TEST(HostMemory, OffloadingBeyondTheHostIsInfeasible) {
   const ModelSpec& model = catalog().model("pythia-12b");
   const Cluster cluster{{1, 1}, &catalog().gpu("rtx-3090")};

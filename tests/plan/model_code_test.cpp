@@ -118,7 +118,9 @@ TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
       const Op& e = eager.blocks.front().ops[i];
       const Op& c = compiled.blocks.front().ops[i];
       EXPECT_LE(c.bytes, e.bytes) << e.name;
-      if (c.cls == OpClass::kMemory) EXPECT_LE(c.kernels, 1.0) << c.name;
+      if (c.cls == OpClass::kMemory) {
+        EXPECT_LE(c.kernels, 1.0) << c.name;
+      }
     }
   }
   EXPECT_LT(total_memory_bytes(workload(llama, ModelCode::kLlamaReference, true)),

@@ -332,7 +332,7 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
   }
 }
 
-// The row: parts timed at 3 x 9.5 + 9.5 + 1.0 = 39 s for a step stored as 7.49 s, at
+// A row whose parts were timed at 3 x 9.5 + 9.5 + 1.0 = 39 s for a step stored as 7.49 s, at
 // HFU 109% on a GPU. Neither can be a measurement; parts that compose within 25% (the slowest
 // rank's figures are taken one by one), a failed check's whole steps, and the host CPU's counted
 // utilisation up to 120% can.

@@ -199,7 +199,7 @@ TEST(TrainCli, ResumesAtAnotherShardingStage) {
   const Fixture f = make_run("restage", "sharding = \"zero_1\"" + offloaded, kCheckpoints, 10);
   const ChildResult whole = sh(train_command(f, "whole"));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  for (const std::string methods : {"sharding = \"zero_3\"" + offloaded, std::string(kPlain)}) {
+  for (const std::string& methods : {"sharding = \"zero_3\"" + offloaded, std::string(kPlain)}) {
     const Fixture g =
         make_run("restage_" + std::to_string(methods.size()), methods, kCheckpoints, 10);
     fs::copy(f.dir / "whole", g.dir / "re", fs::copy_options::recursive);

@@ -1,5 +1,5 @@
 // The trial row's columns: identity, configuration, measurement, derived figures, provenance.
-#include "cli/trial_output.h"
+#include "rows/trial_rows.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The fit row's columns and the fit command's table and JSON.
-#include "cli/fit_output.h"
+#include "rows/fit_rows.h"
 
 #include <fmt/format.h>
 

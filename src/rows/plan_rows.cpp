@@ -1,5 +1,5 @@
 // The plan row's columns, and the planner's summary and JSON document.
-#include "cli/plan_output.h"
+#include "rows/plan_rows.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // Cost analysis output: the cost row's columns, the table with notes, the JSON document.
-#include "cli/cost_output.h"
+#include "rows/cost_summary.h"
 
 #include <algorithm>
 #include <cmath>
