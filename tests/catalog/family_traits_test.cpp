@@ -37,7 +37,9 @@ TEST(FamilyTraits, EveryFamilyHasOneRowWithDistinctKeys) {
     std::set<std::string_view> hf_keys;
     for (const ArchKey& key : f.keys) {
       EXPECT_TRUE(toml_keys.insert(key.toml).second) << f.name << " " << key.toml;
-      if (!key.hf.empty()) EXPECT_TRUE(hf_keys.insert(key.hf).second) << f.name << " " << key.hf;
+      if (!key.hf.empty()) {
+        EXPECT_TRUE(hf_keys.insert(key.hf).second) << f.name << " " << key.hf;
+      }
     }
   }
   EXPECT_EQ(names.size(), 5u);
