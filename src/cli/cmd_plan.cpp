@@ -19,6 +19,7 @@
 #include "results/results_db.h"
 #include "rows/plan_rows.h"
 #include "slurm/cluster_file.h"
+#include "sweep/host_probe.h"
 
 namespace gpudays {
 namespace {
@@ -80,31 +81,12 @@ std::vector<TrialRecord> load_trials(const PlanRequest& r) {
   return ResultsDb::open({r.db, /*read_only=*/true}).query({});
 }
 
-// The device planned on: the host CPU (--device cpu, or --gpu cpu as best and export spell it),
-// measured and shared by its ranks, kept in `host`; or a catalog GPU.
-const GpuSpec& plan_device(const Catalog& catalog, const PlanRequest& r, GpuSpec& host) {
-  if (r.device != "cpu" && !is_host_cpu_name(r.gpu)) {
-    if (r.gpu.empty()) {
-      throw InputError("plan needs --gpu NAME (see `gpudays gpus`) or --device cpu");
-    }
-    return catalog.gpu(r.gpu);
-  }
-  if (!r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
-    throw InputError(
-        fmt::format("--device cpu plans on the host CPU, not on {}: leave out --gpu "
-                    "or --device cpu",
-                    r.gpu));
-  }
-  host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
-  return host;
-}
-
 void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const PlanRequest r = with_cluster(request);
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   GpuSpec host;
-  const GpuSpec& gpu = plan_device(catalog, r, host);
+  const GpuSpec& gpu = planned_device(catalog, r.device, r.gpu, {r.db, r.gpus_per_node}, host);
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
@@ -121,7 +103,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   options.calibration = calibrate(trials, catalog, model, gpu.name);
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &gpu};
   const PlanResult result = plan(model, cluster, options);
-  PlanEvidence evidence{options.calibration, std::nullopt};
+  PlanEvidence evidence{options.calibration, std::nullopt, setup.fitted_constants_path};
   if (result.best) evidence.measured_best = measured_trial(trials, *result.best);
   if (!r.gpu.empty() && r.gpu != gpu.name && r.format == "table") {
     std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
@@ -135,11 +117,6 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const RowFormat format = parse_row_format(r.format);
   if (format == RowFormat::kJson) {
     nlohmann::json out = plan_json(result, evidence, suggestions, r.all_rows);
-    out["fitted_constants"] = setup.fitted_constants_path.empty()
-                                  ? nlohmann::json(nullptr)
-                                  : nlohmann::json(setup.fitted_constants_path);
-    out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
-    out["host_memory_is_default"] = result.host_memory_is_default;
     std::cout << out.dump(2) << "\n";
     return;
   }

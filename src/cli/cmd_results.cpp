@@ -15,6 +15,7 @@
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/results_request.h"
 #include "common/error.h"
 #include "common/output_files.h"
 #include "exports/export.h"
@@ -25,29 +26,9 @@
 #include "rows/row_format.h"
 #include "rows/trial_rows.h"
 #include "search_space/search_space.h"
+#include "sweep/host_probe.h"
 
 namespace gpudays {
-namespace {
-
-struct ResultsRequest {
-  std::string model;
-  std::string model_file;
-  std::string gpu;
-  int64_t gpus_per_node = 1;
-  int64_t nodes = 1;
-  std::string db = "gpudays.db";
-  std::string format = "table";
-  std::string source = "bench";
-  std::string out;
-  std::string status;           // results: empty for any
-  bool incomplete = false;      // results: the search space's configurations not yet measured
-  std::string methods = "all";  // results --incomplete: the search space's preset
-  // export: the backend (empty: the chosen row's), "auto" DeepSpeed values, pinned fields ("on" /
-  // "off", a sharding name, a micro-batch; empty or 0: searched)
-  std::string backend;
-  bool auto_values = false;
-  PinFlags pins;
-};
 
 // The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.
 std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
@@ -57,7 +38,7 @@ std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
 
 // The model a request names: --model-file's, or a catalog model by name or HuggingFace id; a name
 // the catalog lacks stays as typed (the results may hold a model benchmarked from a file).
-std::optional<ModelSpec> named_model(const Catalog& catalog, const ResultsRequest& r) {
+static std::optional<ModelSpec> named_model(const Catalog& catalog, const ResultsRequest& r) {
   if (!r.model_file.empty()) return catalog.resolve_model(r.model, r.model_file);
   if (const ModelSpec* m = catalog.find_model(r.model)) return *m;
   return std::nullopt;
@@ -75,7 +56,7 @@ std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequ
   return db.query(filter);
 }
 
-std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
+static std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
   const TrialRecord* best = fastest_ok(trials);
   return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
@@ -83,7 +64,7 @@ std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsReque
 
 // Whether a stored trial has measured the row's configuration (a killed one has not: a sweep
 // measures it again).
-bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
+static bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
   return std::any_of(trials.begin(), trials.end(), [&](const TrialRecord& t) {
     return t.measured.status != TrialStatus::kKilled && t.cluster == row.cluster &&
            t.config == row.config;
@@ -92,7 +73,7 @@ bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
 
 // `results --incomplete`: the configurations of the search space (--methods) on the cluster that
 // no stored trial has measured, as plan rows.
-void run_incomplete(const Catalog& catalog, ResultsRequest r) {
+static void run_incomplete(const Catalog& catalog, ResultsRequest r) {
   if ((r.model.empty() && r.model_file.empty()) || r.gpu.empty()) {
     throw InputError("--incomplete needs the model (--model or --model-file) and --gpu");
   }
@@ -117,7 +98,7 @@ void run_incomplete(const Catalog& catalog, ResultsRequest r) {
   print_plan_rows(std::cout, rows, parse_row_format(r.format));
 }
 
-void run_results(const GlobalOptions& global, const ResultsRequest& r) {
+static void run_results(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   if (r.incomplete) {
     run_incomplete(catalog, r);
@@ -129,7 +110,7 @@ void run_results(const GlobalOptions& global, const ResultsRequest& r) {
              parse_row_format(r.format));
 }
 
-void run_best(const GlobalOptions& global, const ResultsRequest& r) {
+static void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const auto best = best_trial(catalog, r);
   if (!best) {
@@ -149,75 +130,6 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);
 }
 
-// The backend asked for: --backend, or DeepSpeed for --format deepspeed; none: the row's.
-std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
-  if (!r.backend.empty()) return parse_export_backend(r.backend);
-  if (r.format == "deepspeed") return ExportBackend::kDeepSpeed;
-  return std::nullopt;
-}
-
-ExportSelection selection(const ResultsRequest& r) {
-  return {r.pins.pin(), wanted_backend(r)};
-}
-
-Configuration measured_config(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
-  if (auto config = measured_choice(stored_trials(catalog, r), selection(r))) return *config;
-  throw InputError(
-      fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
-                  m.name,
-                  r.nodes * r.gpus_per_node,
-                  r.gpu,
-                  r.db,
-                  selection_text(selection(r))));
-}
-
-ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
-  ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
-  e.auto_values = r.auto_values;
-  const bool host_cpu = is_host_cpu_name(e.gpu);
-  if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
-  if (r.source == "bench") {
-    e.config = measured_config(catalog, r, model);
-    return e;
-  }
-  if (host_cpu) {
-    throw InputError(
-        "--source plan needs a catalog GPU; for the host CPU use --source bench "
-        "(or see `gpudays plan --device cpu`)");
-  }
-  e.config = planned_choice(catalog, selection(r), model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
-  return e;
-}
-
-void run_export(const GlobalOptions& global, const ResultsRequest& r) {
-  const Catalog catalog = Catalog::load({global.config_dir});
-  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
-  const ExportRequest e = choose(catalog, r, model);
-  if (r.format != "toml") {
-    for (const std::string& note : export_notes(e)) std::cerr << "note: " << note << "\n";
-  }
-  std::string text;
-  if (r.format == "hf") {
-    text = hf_training_arguments(e).dump(2) + "\n";
-  } else if (r.format == "deepspeed") {
-    const nlohmann::json ds = deepspeed_config(e);
-    if (ds.is_null()) {
-      throw InputError(
-          fmt::format("the chosen configuration ({}) uses no ZeRO stage; a DeepSpeed "
-                      "configuration applies to zero_1, zero_2 and zero_3",
-                      describe(e.config.methods)));
-    }
-    text = ds.dump(2) + "\n";
-  } else {
-    text = run_config_toml(e);
-  }
-  if (r.out.empty()) {
-    std::cout << text;
-    return;
-  }
-  write_file_atomically(r.out, text);
-}
-
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {
   add_model_options(*cmd, r.model, r.model_file);
   add_gpu_option(*cmd, r.gpu, "GPU name or alias, any case, or cpu");
@@ -232,23 +144,6 @@ void require_selection(const ResultsRequest& r) {
   }
   if (r.gpu.empty()) throw InputError("--gpu NAME is required (or cpu)");
 }
-
-// export's choice of configuration: the backend, "auto" values, and pinned fields.
-void add_export_choice_options(CLI::App& cmd, ResultsRequest& r) {
-  cmd.add_option("--backend",
-                 r.backend,
-                 "deepspeed (ZeRO), fsdp (FSDP2 via accelerate) or ddp: the fastest configuration "
-                 "that backend runs (default: the fastest configuration's own; deepspeed for "
-                 "--format deepspeed)")
-      ->check(CLI::IsMember({"deepspeed", "fsdp", "ddp"}));
-  cmd.add_flag("--auto",
-               r.auto_values,
-               "DeepSpeed values that HuggingFace's Trainer fills in from TrainingArguments as "
-               "\"auto\" (for use through HF at any GPU count)");
-  add_pin_options(cmd, r.pins);
-}
-
-}  // namespace
 
 void add_results_commands(CLI::App& app, const GlobalOptions& global) {
   auto list = std::make_shared<ResultsRequest>();
@@ -297,31 +192,7 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
     run_best(global, *best);
   });
 
-  auto exp = std::make_shared<ResultsRequest>();
-  exp->format = "hf";
-  CLI::App* export_cmd = app.add_subcommand(
-      "export",
-      "Write the chosen configuration as HuggingFace TrainingArguments (hf), a DeepSpeed "
-      "configuration (deepspeed) or a gpudays run file (toml)");
-  add_selection_options(export_cmd, *exp);
-  add_format_option(*export_cmd, exp->format, {"hf", "deepspeed", "toml"});
-  export_cmd
-      ->add_option("--source", exp->source, "bench: the fastest measured; plan: the planner's")
-      ->check(CLI::IsMember({"bench", "plan"}))
-      ->capture_default_str();
-  export_cmd->add_option("--out", exp->out, "Output file (default: standard output)");
-  add_export_choice_options(*export_cmd, *exp);
-  export_cmd->footer(
-      "Examples:\n  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan\n"
-      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
-      "--backend fsdp\n"
-      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
-      "--format deepspeed --auto --checkpointing on\n"
-      "Notes on what the target cannot express go to standard error.");
-  export_cmd->callback([&global, exp] {
-    require_selection(*exp);
-    run_export(global, *exp);
-  });
+  add_export_command(app, global);
 }
 
 }  // namespace gpudays

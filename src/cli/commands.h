@@ -56,10 +56,6 @@ void add_cluster_options(CLI::App& cmd,
                          int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
 
-// The host CPU as a device (--device cpu): this machine measured by `gpudays trial --probe-device
-// cpu`, or that measurement cached next to the results database `db` (sweep/host_probe.h).
-GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
-
 // Every integer option of `app` and its subcommands takes decimal integers within its type alone,
 // every real option finite numbers alone (CLI11 by itself reads 010 as octal, saturates
 // 99999999999999999999 to 2^63 - 1 and accepts nan). Called once the commands are added.

@@ -160,6 +160,11 @@ nlohmann::json plan_json(const PlanResult& result,
   out["best"] = result.best ? plan_row_json(*result.best) : nlohmann::json(nullptr);
   out["calibration"] = {{"step_time_factor", evidence.calibration.step_time_factor},
                         {"trials", evidence.calibration.trials}};
+  out["fitted_constants"] = evidence.fitted_constants_path.empty()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(evidence.fitted_constants_path);
+  out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
+  out["host_memory_is_default"] = result.host_memory_is_default;
   out["measured_best"] = nullptr;
   if (const auto& t = evidence.measured_best) {
     out["measured_best"] = {{"step_time_s", t->step_time_s()},

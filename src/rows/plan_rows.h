@@ -26,6 +26,7 @@ void print_plan_rows(std::ostream& out, const std::vector<PlanRow>& rows, RowFor
 struct PlanEvidence {
   Calibration calibration;
   std::optional<TrialRecord> measured_best;
+  std::string fitted_constants_path;  // the calibration file planned with; empty: none
 };
 
 // `plan --format json`: the best row, the calibration, the measured best, every row (all_rows) and

@@ -19,9 +19,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog.h"
 #include "common/child_process.h"
 #include "common/error.h"
 #include "common/output_files.h"
+#include "distributed/launcher.h"
 
 namespace gpudays {
 namespace {
@@ -137,6 +139,30 @@ HostMeasurement measure_host_cpu(const HostProbeOptions& options) {
                              {"probe", nlohmann::json::parse(to_probe_line(measured))}});
   write_cache(options.cache_path, cache);
   return measured;
+}
+
+GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options) {
+  const HostProbeOptions probe{{self_path(), "trial", "--probe-device", kHostCpuName},
+                               host_probe_cache_path(db),
+                               options.ranks};
+  return host_cpu_spec(measure_host_cpu(probe), options);
+}
+
+const GpuSpec& planned_device(const Catalog& catalog,
+                              const std::string& device,
+                              const std::string& gpu,
+                              const HostProbeSite& site,
+                              GpuSpec& host) {
+  if (device != "cpu" && !is_host_cpu_name(gpu)) {
+    if (gpu.empty()) throw InputError("plan needs --gpu NAME (see `gpudays gpus`) or --device cpu");
+    return catalog.gpu(gpu);
+  }
+  if (!gpu.empty() && !is_host_cpu_name(gpu)) {
+    throw InputError(fmt::format(
+        "--device cpu plans on the host CPU, not on {}: leave out --gpu or --device cpu", gpu));
+  }
+  host = host_cpu_device(site.db, {/*memory_limit_bytes=*/0, /*ranks=*/site.ranks});
+  return host;
 }
 
 }  // namespace gpudays

@@ -10,6 +10,8 @@
 
 namespace gpudays {
 
+class Catalog;
+
 struct HostProbeOptions {
   std::vector<std::string> probe_command;  // argv printing the probe's line as its last
   std::string cache_path;                  // the JSON file of probes; "": probe every time
@@ -26,5 +28,22 @@ std::string host_probe_cache_path(const std::string& db_path);
 // prints an invalid line, and for a cache file that is not one (naming it: delete it to probe
 // again).
 HostMeasurement measure_host_cpu(const HostProbeOptions& options);
+
+// The host CPU as a device (--device cpu): this machine measured by `gpudays trial --probe-device
+// cpu` (this program), or that measurement cached next to the results database `db`.
+GpuSpec host_cpu_device(const std::string& db, const HostCpuOptions& options);
+
+// The device `plan` plans on: the host CPU (--device cpu, or --gpu cpu as best and export spell
+// it), measured for `ranks` ranks sharing it and kept in `host`; or the catalog GPU `gpu`. Throws
+// InputError for neither or both.
+struct HostProbeSite {
+  std::string db;  // the probe's cache sits next to it
+  int64_t ranks = 1;
+};
+const GpuSpec& planned_device(const Catalog& catalog,
+                              const std::string& device,
+                              const std::string& gpu,
+                              const HostProbeSite& site,
+                              GpuSpec& host);
 
 }  // namespace gpudays

@@ -55,4 +55,13 @@ SweepSummary run_sweep(const ModelSpec& model,
                        ResultsDb& db,
                        std::ostream& progress);
 
+// A folder for the trials' standard error (--trial-stderr) that exists or can be made, before any
+// trial runs; throws InputError.
+void check_stderr_dir(const std::string& dir);
+
+// Before any trial: can this build and machine run trials on `device` ("cuda" or "cpu")? Runs
+// `gpudays trial --check-device`; throws EnvironmentError with its one-line reason, and nothing is
+// recorded.
+void check_trial_device(const std::string& device);
+
 }  // namespace gpudays

@@ -1,0 +1,138 @@
+// How a bench launches: each trial's command line (every rank under the launcher), and for
+// `bench --slurm` the job's command line (this request, absolute paths, trials under srun) and
+// the plan's estimate of the sweep.
+#include <fmt/format.h>
+
+#include "accuracy/planner_options.h"
+#include "catalog/host_cpu.h"
+#include "cli/bench_request.h"
+#include "common/output_files.h"
+#include "distributed/launcher.h"
+#include "plan/planner.h"
+#include "slurm/cluster_file.h"
+
+namespace gpudays {
+namespace {
+
+// The bench command line the job runs: this request, with absolute paths, trials under srun.
+std::vector<std::string> bench_job_argv(const GlobalOptions& global,
+                                        const BenchRequest& r,
+                                        const std::string& srun_mpi) {
+  std::vector<std::string> argv = {self_path()};
+  if (!global.config_dir.empty())
+    argv.insert(argv.end(), {"--config-dir", absolute_path(global.config_dir)});
+  argv.push_back("bench");
+  if (!r.model_file.empty()) argv.insert(argv.end(), {"--model-file", absolute_path(r.model_file)});
+  if (r.model_file.empty()) argv.insert(argv.end(), {"--model", r.model});
+  if (!r.gpu.empty()) argv.insert(argv.end(), {"--gpu", r.gpu});
+  argv.insert(argv.end(),
+              {"--device",
+               r.device,
+               "--gpus-per-node",
+               std::to_string(r.gpus_per_node),
+               "--nodes",
+               std::to_string(r.nodes),
+               "--methods",
+               r.methods,
+               "--strategy",
+               r.strategy,
+               "--timing",
+               r.timing,
+               "--db",
+               absolute_path(r.db),
+               "--steps",
+               std::to_string(r.timed_steps),
+               "--trial-timeout",
+               fmt::format("{}", r.trial_timeout_s),
+               "--launcher",
+               "srun",
+               "--srun-mpi",
+               srun_mpi});
+  if (r.memory_limit_bytes > 0) {
+    argv.insert(argv.end(), {"--memory-limit", std::to_string(r.memory_limit_bytes)});
+  }
+  if (r.no_retry_killed) argv.push_back("--no-retry-killed");
+  if (!r.trial_stderr_dir.empty()) {
+    argv.insert(argv.end(), {"--trial-stderr", absolute_path(r.trial_stderr_dir)});
+  }
+  return argv;
+}
+
+// The plan's estimate of the sweep on a GPU: every configuration that fits, once, for its warm-up
+// and timed steps plus a start-up each (the guided search runs fewer; a bound, not a forecast).
+double bench_estimate_s(const Catalog& catalog,
+                        const ModelSpec& model,
+                        const BenchRequest& r,
+                        std::string& what) {
+  if (r.device == "cpu" || r.gpu.empty()) return 0.0;
+  constexpr double kTrialStartS = 30.0;  // process start, model build, first step's compilation
+  const Cluster cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(r.gpu)};
+  const PlanOptions options =
+      planner_options(catalog, DeviceKind::kGpu, {.preset = parse_preset(r.methods)}).options;
+  const PlanResult result = plan(model, cluster, options);
+  double total_s = 0.0;
+  int trials = 0;
+  for (const PlanRow& row : result.rows) {
+    if (!row.fits) continue;
+    ++trials;
+    total_s += kTrialStartS + static_cast<double>(1 + r.timed_steps) * row.step_time_s;
+  }
+  what = fmt::format("{} configurations that fit x ({} steps + {:.0f} s start-up)",
+                     trials,
+                     1 + r.timed_steps,
+                     kTrialStartS);
+  return total_s;
+}
+
+}  // namespace
+
+// The argv of one trial: `gpudays trial`, on every rank of the launch (distributed/launcher.h).
+std::vector<std::string> trial_command(const GlobalOptions& global,
+                                       const BenchRequest& r,
+                                       int64_t world) {
+  LaunchOptions launch;
+  launch.ranks = world;
+  launch.device = r.device == "cpu" ? RankDevice::kCpu : RankDevice::kCuda;
+  // Inside a Slurm allocation: one job step per trial.
+  launch.launcher = r.launcher == "srun" ? Launcher::kSrun : Launcher::kMpirun;
+  launch.srun.nodes = r.nodes;
+  launch.srun.mpi = r.srun_mpi;
+  launch.program = {self_path()};
+  if (!global.config_dir.empty()) {
+    launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
+  }
+  launch.program.push_back("trial");
+  return launch_argv(launch);
+}
+
+void submit_bench_job(const GlobalOptions& global,
+                      const BenchRequest& r,
+                      const Catalog& catalog,
+                      const ModelSpec& model) {
+  SlurmSubmission s;
+  s.job.name = fmt::format("gpudays-bench-{}-{}", model.name, r.device == "cpu" ? "cpu" : r.gpu);
+  s.job.description = fmt::format("gpudays bench: {} on {} node(s) x {} {} rank(s), results in {}",
+                                  model.name,
+                                  r.nodes,
+                                  r.gpus_per_node,
+                                  r.device == "cpu" ? "CPU" : r.gpu,
+                                  absolute_path(r.db));
+  s.job.nodes = r.nodes;
+  s.job.tasks_per_node = r.gpus_per_node;
+  s.job.launch = JobLaunch::kBatchShell;
+  s.gpu_tasks = r.device != "cpu";
+  s.estimate_s = bench_estimate_s(catalog, model, r, s.estimate_what);
+  s.record.kind = "bench";
+  s.record.db = absolute_path(r.db);
+  s.record.model = model.name;
+  s.record.gpu = r.device == "cpu" ? std::string(kHostCpuName) : catalog.gpu(r.gpu).name;
+  // The sweep runs once in the batch shell; its trials start under srun (--launcher srun), with
+  // the srun --mpi the cluster file names (SLURM_MPI_TYPE in the script would do the same).
+  std::string srun_mpi = r.srun_mpi;
+  if (!r.slurm.cluster_file.empty())
+    srun_mpi = load_slurm_cluster(r.slurm.cluster_file).launcher.srun_mpi;
+  s.job.command = bench_job_argv(global, r, srun_mpi);
+  submit_slurm_job(r.slurm, s);
+}
+
+}  // namespace gpudays

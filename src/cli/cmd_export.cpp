@@ -1,0 +1,133 @@
+// `gpudays export`: the chosen configuration (exports/export_choice.h) as HuggingFace
+// TrainingArguments, a DeepSpeed configuration or a gpudays run file.
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "catalog/host_cpu.h"
+#include "cli/results_request.h"
+#include "common/error.h"
+#include "common/output_files.h"
+#include "exports/export.h"
+#include "exports/export_choice.h"
+
+namespace gpudays {
+namespace {
+
+// The backend asked for: --backend, or DeepSpeed for --format deepspeed; none: the row's.
+std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
+  if (!r.backend.empty()) return parse_export_backend(r.backend);
+  if (r.format == "deepspeed") return ExportBackend::kDeepSpeed;
+  return std::nullopt;
+}
+
+ExportSelection selection(const ResultsRequest& r) {
+  return {r.pins.pin(), wanted_backend(r)};
+}
+
+Configuration measured_config(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
+  if (auto config = measured_choice(stored_trials(catalog, r), selection(r))) return *config;
+  throw InputError(
+      fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
+                  m.name,
+                  r.nodes * r.gpus_per_node,
+                  r.gpu,
+                  r.db,
+                  selection_text(selection(r))));
+}
+
+ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
+  ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
+  e.auto_values = r.auto_values;
+  const bool host_cpu = is_host_cpu_name(e.gpu);
+  if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
+  if (r.source == "bench") {
+    e.config = measured_config(catalog, r, model);
+    return e;
+  }
+  if (host_cpu) {
+    throw InputError(
+        "--source plan needs a catalog GPU; for the host CPU use --source bench "
+        "(or see `gpudays plan --device cpu`)");
+  }
+  e.config = planned_choice(catalog, selection(r), model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
+  return e;
+}
+
+void run_export(const GlobalOptions& global, const ResultsRequest& r) {
+  const Catalog catalog = Catalog::load({global.config_dir});
+  const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
+  const ExportRequest e = choose(catalog, r, model);
+  if (r.format != "toml") {
+    for (const std::string& note : export_notes(e)) std::cerr << "note: " << note << "\n";
+  }
+  std::string text;
+  if (r.format == "hf") {
+    text = hf_training_arguments(e).dump(2) + "\n";
+  } else if (r.format == "deepspeed") {
+    const nlohmann::json ds = deepspeed_config(e);
+    if (ds.is_null()) {
+      throw InputError(
+          fmt::format("the chosen configuration ({}) uses no ZeRO stage; a DeepSpeed "
+                      "configuration applies to zero_1, zero_2 and zero_3",
+                      describe(e.config.methods)));
+    }
+    text = ds.dump(2) + "\n";
+  } else {
+    text = run_config_toml(e);
+  }
+  if (r.out.empty()) {
+    std::cout << text;
+    return;
+  }
+  write_file_atomically(r.out, text);
+}
+
+// export's choice of configuration: the backend, "auto" values, and pinned fields.
+void add_export_choice_options(CLI::App& cmd, ResultsRequest& r) {
+  cmd.add_option("--backend",
+                 r.backend,
+                 "deepspeed (ZeRO), fsdp (FSDP2 via accelerate) or ddp: the fastest configuration "
+                 "that backend runs (default: the fastest configuration's own; deepspeed for "
+                 "--format deepspeed)")
+      ->check(CLI::IsMember({"deepspeed", "fsdp", "ddp"}));
+  cmd.add_flag("--auto",
+               r.auto_values,
+               "DeepSpeed values that HuggingFace's Trainer fills in from TrainingArguments as "
+               "\"auto\" (for use through HF at any GPU count)");
+  add_pin_options(cmd, r.pins);
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, const GlobalOptions& global) {
+  auto exp = std::make_shared<ResultsRequest>();
+  exp->format = "hf";
+  CLI::App* export_cmd = app.add_subcommand(
+      "export",
+      "Write the chosen configuration as HuggingFace TrainingArguments (hf), a DeepSpeed "
+      "configuration (deepspeed) or a gpudays run file (toml)");
+  add_selection_options(export_cmd, *exp);
+  add_format_option(*export_cmd, exp->format, {"hf", "deepspeed", "toml"});
+  export_cmd
+      ->add_option("--source", exp->source, "bench: the fastest measured; plan: the planner's")
+      ->check(CLI::IsMember({"bench", "plan"}))
+      ->capture_default_str();
+  export_cmd->add_option("--out", exp->out, "Output file (default: standard output)");
+  add_export_choice_options(*export_cmd, *exp);
+  export_cmd->footer(
+      "Examples:\n  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan\n"
+      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
+      "--backend fsdp\n"
+      "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
+      "--format deepspeed --auto --checkpointing on\n"
+      "Notes on what the target cannot express go to standard error.");
+  export_cmd->callback([&global, exp] {
+    require_selection(*exp);
+    run_export(global, *exp);
+  });
+}
+
+}  // namespace gpudays

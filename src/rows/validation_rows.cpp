@@ -1,0 +1,163 @@
+// The validation report as a table, CSV or JSON.
+#include "rows/validation_rows.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpudays {
+namespace {
+
+std::string percent(double fraction) {
+  return fmt::format("{:+.1f}%", 100.0 * fraction);
+}
+
+std::string figure(double value) {
+  return fmt::format("{:.4g}", value);
+}
+
+std::string configuration(const ValidationCase& v) {
+  if (v.skipped) return "";
+  return fmt::format("{}, mb {}, acc {}",
+                     describe(v.config.methods),
+                     v.config.micro_batch_size,
+                     v.config.grad_acc_steps);
+}
+
+void print_summaries(std::ostream& out, const ValidationReport& report) {
+  Table table({"group", "cases", "MAPE", "mean error", "max |error|", "error p10", "error p90"});
+  auto add = [&table](const ErrorSummary& s) {
+    table.add_row({s.group,
+                   std::to_string(s.cases),
+                   fmt::format("{:.1f}%", 100.0 * s.mape),
+                   percent(s.mean_error),
+                   fmt::format("{:.1f}%", 100.0 * s.max_abs_error),
+                   percent(s.low_error),
+                   percent(s.high_error)});
+  };
+  for (const ErrorSummary& s : report.by_gpu) add(s);
+  for (const ErrorSummary& s : report.by_split) add(s);
+  add(report.overall);
+  table.print(out);
+}
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"group", s.group},
+          {"cases", s.cases},
+          {"mape", s.mape},
+          {"mean_error", s.mean_error},
+          {"max_abs_error", s.max_abs_error},
+          {"low_error", s.low_error},
+          {"high_error", s.high_error}};
+}
+
+nlohmann::json case_json(const ValidationCase& v) {
+  nlohmann::json j = {{"source", v.source_id},
+                      {"case", v.name},
+                      {"citation", v.citation},
+                      {"model", v.model},
+                      {"gpu", v.gpu},
+                      {"nodes", v.nodes},
+                      {"gpus_per_node", v.gpus_per_node},
+                      {"split", to_string(v.split)},
+                      {"trusted", v.trusted},
+                      {"skipped", v.skipped},
+                      {"skip_reason", v.skip_reason},
+                      {"notes", v.notes}};
+  if (v.skipped) return j;
+  const MethodSet& m = v.config.methods;
+  j.update({{"free_lunch", m.free_lunch},
+            {"activation_checkpointing", m.activation_checkpointing},
+            {"sharding", to_string(m.sharding)},
+            {"micro_batch_size", v.config.micro_batch_size},
+            {"grad_acc_steps", v.config.grad_acc_steps},
+            {"global_batch", v.global_batch},
+            {"metric", v.metric},
+            {"published", v.published},
+            {"predicted", v.predicted},
+            {"approximate", v.approximate},
+            {"error", v.error},
+            {"predicted_tokens_per_s_per_gpu", v.predicted_tokens_per_s_per_gpu},
+            {"fits", v.row->fits}});
+  j["published_tokens_per_s_per_gpu"] = v.published_tokens_per_s_per_gpu
+                                            ? nlohmann::json(*v.published_tokens_per_s_per_gpu)
+                                            : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+Table cases_table(const ValidationReport& report) {
+  Table table({"split",
+               "source",
+               "case",
+               "model",
+               "gpus",
+               "gpu",
+               "configuration",
+               "metric",
+               "published",
+               "predicted",
+               "error"});
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped) continue;
+    table.add_row({to_string(v.split) + (v.trusted ? "" : " (untrusted)"),
+                   v.source_id,
+                   v.name,
+                   v.model,
+                   std::to_string(v.gpus()),
+                   v.gpu,
+                   configuration(v),
+                   v.metric,
+                   figure(v.published),
+                   figure(v.predicted),
+                   percent(v.error)});
+  }
+  return table;
+}
+
+void print_table(std::ostream& out, const ValidationReport& report) {
+  cases_table(report).print(out);
+  out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
+         "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
+  print_summaries(out, report);
+  if (!report.worst.empty()) out << "\nWorst cases:\n";
+  for (size_t i : report.worst) {
+    const ValidationCase& v = report.cases[i];
+    out << fmt::format("  {} {}/{}: {} ({} x {}, {})\n",
+                       percent(v.error),
+                       v.source_id,
+                       v.name,
+                       v.model,
+                       v.gpus(),
+                       v.gpu,
+                       configuration(v));
+  }
+  size_t skipped = 0;
+  for (const ValidationCase& v : report.cases) skipped += v.skipped ? 1 : 0;
+  if (skipped > 0) out << fmt::format("\nNot planned ({} cases):\n", skipped);
+  for (const ValidationCase& v : report.cases) {
+    if (v.skipped) out << fmt::format("  {}/{}: {}\n", v.source_id, v.name, v.skip_reason);
+  }
+}
+
+void print_json(std::ostream& out,
+                const ValidationReport& report,
+                const std::string& calibration_path) {
+  nlohmann::json j;
+  j["calibration"] =
+      calibration_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(calibration_path);
+  j["cases"] = nlohmann::json::array();
+  for (const ValidationCase& v : report.cases) j["cases"].push_back(case_json(v));
+  j["overall"] = summary_json(report.overall);
+  j["by_gpu"] = nlohmann::json::array();
+  for (const ErrorSummary& s : report.by_gpu) j["by_gpu"].push_back(summary_json(s));
+  j["by_split"] = nlohmann::json::array();
+  for (const ErrorSummary& s : report.by_split) j["by_split"].push_back(summary_json(s));
+  j["worst"] = nlohmann::json::array();
+  for (size_t i : report.worst) {
+    j["worst"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace gpudays
