@@ -97,9 +97,7 @@ FamilyTraits gpt_neox() {
   return {
       .family = Family::kGptNeox,
       .name = "gpt_neox",
-      .hf_model_type = "gpt_neox",
-      .hf_class = "GPTNeoXForCausalLM",
-      .hf_layer_class = "GPTNeoXLayer",
+      .hf = {{"gpt_neox", "GPTNeoXForCausalLM", "GPTNeoXLayer"}},
       .hf_gradient_checkpointing = true,
       .modality = Modality::kText,
       .objective = Objective::kCausalLm,
@@ -141,9 +139,7 @@ FamilyTraits roberta() {
   return {
       .family = Family::kRoberta,
       .name = "roberta",
-      .hf_model_type = "roberta",
-      .hf_class = "RobertaForMaskedLM",
-      .hf_layer_class = "RobertaLayer",
+      .hf = {{"roberta", "RobertaForMaskedLM", "RobertaLayer"}},
       .hf_gradient_checkpointing = true,
       .modality = Modality::kText,
       .objective = Objective::kMaskedLm,
@@ -176,9 +172,7 @@ FamilyTraits vit() {
   return {
       .family = Family::kVit,
       .name = "vit",
-      .hf_model_type = "vit",
-      .hf_class = "ViTForImageClassification",
-      .hf_layer_class = "ViTLayer",
+      .hf = {{"vit", "ViTForImageClassification", "ViTLayer"}},
       .hf_gradient_checkpointing = true,
       .modality = Modality::kImage,
       .objective = Objective::kClassification,
@@ -200,11 +194,9 @@ FamilyTraits convnext() {
   return {
       .family = Family::kConvnext,
       .name = "convnext",
-      .hf_model_type = "convnext",
-      .hf_class = "ConvNextForImageClassification",
-      // One block rather than ConvNextStage (_no_split_modules[0]), whose third stage holds 27
-      // of ConvNeXt-L's 36 blocks and so most of its parameters in one FSDP unit.
-      .hf_layer_class = "ConvNextLayer",
+      // The FSDP unit is one block rather than ConvNextStage (_no_split_modules[0]), whose third
+      // stage holds 27 of ConvNeXt-L's 36 blocks and so most of its parameters in one unit.
+      .hf = {{"convnext", "ConvNextForImageClassification", "ConvNextLayer"}},
       .hf_gradient_checkpointing = false,
       .modality = Modality::kImage,
       .objective = Objective::kClassification,
@@ -230,9 +222,7 @@ FamilyTraits mamba() {
   return {
       .family = Family::kMamba,
       .name = "mamba",
-      .hf_model_type = "mamba",
-      .hf_class = "MambaForCausalLM",
-      .hf_layer_class = "MambaBlock",
+      .hf = {{"mamba", "MambaForCausalLM", "MambaBlock"}},
       .hf_gradient_checkpointing = true,
       .modality = Modality::kText,
       .objective = Objective::kCausalLm,
@@ -269,8 +259,13 @@ FamilyTraits mamba() {
 
 const std::vector<FamilyTraits>& all_family_traits() {
   static const std::vector<FamilyTraits> table = {
-      gpt_neox(), roberta(), vit(), convnext(), mamba()};
+      gpt_neox(), roberta(), vit(), convnext(), mamba(), llama_family()};
   return table;
+}
+
+const HfVariant& hf_variant(const ModelSpec& model) {
+  const FamilyTraits& t = family_traits(model.family);
+  return t.hf.at(t.hf_variant_of != nullptr ? t.hf_variant_of(model.arch) : 0);
 }
 
 const FamilyTraits& family_traits(Family family) {

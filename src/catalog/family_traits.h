@@ -52,21 +52,28 @@ using ArchMember = std::variant<int64_t ArchSpec::*,
 // One architecture field in every dialect.
 struct ArchKey {
   ArchMember member;
-  std::string_view toml;  // key in a model TOML file's [arch]
-  std::string_view hf;    // config.json key; "a.b": key b of object a; empty: config.json lacks it
+  // Key in a model TOML file's [arch]; empty (and `hf` empty): a constant of the family, its
+  // defaults' value, that no file holds.
+  std::string_view toml;
+  std::string_view hf;  // config.json key; "a.b": key b of object a; empty: config.json lacks it
   KeyDefault toml_default;
   KeyDefault hf_default;
   bool measured = false;            // published measurements' inline [arch] gives it
   std::string_view hf_legacy = {};  // transformers 4.x name, read when hf's object is absent
 };
 
+// One transformers model class the family reads and writes (llama: also Qwen2's and OLMo's).
+struct HfVariant {
+  std::string_view model_type;   // config.json model_type
+  std::string_view cls;          // config.json architectures[0]
+  std::string_view layer_class;  // FSDP wrap unit (transformers' _no_split_modules[0])
+};
+
 struct FamilyTraits {
   Family family;
-  std::string_view name;            // our name (model TOML family, --model-file)
-  std::string_view hf_model_type;   // config.json model_type
-  std::string_view hf_class;        // config.json architectures[0]
-  std::string_view hf_layer_class;  // FSDP wrap unit (transformers' _no_split_modules[0])
-  bool hf_gradient_checkpointing;   // transformers' supports_gradient_checkpointing
+  std::string_view name;           // our name (model TOML family, --model-file)
+  std::vector<HfVariant> hf;       // [0]: the family's own class
+  bool hf_gradient_checkpointing;  // transformers' supports_gradient_checkpointing
   Modality modality;
   Objective objective;
   bool attention;
@@ -74,12 +81,24 @@ struct FamilyTraits {
   std::vector<ArchKey> keys;
   // The config.json fields beside the key map: constants and values of the recipe.
   void (*hf_extras)(const ModelSpec& model, nlohmann::json& config);
+  // Which of `hf` a model is (null: the first).
+  size_t (*hf_variant_of)(const ArchSpec& arch) = nullptr;
+  // After the key map, config.json of hf[variant]: the fields the variant fixes, and an InputError
+  // naming `path` and the field for what the family cannot express (null: nothing).
+  void (*hf_read)(size_t variant,
+                  const nlohmann::json& config,
+                  const std::string& path,
+                  ArchSpec& arch) = nullptr;
 };
 
 const std::vector<FamilyTraits>& all_family_traits();
+FamilyTraits llama_family();  // its row, in family_llama.cpp
+// The transformers class of `model` (its family's, or a variant's: Qwen2, OLMo).
+const HfVariant& hf_variant(const ModelSpec& model);
 const FamilyTraits& family_traits(Family family);
 std::vector<std::string> family_names();  // in table order
-// Language models built of attention blocks (gpt_neox, roberta): compute-optimal scaling's.
+// Language models built of attention blocks (gpt_neox, roberta, llama): compute-optimal
+// scaling's.
 bool is_transformer_lm(Family family);
 
 // ViT's tokens per image: (image_size / patch_size)^2 patches and the class token.

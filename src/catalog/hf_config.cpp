@@ -115,7 +115,11 @@ void read_key(const ConfigFields& c, const ArchKey& key, ArchSpec& a) {
 ArchSpec read_arch(const ConfigFields& c, const FamilyTraits& family) {
   ArchSpec a;
   for (const ArchKey& key : family.keys) {
-    if (!key.hf.empty()) read_key(c, key, a);
+    if (key.hf.empty()) {
+      apply_default(key.member, key.hf_default, a);
+    } else {
+      read_key(c, key, a);
+    }
   }
   if (family.seq_len_rule == SeqLenRule::kPositions) a.seq_len = a.max_position_embeddings;
   if (family.seq_len_rule == SeqLenRule::kPositionsLessPadding) {
@@ -124,13 +128,20 @@ ArchSpec read_arch(const ConfigFields& c, const FamilyTraits& family) {
   return a;
 }
 
-const FamilyTraits& family_of(const ConfigFields& c) {
+struct FamilyVariant {
+  const FamilyTraits& family;
+  size_t variant;  // of family.hf
+};
+
+FamilyVariant family_of(const ConfigFields& c) {
   const std::string type = c.get_string_or("model_type", "");
   if (type.empty()) c.fail("model_type", "missing; not a transformers config.json");
   std::string valid;
   for (const FamilyTraits& f : all_family_traits()) {
-    if (type == f.hf_model_type) return f;
-    valid += (valid.empty() ? "" : ", ") + std::string(f.hf_model_type);
+    for (size_t v = 0; v < f.hf.size(); ++v) {
+      if (type == f.hf[v].model_type) return {f, v};
+      valid += (valid.empty() ? "" : ", ") + std::string(f.hf[v].model_type);
+    }
   }
   c.fail("model_type", fmt::format("'{}' is not supported; valid: {}", type, valid));
 }
@@ -185,14 +196,16 @@ bool is_hf_config_path(const std::string& path) {
 }
 
 ModelSpec load_hf_config(const std::string& path, const std::vector<ModelSpec>& catalog) {
-  const ConfigFields c(parse_json(path), path);
+  const json doc = parse_json(path);
+  const ConfigFields c(doc, path);
   ModelSpec m;
   m.source_path = path;
-  const FamilyTraits& family = family_of(c);
+  const auto [family, variant] = family_of(c);
   m.family = family.family;
   m.name = name_of(c, path);
   m.hf_name = c.get_string_or("_name_or_path", "");
   m.arch = read_arch(c, family);
+  if (family.hf_read != nullptr) family.hf_read(variant, doc, path, m.arch);
   const auto first = std::find_if(
       catalog.begin(), catalog.end(), [&](const ModelSpec& s) { return s.family == m.family; });
   if (first == catalog.end()) {

@@ -32,8 +32,9 @@ void write_key(const ArchSpec& a, const ArchKey& key, nlohmann::json& config) {
 
 nlohmann::json hf_config_of(const ModelSpec& model) {
   const FamilyTraits& family = family_traits(model.family);
-  nlohmann::json config = {{"architectures", {std::string(family.hf_class)}},
-                           {"model_type", std::string(family.hf_model_type)}};
+  const HfVariant& variant = hf_variant(model);
+  nlohmann::json config = {{"architectures", {std::string(variant.cls)}},
+                           {"model_type", std::string(variant.model_type)}};
   for (const ArchKey& key : family.keys) {
     if (!key.hf.empty()) write_key(model.arch, key, config);
   }

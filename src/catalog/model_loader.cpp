@@ -14,7 +14,11 @@ namespace {
 ArchSpec read_arch(const TomlFields& t, Family family) {
   ArchSpec a;
   for (const ArchKey& key : family_traits(family).keys) {
-    read_arch_field(t, key.toml, key.toml_default, key.member, a);
+    if (key.toml.empty()) {
+      apply_default(key.member, key.toml_default, a);  // a constant of the family
+    } else {
+      read_arch_field(t, key.toml, key.toml_default, key.member, a);
+    }
   }
   t.get_string_or("source", "");
   t.check_all_used();

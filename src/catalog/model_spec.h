@@ -9,7 +9,7 @@
 
 namespace gpudays {
 
-enum class Family { kGptNeox, kRoberta, kVit, kConvnext, kMamba };
+enum class Family { kGptNeox, kRoberta, kVit, kConvnext, kMamba, kLlama };
 enum class Precision { kFp32, kFp16, kBf16 };
 enum class OptimizerKind { kAdam, kAdamW };
 enum class ScheduleKind { kCosine, kLinear, kConstant };
@@ -23,7 +23,7 @@ Precision parse_precision(const std::string& text);
 bool is_vision(Family family);  // samples are images, not token sequences
 
 struct ArchSpec {
-  // Sequence families (gpt_neox, roberta, vit, mamba).
+  // Sequence families (gpt_neox, roberta, vit, mamba, llama).
   int64_t n_layers = 0;
   int64_t d_model = 0;
   int64_t n_heads = 0;     // transformers only
@@ -36,14 +36,23 @@ struct ArchSpec {
   // gpt_neox
   double rotary_pct = 0.0;
   double rotary_emb_base = 10000.0;     // HF rotary_emb_base (5.x: rope_parameters.rope_theta)
-  int64_t max_position_embeddings = 0;  // gpt_neox, roberta (roberta: includes padding offset)
+  int64_t max_position_embeddings = 0;  // gpt_neox, roberta, llama (roberta: + padding offset)
   bool tie_word_embeddings = false;
   bool use_parallel_residual = true;
-  // Grouped-query attention and gated (SwiGLU) MLPs, for the planner only: set by published
-  // measurements' inline architectures (Llama), never by model files, so the zoo never meets them.
+  // Grouped-query attention and gated (SwiGLU) MLPs: the llama family's (always gated); in a
+  // gpt_neox measurement's inline architecture, for the planner only.
   int64_t n_kv_heads = 0;                    // key/value heads; 0: n_heads
   bool gated_ffn = false;                    // three d_model x d_ffn matrices (gate, up, down)
   bool learned_position_embeddings = false;  // GPT-2's added table instead of rotary (gpt_neox)
+  // llama: rotary over the whole head (rotary_pct 1), rotary_emb_base is rope_theta,
+  // layer_norm_eps is rms_norm_eps, no biases but Qwen2's on q, k and v.
+  int64_t head_dim = 0;                    // 0: d_model / n_heads
+  bool qkv_bias = false;                   // Qwen2: biases on the q, k and v projections
+  bool parameter_free_layer_norm = false;  // OLMo: LayerNorm without weight or bias, not RMSNorm
+  int64_t attention_head_dim() const {
+    return head_dim > 0 ? head_dim : (n_heads > 0 ? d_model / n_heads : 0);
+  }
+  int64_t key_value_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
   // roberta
   int64_t type_vocab_size = 0;
   int64_t pad_token_id = 0;

@@ -173,6 +173,58 @@ void check_mamba(const Checker& c, const ArchSpec& a) {
             fmt::format("must be positive, is {}", a.time_step_scale));
 }
 
+void check_token_id(const Checker& c, const ArchSpec& a, int64_t id, const char* field) {
+  c.require(id >= 0 && id < a.vocab_size,
+            "arch",
+            field,
+            fmt::format("{} is not in [0, vocab_size) = [0, {})", id, a.vocab_size));
+}
+
+// Grouped-query attention: key/value heads divide the query heads; the head even (rotary pairs).
+void check_llama_heads(const Checker& c, const ArchSpec& a) {
+  c.require(a.n_kv_heads > 0 && a.n_kv_heads <= a.n_heads && a.n_heads % a.n_kv_heads == 0,
+            "arch",
+            "n_kv_heads",
+            fmt::format("{} does not divide n_heads {}", a.n_kv_heads, a.n_heads));
+  c.require(
+      a.head_dim >= 0 && a.head_dim <= kMaxWidth / a.n_heads,
+      "arch",
+      "head_dim",
+      fmt::format(
+          "must be in [0, {}] (0: d_model / n_heads), is {}", kMaxWidth / a.n_heads, a.head_dim));
+  c.require(a.attention_head_dim() % 2 == 0,
+            "arch",
+            "head_dim",
+            fmt::format("{} is odd; rotary positions rotate pairs", a.attention_head_dim()));
+}
+
+void check_llama(const Checker& c, const ArchSpec& a) {
+  check_transformer(c, a);
+  check_llama_heads(c, a);
+  c.positive(a.vocab_size, "arch", "vocab_size", kMaxVocab);
+  c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
+  c.positive(a.max_position_embeddings, "arch", "max_position_embeddings", kMaxPositions);
+  c.require(
+      a.seq_len <= a.max_position_embeddings,
+      "arch",
+      "seq_len",
+      fmt::format("{} exceeds max_position_embeddings {}", a.seq_len, a.max_position_embeddings));
+  c.require(a.rotary_emb_base > 1.0,
+            "arch",
+            "rope_theta",
+            fmt::format("must be greater than 1, is {}", a.rotary_emb_base));
+  c.require(a.layer_norm_eps > 0.0 && a.layer_norm_eps < 1.0,
+            "arch",
+            "rms_norm_eps",
+            fmt::format("must be in (0, 1), is {}", a.layer_norm_eps));
+  c.require(!(a.qkv_bias && a.parameter_free_layer_norm),
+            "arch",
+            "attention_bias",
+            "q/k/v biases (Qwen2) with a parameter-free LayerNorm (OLMo): no transformers class");
+  check_token_id(c, a, a.bos_token_id, "bos_token_id");
+  check_token_id(c, a, a.eos_token_id, "eos_token_id");
+}
+
 void check_arch(const Checker& c, Family family, const ArchSpec& a) {
   switch (family) {
     case Family::kGptNeox:
@@ -189,6 +241,9 @@ void check_arch(const Checker& c, Family family, const ArchSpec& a) {
       break;
     case Family::kMamba:
       check_mamba(c, a);
+      break;
+    case Family::kLlama:
+      check_llama(c, a);
       break;
   }
   c.require(a.initializer_range > 0.0,

@@ -49,6 +49,7 @@ std::string toml_value(const ArchSpec& a, const ArchMember& member) {
 std::string arch_toml(const ModelSpec& m) {
   std::string out = "[arch]\n";
   for (const ArchKey& key : family_traits(m.family).keys) {
+    if (key.toml.empty()) continue;  // a constant of the family
     out += fmt::format("{} = {}\n", key.toml, toml_value(m.arch, key.member));
   }
   return out;

@@ -1,6 +1,7 @@
 // Parameter counts per family, layer by layer, following the HuggingFace module structure:
 // GPTNeoXForCausalLM, RobertaForMaskedLM, ViTForImageClassification,
-// ConvNextForImageClassification, MambaForCausalLM. Weight matrices and their biases are counted
+// ConvNextForImageClassification, MambaForCausalLM, LlamaForCausalLM (Qwen2ForCausalLM,
+// OlmoForCausalLM). Weight matrices and their biases are counted
 // exactly as those classes hold them.
 #include "catalog/param_count.h"
 
@@ -100,6 +101,28 @@ ParamCounts mamba(const ArchSpec& a) {
   return c;
 }
 
+// Attention without biases but Qwen2's on q, k and v; SwiGLU MLP (gate, up, down) without
+// biases; two RMSNorm weights (none with OLMo's parameter-free LayerNorm).
+int64_t llama_layer(const ArchSpec& a) {
+  const int64_t q_width = a.n_heads * a.attention_head_dim();
+  const int64_t kv_width = a.key_value_heads() * a.attention_head_dim();
+  const int64_t norm = a.parameter_free_layer_norm ? 0 : a.d_model;
+  return linear(a.d_model, q_width, a.qkv_bias) + 2 * linear(a.d_model, kv_width, a.qkv_bias) +
+         linear(q_width, a.d_model, false) + 2 * linear(a.d_model, a.d_ffn, false) +
+         linear(a.d_ffn, a.d_model, false) + 2 * norm;
+}
+
+ParamCounts llama(const ArchSpec& a) {
+  ParamCounts c;
+  c.embedding = a.vocab_size * a.d_model;                                // embed_tokens
+  c.unembedding = a.tie_word_embeddings ? 0 : a.vocab_size * a.d_model;  // lm_head, no bias
+  c.largest_block = llama_layer(a);
+  const int64_t final_norm = a.parameter_free_layer_norm ? 0 : a.d_model;
+  c.total = c.embedding + a.n_layers * c.largest_block + final_norm + c.unembedding;
+  if (a.tie_word_embeddings) c.unembedding = c.embedding;
+  return c;
+}
+
 }  // namespace
 
 ParamCounts count_params(const ModelSpec& model) {
@@ -114,6 +137,8 @@ ParamCounts count_params(const ModelSpec& model) {
       return convnext(model.arch);
     case Family::kMamba:
       return mamba(model.arch);
+    case Family::kLlama:
+      return llama(model.arch);
   }
   return {};
 }

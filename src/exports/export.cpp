@@ -46,8 +46,8 @@ ExportBackend export_backend(Sharding sharding) {
 }
 
 // transformers 5.24: models/<family>/modeling_<family>.py (catalog/family_traits.cpp).
-std::string hf_layer_class(Family family) {
-  return std::string(family_traits(family).hf_layer_class);
+std::string hf_layer_class(const ModelSpec& model) {
+  return std::string(hf_variant(model).layer_class);
 }
 
 bool decoupled_weight_decay(const RecipeSpec& recipe) {

@@ -42,7 +42,7 @@ std::string run_config_toml(const ExportRequest& request);
 std::vector<std::string> export_notes(const ExportRequest& request);
 
 // The class name of the family's repeated block in transformers (FSDP's wrapping unit).
-std::string hf_layer_class(Family family);
+std::string hf_layer_class(const ModelSpec& model);
 
 // The recipe's weight decay is decoupled (AdamW, Loshchilov and Hutter 2019) rather than added to
 // the gradient (L2, plain Adam). Which one each family's original code used: docs/bench.md.

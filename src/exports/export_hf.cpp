@@ -46,7 +46,7 @@ nlohmann::json fsdp_config(const ExportRequest& r) {
           {"reshard_after_forward", m.sharding == Sharding::kFsdpFullShard},
           {"cpu_offload", m.offloading},
           {"auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
-          {"transformer_layer_cls_to_wrap", {hf_layer_class(r.model->family)}},
+          {"transformer_layer_cls_to_wrap", {hf_layer_class(*r.model)}},
           {"activation_checkpointing", m.activation_checkpointing}};
 }
 

@@ -83,6 +83,7 @@ Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) 
     case Family::kGptNeox:
     case Family::kRoberta:
     case Family::kVit:
+    case Family::kLlama:
       return build_transformer_workload(model, options);
     case Family::kConvnext:
       return build_convnext_workload(model, options);

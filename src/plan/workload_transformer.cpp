@@ -1,11 +1,13 @@
 // Forward workload of the transformer families: gpt_neox (Pythia; parallel residual, rotary,
-// causal), roberta (post-LN encoder, MLM head over every position) and vit (pre-LN encoder,
-// patch embedding, classifier). Saved activations follow Korthikanti et al. 2022, "Reducing
-// Activation Recomputation in Large Transformer Models", Section 4.1, per tensor and per dtype.
-// The pointwise parts take the kernels of the model code that runs them (ModelCode) and, under
-// torch.compile, one fused kernel per chain (docs/planner.md, "Model code and torch.compile").
+// causal), llama (pre-RMSNorm, SwiGLU, grouped-query attention, rotary, causal), roberta (post-LN
+// encoder, MLM head over every position) and vit (pre-LN encoder, patch embedding, classifier).
+// Saved activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", Section 4.1, per tensor and per dtype. The pointwise parts take the kernels
+// of the model code that runs them (ModelCode) and, under torch.compile, one fused kernel per chain
+// (docs/planner.md, "Model code and torch.compile").
 #include <algorithm>
 
+#include "catalog/family_traits.h"
 #include "catalog/param_count.h"
 #include "plan/workload.h"
 
@@ -20,6 +22,8 @@ struct Dims {
   double elt;                   // bytes per activation element
   double dropout;
   double kv;  // key/value width: d, or kv heads x head dim with grouped-query attention
+  double q;   // query (and attention output) width: heads x head dim, d but with llama's head_dim
+  bool rms_norm;  // RMSNorm (llama) rather than LayerNorm
   Implementation impl;
 };
 
@@ -48,8 +52,12 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   const double hidden = x.n * x.d;
   const double saved = keeps_input ? hidden * x.elt : 0.0;
   const double minimal = 2.0 * x.elt;  // read the input, write the output
-  switch (x.impl.code) {
+  const bool rms_chain = x.impl.code == ModelCode::kLlamaReference ||
+                         (x.impl.code == ModelCode::kHuggingFace && x.rms_norm);
+  switch (rms_chain ? ModelCode::kLlamaReference : x.impl.code) {
     case ModelCode::kLlamaReference: {
+      // (LlamaRMSNorm in transformers is the same chain: to(float32), pow, mean, rsqrt, product,
+      // cast back, product with the weight.)
       // RMSNorm: x.float(); x.pow(2); .mean(-1); + eps; rsqrt; x * rsqrt; .type_as(x); * weight
       // (llama/model.py): the two fp32 products read and write 4 bytes, the mean reads 4.
       const double eager = 2.0 * upcast_bytes(x.elt) + 8.0 + 4.0 + 8.0 + 2.0 * x.elt;
@@ -72,7 +80,7 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
 // is added once, in the stem).
 void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
   if (model.arch.learned_position_embeddings) return;
-  const double rotated = x.n * (x.d + x.kv) * model.arch.rotary_pct;  // q and k elements
+  const double rotated = x.n * (x.q + x.kv) * model.arch.rotary_pct;  // q and k elements
   switch (x.impl.code) {
     case ModelCode::kLlamaReference:
       // apply_rotary_emb: q.float() -> view_as_complex -> * freqs_cis -> view_as_real ->
@@ -137,7 +145,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     op.cls = OpClass::kFusedAttention;
     op.model_flops = attn_flops;
     op.exec_flops = causal ? attn_flops / 2 : attn_flops;
-    const double qkvo = 2.0 * x.n * x.d + 2.0 * x.n * x.kv;   // q and out, k and v
+    const double qkvo = 2.0 * x.n * x.q + 2.0 * x.n * x.kv;   // q and out, k and v
     op.bytes = qkvo * x.elt;                                  // read q, k, v; write out
     op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;  // q, k, v, out, lse
     op.backward_factor = 2.5;                                 // FlashAttention-2, Sec. 3
@@ -148,7 +156,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     return;
   }
   Op qk = make_matmul("attention_qk", x.t, x.t, x.hd, x.elt, x.b * x.h);
-  qk.saved_bytes = (x.n * x.d + x.n * x.kv) * x.elt;  // q, k
+  qk.saved_bytes = (x.n * x.q + x.n * x.kv) * x.elt;  // q, k
   ops.push_back(qk);
   // Scale, mask and softmax in fp32 (autocast's fp32 list), cast back for the AV matmul.
   const double softmax_saved = x.elt < kFp32 ? scores * (kFp32 + x.elt) : scores * kFp32;
@@ -181,17 +189,25 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   ops.push_back(av);
 }
 
+// Tensors of one layer: 6 weights + 6 biases + 2 x LayerNorm(weight, bias); llama: 7 weights,
+// Qwen2's 3 biases, 2 RMSNorm weights (none with OLMo's LayerNorm).
+double layer_param_tensors(const ModelSpec& model) {
+  const ArchSpec& a = model.arch;
+  if (model.family != Family::kLlama) return 16;
+  return 7 + (a.qkv_bias ? 3 : 0) + (a.parameter_free_layer_norm ? 0 : 2);
+}
+
 Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
-  const bool neox = model.family == Family::kGptNeox;
+  const bool causal = family_traits(model.family).objective == Objective::kCausalLm;
   Block block;
   block.name = "layer";
   block.count = model.arch.n_layers;
   block.input_bytes = x.n * x.d * x.elt;
-  block.param_tensors = 16;  // 6 weights + 6 biases + 2 x LayerNorm(weight, bias)
+  block.param_tensors = layer_param_tensors(model);
   std::vector<Op>& ops = block.ops;
   const double hidden = x.n * x.d;
   ops.push_back(make_norm("ln_attention", x, /*keeps_input=*/true));
-  const double qkv_width = x.d + 2 * x.kv;
+  const double qkv_width = x.q + 2 * x.kv;
   Op qkv = make_matmul("qkv", x.n, qkv_width, x.d, x.elt);
   qkv.saved_bytes = hidden * x.elt;
   ops.push_back(qkv);
@@ -200,17 +216,17 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   } else {
     ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
   }
-  if (neox) add_rotary(ops, model, x);
-  add_attention(ops, x, fused, /*causal=*/neox);
-  ops.push_back(make_memory("merge_heads", 2 * hidden, x.elt, 0.0));
-  Op dense = make_matmul("attention_out", x.n, x.d, x.d, x.elt);
+  if (model.arch.rotary_pct > 0.0) add_rotary(ops, model, x);
+  add_attention(ops, x, fused, causal);
+  ops.push_back(make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0));
+  Op dense = make_matmul("attention_out", x.n, x.d, x.q, x.elt);
   dense.saved_bytes = hidden * x.elt;
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
   if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
   // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
   // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
-  const bool shared_input = neox && model.arch.use_parallel_residual;
+  const bool shared_input = model.family == Family::kGptNeox && model.arch.use_parallel_residual;
   ops.push_back(make_norm("ln_mlp", x, /*keeps_input=*/!shared_input));
   // A gated MLP (SwiGLU) computes gate and up projections and keeps both for SiLU(gate) x up.
   const double mlp_inputs = model.arch.gated_ffn ? 2.0 : 1.0;
@@ -320,8 +336,8 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
   const auto& a = model.arch;
   const double b = static_cast<double>(options.micro_batch_size);
   const double t = static_cast<double>(a.seq_len);
-  const double head_dim = static_cast<double>(a.d_model / a.n_heads);
-  const double kv_heads = static_cast<double>(a.n_kv_heads > 0 ? a.n_kv_heads : a.n_heads);
+  const double head_dim = static_cast<double>(a.attention_head_dim());
+  const double kv_heads = static_cast<double>(a.key_value_heads());
   const Dims x{b,
                t,
                b * t,
@@ -332,6 +348,8 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
                options.activation_bytes,
                model.recipe.dropout,
                kv_heads * head_dim,
+               static_cast<double>(a.n_heads) * head_dim,
+               model.family == Family::kLlama && !a.parameter_free_layer_norm,
                hand_fused(options.implementation)};
   Workload w;
   w.samples = options.micro_batch_size;

@@ -17,8 +17,9 @@ namespace {
 using test::catalog;
 
 // num_parameters() of the HuggingFace classes (GPTNeoXForCausalLM, RobertaForMaskedLM,
-// ViTForImageClassification, ConvNextForImageClassification, MambaForCausalLM) built on the meta
-// device from the catalog's configurations with transformers 5.24.0 / torch 2.11.0.
+// ViTForImageClassification, ConvNextForImageClassification, MambaForCausalLM, LlamaForCausalLM)
+// built on the meta device from the catalog's configurations with transformers 5.24.0 / torch
+// 2.11.0.
 TEST(ParamCount, EqualsHuggingFaceForEveryReferenceModel) {
   const std::vector<std::pair<std::string, int64_t>> expected = {
       {"pythia-14m", 14067712},
@@ -37,6 +38,7 @@ TEST(ParamCount, EqualsHuggingFaceForEveryReferenceModel) {
       {"convnext-large-22k", 229799953},
       {"convnext-xlarge-22k", 392900177},
       {"mamba", 2768345600},
+      {"tinyllama-1.1b", 1100048384},
   };
   ASSERT_EQ(catalog().models().size(), expected.size());
   for (const auto& [name, count] : expected) {

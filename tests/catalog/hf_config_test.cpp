@@ -112,11 +112,12 @@ std::string refused(const nlohmann::json& config) {
 
 TEST(HfConfig, UnsupportedOrIncompleteFilesAreOneLineErrors) {
   nlohmann::json config = nlohmann::json::parse(read_file(config_path("roberta-large")));
-  nlohmann::json llama = config;
-  llama["model_type"] = "llama";
-  EXPECT_NE(refused(llama).find("model_type: 'llama' is not supported; valid: gpt_neox"),
+  nlohmann::json gemma = config;
+  gemma["model_type"] = "gemma";
+  EXPECT_NE(refused(gemma).find("model_type: 'gemma' is not supported; valid: gpt_neox, roberta, "
+                                "vit, convnext, mamba, llama, qwen2, olmo"),
             std::string::npos)
-      << refused(llama);
+      << refused(gemma);
   nlohmann::json missing = config;
   missing.erase("hidden_size");
   EXPECT_NE(refused(missing).find("hidden_size: missing"), std::string::npos) << refused(missing);

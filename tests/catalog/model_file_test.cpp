@@ -57,7 +57,8 @@ TEST(ModelFile, HeadsNotDividingWidth) {
 }
 
 TEST(ModelFile, UnknownFamilyNamesTheChoices) {
-  expect_error(replace(pythia_70m(), "family = \"gpt_neox\"", "family = \"llama\""), "gpt_neox");
+  expect_error(replace(pythia_70m(), "family = \"gpt_neox\"", "family = \"gemma\""),
+               "unknown family 'gemma'; valid: gpt_neox, roberta, vit, convnext, mamba or llama");
 }
 
 TEST(ModelFile, MissingKey) {
