@@ -1,5 +1,7 @@
-// BpeModel: the merge loop over a linked list of symbols with a min-heap of candidate pairs keyed
-// by (rank, position), so a word of n bytes costs O(n log n) even when it is very long.
+// BpeModel: a word's first symbols (bytes, or characters with byte fallback and unknown tokens as
+// HuggingFace's BPE::merge_word makes them), then the merge loop over a linked list of symbols
+// with a min-heap of candidate pairs keyed by (rank, position), so a word of n symbols costs
+// O(n log n) even when it is very long.
 #include "data/bpe_model.h"
 
 #include <queue>
@@ -8,6 +10,7 @@
 
 #include "common/error.h"
 #include "data/byte_level.h"
+#include "data/unicode_text.h"
 
 namespace gpudays::data {
 namespace {
@@ -27,13 +30,34 @@ struct Candidate {
   }
 };
 
+int32_t token_or(const std::unordered_map<std::string, int32_t>& vocab, const std::string& token) {
+  const auto found = vocab.find(token);
+  return found == vocab.end() ? -1 : found->second;
+}
+
 }  // namespace
 
 BpeModel::BpeModel(BpeModelOptions options) : options_(std::move(options)) {
-  alphabet_ = byte_level_alphabet();
-  for (int byte = 0; byte < 256; ++byte) {
-    const auto found = options_.vocab.find(alphabet_[byte]);
-    byte_ids_[byte] = found == options_.vocab.end() ? -1 : found->second;
+  if (options_.byte_level) {
+    if (options_.byte_fallback)
+      throw InputError("byte_fallback with a ByteLevel pre-tokenizer is not supported");
+    alphabet_ = byte_level_alphabet();
+    for (int byte = 0; byte < 256; ++byte)
+      byte_ids_[byte] = token_or(options_.vocab, alphabet_[byte]);
+  } else {
+    for (const auto& [token, id] : options_.vocab) {
+      char32_t c = 0;
+      if (!token.empty() && first_invalid_utf8(token) < 0 &&
+          static_cast<size_t>(decode_utf8(token, 0, c)) == token.size())
+        char_ids_.emplace(c, id);
+    }
+    for (int byte = 0; byte < 256; ++byte) {
+      const std::string token = fmt::format("<0x{:02X}>", byte);
+      byte_ids_[byte] = token_or(options_.vocab, token);
+      if (options_.byte_fallback && byte_ids_[byte] < 0)
+        throw InputError(fmt::format(
+            "byte_fallback needs the 256 tokens <0x00> to <0xFF>; the vocabulary lacks {}", token));
+    }
   }
   merges_.reserve(options_.merges.size());
   for (size_t rank = 0; rank < options_.merges.size(); ++rank) {
@@ -52,13 +76,38 @@ const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
   return found == merges_.end() ? nullptr : &found->second;
 }
 
+void BpeModel::initial_symbols(std::string_view bytes, std::vector<int32_t>& id) const {
+  bool in_unknown = false;  // the last symbol is an unknown one's
+  for (size_t at = 0; at < bytes.size();) {
+    int32_t symbol = byte_ids_[static_cast<unsigned char>(bytes[at])];
+    size_t length = 1;
+    if (!options_.byte_level) {
+      char32_t c = 0;
+      length = static_cast<size_t>(decode_utf8(bytes, at, c));
+      const auto found = char_ids_.find(c);
+      symbol = found == char_ids_.end() ? -1 : found->second;
+      if (symbol < 0 && options_.byte_fallback) {  // every <0xXX> is there (the constructor checks)
+        for (size_t k = at; k < at + length; ++k)
+          id.push_back(byte_ids_[static_cast<unsigned char>(bytes[k])]);
+        in_unknown = false;
+        at += length;
+        continue;
+      }
+    }
+    at += length;
+    if (symbol >= 0) {
+      id.push_back(symbol);
+      in_unknown = false;
+    } else if (options_.unk_id >= 0) {  // no unknown token: the symbol is dropped
+      if (!(in_unknown && options_.fuse_unk)) id.push_back(options_.unk_id);
+      in_unknown = true;
+    }
+  }
+}
+
 void BpeModel::merge_word(std::string_view bytes, std::vector<int32_t>& out) const {
   std::vector<int32_t> id, prev, next;
-  for (const char c : bytes) {
-    const int32_t symbol = byte_ids_[static_cast<unsigned char>(c)];
-    if (symbol < 0 && options_.unk_id < 0) continue;  // no unknown token: the byte is dropped
-    id.push_back(symbol < 0 ? options_.unk_id : symbol);
-  }
+  initial_symbols(bytes, id);
   const int32_t n = static_cast<int32_t>(id.size());
   for (int32_t i = 0; i < n; ++i) {
     prev.push_back(i - 1);
@@ -88,9 +137,10 @@ void BpeModel::merge_word(std::string_view bytes, std::vector<int32_t>& out) con
 
 void BpeModel::encode_word(std::string_view bytes, std::vector<int64_t>& ids) const {
   if (options_.ignore_merges) {
-    std::string mapped;
-    for (const char c : bytes) mapped += alphabet_[static_cast<unsigned char>(c)];
-    if (const auto found = options_.vocab.find(mapped); found != options_.vocab.end()) {
+    std::string token(options_.byte_level ? std::string_view() : bytes);  // the word as a token
+    if (options_.byte_level)
+      for (const char c : bytes) token += alphabet_[static_cast<unsigned char>(c)];
+    if (const auto found = options_.vocab.find(token); found != options_.vocab.end()) {
       ids.push_back(found->second);
       return;
     }

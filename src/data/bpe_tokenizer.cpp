@@ -1,10 +1,9 @@
 // BpeTokenizer's pipeline, in HuggingFace's order: split on raw added tokens, normalize the rest,
-// split on normalized added tokens, then pre-tokenize (ByteLevel) and merge (BPE) each piece.
+// split on normalized added tokens, then pre-tokenize (ByteLevel, Split, Metaspace) and merge
+// (BPE) each piece.
 #include "data/bpe_tokenizer.h"
 
 #include <algorithm>
-
-#include "data/byte_level.h"
 
 namespace gpudays::data {
 namespace {
@@ -47,9 +46,7 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
       added_by_first_byte_(256) {
   char_class(0);  // builds the class table now, not inside the first encode
   for (AddedToken& token : settings_.added_tokens)
-    if (token.normalized)
-      for (const NormalForm form : settings_.normal_forms)
-        token.content = normalize(token.content, form);
+    if (token.normalized) token.content = apply_normalizer(settings_.normalizer, token.content);
   const auto& tokens = settings_.added_tokens;
   for (size_t t = 0; t < tokens.size(); ++t)
     if (!tokens[t].content.empty())
@@ -83,37 +80,72 @@ void BpeTokenizer::split_added(std::string_view text,
     size_t start = at, stop = at + match->content.size();
     if (match->lstrip) start = whitespace_before(text, piece_start, start);
     if (match->rstrip) stop = whitespace_after(text, stop);
-    if (start > piece_start) next(text.substr(piece_start, start - piece_start));
+    if (start > piece_start) next(text.substr(piece_start, start - piece_start), piece_start);
     ids.push_back(match->id);
     at = stop;
     piece_start = at;
   }
-  if (piece_start < text.size()) next(text.substr(piece_start));
+  if (piece_start < text.size()) next(text.substr(piece_start), piece_start);
 }
 
 void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>& ids) const {
-  split_added(text, /*normalized=*/false, ids, [&](std::string_view piece) {
-    if (settings_.normal_forms.empty()) return encode_normalized(piece, ids);
-    std::string normal(piece);
-    for (const NormalForm form : settings_.normal_forms) normal = normalize(normal, form);
-    encode_normalized(normal, ids);
+  split_added(text, /*normalized=*/false, ids, [&](std::string_view piece, size_t offset) {
+    if (settings_.normalizer.empty()) return encode_normalized(piece, offset == 0, ids);
+    const std::string normal = apply_normalizer(settings_.normalizer, piece);
+    if (!normal.empty()) encode_normalized(normal, offset == 0, ids);
   });
 }
 
-void BpeTokenizer::encode_normalized(std::string_view text, std::vector<int64_t>& ids) const {
-  split_added(text, /*normalized=*/true, ids, [&](std::string_view piece) {
-    if (!settings_.add_prefix_space || piece.front() == ' ') return encode_words(piece, ids);
-    std::string spaced(1, ' ');
-    spaced.append(piece);
-    encode_words(spaced, ids);
+void BpeTokenizer::encode_normalized(std::string_view text,
+                                     bool first,
+                                     std::vector<int64_t>& ids) const {
+  split_added(text, /*normalized=*/true, ids, [&](std::string_view piece, size_t offset) {
+    pre_tokenize(piece, first && offset == 0, ids);
   });
+}
+
+void BpeTokenizer::pre_tokenize(std::string_view piece,
+                                bool first,
+                                std::vector<int64_t>& ids) const {
+  if (settings_.metaspace) return encode_metaspace(piece, first, ids);
+  if (!settings_.add_prefix_space || piece.front() == ' ') return encode_words(piece, ids);
+  std::string spaced(1, ' ');
+  spaced.append(piece);
+  encode_words(spaced, ids);
+}
+
+// As tokenizers' Metaspace::pre_tokenize: spaces replaced, the replacement prepended per the
+// scheme unless the piece starts with it, then (with split) a word starts at each replacement.
+void BpeTokenizer::encode_metaspace(std::string_view piece,
+                                    bool first,
+                                    std::vector<int64_t>& ids) const {
+  const Metaspace& meta = *settings_.metaspace;
+  const std::string_view mark = meta.replacement;
+  std::string text;
+  const bool prepend = meta.prepend == Metaspace::Prepend::kAlways ||
+                       (meta.prepend == Metaspace::Prepend::kFirst && first);
+  if (prepend && piece.substr(0, 1) != " " && piece.substr(0, mark.size()) != mark) text = mark;
+  for (const char c : piece) {
+    if (c == ' ')
+      text.append(mark);
+    else
+      text.push_back(c);
+  }
+  if (!meta.split) return model_->encode_word(text, ids);
+  const std::string_view all = text;
+  size_t start = 0;
+  for (size_t at = all.find(mark, 1); at != std::string_view::npos; at = all.find(mark, at + 1)) {
+    model_->encode_word(all.substr(start, at - start), ids);
+    start = at;
+  }
+  model_->encode_word(all.substr(start), ids);
 }
 
 void BpeTokenizer::encode_words(std::string_view text, std::vector<int64_t>& ids) const {
-  if (!settings_.use_regex) return model_->encode_word(text, ids);
+  if (settings_.split == WordSplit::kNone) return model_->encode_word(text, ids);
   thread_local std::vector<ByteSpan> words;
   words.clear();
-  split_gpt2_words(text, words);
+  split_words(settings_.split, text, words);
   for (const ByteSpan& word : words)
     model_->encode_word(text.substr(word.begin, word.end - word.begin), ids);
 }

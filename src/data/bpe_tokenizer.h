@@ -1,9 +1,12 @@
-// A byte-level BPE tokenizer read from a HuggingFace tokenizer.json (the format of the
-// GPT-NeoX/Pythia tokenizer): added and special tokens, the normalizer (NFC, NFD, NFKC, NFKD or
-// a sequence of them), the ByteLevel pre-tokenizer and the BPE model. encode() gives the ids
-// HuggingFace's Tokenizer.encode(text, add_special_tokens=False) gives; anything in a file that
-// would make them differ (dropout, byte fallback, other normalizers or pre-tokenizers, single-word
-// added tokens) is refused with an InputError naming it.
+// A BPE tokenizer read from a HuggingFace tokenizer.json, in the kinds GPT-style and Llama-style
+// models ship: byte-level BPE (ByteLevel with GPT-2's split: GPT-NeoX/Pythia, RoBERTa; a Split
+// with Llama-3's or Qwen2's pattern before ByteLevel) and SentencePiece-style BPE with byte
+// fallback (Llama-2, Mistral: Prepend and Replace normalizers, or the Metaspace pre-tokenizer).
+// It holds added and special tokens, the normalizer (normalizer.h), the pre-tokenizer and the
+// BPE model. encode() gives the ids HuggingFace's Tokenizer.encode(text, add_special_tokens=False)
+// gives; anything in a file that would make them differ (dropout, other normalizers,
+// pre-tokenizers or Split patterns, single-word added tokens, truncation) is refused with an
+// InputError naming it.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,8 @@
 #include <vector>
 
 #include "data/bpe_model.h"
-#include "data/unicode_text.h"
+#include "data/normalizer.h"
+#include "data/word_split.h"
 
 namespace gpudays::data {
 
@@ -29,10 +33,23 @@ struct AddedToken {
   bool rstrip = false;
 };
 
+// The Metaspace pre-tokenizer: each space becomes `replacement`, which is also put before a piece
+// that does not start with it (always, only before the text's first piece, or never) and, with
+// `split`, starts a new word at each occurrence.
+struct Metaspace {
+  enum class Prepend { kAlways, kFirst, kNever };
+  std::string replacement = "\u2581";  // ▁
+  Prepend prepend = Prepend::kAlways;
+  bool split = true;
+};
+
 struct TokenizerSettings {
-  std::vector<NormalForm> normal_forms;  // applied in order
+  std::vector<NormalizerStep> normalizer;  // applied in order
+  // The pre-tokenizer: Metaspace when set; else ByteLevel's prefix space, then `split` (ByteLevel's
+  // own GPT-2 split, or a Split pattern's; kNone without a pre-tokenizer).
+  std::optional<Metaspace> metaspace;
   bool add_prefix_space = false;
-  bool use_regex = true;
+  WordSplit split = WordSplit::kGpt2;
   std::vector<AddedToken> added_tokens;
 };
 
@@ -49,13 +66,17 @@ class BpeTokenizer {
   int64_t vocab_size() const;  // the largest id + 1
 
  private:
-  // Splits `text` on added tokens of one kind (raw or normalized); the rest goes to `next`.
+  // Splits `text` on added tokens of one kind (raw or normalized); each piece between them goes
+  // to `next` with its byte offset in `text`.
   template <typename Next>
   void split_added(std::string_view text,
                    bool normalized,
                    std::vector<int64_t>& ids,
                    Next&& next) const;
-  void encode_normalized(std::string_view text, std::vector<int64_t>& ids) const;
+  // `first`: the piece starts the text (Metaspace's prepend scheme "first").
+  void encode_normalized(std::string_view text, bool first, std::vector<int64_t>& ids) const;
+  void pre_tokenize(std::string_view piece, bool first, std::vector<int64_t>& ids) const;
+  void encode_metaspace(std::string_view piece, bool first, std::vector<int64_t>& ids) const;
   void encode_words(std::string_view text, std::vector<int64_t>& ids) const;
 
   TokenizerSettings settings_;

@@ -1,23 +1,28 @@
-// The byte-level BPE pieces (data/byte_level.h, data/bpe_model.h, data/unicode_text.h) on cases
-// worked out by hand from GPT-2's pattern and BPE's rules; parity with the `tokenizers` package
-// on varied text is tests/datasets/parity.py.
+// The tokenizer's pieces (data/word_split.h, data/byte_level.h, data/bpe_model.h,
+// data/normalizer.h, data/unicode_text.h) on cases worked out by hand from the split patterns
+// (GPT-2's, Llama-3's, Qwen2's; the expected words checked with `tokenizers`' Split pre-tokenizer)
+// and BPE's rules, and the loader's refusals; parity with the `tokenizers` package on varied text
+// is tests/datasets/parity.py.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "data/bpe_tokenizer.h"
 #include "data/byte_level.h"
 #include "data/unicode_text.h"
+#include "data/word_split.h"
 #include "process_dir.h"
 
 namespace gpudays::data {
 namespace {
 
-std::vector<std::string> words_of(const std::string& text) {
+std::vector<std::string> words_of(const std::string& text, WordSplit split = WordSplit::kGpt2) {
   std::vector<ByteSpan> spans;
-  split_gpt2_words(text, spans);
+  split_words(split, text, spans);
   std::vector<std::string> words;
   for (const ByteSpan& s : spans) words.push_back(text.substr(s.begin, s.end - s.begin));
   return words;
@@ -40,6 +45,52 @@ TEST(DataByteLevel, SplitsAsGpt2Pattern) {
                      "b"),
             (Words{"a", "\xC2\xA0", "b"}));  // NBSP: \s
   EXPECT_EQ(words_of(""), Words{});
+}
+
+std::vector<std::string> llama3_words(const std::string& text) {
+  return words_of(text, WordSplit::kLlama3);
+}
+
+TEST(DataWordSplit, Llama3ContractionsMatchInAnyCase) {
+  EXPECT_EQ(llama3_words("I'M HERE'S it'Sam x'\u017Fa"),
+            (Words{"I", "'M", " HERE", "'S", " it", "'S", "am", " x", "'\u017F", "a"}));
+  EXPECT_EQ(llama3_words("YOU'RE we'Ve THEY'LL I'D 'LL"),
+            (Words{"YOU", "'RE", " we", "'Ve", " THEY", "'LL", " I", "'D", " '", "LL"}));
+}
+
+TEST(DataWordSplit, Llama3TakesDigitsThreeAtATimeAndQwen2OneAtATime) {
+  EXPECT_EQ(llama3_words("1234567 12 x1"), (Words{"123", "456", "7", " ", "12", " x", "1"}));
+  EXPECT_EQ(words_of("1234 x1", WordSplit::kQwen2), (Words{"1", "2", "3", "4", " x", "1"}));
+  EXPECT_EQ(llama3_words("\u0661\u0662\u0663\u0664\u00B2"),  // Arabic-Indic digits, superscript 2
+            (Words{"\u0661\u0662\u0663", "\u0664\u00B2"}));
+}
+
+TEST(DataWordSplit, Llama3NewlinesWhitespaceAndLeads) {
+  EXPECT_EQ(llama3_words("a\n\n\nb"), (Words{"a", "\n\n\n", "b"}));
+  EXPECT_EQ(llama3_words("x  \n  y"), (Words{"x", "  \n", " ", " y"}));  // \s*[\r\n]+ first
+  EXPECT_EQ(llama3_words("a\r\n\r\n"), (Words{"a", "\r\n\r\n"}));
+  EXPECT_EQ(llama3_words("x   "), (Words{"x", "   "}));  // trailing whitespace stays whole
+  EXPECT_EQ(llama3_words("hello.world \tword  !!x"),
+            (Words{"hello", ".world", " ", "\tword", " ", " !!", "x"}));
+  EXPECT_EQ(llama3_words("!!!\n\nx ?\r\n"), (Words{"!!!\n\n", "x", " ?\r\n"}));
+  EXPECT_EQ(llama3_words(" \u00A0word\u3000\u3000z"),
+            (Words{" ", "\u00A0word", "\u3000", "\u3000z"}));
+  EXPECT_EQ(llama3_words(""), Words{});
+}
+
+TEST(DataWordSplit, KnowsThePatternsByTheirExactStrings) {
+  const std::string llama3 =
+      R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+  EXPECT_EQ(word_split_of_pattern(llama3), WordSplit::kLlama3);
+  std::string qwen2 = llama3;
+  qwen2.replace(qwen2.find("{1,3}"), 5, "");
+  EXPECT_EQ(word_split_of_pattern(qwen2), WordSplit::kQwen2);
+  EXPECT_EQ(
+      word_split_of_pattern(
+          R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)re"),
+      WordSplit::kGpt2);
+  EXPECT_EQ(word_split_of_pattern(llama3 + " "), std::nullopt);
+  EXPECT_EQ(word_split_of_pattern(R"re(\s+)re"), std::nullopt);
 }
 
 TEST(DataByteLevel, AlphabetMapsEveryByteToADistinctCharacter) {
@@ -104,37 +155,168 @@ TEST(DataBpe, PrefixSpaceGoesBeforeEachPieceBetweenAddedTokens) {
   EXPECT_EQ(ids, (std::vector<int64_t>{' ', 256, 300, ' ', 'c'}));
 }
 
-TEST(DataBpe, LoadRefusesWhatItCannotReproduce) {
+// A SentencePiece-style model: <unk> <s> </s> = 0 1 2, <0x00>..<0xFF> = 3..258, then characters
+// and the merges (▁ a), (▁ b).
+BpeModelOptions sentencepiece_model(bool byte_fallback, bool fuse_unk) {
+  BpeModelOptions model;
+  model.vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+  for (int b = 0; b < 256; ++b) model.vocab[fmt::format("<0x{:02X}>", b)] = 3 + b;
+  const std::string mark = "\u2581";
+  model.vocab.insert({{mark, 259}, {"a", 260}, {"b", 261}, {mark + "a", 262}, {mark + "b", 263}});
+  model.merges = {{mark, "a"}, {mark, "b"}};
+  model.unk_id = 0;
+  model.fuse_unk = fuse_unk;
+  model.byte_level = false;
+  model.byte_fallback = byte_fallback;
+  return model;
+}
+
+std::vector<int64_t> encode(const BpeTokenizer& tok, const std::string& text) {
+  std::vector<int64_t> ids;
+  tok.encode(text, ids);
+  return ids;
+}
+
+using Ids = std::vector<int64_t>;
+
+TEST(DataBpe, SentencePieceStyleFallsBackToBytes) {
+  TokenizerSettings llama2;  // Prepend("▁"), Replace(" " -> "▁"), no pre-tokenizer
+  llama2.normalizer = {{NormalizerStep::Kind::kPrepend, NormalForm::kNfc, "\u2581", ""},
+                       {NormalizerStep::Kind::kReplace, NormalForm::kNfc, " ", "\u2581"}};
+  llama2.split = WordSplit::kNone;
+  llama2.added_tokens = {{"<s>", 1, false, true}};
+  const BpeTokenizer tok(llama2, sentencepiece_model(/*byte_fallback=*/true, /*fuse_unk=*/true));
+  EXPECT_EQ(encode(tok, "a b \u00E9"), (Ids{262, 263, 259, 3 + 0xC3, 3 + 0xA9}));
+  EXPECT_EQ(encode(tok, "<s>a <s> b"), (Ids{1, 262, 259, 1, 259, 263}));  // "▁" before each piece
+  const BpeTokenizer unknown(llama2, sentencepiece_model(/*byte_fallback=*/false, true));
+  EXPECT_EQ(encode(unknown, "\u00E9\u00E9 a"), (Ids{259, 0, 262}));  // one fused <unk>
+  const BpeTokenizer unfused(llama2, sentencepiece_model(false, /*fuse_unk=*/false));
+  EXPECT_EQ(encode(unfused, "\u00E9\u00E9 a"), (Ids{259, 0, 0, 262}));
+}
+
+TEST(DataBpe, MetaspacePrependsPerSchemeAndSplitsAtEachMark) {
+  TokenizerSettings first;
+  first.metaspace = Metaspace{"\u2581", Metaspace::Prepend::kFirst, /*split=*/true};
+  first.added_tokens = {{"<s>", 1, false, true}};
+  const BpeTokenizer tok(first, sentencepiece_model(true, true));
+  EXPECT_EQ(encode(tok, "a b"), (Ids{262, 263}));
+  EXPECT_EQ(encode(tok, "<s>a b"), (Ids{1, 260, 263}));  // not the text's first piece: no "▁"
+  EXPECT_EQ(encode(tok, " a"), (Ids{262}));              // starts with "▁" already
+  TokenizerSettings always = first;
+  always.metaspace->prepend = Metaspace::Prepend::kAlways;
+  EXPECT_EQ(encode(BpeTokenizer(always, sentencepiece_model(true, true)), "<s>a  b"),
+            (Ids{1, 262, 259, 263}));
+}
+
+// The committed Llama-2-format fixture (tests/data/kjv-genesis.py); the ids are `tokenizers`'.
+TEST(DataBpe, ReadsTheLlamaFormatFixture) {
+  const BpeTokenizer tok =
+      BpeTokenizer::load(std::string(GPUDAYS_TEST_DATA_DIR) + "/kjv-genesis-llama-tokenizer.json");
+  EXPECT_EQ(tok.vocab_size(), 512);
+  EXPECT_EQ(tok.token_id("<unk>"), 0);
+  EXPECT_EQ(tok.token_id("<s>"), 1);
+  EXPECT_EQ(tok.token_id("</s>"), 2);
+  EXPECT_EQ(encode(tok, "In the beginning God created the heaven and the earth."),
+            (Ids{400, 300, 316, 422, 323, 300, 347, 356, 336, 303,
+                 394, 327, 316, 320, 325, 485, 317, 316, 363, 261}));
+  EXPECT_EQ(encode(tok, "\u65E5"), (Ids{311, 3 + 0xE6, 3 + 0x97, 3 + 0xA5}));  // "▁", then bytes
+}
+
+std::string load_error(const std::string& json) {
   const std::string path = (test::process_temp_dir().path() / "tok.json").string();
-  auto load_with = [&](const std::string& json) {
-    std::ofstream(path) << json;
-    try {
-      BpeTokenizer::load(path);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
-  EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "ByteLevel"}, )" + model + "}"), "");
+  std::ofstream(path) << json;
+  try {
+    BpeTokenizer::load(path);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    return what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : "(no path) " + what;
+  }
+  return std::string();
+}
+
+const std::string kModel = R"("model": {"type": "BPE", "vocab": {"a": 0}, "merges": []})";
+
+TEST(DataBpe, LoadRefusesWhatItCannotReproduce) {
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "ByteLevel"}, )" + kModel + "}"), "");
   EXPECT_EQ(
-      load_with(
-          R"({"normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "ByteLevel"}, )" +
-          model + "}"),
-      path +
-          ": normalizer 'Lowercase' is not supported; valid: NFC, NFD, NFKC, NFKD or a Sequence of "
-          "them");
-  EXPECT_EQ(load_with(R"({"pre_tokenizer": {"type": "Whitespace"}, )" + model + "}"),
-            path + ": the pre-tokenizer must be ByteLevel (a byte-level BPE tokenizer)");
+      load_error(R"({"normalizer": {"type": "Lowercase"}, "pre_tokenizer": null, )" + kModel + "}"),
+      "normalizer 'Lowercase' is not supported; valid: NFC, NFD, NFKC, NFKD, Prepend, "
+      "Replace or a Sequence of them");
   EXPECT_EQ(
-      load_with(
+      load_error(
+          R"({"normalizer": {"type": "Replace", "pattern": {"Regex": " +"}, "content": "_"}, )" +
+          kModel + "}"),
+      R"(normalizer Replace of {"Regex":" +"} is not supported; valid: a non-empty String)");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "Whitespace"}, )" + kModel + "}"),
+            "pre-tokenizer 'Whitespace' is not supported; valid: ByteLevel, Sequence [Split, "
+            "ByteLevel], Metaspace or none");
+  EXPECT_EQ(
+      load_error(
           R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})"),
-      path + ": BPE dropout is not supported (it makes tokenization random)");
+      "BPE dropout is not supported (it makes tokenization random)");
   EXPECT_EQ(
-      load_with(
+      load_error(
           R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})"),
-      path + ": merge 0 ('a' 'b') names a token the vocabulary lacks");
-  EXPECT_NE(load_with("{not json").find(path + ": not a valid tokenizer.json"), std::string::npos);
+      "merge 0 ('a' 'b') names a token the vocabulary lacks");
+  EXPECT_EQ(
+      load_error(R"({"truncation": {"max_length": 8}, "pre_tokenizer": null, )" + kModel + "}"),
+      "truncation is set, which is not supported (it changes the ids)");
+  EXPECT_NE(load_error("{not json").find("not a valid tokenizer.json"), std::string::npos);
+}
+
+// A pre_tokenizer Sequence [Split(`split`), ByteLevel(`byte_level`)].
+std::string split_file(const std::string& split, const std::string& byte_level) {
+  return R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", )" + split +
+         R"(}, {"type": "ByteLevel", )" + byte_level + "}]}, " + kModel + "}";
+}
+
+TEST(DataBpe, LoadReadsKnownSplitsAndRefusesOthers) {
+  const std::string llama3 =
+      R"("pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"})";
+  const std::string mapping = R"("add_prefix_space": false, "use_regex": false)";
+  EXPECT_EQ(
+      load_error(split_file(llama3 + R"(, "behavior": "Isolated", "invert": false)", mapping)), "");
+  EXPECT_EQ(load_error(split_file(
+                R"("pattern": {"Regex": "\\p{L}+|\\s+"}, "behavior": "Isolated", "invert": false)",
+                mapping)),
+            R"(Split pattern {"Regex":"\\p{L}+|\\s+"} is not supported; valid: GPT-2's, )"
+            "Llama-3's or Qwen2's Regex, exactly as their tokenizer.json files write it");
+  EXPECT_EQ(load_error(split_file(
+                R"("pattern": {"String": " "}, "behavior": "Isolated", "invert": false)", mapping)),
+            R"(Split pattern {"String":" "} is not supported; valid: GPT-2's, Llama-3's or )"
+            "Qwen2's Regex, exactly as their tokenizer.json files write it");
+  EXPECT_EQ(load_error(split_file(llama3 + R"(, "behavior": "Removed", "invert": false)", mapping)),
+            "Split behavior 'Removed' is not supported; valid: Isolated");
+  EXPECT_EQ(load_error(split_file(llama3 + R"(, "behavior": "Isolated", "invert": true)", mapping)),
+            "Split with invert is not supported");
+  EXPECT_EQ(load_error(split_file(llama3 + R"(, "behavior": "Isolated", "invert": false)",
+                                  R"("add_prefix_space": false, "use_regex": true)")),
+            "a ByteLevel after a Split must have use_regex and add_prefix_space false");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": )"
+                       R"("Whitespace"}, {"type": "ByteLevel"}]}, )" +
+                       kModel + "}"),
+            "pre-tokenizer Sequence [Whitespace, ByteLevel] is not supported; valid: [Split, "
+            "ByteLevel]");
+}
+
+TEST(DataBpe, LoadRefusesSentencePieceStyleFilesItCannotReproduce) {
+  const std::string fallback =
+      R"("model": {"type": "BPE", "byte_fallback": true, "vocab": {"a": 0}, "merges": []})";
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": null, )" + fallback + "}"),
+            "byte_fallback needs the 256 tokens <0x00> to <0xFF>; the vocabulary lacks <0x00>");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "ByteLevel"}, )" + fallback + "}"),
+            "byte_fallback with a ByteLevel pre-tokenizer is not supported");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", )"
+                       R"("prepend_scheme": "first", "split": false}, )" +
+                       kModel + "}"),
+            "");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", )"
+                       R"("prepend_scheme": "sometimes"}, )" +
+                       kModel + "}"),
+            "Metaspace prepend_scheme 'sometimes' is not supported; valid: always, first, never");
+  EXPECT_EQ(load_error(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "__"}, )" +
+                       kModel + "}"),
+            "Metaspace replacement '__' is not one character");
 }
 
 }  // namespace
