@@ -15,6 +15,20 @@ double chinchilla_loss(double params, double tokens, const ChinchillaLossFit& fi
   return fit.e + fit.a / std::pow(params, fit.alpha) + fit.b / std::pow(tokens, fit.beta);
 }
 
+namespace {
+
+// A gated (SwiGLU) MLP at the width of a 4d GELU MLP's parameters: 2/3 x 4d, rounded up to a
+// multiple of 256 (Touvron et al. 2023, LLaMA, Sec. 2.2; Llama's `multiple_of`); grouped-query
+// attention with the template's query heads per key/value head where they divide.
+void scale_gated_mlp_and_groups(const ArchSpec& from, ArchSpec& to) {
+  constexpr int64_t kMultipleOf = 256;
+  to.d_ffn = (8 * to.d_model / 3 + kMultipleOf - 1) / kMultipleOf * kMultipleOf;
+  const int64_t group = from.n_heads / from.key_value_heads();
+  to.n_kv_heads = to.n_heads % group == 0 ? to.n_heads / group : to.n_heads;
+}
+
+}  // namespace
+
 ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
                                           int64_t d_model,
                                           const ComputeOptimalOptions& options) {
@@ -22,7 +36,7 @@ ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
   if (!is_transformer_lm(family))
     throw InputError(fmt::format(
         "{} is a {} model; compute-optimal scaling (tokens per parameter) applies to the "
-        "transformer language families gpt_neox and roberta",
+        "transformer language families gpt_neox, roberta and llama",
         family_template.name,
         to_string(family)));
   if (d_model < options.d_model_per_layer || d_model % options.d_model_per_layer != 0 ||
@@ -38,6 +52,8 @@ ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
   m.arch.n_layers = d_model / options.d_model_per_layer;
   m.arch.n_heads = d_model / options.head_dim;
   m.arch.d_ffn = 4 * d_model;
+  m.arch.head_dim = 0;  // d_model / n_heads
+  if (m.arch.gated_ffn) scale_gated_mlp_and_groups(family_template.arch, m.arch);
   m.reported.reset();
   m.hf_name.clear();
   m.source_path.clear();

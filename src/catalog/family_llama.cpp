@@ -18,7 +18,9 @@ constexpr bool kMeasured = true;
 constexpr size_t kLlama = 0, kQwen2 = 1, kOlmo = 2;  // rows of FamilyTraits::hf
 constexpr double kOlmoLayerNormEps = 1e-5;           // fixed in OlmoLayerNorm.forward
 
-[[noreturn]] void refuse(const std::string& path, const std::string& field, const std::string& why) {
+[[noreturn]] void refuse(const std::string& path,
+                         const std::string& field,
+                         const std::string& why) {
   throw InputError(fmt::format("{}: {}: {}", path, field, why));
 }
 

@@ -38,11 +38,12 @@ struct FitRequest {
   CLI::Option* gpus_option = nullptr;
 };
 
-// The family's template: a family name (gpt_neox: Pythia-1B's recipe, roberta: RoBERTa's) or any
-// catalog model.
+// The family's template: a family name (gpt_neox: Pythia-1B's recipe, roberta: RoBERTa's, llama:
+// TinyLlama-1.1B's) or any catalog model.
 const ModelSpec& family_template(const Catalog& catalog, const std::string& family) {
   if (family == "gpt_neox") return catalog.model("pythia-1b");
   if (family == "roberta") return catalog.model("roberta");
+  if (family == "llama") return catalog.model("tinyllama-1.1b");
   return catalog.model(family);
 }
 
@@ -177,8 +178,9 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--family",
                   r->family,
-                  "Compute-optimal family: gpt_neox (Pythia-1B's recipe), roberta, or a catalog "
-                  "transformer language model whose recipe to scale")
+                  "Compute-optimal family: gpt_neox (Pythia-1B's recipe), roberta, llama "
+                  "(TinyLlama-1.1B's), or a catalog transformer language model whose recipe to "
+                  "scale")
       ->capture_default_str();
   cmd->add_option("--write-model",
                   r->write_model,

@@ -57,6 +57,11 @@ void expect_same_arch(const ArchSpec& got, const ArchSpec& want, const std::stri
   EXPECT_EQ(got.dt_rank, want.dt_rank) << what;
   EXPECT_EQ(got.conv_bias, want.conv_bias) << what;
   EXPECT_EQ(got.proj_bias, want.proj_bias) << what;
+  EXPECT_EQ(got.n_kv_heads, want.n_kv_heads) << what;
+  EXPECT_EQ(got.head_dim, want.head_dim) << what;
+  EXPECT_EQ(got.gated_ffn, want.gated_ffn) << what;
+  EXPECT_EQ(got.qkv_bias, want.qkv_bias) << what;
+  EXPECT_EQ(got.parameter_free_layer_norm, want.parameter_free_layer_norm) << what;
 }
 
 TEST(HfConfig, EveryFamilyReadsBackAsTheCatalogsModel) {
@@ -65,7 +70,9 @@ TEST(HfConfig, EveryFamilyReadsBackAsTheCatalogsModel) {
       {"roberta-large", "roberta"},
       {"vit-large-patch16-224-in21k", "vit"},
       {"convnext-large-224", "convnext-large-1k"},
-      {"mamba-2.8b-hf", "mamba"}};
+      {"mamba-2.8b-hf", "mamba"},
+      {"tinyllama-1.1b", "tinyllama-1.1b"},
+      {"olmo-1b-hf", "olmo-1b"}};
   for (const auto& [folder, name] : files) {
     const ModelSpec got = catalog().resolve_model("", config_path(folder));
     ModelSpec want = catalog().model(name);
@@ -100,6 +107,27 @@ TEST(HfConfig, TheRecipeComesFromTheNearestCatalogModel) {
   EXPECT_EQ(m.recipe.precision, Precision::kBf16);  // pythia-1b's
 }
 
+// Qwen2: the llama family with q/k/v biases; written back as Qwen2ForCausalLM.
+TEST(HfConfig, Qwen2ReadsAsTheLlamaFamilyWithQkvBiases) {
+  const ModelSpec m = catalog().resolve_model("", config_path("qwen2-0.5b"));
+  EXPECT_EQ(m.family, Family::kLlama);
+  EXPECT_TRUE(m.arch.qkv_bias);
+  EXPECT_FALSE(m.arch.parameter_free_layer_norm);
+  EXPECT_EQ(m.arch.key_value_heads(), 2);
+  EXPECT_EQ(m.arch.attention_head_dim(), 64);
+  EXPECT_DOUBLE_EQ(m.arch.rotary_emb_base, 1e6);
+  EXPECT_DOUBLE_EQ(m.arch.layer_norm_eps, 1e-6);
+  EXPECT_TRUE(m.arch.tie_word_embeddings);
+  EXPECT_EQ(m.arch.seq_len, 32768);             // the position table
+  EXPECT_EQ(count_params(m).total, 494032768);  // Qwen2ForCausalLM.num_parameters()
+  const nlohmann::json written = hf_config_of(m);
+  EXPECT_EQ(written.at("model_type"), "qwen2");
+  EXPECT_EQ(written.at("architectures").at(0), "Qwen2ForCausalLM");
+  const ModelSpec again =
+      catalog().resolve_model("", test::write_temp_file("qwen2-again.json", written.dump(2)));
+  expect_same_arch(again.arch, m.arch, "written back");
+}
+
 std::string refused(const nlohmann::json& config) {
   const std::string path = test::write_temp_file("bad-config.json", config.dump());
   try {
@@ -131,6 +159,41 @@ TEST(HfConfig, UnsupportedOrIncompleteFilesAreOneLineErrors) {
                                    test::write_temp_file("broken.json", "{\"model_type\": "));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// What the llama family cannot express is refused with the field named, never read approximately.
+TEST(HfConfig, LlamaFeaturesTheFamilyLacksAreRefusedNamingTheField) {
+  const nlohmann::json llama = nlohmann::json::parse(read_file(config_path("tinyllama-1.1b")));
+  const nlohmann::json qwen2 = nlohmann::json::parse(read_file(config_path("qwen2-0.5b")));
+  const nlohmann::json olmo = nlohmann::json::parse(read_file(config_path("olmo-1b-hf")));
+  const auto with = [](nlohmann::json config, const std::string& key, nlohmann::json value) {
+    config[key] = std::move(value);
+    return config;
+  };
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {with(qwen2, "use_sliding_window", true), "use_sliding_window: sliding-window"},
+      {with(qwen2, "layer_types", {"full_attention", "sliding_attention"}), "layer_types:"},
+      {with(llama, "rope_parameters", {{"rope_type", "llama3"}, {"rope_theta", 5e5}}),
+       "rope_parameters.rope_type: \"llama3\" is not implemented"},
+      {with(llama, "rope_scaling", {{"type", "linear"}, {"factor", 2.0}}), "rope_scaling:"},
+      {with(llama, "attention_bias", true), "attention_bias: biases on q, k, v and o"},
+      {with(llama, "mlp_bias", true), "mlp_bias:"},
+      {with(llama, "hidden_act", "gelu"), "hidden_act:"},
+      {with(olmo, "clip_qkv", 8.0), "clip_qkv:"},
+      {with(llama, "num_key_value_heads", 3), "n_kv_heads: 3 does not divide n_heads 32"},
+  };
+  for (const auto& [config, needle] : cases) {
+    const std::string error = refused(config);
+    EXPECT_NE(error.find(needle), std::string::npos) << needle << " -> " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+  nlohmann::json missing = llama;
+  missing.erase("intermediate_size");
+  const auto r = test::run_gpudays("plan --gpu a100 --model-file " +
+                                   test::write_temp_file("no-ffn.json", missing.dump()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("intermediate_size: missing"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 

@@ -34,6 +34,7 @@ MODELS = {
     "vit": "vit",
     "convnext": "convnext-large-1k",
     "mamba": "mamba",
+    "llama": "tinyllama-1.1b",
 }
 # A spread of pinned method sets (the backend follows from the sharding), each of which fits every
 # model above on 8 A100s but one: Mamba-2.8B without sharding and checkpointing needs about 87 GiB
@@ -250,6 +251,7 @@ def tiny_models():
             depths=[1, 1, 2, 1], hidden_sizes=[8, 16, 32, 64], num_labels=10, image_size=32)), 5),
         "mamba": (t.MambaForCausalLM(t.MambaConfig(vocab_size=128, hidden_size=32,
                                                    num_hidden_layers=2, state_size=4)), 2),
+        "llama": (t.LlamaForCausalLM(t.LlamaConfig(**text, num_key_value_heads=2)), 2),
     }
 
 

@@ -33,6 +33,22 @@ CONFIGS = {
     "mamba-2.8b-hf": t.MambaConfig(
         vocab_size=50280, hidden_size=2560, num_hidden_layers=64, state_size=16, expand=2,
         conv_kernel=4),
+    # TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T
+    "tinyllama-1.1b": t.LlamaConfig(
+        vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
+        num_attention_heads=32, num_key_value_heads=4, max_position_embeddings=2048,
+        rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2),
+    # allenai/OLMo-1B-hf
+    "olmo-1b-hf": t.OlmoConfig(
+        vocab_size=50304, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+        num_attention_heads=16, max_position_embeddings=2048, tie_word_embeddings=True,
+        pad_token_id=1, bos_token_id=None, eos_token_id=50279),
+    # Qwen/Qwen2-0.5B (q/k/v biases, tied embeddings; no catalog model)
+    "qwen2-0.5b": t.Qwen2Config(
+        vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+        num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
+        rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True,
+        use_sliding_window=False, bos_token_id=151643, eos_token_id=151643),
 }
 
 for name, config in CONFIGS.items():
