@@ -2,6 +2,9 @@
 // formula, the ConvNeXt and ViT papers' FLOPs.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "catalog/param_count.h"
 #include "plan/memory_model.h"
 #include "plan/workload.h"
@@ -60,16 +63,74 @@ TEST(MemoryModel, ZeroPaperModelStateExample) {
 
 // PaLM (Chowdhery et al. 2022), Appendix B: training FLOPs per token = 6N + 12 L H Q T, with N
 // the non-embedding parameters plus the unembedding matrix.
-TEST(Flops, GptNeoxMatchesPalmFormula) {
+// H Q is the query width (heads x head dimension); grouped-query attention narrows k and v, which
+// N counts, not the attention's products.
+TEST(Flops, DecodersMatchPalmFormula) {
+  int checked = 0;
   for (const ModelSpec& m : catalog().models()) {
-    if (m.family != Family::kGptNeox) continue;
+    if (m.family != Family::kGptNeox && m.family != Family::kLlama) continue;
+    ++checked;
     const ParamCounts p = count_params(m);
-    const double n = static_cast<double>(p.non_embedding());
-    const double l = m.arch.n_layers, d = m.arch.d_model, t = m.arch.seq_len;
+    // A tied unembedding is the embedding matrix, multiplied all the same.
+    const double n = static_cast<double>(p.non_embedding()) +
+                     (m.arch.tie_word_embeddings ? static_cast<double>(p.unembedding) : 0.0);
+    const double l = m.arch.n_layers, t = m.arch.seq_len;
+    const double d = static_cast<double>(m.arch.n_heads * m.arch.attention_head_dim());
     const double palm = 6.0 * n + 12.0 * l * d * t;
     const double ours = 3.0 * forward_flops_per_sample(m) / t;
     EXPECT_NEAR(ours / palm, 1.0, 0.01) << m.name;
   }
+  EXPECT_EQ(checked, 12);  // 10 Pythia, TinyLlama, OLMo
+}
+
+double saved_bytes(const Block& block) {
+  double total = 0.0;
+  for (const Op& op : block.ops) total += op.saved_bytes;
+  return total;
+}
+
+const Op& op_named(const Block& block, const std::string& name) {
+  for (const Op& op : block.ops) {
+    if (op.name == name) return op;
+  }
+  throw std::logic_error("no op " + name);
+}
+
+// Grouped-query attention: TinyLlama's 4 key/value heads against the same model with 32. The qkv
+// projection narrows by (32 + 2 x 4) / (3 x 32) of its FLOPs; both attention paths keep and move
+// fewer k and v bytes; the scores (the plain path's largest saved tensor) do not change.
+TEST(Workload, GroupedQueryAttentionNarrowsKeysAndValuesOnBothPaths) {
+  const ModelSpec gqa = catalog().model("tinyllama-1.1b");
+  ModelSpec mha = gqa;
+  mha.arch.n_kv_heads = mha.arch.n_heads;
+  for (const bool fused : {false, true}) {
+    WorkloadOptions o;
+    o.fused_attention = fused;
+    const Block narrow = build_workload(gqa, o).blocks.at(0);
+    const Block wide = build_workload(mha, o).blocks.at(0);
+    EXPECT_NEAR(op_named(narrow, "qkv").model_flops / op_named(wide, "qkv").model_flops,
+                40.0 / 96.0,
+                1e-12);
+    // k and v kept for backward (by the fused kernel, or by QK^T and AV), bf16, per sample.
+    const double kv_bytes_saved = 2.0 * 2048 * (2048 - 256) * 2.0;
+    EXPECT_NEAR(saved_bytes(wide) - saved_bytes(narrow), kv_bytes_saved, 1.0) << fused;
+    if (fused) {
+      EXPECT_LT(op_named(narrow, "fused_attention").bytes,
+                op_named(wide, "fused_attention").bytes);
+    } else {
+      EXPECT_EQ(op_named(narrow, "softmax").saved_bytes, op_named(wide, "softmax").saved_bytes);
+    }
+  }
+}
+
+// The llama layer: no biases (7 weight tensors and 2 RMSNorm weights), Qwen2's 3 q/k/v biases,
+// OLMo's parameter-free LayerNorm; the FSDP and optimizer per-tensor costs count them.
+TEST(Workload, LlamaLayerTensorsFollowTheVariant) {
+  ModelSpec m = catalog().model("tinyllama-1.1b");
+  EXPECT_EQ(build_workload(m, {}).blocks.at(0).param_tensors, 9);
+  m.arch.qkv_bias = true;
+  EXPECT_EQ(build_workload(m, {}).blocks.at(0).param_tensors, 12);
+  EXPECT_EQ(build_workload(catalog().model("olmo-1b"), {}).blocks.at(0).param_tensors, 7);
 }
 
 // ConvNeXt paper (Liu et al. 2022), Table 1 / Table 12: ConvNeXt-L 34.4G and ConvNeXt-XL 60.9G
