@@ -115,8 +115,7 @@ TEST(Workload, GroupedQueryAttentionNarrowsKeysAndValuesOnBothPaths) {
     const double kv_bytes_saved = 2.0 * 2048 * (2048 - 256) * 2.0;
     EXPECT_NEAR(saved_bytes(wide) - saved_bytes(narrow), kv_bytes_saved, 1.0) << fused;
     if (fused) {
-      EXPECT_LT(op_named(narrow, "fused_attention").bytes,
-                op_named(wide, "fused_attention").bytes);
+      EXPECT_LT(op_named(narrow, "fused_attention").bytes, op_named(wide, "fused_attention").bytes);
     } else {
       EXPECT_EQ(op_named(narrow, "softmax").saved_bytes, op_named(wide, "softmax").saved_bytes);
     }
