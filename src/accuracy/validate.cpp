@@ -136,12 +136,12 @@ std::vector<Candidate> batch_candidates(const Pinned& p,
     }
     const int64_t per_gpu = *p.global_batch / dp;
     for (int64_t mb : divisors(per_gpu)) add(mb, per_gpu / mb);
-    notes.push_back("micro-batch not published: the planner's fastest fitting");
+    notes.push_back("micro-batch not published: the planner's highest fitting throughput");
   } else {
     for (int64_t mb = 1; mb <= 1024; mb *= 2) add(mb, 1);
     notes.push_back(
-        "batch not published: accumulation 1 and the planner's fastest fitting "
-        "micro-batch");
+        "batch not published: accumulation 1 and the micro-batch of the planner's highest "
+        "fitting throughput");
   }
   return out;
 }
@@ -186,9 +186,12 @@ std::vector<Candidate> candidates(const Measurement& m,
   return out;
 }
 
+// Fitting first, then throughput: where the batch was not published the candidates differ in
+// global batch, and the shortest step (the smallest batch) is not what a measured run would use;
+// at one global batch the two orders agree.
 bool better(const PlanRow& a, const PlanRow& b) {
   if (a.fits != b.fits) return a.fits;
-  return a.step_time_s < b.step_time_s;
+  return a.samples_per_s > b.samples_per_s;
 }
 
 // Compares the row with the case's first published throughput figure, in this order.
