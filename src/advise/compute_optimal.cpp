@@ -29,6 +29,13 @@ void scale_gated_mlp_and_groups(const ArchSpec& from, ArchSpec& to) {
 
 }  // namespace
 
+const ModelSpec& compute_optimal_template(const Catalog& catalog, const std::string& family) {
+  if (family == "gpt_neox") return catalog.model("pythia-1b");
+  if (family == "roberta") return catalog.model("roberta");
+  if (family == "llama") return catalog.model("tinyllama-1.1b");
+  return catalog.model(family);
+}
+
 ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
                                           int64_t d_model,
                                           const ComputeOptimalOptions& options) {

@@ -16,7 +16,6 @@
 #include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
-#include "cli/bench_request.h"
 #include "cli/commands.h"
 #include "cli/slurm_options.h"
 #include "common/child_process.h"
@@ -28,6 +27,7 @@
 #include "rows/sweep_summary.h"
 #include "rows/table.h"
 #include "slurm/cluster_file.h"
+#include "sweep/bench_job.h"
 #include "sweep/host_probe.h"
 #include "sweep/sweep.h"
 
@@ -70,7 +70,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   if (r.slurm.submit) {
-    submit_bench_job(global, r, catalog, model);
+    submit_bench_job(global.config_dir, r, catalog, model);
     return;
   }
   GpuSpec cpu;
@@ -86,7 +86,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const PlanOptions plan_options =
       planner_options(catalog, gpu->kind, {.preset = parse_preset(r.methods)}).options;
   SweepOptions options;
-  options.trial_command = trial_command(global, r, cluster.world_size());
+  options.trial_command = trial_command(global.config_dir, r, cluster.world_size());
   options.model_file = r.model_file;
   options.trial_timeout_s = r.trial_timeout_s;
   options.timed_steps = r.timed_steps;

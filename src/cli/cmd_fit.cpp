@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "advise/compute_optimal.h"
 #include "advise/fit.h"
 #include "advise/model_file.h"
 #include "catalog/catalog.h"
@@ -37,15 +38,6 @@ struct FitRequest {
   CLI::Option* budget_option = nullptr;
   CLI::Option* gpus_option = nullptr;
 };
-
-// The family's template: a family name (gpt_neox: Pythia-1B's recipe, roberta: RoBERTa's, llama:
-// TinyLlama-1.1B's) or any catalog model.
-const ModelSpec& family_template(const Catalog& catalog, const std::string& family) {
-  if (family == "gpt_neox") return catalog.model("pythia-1b");
-  if (family == "roberta") return catalog.model("roberta");
-  if (family == "llama") return catalog.model("tinyllama-1.1b");
-  return catalog.model(family);
-}
 
 std::string limits_text(const CostOptions& cost) {
   std::string text;
@@ -113,7 +105,7 @@ FitReport answer_what_fits(const Catalog& catalog, const FitRequest& r, const Fi
         "fit needs --gpu and --gpus (what fits this hardware) or --model (what "
         "hardware fits this model)");
   const HardwareOption hardware = candidate_hardware(catalog, r, options.cost).front();
-  const ModelSpec& family = family_template(catalog, r.family);
+  const ModelSpec& family = compute_optimal_template(catalog, r.family);
   // Checks the family and the limits before the catalog's rows are planned.
   compute_optimal_model(family, 2 * options.scaling.d_model_step, options.scaling);
   if (!options.cost.max_days && !options.cost.budget_usd)

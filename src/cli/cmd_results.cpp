@@ -36,13 +36,17 @@ std::string gpu_key(const Catalog& catalog, const std::string& gpu) {
   return is_host_cpu_name(gpu) ? kHostCpuName : catalog.gpu(gpu).name;
 }
 
+namespace {
+
 // The model a request names: --model-file's, or a catalog model by name or HuggingFace id; a name
 // the catalog lacks stays as typed (the results may hold a model benchmarked from a file).
-static std::optional<ModelSpec> named_model(const Catalog& catalog, const ResultsRequest& r) {
+std::optional<ModelSpec> named_model(const Catalog& catalog, const ResultsRequest& r) {
   if (!r.model_file.empty()) return catalog.resolve_model(r.model, r.model_file);
   if (const ModelSpec* m = catalog.find_model(r.model)) return *m;
   return std::nullopt;
 }
+
+}  // namespace
 
 std::string model_key(const Catalog& catalog, const ResultsRequest& r) {
   const std::optional<ModelSpec> m = named_model(catalog, r);
@@ -56,7 +60,9 @@ std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequ
   return db.query(filter);
 }
 
-static std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
+namespace {
+
+std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
   const TrialRecord* best = fastest_ok(trials);
   return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
@@ -64,7 +70,7 @@ static std::optional<TrialRecord> best_trial(const Catalog& catalog, const Resul
 
 // Whether a stored trial has measured the row's configuration (a killed one has not: a sweep
 // measures it again).
-static bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
+bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
   return std::any_of(trials.begin(), trials.end(), [&](const TrialRecord& t) {
     return t.measured.status != TrialStatus::kKilled && t.cluster == row.cluster &&
            t.config == row.config;
@@ -73,7 +79,7 @@ static bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row)
 
 // `results --incomplete`: the configurations of the search space (--methods) on the cluster that
 // no stored trial has measured, as plan rows.
-static void run_incomplete(const Catalog& catalog, ResultsRequest r) {
+void run_incomplete(const Catalog& catalog, ResultsRequest r) {
   if ((r.model.empty() && r.model_file.empty()) || r.gpu.empty()) {
     throw InputError("--incomplete needs the model (--model or --model-file) and --gpu");
   }
@@ -98,7 +104,7 @@ static void run_incomplete(const Catalog& catalog, ResultsRequest r) {
   print_plan_rows(std::cout, rows, parse_row_format(r.format));
 }
 
-static void run_results(const GlobalOptions& global, const ResultsRequest& r) {
+void run_results(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   if (r.incomplete) {
     run_incomplete(catalog, r);
@@ -110,7 +116,7 @@ static void run_results(const GlobalOptions& global, const ResultsRequest& r) {
              parse_row_format(r.format));
 }
 
-static void run_best(const GlobalOptions& global, const ResultsRequest& r) {
+void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const auto best = best_trial(catalog, r);
   if (!best) {
@@ -129,6 +135,8 @@ static void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   }
   write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);
 }
+
+}  // namespace
 
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {
   add_model_options(*cmd, r.model, r.model_file);

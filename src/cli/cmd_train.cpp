@@ -1,6 +1,6 @@
-// `gpudays train --config RUN.toml --data PREFIX --out DIR [--resume]`: resolves the run file's
-// model, device and batch split for this launch (one process, or each rank under mpirun/srun) and
-// runs trainer/trainer.h; with --slurm it submits the run as a Slurm job (cli/train_slurm.h).
+// `gpudays train --config RUN.toml --data PREFIX --out DIR [--resume]`: the run file resolved
+// (trainer/run_setup.h) on this launch's device and ranks (one process, or mpirun/srun), then
+// trainer/trainer.h; with --slurm it submits the run as a Slurm job (cli/train_slurm.h).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -8,15 +8,13 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
-#include "catalog/gpu_peak.h"
 #include "cli/commands.h"
 #include "cli/train_slurm.h"
-#include "common/error.h"
 #include "distributed/launcher.h"
 #include "distributed/world.h"
 #include "engine/device.h"
 #include "plan/workload.h"
-#include "results/results_db.h"
+#include "trainer/run_setup.h"
 #include "trainer/train_log.h"
 #include "trainer/trainer.h"
 
@@ -34,49 +32,12 @@ struct TrainRequest {
   TrainSlurmRequest slurm;  // --slurm: submit as a Slurm job (cli/train_slurm.h)
 };
 
-// The device's dense peak for the run's dtype (datasheet); the host CPU has none unless given.
-double peak_flops_per_s(const Catalog& catalog, const RunFile& run, Precision p, double given) {
-  if (given > 0.0) return given * 1e12;
-  if (run.gpu == kHostCpuName) return 0.0;
-  const GpuSpec& gpu = catalog.gpu(run.gpu);
-  return matmul_peak(gpu, p, run.methods.free_lunch).tflops * 1e12;
-}
-
-// The benchmark's tokens/s for the run's model, hardware and configuration (the trial bench
-// stores for it, whole device memory), or none when the results hold no successful one.
-std::optional<double> bench_tokens_per_s(const std::string& db_path,
-                                         const std::string& model,
-                                         const RunFile& run,
-                                         const Configuration& config) {
-  TrialRecord key;
-  key.model = model;
-  key.gpu = run.gpu;
-  key.cluster = {run.num_nodes, run.gpus_per_node};
-  key.config = config;
-  std::optional<TrialRecord> t;
-  try {
-    t = ResultsDb::open({.path = db_path, .read_only = true}).find(key.key());
-  } catch (const ResultsFileError& e) {  // named by this command's flag, not bench's --db
-    throw InputError(fmt::format("--bench-db: {}", e.what()));
-  }
-  if (!t || !t->ok()) return std::nullopt;
-  return t->tokens_per_s;
-}
-
 void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const RunFile run = read_run_file(r.config);
   const Catalog catalog = Catalog::load({global.config_dir});
   TrainerOptions o;
-  o.model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
-  o.model.recipe = apply_overrides(o.model.recipe, run.schedule, r.config);
-  if (run.global_batch != o.model.recipe.global_batch) {
-    throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",
-                                 r.config,
-                                 run.global_batch,
-                                 o.model.recipe.global_batch));
-  }
-  const std::string data = r.data.empty() ? run.data.path : r.data;
-  if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
+  o.model = run_model(catalog, run, r.config);
+  const std::string data = run_data_path(run, r.data);
   o.device = rank_device(parse_device(run.gpu == kHostCpuName ? "cpu" : "cuda"),
                          launched_with_several_ranks(),
                          local_rank(),
@@ -95,11 +56,11 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   o.data_path = data;
   o.flops_per_sample = training_flops_per_sample(o.model);
   o.peak_flops_per_s =
-      peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
+      run_peak_flops_per_s(catalog, run, o.model.recipe.precision, r.peak_tflops) * comm->size();
   // Read before training: a file that is not a results database fails now, not after the run.
   std::optional<double> bench;
   if (comm->rank() == 0 && !r.bench_db.empty()) {
-    bench = bench_tokens_per_s(r.bench_db, o.model.name, run, o.config);
+    bench = benched_tokens_per_s(r.bench_db, o.model.name, run, o.config);
   }
   TrainSummary s;
   if (is_vision(o.model.family)) {

@@ -19,6 +19,7 @@
 #include "plan/planner.h"
 #include "search_space/search_space.h"
 #include "trainer/run_file.h"
+#include "trainer/run_setup.h"
 
 namespace gpudays {
 namespace {
@@ -68,22 +69,13 @@ ModelSpec checked_model(const GlobalOptions& global,
                         const RunFile& run,
                         int64_t world) {
   const Catalog catalog = Catalog::load({global.config_dir});
-  ModelSpec model = catalog.resolve_model(run.model_file.empty() ? run.model : "", run.model_file);
-  model.recipe = apply_overrides(model.recipe, run.schedule, option_value(cmd, "--config"));
+  ModelSpec model = run_model(catalog, run, option_value(cmd, "--config"));
   if (run.gpu != kHostCpuName) catalog.gpu(run.gpu);  // an unknown GPU names the valid ones
-  if (run.global_batch != model.recipe.global_batch) {
-    throw InputError(fmt::format("{}: global_batch {} is not the recipe's {}",
-                                 option_value(cmd, "--config"),
-                                 run.global_batch,
-                                 model.recipe.global_batch));
-  }
-  configuration_on(run, world);  // the global batch splits on the job's ranks
+  configuration_on(run, world);                       // the global batch splits on the ranks
   if (const std::string problem = method_set_problem(run.methods, world); !problem.empty()) {
     throw InputError(fmt::format("{} ranks: {}", world, problem));
   }
-  std::string data = option_value(cmd, "--data");
-  if (data.empty()) data = run.data.path;
-  if (data.empty()) throw InputError("train needs --data PREFIX (or [data] path in the run file)");
+  const std::string data = run_data_path(run, option_value(cmd, "--data"));
   if (is_vision(model.family)) {
     data::open_image_samples(data);
   } else {

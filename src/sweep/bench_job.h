@@ -1,5 +1,6 @@
-// The request of `gpudays bench`, as its options fill it; `bench --slurm` turns it back into the
-// job's command line (bench_launch.cpp).
+// The request of a benchmark sweep, as `gpudays bench`'s options fill it, and how it launches:
+// each trial's command line, and for `bench --slurm` the batch job that runs the sweep (its
+// command line: this request with absolute paths, trials under srun).
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/model_spec.h"
-#include "cli/commands.h"
-#include "cli/slurm_options.h"
+#include "slurm/slurm_submit.h"
 
 namespace gpudays {
 
@@ -35,14 +35,15 @@ struct BenchRequest {
   std::string srun_mpi = "pmix";    // srun --mpi of each trial's step (launcher srun)
 };
 
-// The argv of one trial: `gpudays trial`, on every rank of the launch (distributed/launcher.h).
-std::vector<std::string> trial_command(const GlobalOptions& global,
+// The argv of one trial: `gpudays [--config-dir DIR] trial`, on every rank of the launch
+// (distributed/launcher.h).
+std::vector<std::string> trial_command(const std::string& config_dir,
                                        const BenchRequest& r,
                                        int64_t world);
 
 // Submits the sweep as a Slurm batch job: the sweep once in the batch shell, each trial an srun
 // step; the plan's estimate of its duration warns a short --time.
-void submit_bench_job(const GlobalOptions& global,
+void submit_bench_job(const std::string& config_dir,
                       const BenchRequest& r,
                       const Catalog& catalog,
                       const ModelSpec& model);

@@ -5,22 +5,21 @@
 
 #include "accuracy/planner_options.h"
 #include "catalog/host_cpu.h"
-#include "cli/bench_request.h"
 #include "common/output_files.h"
 #include "distributed/launcher.h"
 #include "plan/planner.h"
 #include "slurm/cluster_file.h"
+#include "sweep/bench_job.h"
 
 namespace gpudays {
 namespace {
 
 // The bench command line the job runs: this request, with absolute paths, trials under srun.
-std::vector<std::string> bench_job_argv(const GlobalOptions& global,
+std::vector<std::string> bench_job_argv(const std::string& config_dir,
                                         const BenchRequest& r,
                                         const std::string& srun_mpi) {
   std::vector<std::string> argv = {self_path()};
-  if (!global.config_dir.empty())
-    argv.insert(argv.end(), {"--config-dir", absolute_path(global.config_dir)});
+  if (!config_dir.empty()) argv.insert(argv.end(), {"--config-dir", absolute_path(config_dir)});
   argv.push_back("bench");
   if (!r.model_file.empty()) argv.insert(argv.end(), {"--model-file", absolute_path(r.model_file)});
   if (r.model_file.empty()) argv.insert(argv.end(), {"--model", r.model});
@@ -87,7 +86,7 @@ double bench_estimate_s(const Catalog& catalog,
 }  // namespace
 
 // The argv of one trial: `gpudays trial`, on every rank of the launch (distributed/launcher.h).
-std::vector<std::string> trial_command(const GlobalOptions& global,
+std::vector<std::string> trial_command(const std::string& config_dir,
                                        const BenchRequest& r,
                                        int64_t world) {
   LaunchOptions launch;
@@ -98,14 +97,13 @@ std::vector<std::string> trial_command(const GlobalOptions& global,
   launch.srun.nodes = r.nodes;
   launch.srun.mpi = r.srun_mpi;
   launch.program = {self_path()};
-  if (!global.config_dir.empty()) {
-    launch.program.insert(launch.program.end(), {"--config-dir", global.config_dir});
-  }
+  if (!config_dir.empty())
+    launch.program.insert(launch.program.end(), {"--config-dir", config_dir});
   launch.program.push_back("trial");
   return launch_argv(launch);
 }
 
-void submit_bench_job(const GlobalOptions& global,
+void submit_bench_job(const std::string& config_dir,
                       const BenchRequest& r,
                       const Catalog& catalog,
                       const ModelSpec& model) {
@@ -131,7 +129,7 @@ void submit_bench_job(const GlobalOptions& global,
   std::string srun_mpi = r.srun_mpi;
   if (!r.slurm.cluster_file.empty())
     srun_mpi = load_slurm_cluster(r.slurm.cluster_file).launcher.srun_mpi;
-  s.job.command = bench_job_argv(global, r, srun_mpi);
+  s.job.command = bench_job_argv(config_dir, r, srun_mpi);
   submit_slurm_job(r.slurm, s);
 }
 
