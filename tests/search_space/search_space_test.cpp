@@ -1,7 +1,10 @@
 // The reference search space's validity rules.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <string>
 
 #include "common/error.h"
 #include "search_space/method_fields.h"
@@ -178,6 +181,24 @@ TEST(MethodFields, PinFromTextIsPinByMember) {
   EXPECT_FALSE(by_text.matches({{true, false, Sharding::kZero2, false}, 1, 1}));
   EXPECT_TRUE(ConfigurationPin{}.empty());
   EXPECT_FALSE(by_text.empty());
+}
+
+// The fuzzers' dictionaries of the formats that hold method sets name every field and every
+// choice of the table, so a new method reaches the fuzzers too (a dictionary is written by hand).
+TEST(MethodFields, FuzzDictionariesNameEveryFieldAndChoice) {
+  for (const char* dict : {"run_file.dict", "trial_spec.dict"}) {
+    const std::string path = std::string(GPUDAYS_TEST_DATA_DIR) + "/../fuzz/" + dict;
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    for (const MethodField& f : method_fields()) {
+      EXPECT_NE(text.find("\"" + std::string(f.name) + "\""), std::string::npos) << dict << f.name;
+      if (f.kind() != MethodKind::kChoice) continue;
+      for (const std::string& choice : f.choices()) {
+        EXPECT_NE(text.find(choice), std::string::npos) << dict << " " << choice;
+      }
+    }
+  }
 }
 
 }  // namespace
