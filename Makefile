@@ -15,9 +15,10 @@ WITH_CUDA_BUILD ?= ON
 TORCH_PYTHON ?= python3
 WITH_FUZZ ?= ON
 FUZZ_SECONDS ?= 7
+PREFIX ?= $(HOME)/.local
 
 .PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda docs-check \
-        run cuda clean format format-check fuzz fuzz-build test-asan gpu-check-dry
+        run cuda clean format format-check fuzz fuzz-build test-asan gpu-check-dry install dist
 
 all: build
 
@@ -119,6 +120,18 @@ run: build-gpudays
 	$(BUILD_DIR)/gpudays best --model bench-gpt-neox --gpu cpu --db out/gpudays.db
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu a100-80gb-sxm --gpus-per-node 4
 	$(BUILD_DIR)/gpudays plan --model pythia-1b --gpu rtx-3090 --gpus-per-node 8
+
+# Installs gpudays, its catalog and (CPU build) the libraries it loads under PREFIX (default
+# ~/.local): bin/gpudays, share/gpudays, lib/gpudays, share/doc/gpudays (docs/install.md). The CUDA
+# variant installs the same way from build-cuda/: make install BUILD_DIR=build-cuda.
+install: build-gpudays
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX) >/dev/null
+	@echo "installed $(PREFIX)/bin/gpudays; $$($(PREFIX)/bin/gpudays --version)"
+
+# A relocatable tarball of the install (the CPU build): $(BUILD_DIR)/gpudays-VERSION-linux-ARCH.tar.gz,
+# unpacked anywhere, runs bin/gpudays with nothing else installed but the C library.
+dist: build-gpudays
+	@bash scripts/make-dist.sh $(BUILD_DIR)
 
 # The documented example outputs (marked `<!-- docs-check: COMMAND -->` in README.md and docs/)
 # against what the commands print now: a unified diff and exit 1 on a mismatch (scripts/docs-check.py).

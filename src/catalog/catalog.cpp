@@ -78,12 +78,27 @@ bool same_name(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string resolve_config_dir(const CatalogOptions& options) {
-  if (!options.config_dir.empty()) return options.config_dir;
+std::string installed_config_dir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path share = self.parent_path().parent_path() / "share" / "gpudays";
+  return fs::is_directory(share / "models", ec) ? share.string() : "";
+}
+
+ConfigDirChoice choose_config_dir(const CatalogOptions& options) {
+  if (!options.config_dir.empty()) return {options.config_dir, "--config-dir"};
   if (const char* env = std::getenv("GPUDAYS_CONFIG_DIR"); env != nullptr && *env != '\0') {
-    return env;
+    return {env, "$GPUDAYS_CONFIG_DIR"};
   }
-  return kDefaultConfigDir;
+  if (std::string installed = installed_config_dir(); !installed.empty()) {
+    return {std::move(installed), "installed"};
+  }
+  return {kDefaultConfigDir, "source tree"};
+}
+
+std::string resolve_config_dir(const CatalogOptions& options) {
+  return choose_config_dir(options).path;
 }
 
 Catalog Catalog::load(const CatalogOptions& options) {

@@ -12,7 +12,9 @@
 namespace gpudays {
 
 struct CatalogOptions {
-  std::string config_dir;  // empty: $GPUDAYS_CONFIG_DIR, else the source tree's configs/
+  // Empty: $GPUDAYS_CONFIG_DIR, else share/gpudays beside an installed binary, else the source
+  // tree's configs/ (a build that was not installed).
+  std::string config_dir;
 };
 
 class Catalog {
@@ -39,7 +41,16 @@ class Catalog {
   std::vector<GpuSpec> gpus_;
 };
 
-// The directory a CatalogOptions resolves to.
+// The directory a CatalogOptions resolves to, and where that choice came from.
+struct ConfigDirChoice {
+  std::string path;
+  std::string origin;  // "--config-dir", "$GPUDAYS_CONFIG_DIR", "installed" or "source tree"
+};
+ConfigDirChoice choose_config_dir(const CatalogOptions& options);
 std::string resolve_config_dir(const CatalogOptions& options);
+
+// The catalog of an installed binary: PREFIX/share/gpudays for PREFIX/bin/gpudays (the running
+// program's), when it holds models/; empty otherwise.
+std::string installed_config_dir();
 
 }  // namespace gpudays

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "common/build_info.h"
 #include "common/error.h"
@@ -38,14 +39,18 @@ int main(int argc, char** argv) {
       "gpudays: can you pre-train model M on N GPUs of type G, with which settings, in how many "
       "days, at what cost?"};
   app.name("gpudays");
-  app.set_version_flag("--version", fmt::format("gpudays {} ({})", kVersion, kGitCommit));
+  GlobalOptions global;
+  app.set_version_flag("--version", [&global] {
+    const ConfigDirChoice catalog = choose_config_dir({global.config_dir});
+    return fmt::format(
+        "gpudays {} ({}); catalog {} ({})", kVersion, kGitCommit, catalog.path, catalog.origin);
+  });
   app.require_subcommand(1);
   app.fallthrough();
-  GlobalOptions global;
   app.add_option("--config-dir",
                  global.config_dir,
-                 "Catalog directory with models/ and gpus/ (default: $GPUDAYS_CONFIG_DIR, else the "
-                 "source tree's configs/)");
+                 "Catalog directory with models/ and gpus/ (default: $GPUDAYS_CONFIG_DIR, else "
+                 "share/gpudays beside an installed binary, else the source tree's configs/)");
   add_catalog_commands(app, global);
   add_plan_command(app, global);
   add_results_commands(app, global);
