@@ -3,41 +3,16 @@
 // each head, parallel (or sequential) residual, exact-erf GELU MLP.
 #include "models/gpt_neox.h"
 
-#include <ATen/ops/arange.h>
-#include <ATen/ops/cat.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/dropout.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/linear.h>
-#include <ATen/ops/outer.h>
-#include <ATen/ops/pow.h>
 #include <fmt/format.h>
 
 #include "catalog/model_loader.h"
 #include "common/error.h"
 
 namespace gpudays::models {
-namespace {
-
-// x: [..., n] -> [..., n]: (x1, x2) -> (-x2, x1) on the two halves of the last dimension.
-at::Tensor rotate_half(const at::Tensor& x) {
-  const int64_t half = x.size(-1) / 2;
-  return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, /*dim=*/-1);
-}
-
-// x: [B, H, T, head_dim]: rotates the first rotary_dims channels, passes the rest through. The
-// tables take x's dtype (as HuggingFace's): under autocast q and k are bf16/fp16 and fp32 tables
-// would promote them, and everything after them, to fp32.
-at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& rotary) {
-  const int64_t dims = rotary.cos.size(-1);
-  const at::Tensor x_rot = x.narrow(-1, 0, dims);
-  const at::Tensor x_pass = x.narrow(-1, dims, x.size(-1) - dims);
-  const at::Tensor cos = rotary.cos.to(x.scalar_type());
-  const at::Tensor sin = rotary.sin.to(x.scalar_type());
-  const at::Tensor rotated = x_rot * cos + rotate_half(x_rot) * sin;
-  return at::cat({rotated, x_pass}, /*dim=*/-1);
-}
-
-}  // namespace
 
 GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& param_options) {
   if (spec.family != Family::kGptNeox) {
@@ -65,14 +40,7 @@ GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& 
 }
 
 RotaryTables rotary_tables(const GptNeoxOptions& options, int64_t seq_len, const at::Tensor& like) {
-  const int64_t dims = options.rotary_dims();
-  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(like.device());
-  // inv_freq[i] = 1 / base^(2i / dims), in fp32 as HF computes it.
-  const at::Tensor exponents = at::arange(0, dims, 2, f32) / static_cast<double>(dims);
-  const at::Tensor inv_freq = at::pow(options.rotary_base, exponents).reciprocal();
-  const at::Tensor freqs = at::outer(at::arange(seq_len, f32), inv_freq);  // [T, dims / 2]
-  const at::Tensor angles = at::cat({freqs, freqs}, /*dim=*/-1);           // [T, dims]
-  return {angles.cos().to(like.scalar_type()), angles.sin().to(like.scalar_type())};
+  return rotary_tables(options.rotary_dims(), options.rotary_base, seq_len, like);
 }
 
 GptNeoxAttentionImpl::GptNeoxAttentionImpl(const GptNeoxOptions& options)

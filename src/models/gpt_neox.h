@@ -13,6 +13,7 @@
 #include "models/attention.h"
 #include "models/block_runner.h"
 #include "models/layers.h"
+#include "models/rotary.h"
 
 namespace gpudays::models {
 
@@ -43,11 +44,7 @@ struct GptNeoxOptions {
 // The options of a catalog model (family gpt_neox; otherwise InputError naming the family).
 GptNeoxOptions gpt_neox_options(const ModelSpec& spec, const at::TensorOptions& param_options);
 
-// Rotary tables for positions 0..T-1: cos, sin: [T, rotary_dims] in `dtype`.
-struct RotaryTables {
-  at::Tensor cos;
-  at::Tensor sin;
-};
+// Rotary tables for positions 0..T-1: cos, sin: [T, rotary_dims] in `like`'s dtype.
 RotaryTables rotary_tables(const GptNeoxOptions& options, int64_t seq_len, const at::Tensor& like);
 
 class GptNeoxAttentionImpl : public torch::nn::Module {

@@ -1,4 +1,5 @@
-// Linear, LayerNorm, Embedding and Conv with HuggingFace initialisation, on any device (meta too).
+// Linear, LayerNorm, RmsNorm, Embedding and Conv with HuggingFace initialisation, on any device
+// (meta too).
 #include "models/layers.h"
 
 #include <ATen/ops/conv1d.h>
@@ -7,6 +8,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
+#include <ATen/ops/rsqrt.h>
 
 namespace gpudays::models {
 
@@ -32,6 +34,24 @@ LayerNormImpl::LayerNormImpl(int64_t dim, double eps, const at::TensorOptions& o
 
 at::Tensor LayerNormImpl::forward(const at::Tensor& x) {
   return at::layer_norm(x, {dim_}, weight_, bias_, eps_);
+}
+
+at::ScalarType at_least_fp32(at::ScalarType type) {
+  return c10::isReducedFloatingType(type) ? at::kFloat : type;
+}
+
+RmsNormImpl::RmsNormImpl(int64_t dim, double eps, const at::TensorOptions& options) : eps_(eps) {
+  weight_ = register_parameter("weight", at::empty({dim}, options).fill_(1));
+}
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor wide = x.to(at_least_fp32(x.scalar_type()));
+  const at::Tensor variance = wide.pow(2).mean(/*dim=*/-1, /*keepdim=*/true);
+  return weight * (wide * at::rsqrt(variance + eps)).to(x.scalar_type());
+}
+
+at::Tensor RmsNormImpl::forward(const at::Tensor& x) {
+  return rms_norm(x, weight_, eps_);
 }
 
 EmbeddingImpl::EmbeddingImpl(int64_t count,

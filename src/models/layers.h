@@ -47,6 +47,28 @@ class LayerNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LayerNorm);
 
+// The dtype norms and losses compute in, as transformers' upcasts: fp32 for bf16 and fp16, other
+// types unchanged (fp64 stays fp64, for gradient checks).
+at::ScalarType at_least_fp32(at::ScalarType type);
+
+// weight * x / sqrt(mean(x^2) + eps): the normalisation in >= fp32, cast back to x's dtype before
+// the weight multiplies it (transformers' LlamaRMSNorm, MambaRMSNorm, T5LayerNorm).
+// x: [..., D], weight: [D] -> [..., D]
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// rms_norm with its weight (starting at 1).
+class RmsNormImpl : public torch::nn::Module {
+ public:
+  RmsNormImpl(int64_t dim, double eps, const at::TensorOptions& options);
+  at::Tensor forward(const at::Tensor& x);  // x: [..., dim] -> [..., dim]
+  const at::Tensor& weight() const { return weight_; }
+
+ private:
+  double eps_;
+  at::Tensor weight_;
+};
+TORCH_MODULE(RmsNorm);
+
 // Lookup table. Weight ~ N(0, init_std); with a padding_idx (>= 0) that row starts at zero and
 // receives no gradient, as torch.nn.Embedding(padding_idx=...).
 class EmbeddingImpl : public torch::nn::Module {

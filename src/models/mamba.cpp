@@ -15,7 +15,6 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/rand.h>
-#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softplus.h>
 #include <c10/core/ScalarType.h>
@@ -28,11 +27,6 @@
 
 namespace gpudays::models {
 namespace {
-
-// HF computes norms, the scan and the logits in fp32 for half-precision models; fp64 stays fp64.
-at::ScalarType at_least_fp32(at::ScalarType type) {
-  return c10::isReducedFloatingType(type) ? at::kFloat : type;
-}
 
 // dt_proj.bias = softplus^-1(dt), dt log-uniform in [time_step_min, time_step_max], floored
 // (HF init_mamba_weights), drawn in fp32 as HF does. -> [d_inner]
@@ -72,17 +66,6 @@ MambaOptions mamba_options(const ModelSpec& spec, const at::TensorOptions& param
   o.time_step_scale = a.time_step_scale;
   o.param_options = param_options;
   return o;
-}
-
-MambaRmsNormImpl::MambaRmsNormImpl(int64_t dim, double eps, const at::TensorOptions& options)
-    : eps_(eps) {
-  weight_ = register_parameter("weight", at::ones({dim}, options));
-}
-
-at::Tensor MambaRmsNormImpl::forward(const at::Tensor& x) {
-  const at::Tensor wide = x.to(at_least_fp32(x.scalar_type()));
-  const at::Tensor variance = wide.pow(2).mean(/*dim=*/-1, /*keepdim=*/true);
-  return weight_ * (wide * at::rsqrt(variance + eps_)).to(x.scalar_type());
 }
 
 MambaConv1dImpl::MambaConv1dImpl(int64_t channels,
@@ -163,8 +146,8 @@ at::Tensor MambaMixerImpl::forward(const at::Tensor& x) {
 
 MambaBlockImpl::MambaBlockImpl(const MambaOptions& options)
     : residual_in_fp32_(options.residual_in_fp32) {
-  norm_ = register_module(
-      "norm", MambaRmsNorm(options.d_model, options.layer_norm_eps, options.param_options));
+  norm_ = register_module("norm",
+                          RmsNorm(options.d_model, options.layer_norm_eps, options.param_options));
   mixer_ = register_module("mixer", MambaMixer(options));
 }
 
@@ -183,7 +166,7 @@ MambaModelImpl::MambaModelImpl(const MambaOptions& options) {
   }
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < options.n_layers; ++i) layers_->push_back(MambaBlock(options));
-  norm_f_ = register_module("norm_f", MambaRmsNorm(options.d_model, options.layer_norm_eps, p));
+  norm_f_ = register_module("norm_f", RmsNorm(options.d_model, options.layer_norm_eps, p));
 }
 
 at::Tensor MambaModelImpl::forward(const at::Tensor& tokens) {

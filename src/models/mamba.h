@@ -52,19 +52,6 @@ struct MambaOptions {
 // The options of a catalog model (family mamba; otherwise InputError naming the family).
 MambaOptions mamba_options(const ModelSpec& spec, const at::TensorOptions& param_options);
 
-// weight * x / sqrt(mean(x^2) + eps), computed in >= fp32 (HF MambaRMSNorm). Weight starts at 1.
-class MambaRmsNormImpl : public torch::nn::Module {
- public:
-  MambaRmsNormImpl(int64_t dim, double eps, const at::TensorOptions& options);
-  at::Tensor forward(const at::Tensor& x);  // x: [..., dim] -> [..., dim]
-  const at::Tensor& weight() const { return weight_; }
-
- private:
-  double eps_;
-  at::Tensor weight_;
-};
-TORCH_MODULE(MambaRmsNorm);
-
 // Causal depthwise convolution over time: weight [C, 1, K], bias [C]; input padded by K - 1 on
 // both sides (as nn.Conv1d(padding=K-1)) and the output truncated to the first T steps.
 class MambaConv1dImpl : public torch::nn::Module {
@@ -117,7 +104,7 @@ class MambaBlockImpl : public torch::nn::Module {
 
  private:
   bool residual_in_fp32_;
-  MambaRmsNorm norm_{nullptr};
+  RmsNorm norm_{nullptr};  // HF MambaRMSNorm
   MambaMixer mixer_{nullptr};
 };
 TORCH_MODULE(MambaBlock);
@@ -137,7 +124,7 @@ class MambaModelImpl : public torch::nn::Module {
   BlockRunner block_runner_;
   Embedding embeddings_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
-  MambaRmsNorm norm_f_{nullptr};
+  RmsNorm norm_f_{nullptr};
 };
 TORCH_MODULE(MambaModel);
 

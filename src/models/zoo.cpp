@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
+#include "models/llama.h"
 #include "models/losses.h"
 #include "models/mamba.h"
 #include "models/roberta.h"
@@ -22,6 +23,21 @@ ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
   GptNeoxOptions o = gpt_neox_options(spec, options.param_options);
   o.attention = options.attention;
   GptNeoxForCausalLM model(o);
+  return ZooModel(
+             model.ptr(),
+             [model](const Batch& b) mutable { return model->forward(b.input_ids); },
+             [](const at::Tensor& logits, const Batch& b) {
+               return causal_lm_loss(logits, b.labels);
+             },
+             [model](AttentionKind kind) mutable { model->set_attention(kind); })
+      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
+                    [model] { return model->block_parameters(); }});
+}
+
+ZooModel make_llama(const ModelSpec& spec, const ZooOptions& options) {
+  LlamaOptions o = llama_options(spec, options.param_options);
+  o.attention = options.attention;
+  LlamaForCausalLM model(o);
   return ZooModel(
              model.ptr(),
              [model](const Batch& b) mutable { return model->forward(b.input_ids); },
@@ -144,10 +160,12 @@ ZooModel make_model(const ModelSpec& spec, const ZooOptions& options) {
       return make_convnext(spec, options);
     case Family::kMamba:
       return make_mamba(spec, options);
+    case Family::kLlama:
+      return make_llama(spec, options);
     default:
       throw InputError(
           fmt::format("model '{}': family {} is not implemented yet (available: "
-                      "gpt_neox, roberta, vit, convnext, mamba)",
+                      "gpt_neox, roberta, vit, convnext, mamba, llama)",
                       spec.name,
                       to_string(spec.family)));
   }

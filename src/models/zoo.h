@@ -19,7 +19,7 @@ namespace gpudays::models {
 
 // One step's inputs, for any family; unused fields stay undefined.
 struct Batch {
-  at::Tensor input_ids;       // [B, T] int64: gpt_neox, roberta, mamba
+  at::Tensor input_ids;       // [B, T] int64: gpt_neox, roberta, mamba, llama
   at::Tensor attention_mask;  // [B, T]: roberta (1 token, 0 padding; undefined: no padding)
   at::Tensor pixel_values;    // [B, C, H, W]: vit, convnext
   at::Tensor labels;          // causal LMs: [B, T] = input_ids (shifted inside the loss);

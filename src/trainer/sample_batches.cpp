@@ -35,7 +35,7 @@ SampleBatches token_batches(const ModelSpec& model,
   if (family.modality != Modality::kText) {
     throw InputError(
         fmt::format("{} does not train on token data here (causal LMs do: gpt_neox, "
-                    "mamba; and roberta, masked)",
+                    "mamba, llama; and roberta, masked)",
                     to_string(model.family)));
   }
   if (samples.sample_tokens() != model.arch.seq_len) {

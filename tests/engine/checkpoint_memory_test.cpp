@@ -124,6 +124,20 @@ TEST(CheckpointMemory, ConvnextSavingIsAsPlanned) {
   expect_saving_as_planned(spec, /*batch=*/2);
 }
 
+// The llama family (tiny-llama: RMSNorm, SwiGLU, 4 query heads sharing 2 key/value heads).
+// Disabled until the planner counts three tensors its transformer layer leaves out, measured here:
+// each RMSNorm keeps its normalised input (the weight's product needs it; n·d), the SwiGLU product
+// keeps silu(gate) beside up (n·f), and the plain attention's matmuls keep the repeated keys and
+// values (2·n·(q − kv)): 0.59 MB per layer at these sizes, saving measured 20.96 MB against 16.84
+// MB planned (+24%), kept after the forward 25.95 MB against 21.10 MB.
+TEST(CheckpointMemory, DISABLED_LlamaSavingIsAsPlanned) {
+  ModelSpec spec = tiny("tiny-llama");
+  spec.arch.n_layers = 8;
+  spec.arch.seq_len = 128;
+  spec.arch.max_position_embeddings = 128;
+  expect_saving_as_planned(spec, /*batch=*/4);
+}
+
 TEST(CheckpointMemory, MambaSavingIsAsPlanned) {
   ModelSpec spec = tiny("tiny-mamba");
   spec.arch.n_layers = 8;

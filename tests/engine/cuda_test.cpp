@@ -121,8 +121,12 @@ std::vector<double> train_tiny(const ModelSpec& spec, const c10::Device& device,
   return losses;
 }
 
+ModelSpec tiny_model(const std::string& name) {
+  return load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + name + ".toml");
+}
+
 ModelSpec tiny_gpt_neox() {
-  return load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-gpt-neox.toml");
+  return tiny_model("tiny-gpt-neox");
 }
 
 // Same weights, same batches, fp32 without TF32: the first loss differs only by the summation
@@ -135,6 +139,21 @@ TEST(Cuda, TinyGptNeoxTrainsAsOnTheCpu_CUDA) {
   const bool saved = tf32_enabled();
   set_tf32(false);
   const ModelSpec spec = tiny_gpt_neox();
+  const std::vector<double> cpu = train_tiny(spec, c10::Device(c10::kCPU), 5);
+  const std::vector<double> cuda = train_tiny(spec, kCuda, 5);
+  set_tf32(saved);
+  ASSERT_EQ(cuda.size(), cpu.size());
+  EXPECT_NEAR(cuda[0], cpu[0], 1e-5 * cpu[0]);
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(cuda[i], cpu[i], 1e-4 * cpu[i]) << i;
+  EXPECT_LT(cuda.back(), cuda.front());  // it trained
+}
+
+// The same for the tiny Llama (grouped-query attention, RMSNorm, SwiGLU).
+TEST(Cuda, TinyLlamaTrainsAsOnTheCpu_CUDA) {
+  GPUDAYS_SKIP_WITHOUT_CUDA();
+  const bool saved = tf32_enabled();
+  set_tf32(false);
+  const ModelSpec spec = tiny_model("tiny-llama");
   const std::vector<double> cpu = train_tiny(spec, c10::Device(c10::kCPU), 5);
   const std::vector<double> cuda = train_tiny(spec, kCuda, 5);
   set_tf32(saved);

@@ -1,8 +1,8 @@
-// Sharding on a real zoo model (tiny GPT-NeoX) through make_engine, which wraps the model's block
-// runner: stage 2 reduces each block's gradient as its backward ends, stage 3 also gathers each
-// block's weights just before use. On one rank (with offloading) the result is bit-identical to
-// the plain path; under mpirun (MultiRankEngine.*) the losses and the pre-clipping gradient norms
-// track one process on the global batch.
+// Sharding on real zoo models (tiny GPT-NeoX, tiny Llama with grouped-query attention) through
+// make_engine, which wraps the model's block runner: stage 2 reduces each block's gradient as its
+// backward ends, stage 3 also gathers each block's weights just before use. On one rank (with
+// offloading) the result is bit-identical to the plain path; under mpirun (MultiRankEngine.*) the
+// losses and the pre-clipping gradient norms track one process on the global batch.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -26,13 +26,16 @@ struct TrainRun {
   std::vector<at::Tensor> params;
 };
 
+// The causal LMs trained here (tests/models/data/<name>.toml).
+const char* const kTinyLms[] = {"tiny-gpt-neox", "tiny-llama"};
+
 // Both the trainable's and the engine's methods come from apply_methods, as in a trial.
-TrainRun train_gpt_neox(Communicator& comm,
-                        const MethodSet& methods,
-                        int steps,
-                        Precision precision = Precision::kFp32) {
-  ModelSpec spec =
-      load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/tiny-gpt-neox.toml");
+TrainRun train_tiny_lm(Communicator& comm,
+                       const MethodSet& methods,
+                       int steps,
+                       Precision precision = Precision::kFp32,
+                       const std::string& name = "tiny-gpt-neox") {
+  ModelSpec spec = load_model_file(std::string(GPUDAYS_MODEL_TEST_DATA_DIR) + "/" + name + ".toml");
   spec.recipe.precision = precision;
   const int64_t global = spec.recipe.global_batch;  // 8
   const int64_t per_rank = global / comm.size();
@@ -65,10 +68,32 @@ double max_diff(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>&
 
 TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnGptNeox) {
   auto single = make_single_process_communicator();
-  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 3);
+  const TrainRun plain = train_tiny_lm(*single, MethodSet{}, 3);
   for (Sharding s : {Sharding::kZero1, Sharding::kZero2, Sharding::kZero3}) {
     for (bool checkpointing : {false, true}) {
-      const TrainRun r = train_gpt_neox(*single, MethodSet{false, checkpointing, s, true}, 3);
+      const TrainRun r = train_tiny_lm(*single, MethodSet{false, checkpointing, s, true}, 3);
+      EXPECT_EQ(max_diff(r.params, plain.params), 0.0)
+          << to_string(s) << (checkpointing ? " + checkpointing" : "");
+    }
+  }
+}
+
+// The same on the llama family (grouped-query attention, RMSNorm, SwiGLU), every stage the
+// engine has, each with and without checkpointing, all offloaded: 3 steps of 4 micro-batches
+// (Adam's state and the gathered weights carry over steps), bit-identical losses and weights.
+TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnLlama) {
+  auto single = make_single_process_communicator();
+  const TrainRun plain = train_tiny_lm(*single, MethodSet{}, 3, Precision::kFp32, "tiny-llama");
+  EXPECT_NE(plain.losses.front(), plain.losses.back());  // it trained
+  for (Sharding s : {Sharding::kZero1,
+                     Sharding::kZero2,
+                     Sharding::kFsdpShardGradOp,
+                     Sharding::kZero3,
+                     Sharding::kFsdpFullShard}) {
+    for (bool checkpointing : {false, true}) {
+      const TrainRun r = train_tiny_lm(
+          *single, MethodSet{false, checkpointing, s, true}, 3, Precision::kFp32, "tiny-llama");
+      EXPECT_EQ(r.losses, plain.losses) << to_string(s) << (checkpointing ? " + ckpt" : "");
       EXPECT_EQ(max_diff(r.params, plain.params), 0.0)
           << to_string(s) << (checkpointing ? " + checkpointing" : "");
     }
@@ -79,15 +104,18 @@ TEST(Engine, EveryStageOnOneRankIsBitIdenticalOnGptNeox) {
 // the cache after the forward's scope cleared it. Left filled, step 2's first forward would run on
 // step 1's weights. Over 3 optimizer steps of 2 micro-steps each, checkpointing changes nothing:
 // the recompute repeats the forward's operations on the same inputs, so equal bit for bit.
+// Both causal LMs (llama: RMSNorm's fp32 weight times the bf16 normalised input, as transformers).
 TEST(Engine, CheckpointingUnderBf16AutocastTrainsOnCurrentWeights) {
   auto single = make_single_process_communicator();
-  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 3, Precision::kBf16);
-  const TrainRun checkpointed =
-      train_gpt_neox(*single, MethodSet{false, true, Sharding::kNone, false}, 3, Precision::kBf16);
-  EXPECT_EQ(checkpointed.losses, plain.losses);
-  EXPECT_EQ(max_diff(checkpointed.params, plain.params), 0.0);
-  // The runs trained (the weights moved), and the losses are not all equal by accident.
-  EXPECT_NE(plain.losses.front(), plain.losses.back());
+  for (const char* name : kTinyLms) {
+    const TrainRun plain = train_tiny_lm(*single, MethodSet{}, 3, Precision::kBf16, name);
+    const TrainRun checkpointed = train_tiny_lm(
+        *single, MethodSet{false, true, Sharding::kNone, false}, 3, Precision::kBf16, name);
+    EXPECT_EQ(checkpointed.losses, plain.losses) << name;
+    EXPECT_EQ(max_diff(checkpointed.params, plain.params), 0.0) << name;
+    // The runs trained (the weights moved), and the losses are not all equal by accident.
+    EXPECT_NE(plain.losses.front(), plain.losses.back()) << name;
+  }
 }
 
 // Live bytes at the peak of one optimizer step with one micro-batch of `micro` samples, model and
@@ -186,22 +214,27 @@ TEST(Engine, CudaGraphMicroStepEqualsEager_CUDA) {
   for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(graphed[i], eager[i], 1e-5 * eager[i]);
 }
 
-TEST(MultiRankEngine, ShardedGptNeoxTracksOneProcess) {
+// On 2 and 4 ranks, for GPT-NeoX and Llama.
+TEST(MultiRankEngine, ShardedTinyLmsTrackOneProcess) {
   if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
   auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   auto single = make_single_process_communicator();
-  const TrainRun plain = train_gpt_neox(*single, MethodSet{}, 4);
-  for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3}) {
-    for (bool checkpointing : {false, true}) {
-      const TrainRun r = train_gpt_neox(*world, MethodSet{false, checkpointing, s, false}, 4);
-      for (size_t i = 0; i < plain.losses.size(); ++i) {
-        EXPECT_NEAR(r.losses[i], plain.losses[i], 1e-5 * plain.losses[i])
-            << to_string(s) << (checkpointing ? " + checkpointing" : "") << " step " << i;
-        // The gradient's scale (Adam hides it in the losses); measured within 2e-8 relative.
-        EXPECT_NEAR(r.grad_norms[i], plain.grad_norms[i], 1e-6 * plain.grad_norms[i])
-            << to_string(s) << (checkpointing ? " + checkpointing" : "") << " step " << i;
+  for (const char* name : kTinyLms) {
+    const TrainRun plain = train_tiny_lm(*single, MethodSet{}, 4, Precision::kFp32, name);
+    for (Sharding s : {Sharding::kNone, Sharding::kZero2, Sharding::kZero3}) {
+      for (bool checkpointing : {false, true}) {
+        const TrainRun r = train_tiny_lm(
+            *world, MethodSet{false, checkpointing, s, false}, 4, Precision::kFp32, name);
+        const std::string what =
+            std::string(name) + " " + to_string(s) + (checkpointing ? " + checkpointing" : "");
+        for (size_t i = 0; i < plain.losses.size(); ++i) {
+          EXPECT_NEAR(r.losses[i], plain.losses[i], 1e-5 * plain.losses[i]) << what << " " << i;
+          // The gradient's scale (Adam hides it in the losses); measured within 2e-8 relative.
+          EXPECT_NEAR(r.grad_norms[i], plain.grad_norms[i], 1e-6 * plain.grad_norms[i])
+              << what << " step " << i;
+        }
+        EXPECT_NE(r.losses.front(), r.losses.back()) << what;  // it trained
       }
-      EXPECT_NE(r.losses.front(), r.losses.back());  // it trained
     }
   }
 }

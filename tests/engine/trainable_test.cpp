@@ -21,7 +21,8 @@ const char* const kTinyFamilies[] = {"tiny-gpt-neox.toml",
                                      "tiny-roberta.toml",
                                      "tiny-vit.toml",
                                      "tiny-convnext.toml",
-                                     "tiny-mamba.toml"};
+                                     "tiny-mamba.toml",
+                                     "tiny-llama.toml"};
 
 std::vector<at::Tensor> train_tiny(const TrainableOptions& t,
                                    const MethodSet& methods,
@@ -99,14 +100,20 @@ TEST(Trainable, CheckpointingThroughTheBlockRunnerIsBitIdentical) {
 
 // Fused and plain attention differ only in rounding; Adam turns a rounding difference in a
 // near-zero gradient into up to one learning rate (1e-3) of parameter movement, so compare the
-// losses, which must agree to fp32 rounding.
+// losses, which must agree to fp32 rounding. Llama's fused path takes its grouped key/value heads
+// as they are (enable_gqa), the plain one repeats them.
 TEST(Trainable, FusedAttentionAgreesWithPlain) {
-  std::vector<double> plain, fused;
-  train_tiny({false, false, 1234}, MethodSet{}, 5, &plain);
-  train_tiny({true, false, 1234}, MethodSet{true, false, Sharding::kNone, false}, 5, &fused);
-  ASSERT_EQ(plain.size(), 5u);
-  for (size_t i = 0; i < plain.size(); ++i) EXPECT_NEAR(plain[i], fused[i], 1e-5 * plain[i]) << i;
-  EXPECT_NE(plain.front(), plain.back());  // it trained
+  for (const char* file : {"tiny-gpt-neox.toml", "tiny-llama.toml"}) {
+    std::vector<double> plain, fused;
+    train_tiny({false, false, 1234}, MethodSet{}, 5, &plain, file);
+    train_tiny(
+        {true, false, 1234}, MethodSet{true, false, Sharding::kNone, false}, 5, &fused, file);
+    ASSERT_EQ(plain.size(), 5u) << file;
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_NEAR(plain[i], fused[i], 1e-5 * plain[i]) << file << " step " << i;
+    }
+    EXPECT_NE(plain.front(), plain.back()) << file;  // it trained
+  }
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace gpudays::models {
 namespace {
 
 const char* const kFamilies[] = {
-    "tiny-gpt-neox", "tiny-roberta", "tiny-vit", "tiny-convnext", "tiny-mamba"};
+    "tiny-gpt-neox", "tiny-roberta", "tiny-vit", "tiny-convnext", "tiny-mamba", "tiny-llama"};
 
 // The checkpoint-name prefix of each repeated block, in the order the trunk runs them.
 std::vector<std::string> block_prefixes(const ModelSpec& spec) {
@@ -42,6 +42,9 @@ std::vector<std::string> block_prefixes(const ModelSpec& spec) {
       break;
     case Family::kMamba:
       numbered("backbone.layers.{}.", spec.arch.n_layers);
+      break;
+    case Family::kLlama:
+      numbered("model.layers.{}.", spec.arch.n_layers);
       break;
     case Family::kConvnext:
       for (size_t s = 0; s < spec.arch.depths.size(); ++s) {

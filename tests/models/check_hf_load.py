@@ -2,7 +2,9 @@
 """Loads a checkpoint written by gpudays (save_pretrained: config.json + model.safetensors) with
 transformers' from_pretrained (the class named in config.json's "architectures") and checks its
 logits on the stored inputs against the ones gpudays computed (expected.safetensors). Exit 0 when
-within the tolerance. Run by tests/models/parity_test.cpp in the reference environment."""
+within the tolerance. Every family here has its class: gpt_neox, roberta, mamba, vit, convnext
+and the llama family's LlamaForCausalLM, Qwen2ForCausalLM and OlmoForCausalLM.
+Run by tests/models/parity_test.cpp in the reference environment."""
 import sys
 
 import torch

@@ -1,7 +1,7 @@
 // Behaviour every model family shows, one table each: causality (the causal LMs), bad specs and
 // inputs rejected by name, plain vs fused attention agreeing, dropout and drop path acting in
-// training only, and config.json agreeing with the one transformers wrote. Family-specific checks
-// stay in <family>_test.cpp.
+// training only (config.json against transformers': family_config_test.cpp). Family-specific
+// checks stay in <family>_test.cpp.
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randint.h>
@@ -9,14 +9,11 @@
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 
-#include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
 #include "common/error.h"
 #include "family_test_util.h"
-#include "models/hf_export.h"
 #include "torch_test_util.h"
 
 namespace gpudays::models {
@@ -70,6 +67,18 @@ std::vector<std::pair<std::string, Forward>> gpt_neox_by_attention() {
   return result;
 }
 
+std::vector<std::pair<std::string, Forward>> llama_by_attention() {
+  const LlamaForCausalLM model = test::tiny_llama();
+  std::vector<std::pair<std::string, Forward>> result;
+  for (const auto kind : {AttentionKind::kPlain, AttentionKind::kFused}) {
+    result.emplace_back(to_string(kind), [model = model.ptr(), kind](const at::Tensor& tokens) {
+      model->set_attention(kind);
+      return model->forward(tokens);
+    });
+  }
+  return result;
+}
+
 std::vector<std::pair<std::string, Forward>> mamba_by_scan() {
   const MambaForCausalLM model = test::tiny_mamba();
   std::vector<std::pair<std::string, Forward>> result;
@@ -85,7 +94,8 @@ std::vector<std::pair<std::string, Forward>> mamba_by_scan() {
 INSTANTIATE_TEST_SUITE_P(Tiny,
                          Causality,
                          testing::Values(CausalityCase{"gpt_neox", 16, gpt_neox_by_attention},
-                                         CausalityCase{"mamba", 24, mamba_by_scan}),
+                                         CausalityCase{"mamba", 24, mamba_by_scan},
+                                         CausalityCase{"llama", 16, llama_by_attention}),
                          case_label);
 
 // ---- Bad specs and inputs are rejected by name ------------------------------------------------
@@ -151,6 +161,11 @@ INSTANTIATE_TEST_SUITE_P(
                           "tiny-gpt-neox", [](ArchSpec& a) { a.n_heads = 5; }, gpt_neox_options),
                       "n_heads"},
         RejectionCase{"mamba_given_gpt_neox", given<E>("pythia-70m", mamba_options), "not mamba"},
+        RejectionCase{"llama_given_gpt_neox", given<E>("pythia-70m", llama_options), "not llama"},
+        RejectionCase{"llama_kv_heads_not_dividing_the_heads",  // 3 groups cannot share 4 heads
+                      changed<E>(
+                          "tiny-llama", [](ArchSpec& a) { a.n_kv_heads = 3; }, llama_options),
+                      "n_kv_heads"},
         RejectionCase{"mamba_zero_state_size",
                       changed<E>(
                           "tiny-mamba", [](ArchSpec& a) { a.d_state = 0; }, mamba_options),
@@ -223,6 +238,13 @@ std::pair<at::Tensor, at::Tensor> gpt_neox_attentions(at::ScalarType dtype) {
   return both_attentions(model, at::randint(96, {2, 16}));
 }
 
+// Grouped-query (tiny-llama: 2 query heads per key/value head) and multi-query (tiny-qwen2: one
+// key/value head for 4): plain repeats the heads, fused hands the groups to the kernel.
+std::pair<at::Tensor, at::Tensor> llama_attentions(const std::string& name, at::ScalarType dtype) {
+  LlamaForCausalLM model = test::tiny_llama(name, dtype);
+  return both_attentions(model, at::randint(96, {2, 16}));
+}
+
 std::pair<at::Tensor, at::Tensor> roberta_with_padding(at::ScalarType dtype) {
   RobertaForMaskedLM model = test::tiny_roberta(dtype);
   at::Tensor tokens = at::randint(4, 95, {2, 16});  // ordinary tokens
@@ -238,13 +260,18 @@ std::pair<at::Tensor, at::Tensor> vit_in_eval(at::ScalarType dtype) {
   return both_attentions(model, at::randn({4, 3, 16, 16}, at::TensorOptions().dtype(dtype)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny,
-                         PlainVsFused,
-                         testing::Values(AttentionCase{"gpt_neox", gpt_neox_attentions},
-                                         AttentionCase{"roberta_with_a_padding_mask",
-                                                       roberta_with_padding},
-                                         AttentionCase{"vit", vit_in_eval}),
-                         case_label);
+INSTANTIATE_TEST_SUITE_P(
+    Tiny,
+    PlainVsFused,
+    testing::Values(
+        AttentionCase{"gpt_neox", gpt_neox_attentions},
+        AttentionCase{"roberta_with_a_padding_mask", roberta_with_padding},
+        AttentionCase{"vit", vit_in_eval},
+        AttentionCase{"llama_grouped_query",
+                      [](at::ScalarType dtype) { return llama_attentions("tiny-llama", dtype); }},
+        AttentionCase{"qwen2_multi_query",
+                      [](at::ScalarType dtype) { return llama_attentions("tiny-qwen2", dtype); }}),
+    case_label);
 
 // ---- Dropout and drop path act in training only ------------------------------------------------
 
@@ -286,114 +313,6 @@ INSTANTIATE_TEST_SUITE_P(
                                        {2, 3, 16, 16}},
                     RegularisationCase{"convnext_drop_path", convnext_drop_path, {4, 3, 64, 64}}),
     test::case_label);
-
-// ---- config.json against transformers' ---------------------------------------------------------
-
-struct ConfigCase {
-  std::string label;
-  std::string spec;  // tests/models/data/<spec>.toml and fixtures/<spec>/config.json
-  std::vector<std::string> keys;
-  bool num_labels;  // ours num_labels equals the size of their id2label
-};
-
-void PrintTo(const ConfigCase& c, std::ostream* out) {
-  *out << c.label;
-}
-
-class ConfigJson : public testing::TestWithParam<ConfigCase> {};
-
-// Our config.json carries the same architecture as the one transformers wrote for the fixture.
-TEST_P(ConfigJson, AgreesWithTransformers) {
-  const ConfigCase& c = GetParam();
-  const nlohmann::json ours = hf_config_json(test::tiny_spec(c.spec));
-  std::ifstream in(test::fixture_path(c.spec, "config.json"));
-  const nlohmann::json theirs = nlohmann::json::parse(in);
-  for (const std::string& key : c.keys) EXPECT_EQ(ours.at(key), theirs.at(key)) << key;
-  if (c.num_labels) {
-    EXPECT_EQ(ours.at("num_labels"), theirs.at("id2label").size());
-  }
-}
-
-const std::vector<std::string> kMambaKeys = {"architectures",      "model_type",
-                                             "vocab_size",         "hidden_size",
-                                             "num_hidden_layers",  "state_size",
-                                             "conv_kernel",        "expand",
-                                             "intermediate_size",  "time_step_rank",
-                                             "use_bias",           "use_conv_bias",
-                                             "hidden_act",         "layer_norm_epsilon",
-                                             "residual_in_fp32",   "rescale_prenorm_residual",
-                                             "initializer_range",  "time_step_init_scheme",
-                                             "time_step_min",      "time_step_max",
-                                             "time_step_floor",    "time_step_scale",
-                                             "tie_word_embeddings"};
-
-INSTANTIATE_TEST_SUITE_P(
-    Tiny,
-    ConfigJson,
-    testing::Values(ConfigCase{"gpt_neox_sequential",
-                               "tiny-gpt-neox-sequential",
-                               {"model_type",
-                                "vocab_size",
-                                "hidden_size",
-                                "num_hidden_layers",
-                                "num_attention_heads",
-                                "intermediate_size",
-                                "hidden_act",
-                                "max_position_embeddings",
-                                "layer_norm_eps",
-                                "use_parallel_residual",
-                                "tie_word_embeddings",
-                                "attention_bias",
-                                "rope_parameters"},
-                               /*num_labels=*/false},
-                    ConfigCase{"roberta",
-                               "tiny-roberta",
-                               {"model_type",
-                                "vocab_size",
-                                "hidden_size",
-                                "num_hidden_layers",
-                                "num_attention_heads",
-                                "intermediate_size",
-                                "hidden_act",
-                                "max_position_embeddings",
-                                "type_vocab_size",
-                                "layer_norm_eps",
-                                "pad_token_id",
-                                "tie_word_embeddings"},
-                               /*num_labels=*/false},
-                    ConfigCase{"mamba", "tiny-mamba", kMambaKeys, /*num_labels=*/false},
-                    ConfigCase{"mamba_bias", "tiny-mamba-bias", kMambaKeys, /*num_labels=*/false},
-                    ConfigCase{"vit",
-                               "tiny-vit",
-                               {"architectures",
-                                "model_type",
-                                "hidden_size",
-                                "num_hidden_layers",
-                                "num_attention_heads",
-                                "intermediate_size",
-                                "hidden_act",
-                                "image_size",
-                                "patch_size",
-                                "num_channels",
-                                "qkv_bias",
-                                "layer_norm_eps"},
-                               /*num_labels=*/true},
-                    ConfigCase{"convnext",
-                               "tiny-convnext",
-                               {"architectures",
-                                "model_type",
-                                "num_channels",
-                                "patch_size",
-                                "num_stages",
-                                "depths",
-                                "hidden_sizes",
-                                "hidden_act",
-                                "image_size",
-                                "layer_norm_eps",
-                                "layer_scale_init_value",
-                                "drop_path_rate"},
-                               /*num_labels=*/true}),
-    case_label);
 
 }  // namespace
 }  // namespace gpudays::models

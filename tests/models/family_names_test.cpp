@@ -59,6 +59,57 @@ TinyModel tiny(Model model) {
 }
 
 const std::string kMixer = "backbone.layers.1.mixer.";
+const std::string kLayer = "model.layers.1.";
+
+// The llama family's three variants, as transformers' Llama/Qwen2/OlmoForCausalLM name them.
+const NamesCase kLlamaCases[] = {
+    {"llama",
+     [] { return tiny(test::tiny_llama("tiny-llama")); },
+     1 + 2 * 9 + 1 + 1u,  // embed_tokens, 7 matrices and 2 norms per layer, norm, lm_head
+     {{"model.embed_tokens.weight", {96, 64}},
+      {kLayer + "self_attn.q_proj.weight", {64, 64}},
+      {kLayer + "self_attn.k_proj.weight", {32, 64}},  // 2 key/value heads of 16
+      {kLayer + "self_attn.v_proj.weight", {32, 64}},
+      {kLayer + "self_attn.o_proj.weight", {64, 64}},
+      {kLayer + "mlp.gate_proj.weight", {96, 64}},
+      {kLayer + "mlp.up_proj.weight", {96, 64}},
+      {kLayer + "mlp.down_proj.weight", {64, 96}},
+      {kLayer + "input_layernorm.weight", {64}},
+      {kLayer + "post_attention_layernorm.weight", {64}},
+      {"model.norm.weight", {64}},
+      {"lm_head.weight", {96, 64}}},
+     {kLayer + "self_attn.q_proj.bias", kLayer + "self_attn.o_proj.bias"},
+     [] {
+       return at::randint(96, {3, 16});
+     },
+     {3, 16, 96}},
+    {"qwen2",
+     [] { return tiny(test::tiny_llama("tiny-qwen2")); },
+     1 + 2 * 12 + 1u,  // embed_tokens, 7 matrices, 3 biases and 2 norms per layer, norm; tied
+     {{kLayer + "self_attn.q_proj.bias", {64}},
+      {kLayer + "self_attn.k_proj.weight", {16, 64}},  // one key/value head
+      {kLayer + "self_attn.k_proj.bias", {16}},
+      {kLayer + "self_attn.v_proj.bias", {16}}},
+     {kLayer + "self_attn.o_proj.bias", "lm_head.weight"},
+     [] {
+       return at::randint(96, {3, 16});
+     },
+     {3, 16, 96}},
+    {"olmo",
+     [] { return tiny(test::tiny_llama("tiny-olmo")); },
+     1 + 2 * 7u,  // embed_tokens, 7 matrices per layer; no norm weights; tied
+     {{kLayer + "self_attn.k_proj.weight", {64, 64}}},
+     {kLayer + "input_layernorm.weight",
+      kLayer + "post_attention_layernorm.weight",
+      "model.norm.weight",
+      "lm_head.weight"},
+     [] {
+       return at::randint(96, {3, 16});
+     },
+     {3, 16, 96}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Llama, ParameterNames, testing::ValuesIn(kLlamaCases), test::case_label);
 
 INSTANTIATE_TEST_SUITE_P(
     Tiny,

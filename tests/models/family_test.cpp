@@ -126,6 +126,13 @@ INSTANTIATE_TEST_SUITE_P(
                            {{"mamba", 2768345600}},
                            /*whole_family=*/false,
                            on_meta<MambaForCausalLM>(mamba_options),
+                           ""},
+        // LlamaForCausalLM for TinyLlama-1.1B's configuration (grouped-query, untied).
+        ParameterCountCase{"llama",
+                           Family::kLlama,
+                           {{"tinyllama-1.1b", 1100048384}},
+                           /*whole_family=*/false,
+                           on_meta<LlamaForCausalLM>(llama_options),
                            ""}),
     case_label);
 
@@ -167,6 +174,14 @@ LossSetup causal_lm_setup(std::shared_ptr<torch::nn::Module> module,
 
 LossSetup gpt_neox_fd() {
   GptNeoxForCausalLM model = test::tiny_gpt_neox(at::kDouble);
+  return causal_lm_setup(
+      model.ptr(),
+      [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+      at::randint(96, {2, 8}));
+}
+
+LossSetup llama_fd(const std::string& name) {
+  LlamaForCausalLM model = test::tiny_llama(name, at::kDouble);
   return causal_lm_setup(
       model.ptr(),
       [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
@@ -218,7 +233,10 @@ INSTANTIATE_TEST_SUITE_P(
                                          [] { return image_fd(test::tiny_vit(at::kDouble), 16); }},
                     FiniteDifferenceCase{"convnext", convnext_fd},
                     FiniteDifferenceCase{"mamba_plain", [] { return mamba_fd(ScanKind::kPlain); }},
-                    FiniteDifferenceCase{"mamba_fused", [] { return mamba_fd(ScanKind::kFused); }}),
+                    FiniteDifferenceCase{"mamba_fused", [] { return mamba_fd(ScanKind::kFused); }},
+                    FiniteDifferenceCase{"llama", [] { return llama_fd("tiny-llama"); }},
+                    FiniteDifferenceCase{"qwen2", [] { return llama_fd("tiny-qwen2"); }},
+                    FiniteDifferenceCase{"olmo", [] { return llama_fd("tiny-olmo"); }}),
     case_label);
 
 // ---- A loss that falls on a synthetic task ----------------------------------------------------
@@ -279,6 +297,16 @@ TrainSetup gpt_neox_task() {
           tokens};
 }
 
+TrainSetup llama_task() {
+  LlamaForCausalLM model = test::tiny_llama();
+  const at::Tensor tokens = counting_tokens(16);
+  return {causal_lm_setup(
+              model.ptr(),
+              [model = model.ptr()](const at::Tensor& t) { return model->forward(t); },
+              tokens),
+          tokens};
+}
+
 TrainSetup mamba_task() {
   MambaForCausalLM model = test::tiny_mamba(at::kFloat, ScanKind::kFused);
   const at::Tensor tokens = counting_tokens(24);
@@ -304,6 +332,7 @@ INSTANTIATE_TEST_SUITE_P(
     SyntheticTask,
     testing::Values(
         SyntheticTaskCase{"gpt_neox", gpt_neox_task, {8, 16}, 96, test::FixedBatchOptimizer::kAdam},
+        SyntheticTaskCase{"llama", llama_task, {8, 16}, 96, test::FixedBatchOptimizer::kAdam},
         SyntheticTaskCase{"mamba_fused",
                           mamba_task,
                           {8, 24},
@@ -373,7 +402,13 @@ INSTANTIATE_TEST_SUITE_P(
         ZooStepCase{
             "convnext", "tiny-convnext", {.attention = AttentionKind::kFused, .param_options = {}}},
         ZooStepCase{"mamba_plain", "tiny-mamba", {.param_options = {}, .scan = ScanKind::kPlain}},
-        ZooStepCase{"mamba_fused", "tiny-mamba", {.param_options = {}, .scan = ScanKind::kFused}}),
+        ZooStepCase{"mamba_fused", "tiny-mamba", {.param_options = {}, .scan = ScanKind::kFused}},
+        ZooStepCase{
+            "llama", "tiny-llama", {.attention = AttentionKind::kFused, .param_options = {}}},
+        ZooStepCase{
+            "qwen2", "tiny-qwen2", {.attention = AttentionKind::kFused, .param_options = {}}},
+        ZooStepCase{
+            "olmo", "tiny-olmo", {.attention = AttentionKind::kFused, .param_options = {}}}),
     case_label);
 
 }  // namespace

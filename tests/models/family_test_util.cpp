@@ -34,6 +34,12 @@ models::GptNeoxForCausalLM tiny_gpt_neox(at::ScalarType dtype) {
       models::gpt_neox_options(tiny_spec("tiny-gpt-neox"), at::TensorOptions().dtype(dtype)));
 }
 
+models::LlamaForCausalLM tiny_llama(const std::string& name, at::ScalarType dtype) {
+  torch::manual_seed(0);
+  return models::LlamaForCausalLM(
+      models::llama_options(tiny_spec(name), at::TensorOptions().dtype(dtype)));
+}
+
 models::RobertaForMaskedLM tiny_roberta(at::ScalarType dtype) {
   torch::manual_seed(0);
   models::RobertaForMaskedLM model(

@@ -16,6 +16,7 @@
 #include "catalog/model_spec.h"
 #include "models/convnext.h"
 #include "models/gpt_neox.h"
+#include "models/llama.h"
 #include "models/mamba.h"
 #include "models/roberta.h"
 #include "models/vit.h"
@@ -25,6 +26,10 @@ namespace gpudays::test {
 // The tiny models of tests/models/data, built after torch::manual_seed(0), with their recipe's
 // options. RoBERTa's is in eval mode (no dropout); the others are in training mode.
 models::GptNeoxForCausalLM tiny_gpt_neox(at::ScalarType dtype = at::kFloat);
+// The llama family's: tiny-llama (grouped-query), tiny-qwen2 (q/k/v biases, one key/value head,
+// tied), tiny-olmo (parameter-free LayerNorm, tied).
+models::LlamaForCausalLM tiny_llama(const std::string& name = "tiny-llama",
+                                    at::ScalarType dtype = at::kFloat);
 models::RobertaForMaskedLM tiny_roberta(at::ScalarType dtype = at::kFloat);
 models::MambaForCausalLM tiny_mamba(at::ScalarType dtype = at::kFloat,
                                     models::ScanKind scan = models::ScanKind::kPlain);

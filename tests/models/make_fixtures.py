@@ -185,6 +185,48 @@ def mamba_case(arch, generator):
 CASES["mamba"] = mamba_case
 
 
+# The llama family's three transformers classes: Qwen2 has q, k, v biases, OLMo a parameter-free
+# LayerNorm (tests/models/data/tiny-{llama,qwen2,olmo}.toml; catalog/family_llama.cpp).
+def llama_variant(arch):
+    if arch.get("attention_bias", False):
+        return transformers.Qwen2Config, transformers.Qwen2ForCausalLM
+    if arch.get("parameter_free_layer_norm", False):
+        return transformers.OlmoConfig, transformers.OlmoForCausalLM
+    return transformers.LlamaConfig, transformers.LlamaForCausalLM
+
+
+def llama_case(arch, generator):
+    config_class, model_class = llama_variant(arch)
+    heads = arch["n_heads"]
+    config = config_class(
+        vocab_size=arch["vocab_size"],
+        hidden_size=arch["d_model"],
+        num_hidden_layers=arch["n_layers"],
+        num_attention_heads=heads,
+        num_key_value_heads=arch.get("n_kv_heads", heads),
+        head_dim=arch.get("head_dim", 0) or arch["d_model"] // heads,
+        intermediate_size=arch["d_ffn"],
+        max_position_embeddings=arch["max_position_embeddings"],
+        rope_parameters={"rope_type": "default", "rope_theta": arch.get("rope_theta", 10000.0)},
+        rms_norm_eps=arch.get("rms_norm_eps", 1e-6),
+        tie_word_embeddings=arch["tie_word_embeddings"],
+        hidden_act="silu",
+        attention_dropout=0.0,
+        bos_token_id=arch.get("bos_token_id", 1),
+        eos_token_id=arch.get("eos_token_id", 2),
+        pad_token_id=None,  # OLMo's default (1) would give the embedding a padding row
+    )
+    if config_class is transformers.Qwen2Config:
+        config.use_sliding_window = False
+    config._attn_implementation = "eager"  # the plain reference path: repeat_kv, then matmuls
+    model = model_class(config)
+    tokens = torch.randint(0, arch["vocab_size"], (BATCH, arch["seq_len"]), generator=generator)
+    return model, {"input_ids": tokens, "labels": tokens}, {}
+
+
+CASES["llama"] = llama_case
+
+
 def randomise(model, generator):
     """Every parameter random, so that swapped or skipped tensors cannot go unnoticed:
     norm weights around 1, biases and norm shifts around 0, matrices with std 0.1."""

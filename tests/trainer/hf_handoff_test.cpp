@@ -2,7 +2,9 @@
 // biases included, so a swapped or transposed tensor cannot pass) exported by `gpudays export-hf`,
 // sharded, loads in transformers with no missing or unexpected keys and gives gpudays' logits; the
 // tokenizer files come along; the sharded directory reads back bit for bit (--init-from). A model
-// trained in bf16 exports in bf16 and gives its logits in transformers too.
+// trained in bf16 exports in bf16 and gives its logits in transformers too. The llama family's
+// three transformers classes export the same way, and checkpoints transformers saved of them
+// start a run (--init-from) with transformers' logits.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -46,7 +48,7 @@ models::ZooModel write_random_checkpoint(const ModelSpec& spec, const fs::path& 
   begin_checkpoint(checkpoints.string(), 1);
   const fs::path staging = staging_checkpoint_dir(checkpoints.string(), 1);
   models::write_safetensors((staging / "model.safetensors").string(), named);
-  fs::copy_file(test::source_dir() + "/tests/models/data/tiny-gpt-neox.toml",
+  fs::copy_file(test::source_dir() + "/tests/models/data/" + spec.name + ".toml",
                 staging / "tiny.toml");
   std::ofstream(staging / "tokenizer.json") << "{\"version\": \"1.0\"}\n";
   commit_checkpoint(
@@ -103,6 +105,80 @@ TEST(HfHandoff, ShardedExportLoadsInTransformersWithTheSameLogits) {
   }
   const std::vector<at::Tensor> back = read_pretrained_parameters(out.string(), names, spec.family);
   for (size_t i = 0; i < names.size(); ++i) EXPECT_TRUE(at::equal(back[i], params[i])) << names[i];
+}
+
+// The logits of `model` on a fixed batch of 2 x 12 tokens, written beside the export for
+// check_hf_handoff.py; returns the file.
+std::string write_expected_logits(models::ZooModel& model,
+                                  const ModelSpec& spec,
+                                  const fs::path& dir) {
+  const at::Tensor ids =
+      at::arange(0, 2 * 12, at::kLong).remainder(spec.arch.vocab_size).view({2, 12});
+  at::NoGradGuard no_grad;
+  models::Batch b;
+  b.input_ids = ids;
+  const std::string expected = (dir / "expected.safetensors").string();
+  models::write_safetensors(expected, {{"input_ids", ids}, {"logits", model.logits(b)}});
+  return expected;
+}
+
+// Llama (grouped-query, untied), Qwen2 (q/k/v biases, tied) and OLMo (no norm weights, tied):
+// `gpudays export-hf` writes what transformers' from_pretrained loads with no missing or
+// unexpected tensor, in the class config.json names, and the logits are gpudays'.
+TEST(HfHandoff, LlamaFamilyExportsLoadInTransformersWithTheSameLogits) {
+  for (const char* name : {"tiny-llama", "tiny-qwen2", "tiny-olmo"}) {
+    const ModelSpec spec = test::tiny_spec(name);
+    const fs::path dir = test::scratch_dir(std::string("hf-handoff-") + name);
+    models::ZooModel model = write_random_checkpoint(spec, dir / "checkpoints");
+    const fs::path out = dir / "hf";
+    const ChildResult r = run_child({GPUDAYS_BINARY,
+                                     "export-hf",
+                                     "--checkpoint",
+                                     (dir / "checkpoints/step-1").string(),
+                                     "--out",
+                                     out.string()},
+                                    ChildOptions{300.0, ""});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_TRUE(fs::exists(out / "model.safetensors")) << name;
+    const std::string command =
+        fmt::format("TMPDIR='{}' '{}' '{}/tests/trainer/check_hf_handoff.py' '{}' '{}' 1e-4",
+                    test::scratch_dir("python-tmp"),
+                    test::ref_python(),
+                    test::source_dir(),
+                    out.string(),
+                    write_expected_logits(model, spec, dir));
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+}
+
+// --init-from a directory transformers' save_pretrained wrote (the parity fixtures: a randomised
+// LlamaForCausalLM, and the tied Qwen2ForCausalLM without an lm_head tensor): every parameter
+// reads back as stored, and the model gives transformers' logits on the fixture's batch.
+TEST(HfHandoff, InitFromATransformersSavedLlamaFamilyCheckpoint) {
+  for (const char* name : {"tiny-llama", "tiny-qwen2"}) {
+    const ModelSpec spec = test::tiny_spec(name);
+    models::ZooModel model = models::make_model(spec, {});
+    model.module().eval();
+    std::vector<std::string> names;
+    std::vector<at::Tensor> params;
+    for (const auto& item : model.module().named_parameters()) {
+      names.push_back(item.key());
+      params.push_back(item.value());
+    }
+    const fs::path dir = fs::path(test::fixture_path(name, "model.safetensors")).parent_path();
+    const std::vector<at::Tensor> init =
+        read_pretrained_parameters(dir.string(), names, spec.family);
+    const models::SafetensorsReader stored((dir / "model.safetensors").string());
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < names.size(); ++i) {
+      EXPECT_TRUE(at::equal(init[i], stored.read(names[i]))) << name << " " << names[i];
+      params[i].copy_(init[i]);
+    }
+    const models::SafetensorsReader expected(test::fixture_path(name, "expected.safetensors"));
+    models::Batch b;
+    b.input_ids = expected.read("input_ids");
+    EXPECT_LT(test::max_abs_diff(model.logits(b), expected.read("logits")), 1e-5) << name;
+  }
 }
 
 class CyclicTokens final : public data::TokenSamples {
