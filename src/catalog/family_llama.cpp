@@ -104,12 +104,14 @@ size_t variant_of(const ArchSpec& a) {
   return a.parameter_free_layer_norm ? kOlmo : kLlama;
 }
 
-// The constant fields of config.json (head_dim always: a zero would be read as zero).
+// The constant fields of config.json (head_dim always: a zero would be read as zero; no padding
+// id, as the engine's embedding has no padding row, which transformers would freeze).
 void llama_extras(const ModelSpec& m, json& config) {
   config.update({{"hidden_act", "silu"},
                  {"head_dim", m.arch.attention_head_dim()},
                  {"attention_dropout", m.recipe.dropout},
                  {"use_cache", true},
+                 {"pad_token_id", nullptr},
                  {"dtype", "float32"}});
   config["rope_parameters"]["rope_type"] = "default";
   const size_t variant = variant_of(m.arch);

@@ -40,6 +40,7 @@ Configuration measured_config(const Catalog& catalog, const ResultsRequest& r, c
 
 ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
   ExportRequest e{&model, gpu_key(catalog, r.gpu), {r.nodes, r.gpus_per_node}, {}, false};
+  if (!r.model_file.empty()) e.model_file = absolute_path(r.model_file);
   e.auto_values = r.auto_values;
   const bool host_cpu = is_host_cpu_name(e.gpu);
   if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();

@@ -56,7 +56,8 @@ bool decoupled_weight_decay(const RecipeSpec& recipe) {
 
 std::string run_config_toml(const ExportRequest& r) {
   RunFile run;
-  run.model = r.model->name;
+  if (r.model_file.empty()) run.model = r.model->name;
+  run.model_file = r.model_file;
   run.gpu = r.gpu;
   run.num_nodes = r.cluster.num_nodes;
   run.gpus_per_node = r.cluster.gpus_per_node;

@@ -31,6 +31,9 @@ struct ExportRequest {
   // DeepSpeed: "auto" for every value HuggingFace's Trainer fills in from TrainingArguments
   // (batch sizes, clipping, precision, optimizer and scheduler values), for use through HF only.
   bool auto_values = false;
+  // The model file (absolute) when the model is not the catalog's: the run file names it, so that
+  // `train` reads the same model.
+  std::string model_file;
 };
 
 nlohmann::json deepspeed_config(const ExportRequest& request);  // null when not sharded by ZeRO

@@ -47,10 +47,11 @@ double upcast_bytes(double elt) {
   return elt < kFp32 ? elt + kFp32 : 0.0;
 }
 
-// A normalisation over the hidden state (keeps its input for backward unless `keeps_input`).
+// A normalisation over the hidden state (keeps its input for backward unless `keeps_input`; an
+// RMSNorm also keeps the normalised input its weight multiplies).
 Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   const double hidden = x.n * x.d;
-  const double saved = keeps_input ? hidden * x.elt : 0.0;
+  const double saved = (keeps_input ? hidden * x.elt : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
   const double minimal = 2.0 * x.elt;  // read the input, write the output
   const bool rms_chain = x.impl.code == ModelCode::kLlamaReference ||
                          (x.impl.code == ModelCode::kHuggingFace && x.rms_norm);
@@ -109,7 +110,8 @@ void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
 Op make_activation(const ModelSpec& model, const Dims& x) {
   const double elements = x.n * x.f;
   if (model.arch.gated_ffn) {
-    const double saved = 2.0 * elements * x.elt;  // gate and up
+    // gate and up, and silu(gate) for the product's backward (a compiled chain recomputes it)
+    const double saved = (x.impl.compiled ? 2.0 : 3.0) * elements * x.elt;
     if (x.impl.code == ModelCode::kLlamaReference) {
       // w2(F.silu(w1(x)) * w3(x)): SiLU reads and writes, the product reads two and writes one.
       return make_chain("silu_mul", elements, 5.0 * x.elt, 2, 3.0 * x.elt, saved, x.impl.compiled);
@@ -155,8 +157,10 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     ops.push_back(op);
     return;
   }
+  // With grouped-query attention the plain path repeats each key/value head for its group
+  // (transformers' repeat_kv, the engine's plain path): the products keep the repeated k and v.
   Op qk = make_matmul("attention_qk", x.t, x.t, x.hd, x.elt, x.b * x.h);
-  qk.saved_bytes = (x.n * x.q + x.n * x.kv) * x.elt;  // q, k
+  qk.saved_bytes = 2.0 * x.n * x.q * x.elt;  // q, k (repeated to q's width)
   ops.push_back(qk);
   // Scale, mask and softmax in fp32 (autocast's fp32 list), cast back for the AV matmul.
   const double softmax_saved = x.elt < kFp32 ? scores * (kFp32 + x.elt) : scores * kFp32;
@@ -185,7 +189,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
         make_memory("attention_dropout", scores * 2.0, x.elt, scores * (kMaskBytes + x.elt)));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
-  av.saved_bytes = x.n * x.kv * x.elt;  // v (probabilities counted above)
+  av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)
   ops.push_back(av);
 }
 

@@ -12,11 +12,13 @@
 
 #include "../process_dir.h"
 #include "../test_util.h"
+#include "catalog/model_loader.h"
 #include "common/error.h"
 #include "exports/export.h"
 #include "search_space/method_fields.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/run_file.h"
+#include "trainer/run_setup.h"
 
 namespace gpudays {
 namespace {
@@ -38,6 +40,24 @@ TEST(RunFile, ExportedRunFileReadsBackAsTheSameConfiguration) {
   EXPECT_DOUBLE_EQ(recipe.lr, model.recipe.lr);
   EXPECT_EQ(recipe.warmup_steps, model.recipe.warmup_steps);
   EXPECT_EQ(r.train.checkpoint_interval, TrainSettings{}.checkpoint_interval);
+}
+
+// A model from a file: the run file names the file, not the model (whose name the catalog lacks),
+// and `train` resolves it to the same model.
+TEST(RunFile, ExportOfAModelFileNamesTheFile) {
+  ModelSpec model = test::catalog().model("tinyllama-1.1b");
+  model.name = "my-llama";
+  const std::string model_path = test::write_temp_file("my-llama.toml", model_toml(model));
+  ExportRequest e{&model, "a100-80gb-sxm", {2, 8}, {}, true};
+  e.config = Configuration{{true, false, Sharding::kZero1, false}, 8, 8};
+  e.model_file = model_path;
+  const RunFile r =
+      read_run_file(test::write_temp_file("exported_file_run.toml", run_config_toml(e)));
+  EXPECT_EQ(r.model, "");
+  EXPECT_EQ(r.model_file, model_path);
+  const ModelSpec read = run_model(test::catalog(), r, "exported_file_run.toml");
+  EXPECT_EQ(read.name, "my-llama");
+  EXPECT_EQ(model_toml(read), model_toml(model));
 }
 
 // Every method set the export writes reads back equal; the [methods] table holds the field
