@@ -101,6 +101,29 @@ std::string resolve_config_dir(const CatalogOptions& options) {
   return choose_config_dir(options).path;
 }
 
+std::vector<const ModelSpec*> Catalog::resolve_models(const std::vector<std::string>& names,
+                                                      const std::vector<std::string>& files,
+                                                      std::deque<ModelSpec>& from_files) const {
+  std::vector<const ModelSpec*> chosen;
+  if (names.empty() && files.empty()) {
+    for (const ModelSpec& m : models_) chosen.push_back(&m);
+    return chosen;
+  }
+  for (const std::string& name : names) {
+    const ModelSpec* m = &model(name);
+    if (std::find(chosen.begin(), chosen.end(), m) == chosen.end()) chosen.push_back(m);
+  }
+  for (const std::string& file : files) {
+    const ModelSpec* m = &from_files.emplace_back(resolve_model("", file));
+    const bool taken = std::any_of(chosen.begin(), chosen.end(), [&](const ModelSpec* other) {
+      return other->name == m->name;
+    });
+    if (taken) throw InputError(fmt::format("{}: model '{}' is named twice", file, m->name));
+    chosen.push_back(m);
+  }
+  return chosen;
+}
+
 Catalog Catalog::load(const CatalogOptions& options) {
   Catalog c;
   c.config_dir_ = resolve_config_dir(options);

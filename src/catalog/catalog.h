@@ -3,6 +3,7 @@
 // fail.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ class Catalog {
   const ModelSpec& model(const std::string& name) const;  // throws InputError listing names
   // The model a command names: exactly one of a catalog name (--model) or a file (--model-file).
   ModelSpec resolve_model(const std::string& name, const std::string& file) const;
+  // The models a command names: catalog names or HuggingFace ids (each once) and model files
+  // (read into `from_files`, which outlives the pointers; a name already taken is an InputError);
+  // neither: every catalog model.
+  std::vector<const ModelSpec*> resolve_models(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& files,
+                                               std::deque<ModelSpec>& from_files) const;
   // A GPU by name or alias, exact or ignoring case; nullptr when none.
   const GpuSpec* find_gpu(const std::string& name_or_alias) const;
   const GpuSpec& gpu(const std::string& name_or_alias) const;

@@ -80,9 +80,9 @@ void add_tokenize(CLI::App& data_cmd) {
   auto r = std::make_shared<data::TokenizeOptions>();
   CLI::App* cmd = data_cmd.add_subcommand(
       "tokenize",
-      "Tokenize text files with a byte-level BPE tokenizer.json into PREFIX.bin + PREFIX.idx "
-      "(Megatron-LM indexed format), each document ending in the end-of-document token.");
-  cmd->add_option("--tokenizer", r->tokenizer_path, "HuggingFace tokenizer.json (byte-level BPE)")
+      "Tokenize text files with a BPE tokenizer.json into PREFIX.bin + PREFIX.idx (Megatron-LM "
+      "indexed format), each document ending in the end-of-document token.");
+  cmd->add_option("--tokenizer", r->tokenizer_path, "HuggingFace tokenizer.json (docs/data.md)")
       ->required();
   cmd->add_option("--out", r->out_prefix, "Output prefix (writes PREFIX.bin and PREFIX.idx)")
       ->required();

@@ -32,31 +32,6 @@ struct ReportRequest {
   CostRequest cost;
 };
 
-// --models (catalog names or HuggingFace ids) and --model-file (loaded into `from_files`, which
-// outlives the returned pointers); neither: every catalog model.
-std::vector<const ModelSpec*> resolve_models(const Catalog& catalog,
-                                             const ReportRequest& r,
-                                             std::deque<ModelSpec>& from_files) {
-  std::vector<const ModelSpec*> models;
-  if (r.models.empty() && r.model_files.empty()) {
-    for (const ModelSpec& m : catalog.models()) models.push_back(&m);
-    return models;
-  }
-  for (const std::string& name : r.models) {
-    const ModelSpec* m = &catalog.model(name);
-    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
-  }
-  for (const std::string& file : r.model_files) {
-    const ModelSpec* m = &from_files.emplace_back(catalog.resolve_model("", file));
-    const bool taken = std::any_of(models.begin(), models.end(), [&](const ModelSpec* other) {
-      return other->name == m->name;
-    });
-    if (taken) throw InputError(fmt::format("{}: model '{}' is named twice", file, m->name));
-    models.push_back(m);
-  }
-  return models;
-}
-
 // The results database: --db, or ./gpudays.db when it exists; empty: none.
 std::string results_path(const ReportRequest& r) {
   return r.db_given || std::filesystem::exists(r.db) ? r.db : std::string();
@@ -78,7 +53,7 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   ReportDataOptions options;
   options.plan = cost_plan_options(r.cost, catalog);
   std::deque<ModelSpec> from_files;
-  options.models = resolve_models(catalog, r, from_files);
+  options.models = catalog.resolve_models(r.models, r.model_files, from_files);
   options.cost = build_cost_options(r.cost, catalog);
   options.cost.basis = CostBasis::kPurchase;  // the plots' y axis
   options.hardware =
