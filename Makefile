@@ -74,6 +74,7 @@ endif
 test-cuda: torch-ref
 	@$(MAKE) --no-print-directory cuda TORCH_PYTHON=$(CURDIR)/.venv/bin/python3
 	@build-cuda/tests/models/gpudays_torch_tests --gtest_filter='*_CUDA' --gtest_brief=1
+	@bash scripts/install-check.sh build-cuda
 
 # The GPU check (scripts/gpu-check.sh) without a GPU, against the CUDA variant test-cuda built in
 # build-cuda/ (not rebuilt; GPU stages skipped even where a GPU is): it parses, finds its binaries,

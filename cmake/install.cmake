@@ -25,7 +25,9 @@ function(gpudays_install_rules target)
        "LibTorch it was built against: ${torch_note}\n")
   install(FILES "${CMAKE_BINARY_DIR}/install-BUILD" DESTINATION share/gpudays RENAME BUILD)
   if(GPUDAYS_CUDA)
-    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${GPUDAYS_TORCH_LIB_DIR}")
+    # The wheel's torch/lib and every other directory it links from (the CUDA runtime's).
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${GPUDAYS_TORCH_LIB_DIR}"
+                                               INSTALL_RPATH_USE_LINK_PATH TRUE)
     install(TARGETS ${target} RUNTIME DESTINATION bin)
     return()
   endif()

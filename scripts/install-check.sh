@@ -4,8 +4,10 @@
 # `models`, `plan`, `cost`, `report`, `data tokenize`, a tiny CPU `bench` and `train` from it with
 # an empty environment, in a fresh working directory, with the source tree (and so .venv and the
 # build tree) hidden behind an empty mount where this machine allows a private mount namespace;
-# then the same from the unpacked `make dist` tarball. Prints each step; exits 1 on the first that
-# fails.
+# then the same from the unpacked `make dist` tarball. The CUDA variant (`make test-cuda` runs this
+# on build-cuda/) links the torch wheel it was built against, here the checkout's .venv: its
+# commands run with the checkout visible and no tarball. Prints each step; exits 1 on the first
+# that fails.
 #   scripts/install-check.sh BUILD_DIR
 set -euo pipefail
 build_dir=$(cd "${1:-build}" && pwd)
@@ -88,7 +90,10 @@ run_from() {  # PREFIX: the commands from there, the source tree hidden where po
   work=$(mktemp -d "$tmp/work.XXXXXX")
   local cmd=(env -i PATH=/usr/bin:/bin HOME="$work" sh "$tmp/commands.sh" "$1" "$work"
              "$tmp/inputs" "$torch")
-  if unshare -m --propagation private true 2>/dev/null; then
+  if grep -q "cuda build" "$1/share/gpudays/BUILD"; then
+    echo "install-check: the CUDA variant loads the wheel it was built against: $source_dir stays"
+    "${cmd[@]}"
+  elif unshare -m --propagation private true 2>/dev/null; then
     echo "install-check: $source_dir hidden (private mount namespace)"
     unshare -m --propagation private sh -c \
       'mount -t tmpfs none "$0" && exec "$@"' "$source_dir" "${cmd[@]}"
@@ -97,7 +102,8 @@ run_from() {  # PREFIX: the commands from there, the source tree hidden where po
          "ldd and --version show what the binary uses"
     "${cmd[@]}"
   fi
-  if env -i ldd "$1/bin/gpudays" | grep -q -e "$source_dir" -e "not found"; then
+  if env -i ldd "$1/bin/gpudays" | grep -q -e "not found" ||
+    { grep -q "cpu build" "$1/share/gpudays/BUILD" && env -i ldd "$1/bin/gpudays" | grep -q "$source_dir"; }; then
     env -i ldd "$1/bin/gpudays"
     echo "install-check: $1/bin/gpudays loads a library from the checkout or misses one" >&2
     exit 1
