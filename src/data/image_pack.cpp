@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/output_files.h"
 #include "data/samples.h"
 
 namespace gpudays::data {
@@ -53,15 +54,6 @@ std::vector<LabelledFile> list_images(const std::string& folder,
   return files;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-void write_all(std::FILE* out, const void* data, size_t bytes, const std::string& path) {
-  if (bytes > 0 && std::fwrite(data, 1, bytes, out) != bytes)
-    throw EnvironmentError(fmt::format("cannot write {}", path));
-}
-
 }  // namespace
 
 std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px) {
@@ -92,30 +84,29 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   const std::vector<LabelledFile> files = list_images(options.folder, summary.class_names);
   const std::vector<int64_t> order =
       epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
-  std::unique_ptr<std::FILE, FileCloser> out(std::fopen(options.out_path.c_str(), "wb"));
-  if (!out) throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
+  // Grows beside out_path and replaces it only when complete (common/output_files.h).
+  AtomicFile out(options.out_path);
   const uint64_t count = files.size();
   const uint32_t shape[4] = {3,
                              static_cast<uint32_t>(options.size_px),
                              static_cast<uint32_t>(options.size_px),
                              static_cast<uint32_t>(summary.class_names.size())};
-  write_all(out.get(), "GDIMAGE1", 8, options.out_path);
-  write_all(out.get(), &count, 8, options.out_path);
-  write_all(out.get(), shape, sizeof(shape), options.out_path);
+  out.write("GDIMAGE1", 8);
+  out.write(&count, 8);
+  out.write(shape, sizeof(shape));
   std::vector<int32_t> labels;
   for (const int64_t i : order) labels.push_back(files[i].label);
-  write_all(out.get(), labels.data(), labels.size() * 4, options.out_path);
+  out.write(labels.data(), labels.size() * 4);
   for (const int64_t i : order) {
     const std::vector<uint8_t> square = load_square_image(files[i].path, options.size_px);
-    write_all(out.get(), square.data(), square.size(), options.out_path);
+    out.write(square.data(), square.size());
   }
   for (const std::string& name : summary.class_names) {
     const uint32_t length = static_cast<uint32_t>(name.size());
-    write_all(out.get(), &length, 4, options.out_path);
-    write_all(out.get(), name.data(), name.size(), options.out_path);
+    out.write(&length, 4);
+    out.write(name.data(), name.size());
   }
-  if (std::fclose(out.release()) != 0)
-    throw EnvironmentError(fmt::format("cannot write {}", options.out_path));
+  out.commit();
   summary.images = static_cast<int64_t>(count);
   summary.classes = static_cast<int64_t>(summary.class_names.size());
   return summary;

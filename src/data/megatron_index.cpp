@@ -155,53 +155,50 @@ MegatronIndex parse_megatron_index(const uint8_t* idx,
 }
 
 MegatronWriter::MegatronWriter(const std::string& prefix, TokenDtype dtype)
-    : prefix_(prefix), dtype_(dtype) {
-  bin_ = std::fopen((prefix + ".bin").c_str(), "wb");
-  if (bin_ == nullptr)
-    throw EnvironmentError(fmt::format("cannot write {}.bin: {}", prefix, std::strerror(errno)));
+    : prefix_(prefix), dtype_(dtype), bin_(std::make_unique<AtomicFile>(prefix + ".bin")) {}
+
+namespace {
+
+void append_token(int64_t token, int64_t item_bytes, std::vector<uint8_t>& out) {
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(item_bytes));
+  if (item_bytes == 1) {
+    out[at] = static_cast<uint8_t>(token);
+  } else if (item_bytes == 2) {
+    const uint16_t v = static_cast<uint16_t>(token);
+    std::memcpy(out.data() + at, &v, 2);
+  } else if (item_bytes == 4) {
+    const int32_t v = static_cast<int32_t>(token);
+    std::memcpy(out.data() + at, &v, 4);
+  } else {
+    std::memcpy(out.data() + at, &token, 8);
+  }
 }
 
-MegatronWriter::~MegatronWriter() {
-  if (bin_ != nullptr) std::fclose(bin_);
-}
+}  // namespace
 
 void MegatronWriter::add_document(const std::vector<int64_t>& tokens) {
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     throw InputError(
         fmt::format("a document of {} tokens is longer than the format's 2^31 - 1", tokens.size()));
-  buffer_.resize(tokens.size() * dtype_.item_bytes);
-  uint8_t* out = buffer_.data();
   for (const int64_t token : tokens) {
     if (token < 0 || token >= dtype_.vocab_limit)
       throw InputError(fmt::format("token {} does not fit the dtype {}", token, dtype_.name));
-    switch (dtype_.item_bytes) {
-      case 1:
-        *out = static_cast<uint8_t>(token);
-        break;
-      case 2: {
-        const uint16_t v = static_cast<uint16_t>(token);
-        std::memcpy(out, &v, 2);
-      } break;
-      case 4: {
-        const int32_t v = static_cast<int32_t>(token);
-        std::memcpy(out, &v, 4);
-      } break;
-      default:
-        std::memcpy(out, &token, 8);
-    }
-    out += dtype_.item_bytes;
+    append_token(token, dtype_.item_bytes, pending_);
   }
-  if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), bin_) != buffer_.size())
-    throw EnvironmentError(fmt::format("cannot write {}.bin: {}", prefix_, std::strerror(errno)));
+  if (pending_.size() >= (size_t{1} << 20)) flush_pending();
   sequence_lengths_.push_back(static_cast<int32_t>(tokens.size()));
   tokens_ += static_cast<int64_t>(tokens.size());
 }
 
+void MegatronWriter::flush_pending() {
+  if (!pending_.empty()) bin_->write(pending_.data(), pending_.size());
+  pending_.clear();
+}
+
 void MegatronWriter::finish() {
-  if (bin_ == nullptr) return;
-  const bool bin_ok = std::fclose(bin_) == 0;
-  bin_ = nullptr;
-  if (!bin_ok) throw EnvironmentError(fmt::format("cannot write {}.bin", prefix_));
+  if (!bin_) return;
+  flush_pending();
   const uint64_t n = sequence_lengths_.size();
   std::vector<int64_t> pointers(n), documents(n + 1);
   int64_t at = 0;
@@ -210,19 +207,19 @@ void MegatronWriter::finish() {
     at += sequence_lengths_[i] * dtype_.item_bytes;
     documents[i + 1] = static_cast<int64_t>(i + 1);
   }
-  const std::string path = prefix_ + ".idx";
-  std::FILE* idx = std::fopen(path.c_str(), "wb");
-  if (idx == nullptr)
-    throw EnvironmentError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  AtomicFile idx(prefix_ + ".idx");
   const uint64_t version = 1, document_count = n + 1;
-  bool ok = std::fwrite(kMagic, 1, 9, idx) == 9 && std::fwrite(&version, 8, 1, idx) == 1 &&
-            std::fwrite(&dtype_.code, 1, 1, idx) == 1 && std::fwrite(&n, 8, 1, idx) == 1 &&
-            std::fwrite(&document_count, 8, 1, idx) == 1 &&
-            std::fwrite(sequence_lengths_.data(), 4, n, idx) == n &&
-            std::fwrite(pointers.data(), 8, n, idx) == n &&
-            std::fwrite(documents.data(), 8, n + 1, idx) == n + 1;
-  ok = (std::fclose(idx) == 0) && ok;
-  if (!ok) throw EnvironmentError(fmt::format("cannot write {}", path));
+  idx.write(kMagic, 9);
+  idx.write(&version, 8);
+  idx.write(&dtype_.code, 1);
+  idx.write(&n, 8);
+  idx.write(&document_count, 8);
+  idx.write(sequence_lengths_.data(), 4 * n);
+  idx.write(pointers.data(), 8 * n);
+  idx.write(documents.data(), 8 * (n + 1));
+  bin_->commit();
+  bin_.reset();
+  idx.commit();
 }
 
 }  // namespace gpudays::data

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "common/output_files.h"
 
 namespace gpudays::data {
 
@@ -57,24 +59,28 @@ MegatronIndex parse_megatron_index(const uint8_t* idx,
 // Writes PREFIX.bin and PREFIX.idx, one sequence per document (as Megatron-LM's preprocessing
 // does), in `dtype`. Throws EnvironmentError when a file cannot be written and InputError for a
 // token the dtype cannot hold.
+// Writes PREFIX.bin and PREFIX.idx atomically: both grow beside their final names and are renamed
+// over them by finish() (the .bin first, then the .idx that describes it); a writer destroyed
+// before finish() (an error, an interrupt) leaves any earlier files of that prefix as they were.
 class MegatronWriter {
  public:
-  MegatronWriter(const std::string& prefix, TokenDtype dtype);
-  ~MegatronWriter();
+  MegatronWriter(const std::string& prefix, TokenDtype dtype);  // throws IoError
   MegatronWriter(const MegatronWriter&) = delete;
   MegatronWriter& operator=(const MegatronWriter&) = delete;
 
   void add_document(const std::vector<int64_t>& tokens);
-  void finish();  // writes the index; the files are complete only after it
+  void finish();  // writes the index and renames both; the files exist only after it
   int64_t documents() const { return static_cast<int64_t>(sequence_lengths_.size()); }
   int64_t tokens() const { return tokens_; }
 
  private:
+  void flush_pending();
+
   std::string prefix_;
   TokenDtype dtype_;
-  std::FILE* bin_ = nullptr;
+  std::unique_ptr<AtomicFile> bin_;
   std::vector<int32_t> sequence_lengths_;
-  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> pending_;  // encoded tokens not yet written (written in 1 MiB pieces)
   int64_t tokens_ = 0;
 };
 

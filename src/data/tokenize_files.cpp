@@ -2,6 +2,7 @@
 #include "data/tokenize_files.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -62,6 +63,21 @@ void add_jsonl(const std::string& path, const std::string& contents, DocumentSin
   }
 }
 
+// An input that is also an output would be replaced while it is read: refused first.
+void refuse_input_as_output(const TokenizeOptions& options) {
+  namespace fs = std::filesystem;
+  for (const char* suffix : {".bin", ".idx"}) {
+    std::error_code ec;
+    const fs::path output = fs::weakly_canonical(options.out_prefix + suffix, ec);
+    for (const std::string& input : options.inputs) {
+      if (!ec && fs::weakly_canonical(input, ec) == output) {
+        throw InputError(
+            fmt::format("{} is an input and an output (--out {})", input, options.out_prefix));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TokenizeSummary tokenize_files(const TokenizeOptions& options) {
@@ -72,6 +88,7 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
                                  options.tokenizer_path,
                                  options.eod_token));
   if (options.inputs.empty()) throw InputError("no input files to tokenize");
+  refuse_input_as_output(options);
   const TokenDtype dtype = token_dtype_for_vocab(tokenizer.vocab_size());
   TokenizeSummary summary;
   summary.dtype = dtype.name;

@@ -5,6 +5,7 @@
 #include "data/tokenizer_json.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -41,12 +42,25 @@ void refuse_post_steps(const json& root, const std::string& path) {
       unsupported(path, fmt::format("{} is set, which is not supported (it changes the ids)", key));
 }
 
+// A token's id: an integer in [0, 2^31 - 1), never narrowed (2^40 would wrap to 0, the
+// end-of-text id of many vocabularies). Token files hold 16- or 32-bit ids (megatron_index.h).
+int32_t token_id(const json& id, const std::string& path, const std::string& token) {
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  if (!id.is_number_integer() || (id.is_number_unsigned() && id.get<uint64_t>() >= kLimit) ||
+      (!id.is_number_unsigned() && (id.get<int64_t>() < 0 || id.get<int64_t>() >= kLimit))) {
+    unsupported(
+        path,
+        fmt::format("token '{}' has id {}, not an integer in [0, 2^31 - 1)", token, id.dump()));
+  }
+  return static_cast<int32_t>(id.get<int64_t>());
+}
+
 std::vector<AddedToken> added_tokens(const json& root, const std::string& path) {
   std::vector<AddedToken> tokens;
   for (const json& entry : root.value("added_tokens", json::array())) {
     AddedToken token;
     token.content = entry.at("content").get<std::string>();
-    token.id = entry.at("id").get<int32_t>();
+    token.id = token_id(entry.at("id"), path, token.content);
     token.normalized = flag(entry, "normalized");
     token.special = flag(entry, "special");
     token.lstrip = flag(entry, "lstrip");
@@ -82,7 +96,7 @@ BpeModelOptions read_model(const json& root, const std::string& path) {
     unsupported(path, "continuing_subword_prefix and end_of_word_suffix are not supported");
   BpeModelOptions options;
   for (const auto& [token, id] : model.at("vocab").items())
-    options.vocab[token] = id.get<int32_t>();
+    options.vocab[token] = token_id(id, path, token);
   read_merges(model, path, options);
   if (!is_empty(model, "unk_token")) {
     const auto unk = options.vocab.find(model.at("unk_token").get<std::string>());

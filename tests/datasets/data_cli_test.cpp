@@ -3,6 +3,7 @@
 // one line naming the file and the offset, with exit status 2.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -90,6 +91,43 @@ TEST(DataCli, CorruptFilesExitTwoWithOneLine) {
   EXPECT_EQ(r.err,
             "gpudays: error: " + tokenizer +
                 " has no token '<eos>'; name the end-of-document token with --eod\n");
+}
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A failed tokenize (a later input not UTF-8) leaves the earlier dataset of that prefix as it was,
+// and no file beside it; an input named like an output is refused before anything is written.
+TEST(DataCli, FailedTokenizeLeavesTheOldDatasetAsItWas) {
+  const std::string tokenizer = write_tokenizer();
+  const std::string good = temp("good.txt");
+  std::ofstream(good) << "hello";
+  const std::string prefix = temp("kept");
+  ASSERT_EQ(
+      test::run_gpudays("data tokenize --tokenizer " + tokenizer + " --out " + prefix + " " + good)
+          .exit_code,
+      0);
+  const std::string bin = contents(prefix + ".bin"), idx = contents(prefix + ".idx");
+  const std::string bad = temp("bad.txt");
+  std::ofstream(bad) << "hello \xff";
+  const auto failed = test::run_gpudays("data tokenize --tokenizer " + tokenizer + " --out " +
+                                        prefix + " " + good + " " + good + " " + bad);
+  EXPECT_EQ(failed.exit_code, 2) << failed.err;
+  EXPECT_NE(failed.err.find("not valid UTF-8"), std::string::npos) << failed.err;
+  EXPECT_EQ(contents(prefix + ".bin"), bin);
+  EXPECT_EQ(contents(prefix + ".idx"), idx);
+  int beside = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::process_temp_dir().path()))
+    beside += entry.path().filename().string().find("kept") != std::string::npos;
+  EXPECT_EQ(beside, 2) << "a partial file was left beside kept.bin and kept.idx";
+
+  const auto same = test::run_gpudays("data tokenize --tokenizer " + tokenizer + " --out " +
+                                      prefix + " " + prefix + ".bin");
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.err.find("is an input and an output"), std::string::npos) << same.err;
+  EXPECT_EQ(contents(prefix + ".bin"), bin);
 }
 
 }  // namespace

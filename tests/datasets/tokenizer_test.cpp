@@ -264,6 +264,27 @@ TEST(DataBpe, LoadRefusesWhatItCannotReproduce) {
   EXPECT_NE(load_error("{not json").find("not a valid tokenizer.json"), std::string::npos);
 }
 
+// Ids never narrow: 2^40 would become 0 in 32 bits, 2^31 negative; each is refused naming the
+// token.
+TEST(DataBpe, LoadRefusesIdsBeyondThirtyOneBits) {
+  const std::string model_with = R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": )"
+                                 R"({"type": "BPE", "vocab": {"a": 0, "b": ID}, "merges": []}})";
+  const auto with_id = [&](const std::string& id) {
+    std::string text = model_with;
+    return load_error(text.replace(text.find("ID"), 2, id));
+  };
+  EXPECT_EQ(with_id("1099511627776"),
+            "token 'b' has id 1099511627776, not an integer in [0, 2^31 - 1)");
+  EXPECT_EQ(with_id("2147483648"), "token 'b' has id 2147483648, not an integer in [0, 2^31 - 1)");
+  EXPECT_EQ(with_id("-1"), "token 'b' has id -1, not an integer in [0, 2^31 - 1)");
+  EXPECT_EQ(with_id("1.5"), "token 'b' has id 1.5, not an integer in [0, 2^31 - 1)");
+  EXPECT_EQ(with_id("1"), "");
+  const std::string added = R"({"added_tokens": [{"id": 4294967296, "content": "<x>"}], )"
+                            R"("pre_tokenizer": {"type": "ByteLevel"}, )" +
+                            kModel + "}";
+  EXPECT_EQ(load_error(added), "token '<x>' has id 4294967296, not an integer in [0, 2^31 - 1)");
+}
+
 // A pre_tokenizer Sequence [Split(`split`), ByteLevel(`byte_level`)].
 std::string split_file(const std::string& split, const std::string& byte_level) {
   return R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", )" + split +
