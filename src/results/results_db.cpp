@@ -6,6 +6,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -54,13 +56,36 @@ int64_t pragma_int(sqlite3* db, const char* pragma) {
 }
 
 // SQLite's quick integrity check; a file too damaged to run it is not intact either.
-bool intact(sqlite3* db) {
+// How long a command waits for a database another process holds: long enough for the writers of
+// several jobs sharing one file (each trial is one short transaction) and for a writer that
+// recovers a killed writer's journal; $GPUDAYS_DB_BUSY_TIMEOUT_S overrides it (docs/slurm.md).
+int busy_timeout_ms() {
+  constexpr int kDefaultS = 300;
+  const char* env = std::getenv("GPUDAYS_DB_BUSY_TIMEOUT_S");
+  const int seconds = env != nullptr && *env != '\0' ? std::atoi(env) : kDefaultS;
+  return std::clamp(seconds, 0, 86400) * 1000;
+}
+
+enum class Health { kIntact, kDamaged, kBusy };
+
+// Busy (another process holds a lock past the timeout, or a hot journal awaits a writer to roll it
+// back) is not damage: only a failed integrity check is.
+bool is_busy(sqlite3* db, int rc) {
+  const int code = sqlite3_extended_errcode(db);
+  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ||
+         code == SQLITE_READONLY_ROLLBACK || code == SQLITE_READONLY_RECOVERY;
+}
+
+Health health(sqlite3* db) {
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr) != SQLITE_OK) return false;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
+  if (rc != SQLITE_OK) return is_busy(db, rc) ? Health::kBusy : Health::kDamaged;
   Stmt check(raw);
-  if (sqlite3_step(check.get()) != SQLITE_ROW) return false;
+  rc = sqlite3_step(check.get());
+  if (rc != SQLITE_ROW) return is_busy(db, rc) ? Health::kBusy : Health::kDamaged;
   const unsigned char* text = sqlite3_column_text(check.get(), 0);
-  return text != nullptr && std::string(reinterpret_cast<const char*>(text)) == "ok";
+  const bool ok = text != nullptr && std::string(reinterpret_cast<const char*>(text)) == "ok";
+  return ok ? Health::kIntact : Health::kDamaged;
 }
 
 bool looks_like_sqlite(const std::string& path) {
@@ -126,7 +151,16 @@ void create_schema(sqlite3* db) {
 // returns its version.
 int64_t validate(sqlite3* db, const std::string& path) {
   // A damaged file can misread its own header: its integrity decides before its application id.
-  if (!intact(db)) {
+  const Health h = health(db);
+  if (h == Health::kBusy) {
+    throw InputError(fmt::format(
+        "{} is locked by another process (a writer holds it, or a stopped writer's journal "
+        "awaits recovery by the next command that writes to it); waited {} s "
+        "($GPUDAYS_DB_BUSY_TIMEOUT_S); left untouched, try again",
+        path,
+        busy_timeout_ms() / 1000));
+  }
+  if (h == Health::kDamaged) {
     throw InputError(
         fmt::format("{} is a corrupted or truncated SQLite database (integrity check "
                     "failed); left untouched",
@@ -227,7 +261,7 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
                                  path,
                                  raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
-  sqlite3_busy_timeout(db.get(), 5000);
+  sqlite3_busy_timeout(db.get(), busy_timeout_ms());
   int64_t version = schema_version();
   try {
     if (fresh) {

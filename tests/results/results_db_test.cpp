@@ -57,9 +57,9 @@ TrialRecord sample_trial(int64_t micro_batch) {
   return t;
 }
 
-std::string open_error(const std::string& path) {
+std::string open_error(const std::string& path, bool read_only = false) {
   try {
-    ResultsDb::open({path});
+    ResultsDb::open({path, read_only});
   } catch (const InputError& e) {
     return e.what();
   }
@@ -181,6 +181,25 @@ TEST(ResultsDb, CorruptedIsLeftUntouched) {
   EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find("left untouched"), std::string::npos) << error;
   EXPECT_EQ(bytes_of(path), bytes);
+}
+
+// Another process's lock past the busy timeout is "locked", never "corrupted" (a user told the
+// file is corrupted deletes a healthy database); once the lock goes, the file opens as before.
+TEST(ResultsDb, ABusyDatabaseIsCalledLockedNotCorrupted) {
+  const std::string path = fresh_path("busy.db");
+  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  setenv("GPUDAYS_DB_BUSY_TIMEOUT_S", "1", 1);
+  const std::string error = open_error(path, /*read_only=*/true);
+  EXPECT_NE(error.find("is locked by another process"), std::string::npos) << error;
+  EXPECT_NE(error.find("waited 1 s"), std::string::npos) << error;
+  EXPECT_EQ(error.find("corrupt"), std::string::npos) << error;
+  sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(writer);
+  unsetenv("GPUDAYS_DB_BUSY_TIMEOUT_S");
+  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
 }
 
 // A schema-1 file (before the composed-parts timing columns), as gpudays wrote it then: one row.
