@@ -14,6 +14,7 @@
 #include "distributed/world.h"
 #include "engine/device.h"
 #include "plan/workload.h"
+#include "trainer/run_directory.h"
 #include "trainer/run_setup.h"
 #include "trainer/train_log.h"
 #include "trainer/trainer.h"
@@ -46,6 +47,9 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                         o.device.is_cuda() ? o.device.index() : 0);
+  // Rank 0 claims the run directory (a refusal ends the launch: mpirun and srun stop the rest).
+  std::optional<RunDirectoryClaim> claim;
+  if (comm->rank() == 0) claim.emplace(r.out, r.resume);
   o.config = configuration_on(run, comm->size());
   o.settings = run.train;
   o.eval_fraction = run.data.eval_fraction;

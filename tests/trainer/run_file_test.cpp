@@ -17,6 +17,7 @@
 #include "exports/export.h"
 #include "search_space/method_fields.h"
 #include "trainer/checkpoint_files.h"
+#include "trainer/run_directory.h"
 #include "trainer/run_file.h"
 #include "trainer/run_setup.h"
 
@@ -239,6 +240,36 @@ TEST(CheckpointFiles, UncommittedStagingIsIgnoredAndPruningKeepsTheNewest) {
   EXPECT_FALSE(fs::exists(checkpoint_dir(dir, 2)));
   EXPECT_TRUE(fs::exists(checkpoint_dir(dir, 3)));
   EXPECT_FALSE(fs::exists(staging_checkpoint_dir(dir, 5)));
+}
+
+// One run per directory: a second claim while the first lives is refused naming its holder; a
+// directory that holds a run is continued only with --resume.
+TEST(RunDirectory, OneTrainerAtATimeAndARunIsContinuedOnlyOnPurpose) {
+  const fs::path out = test::process_temp_dir().fresh_dir("claimed");
+  {
+    const RunDirectoryClaim first(out.string(), /*resume=*/false);
+    try {
+      RunDirectoryClaim second(out.string(), /*resume=*/true);
+      FAIL() << "a second claim was granted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is in use by another gpudays train (pid "),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::ofstream(out / "metrics.jsonl") << "{\"step\": 1}\n";
+  fs::create_directories(out / "checkpoints" / "step-1");
+  EXPECT_EQ(earlier_run(out.string()), "metrics.jsonl and 1 checkpoint(s)");
+  try {
+    RunDirectoryClaim again(out.string(), /*resume=*/false);
+    FAIL() << "a run directory was reused without --resume";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds a run (metrics.jsonl and 1 checkpoint(s)): "
+                                         "continue it with --resume"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(RunDirectoryClaim(out.string(), /*resume=*/true));
 }
 
 }  // namespace
