@@ -56,14 +56,14 @@ RunDirectoryClaim::RunDirectoryClaim(const std::string& out, bool resume) {
   if (ec) throw IoError(fmt::format("cannot create {}: {}", out, ec.message()));
   const fs::path lock = fs::path(out) / ".gpudays-train.lock";
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
+  if (fd_ < 0)
+    throw IoError(fmt::format("cannot open {}: {}", lock.string(), std::strerror(errno)));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const std::string holder = read_holder(lock);
     ::close(fd_);
     fd_ = -1;
-    throw InputError(fmt::format("{} is in use by another gpudays train ({}); give another --out",
-                                 out,
-                                 holder));
+    throw InputError(
+        fmt::format("{} is in use by another gpudays train ({}); give another --out", out, holder));
   }
   if (const std::string earlier = earlier_run(out); !resume && !earlier.empty()) {
     ::close(fd_);

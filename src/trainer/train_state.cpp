@@ -6,6 +6,8 @@
 #include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -82,24 +84,30 @@ void write_rank_file(const std::string& staging, Engine& engine, int rank, c10::
 // pieces of it.
 class SliceAssembler {
  public:
-  SliceAssembler(const std::string& dir, int ranks) {
+  SliceAssembler(const std::string& dir, int ranks) : dir_(dir) {
     for (int r = 0; r < ranks; ++r) {
       readers_.push_back(
           std::make_unique<models::SafetensorsReader>((fs::path(dir) / rank_file(r)).string()));
     }
   }
 
+  // Every element comes from a rank's piece: a range no piece covers (a missing, shortened or
+  // offset slice) is an InputError naming it, never zeros.
   at::Tensor read(size_t slot, const std::string& moment, int64_t first, int64_t count) const {
-    at::Tensor out = at::zeros({count}, at::kFloat);
+    at::Tensor out = at::empty({count}, at::kFloat);
+    std::vector<std::pair<int64_t, int64_t>> covered;
+    const std::string name = slot_name(slot, moment);
     for (const auto& reader : readers_) {
-      const std::string name = slot_name(slot, moment);
       if (!reader->contains(name)) continue;
-      const int64_t begin = std::stoll(reader->metadata().at(slot_name(slot, "first")));
+      const int64_t begin = piece_first(*reader, slot);
       const at::Tensor piece = cached_read(*reader, name);
       const int64_t lo = std::max(first, begin);
       const int64_t hi = std::min(first + count, begin + piece.numel());
-      if (lo < hi) out.narrow(0, lo - first, hi - lo).copy_(piece.narrow(0, lo - begin, hi - lo));
+      if (lo >= hi) continue;
+      out.narrow(0, lo - first, hi - lo).copy_(piece.narrow(0, lo - begin, hi - lo));
+      covered.emplace_back(lo, hi);
     }
+    require_covered(std::move(covered), name, first, count);
     return out;
   }
 
@@ -111,11 +119,60 @@ class SliceAssembler {
     auto& [cached_name, tensor] = cache_[&reader];
     if (cached_name != name) {
       tensor = reader.read(name).reshape(-1);
+      if (tensor.scalar_type() != at::kFloat) {
+        throw InputError(fmt::format("{}: optimizer state {} is {}, not float32",
+                                     dir_,
+                                     name,
+                                     c10::toString(tensor.scalar_type())));
+      }
       cached_name = name;
     }
     return tensor;
   }
 
+  // The slot's first element in this rank's piece (its metadata), checked.
+  int64_t piece_first(const models::SafetensorsReader& reader, size_t slot) const {
+    const auto found = reader.metadata().find(slot_name(slot, "first"));
+    char* end = nullptr;
+    const long long first =
+        found == reader.metadata().end() ? -1 : std::strtoll(found->second.c_str(), &end, 10);
+    if (found == reader.metadata().end() || *end != '\0' || first < 0) {
+      throw InputError(
+          fmt::format("{}: optimizer slot {}: its first element is missing or not a "
+                      "count in the metadata",
+                      dir_,
+                      slot));
+    }
+    return first;
+  }
+
+  void require_covered(std::vector<std::pair<int64_t, int64_t>> covered,
+                       const std::string& name,
+                       int64_t first,
+                       int64_t count) const {
+    std::sort(covered.begin(), covered.end());
+    int64_t reached = first, gap_end = first + count;  // the first gap: [reached, gap_end)
+    for (const auto& [lo, hi] : covered) {
+      if (lo > reached) {
+        gap_end = lo;
+        break;
+      }
+      reached = std::max(reached, hi);
+    }
+    if (reached < first + count) {
+      throw InputError(
+          fmt::format("{}: optimizer state {} lacks elements [{}, {}) of [{}, {}): a "
+                      "rank's file is missing, shortened or offset",
+                      dir_,
+                      name,
+                      reached,
+                      gap_end,
+                      first,
+                      first + count));
+    }
+  }
+
+  std::string dir_;
   std::vector<std::unique_ptr<models::SafetensorsReader>> readers_;
   mutable std::unordered_map<const models::SafetensorsReader*, std::pair<std::string, at::Tensor>>
       cache_;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -18,7 +19,9 @@
 #include "../process_dir.h"
 #include "common/child_process.h"
 #include "distributed/launcher.h"
+#include "models/safetensors.h"
 #include "train_cli_util.h"
+#include "trainer/checkpoint_files.h"
 
 namespace gpudays {
 namespace {
@@ -232,6 +235,55 @@ TEST(TrainCli, CorruptedNewestCheckpointFallsBackToThePreviousOne) {
   EXPECT_NE(r.err.find("resumed from"), std::string::npos);
   EXPECT_NE(r.err.find("step-15"), std::string::npos);
   expect_same_losses(metrics(f, "whole"), metrics(f, "cut"), 0.0);
+}
+
+// Rewrites the checkpoint's rank-0 optimizer file through `edit` and its manifest checksum (as a
+// careless tool would, so that only the contents can tell).
+void tamper_rank0(
+    const fs::path& step_dir,
+    const std::function<void(models::NamedTensors&, std::map<std::string, std::string>&)>& edit) {
+  const std::string path = (step_dir / "rank-0.safetensors").string();
+  models::NamedTensors tensors;
+  std::map<std::string, std::string> metadata;
+  {
+    const models::SafetensorsReader reader(path);
+    for (const auto& [name, entry] : reader.entries())
+      tensors.emplace_back(name, reader.read(name));
+    metadata = reader.metadata();
+  }
+  metadata.erase("format");
+  edit(tensors, metadata);
+  models::write_safetensors(path, tensors, metadata);
+  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(step_dir / "manifest.json"));
+  manifest["files"]["rank-0.safetensors"] = file_checksum(path);
+  std::ofstream(step_dir / "manifest.json") << manifest.dump();
+}
+
+// Optimizer state that does not cover its slot (a shortened moment, or one whose piece starts
+// elsewhere) ends --resume with one line naming the tensor, exit 2, never a zero-filled moment.
+TEST(TrainCli, ResumeRefusesOptimizerStateThatDoesNotCoverItsSlot) {
+  const Fixture f = make_run("tamper", kPlain, kCheckpoints, 10);
+  ASSERT_EQ(sh(train_command(f, "whole")).exit_code, 0);
+  const auto tampered = [&](const std::string& out, const auto& edit) {
+    fs::copy(f.dir / "whole", f.dir / out, fs::copy_options::recursive);
+    fs::remove_all(f.dir / out / "checkpoints/step-10");
+    tamper_rank0(f.dir / out / "checkpoints/step-5", edit);
+    return sh(train_command(f, out, "--resume"));
+  };
+  const ChildResult shortened = tampered("short", [](models::NamedTensors& t, auto&) {
+    for (auto& [name, tensor] : t) {
+      if (name == "slot.0.exp_avg") tensor = tensor.reshape(-1).narrow(0, 0, tensor.numel() / 2);
+    }
+  });
+  EXPECT_EQ(shortened.exit_code, 2) << shortened.err;
+  EXPECT_NE(shortened.err.find("optimizer state slot.0.exp_avg lacks elements"), std::string::npos)
+      << shortened.err;
+  const ChildResult offset = tampered(
+      "offset", [](auto&, std::map<std::string, std::string>& m) { m["slot.1.first"] = "3"; });
+  EXPECT_EQ(offset.exit_code, 2) << offset.err;
+  EXPECT_NE(offset.err.find("optimizer state slot.1.exp_avg lacks elements [0, 3)"),
+            std::string::npos)
+      << offset.err;
 }
 
 TEST(TrainCli, SigtermCheckpointsAndExits143) {  // and says so, without a word of trials
