@@ -19,10 +19,10 @@
 namespace gpudays::models {
 namespace {
 
-ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
-  GptNeoxOptions o = gpt_neox_options(spec, options.param_options);
-  o.attention = options.attention;
-  GptNeoxForCausalLM model(o);
+// A causal LM module (GPT-NeoX, Llama) as a zoo model: token logits, the shifted loss, the
+// attention switch and the block runner.
+template <typename Module>
+ZooModel causal_lm(Module model) {
   return ZooModel(
              model.ptr(),
              [model](const Batch& b) mutable { return model->forward(b.input_ids); },
@@ -34,19 +34,16 @@ ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
                     [model] { return model->block_parameters(); }});
 }
 
+ZooModel make_gpt_neox(const ModelSpec& spec, const ZooOptions& options) {
+  GptNeoxOptions o = gpt_neox_options(spec, options.param_options);
+  o.attention = options.attention;
+  return causal_lm(GptNeoxForCausalLM(o));
+}
+
 ZooModel make_llama(const ModelSpec& spec, const ZooOptions& options) {
   LlamaOptions o = llama_options(spec, options.param_options);
   o.attention = options.attention;
-  LlamaForCausalLM model(o);
-  return ZooModel(
-             model.ptr(),
-             [model](const Batch& b) mutable { return model->forward(b.input_ids); },
-             [](const at::Tensor& logits, const Batch& b) {
-               return causal_lm_loss(logits, b.labels);
-             },
-             [model](AttentionKind kind) mutable { model->set_attention(kind); })
-      .with_blocks({[model](BlockRunner r) mutable { model->set_block_runner(std::move(r)); },
-                    [model] { return model->block_parameters(); }});
+  return causal_lm(LlamaForCausalLM(o));
 }
 
 ZooModel make_roberta(const ModelSpec& spec, const ZooOptions& options) {

@@ -60,10 +60,18 @@ int64_t pragma_int(sqlite3* db, const char* pragma) {
 // several jobs sharing one file (each trial is one short transaction) and for a writer that
 // recovers a killed writer's journal; $GPUDAYS_DB_BUSY_TIMEOUT_S overrides it (docs/slurm.md).
 int busy_timeout_ms() {
-  constexpr int kDefaultS = 300;
+  constexpr long kDefaultS = 300, kMaxS = 86400;
   const char* env = std::getenv("GPUDAYS_DB_BUSY_TIMEOUT_S");
-  const int seconds = env != nullptr && *env != '\0' ? std::atoi(env) : kDefaultS;
-  return std::clamp(seconds, 0, 86400) * 1000;
+  if (env == nullptr || *env == '\0') return kDefaultS * 1000;
+  char* end = nullptr;
+  const long seconds = std::strtol(env, &end, 10);
+  if (*end != '\0' || seconds < 0 || seconds > kMaxS) {
+    throw InputError(
+        fmt::format("$GPUDAYS_DB_BUSY_TIMEOUT_S: '{}' is not a whole number of seconds in [0, {}]",
+                    env,
+                    kMaxS));
+  }
+  return static_cast<int>(seconds * 1000);
 }
 
 enum class Health { kIntact, kDamaged, kBusy };
