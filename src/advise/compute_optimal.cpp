@@ -1,6 +1,7 @@
 // The compute-optimal ladder: architectures scaled from a template, tokens from parameters.
 #include "advise/compute_optimal.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -75,6 +76,11 @@ ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
                                  static_cast<double>(family_template.recipe.train_steps);
   m.recipe.warmup_steps =
       static_cast<int64_t>(std::round(warmup_fraction * static_cast<double>(m.recipe.train_steps)));
+  const double decay_fraction = static_cast<double>(family_template.recipe.decay_steps) /
+                                static_cast<double>(family_template.recipe.train_steps);
+  if (m.recipe.schedule == ScheduleKind::kWsd)
+    m.recipe.decay_steps = std::max<int64_t>(
+        1, std::llround(decay_fraction * static_cast<double>(m.recipe.train_steps)));
   out.tokens = static_cast<double>(m.recipe.train_steps) * tokens_per_step;
   return out;
 }

@@ -30,7 +30,8 @@ ScheduleKind parse_schedule(const TomlFields& t) {
   if (s == "cosine") return ScheduleKind::kCosine;
   if (s == "linear") return ScheduleKind::kLinear;
   if (s == "constant") return ScheduleKind::kConstant;
-  t.fail("schedule", fmt::format("'{}' is not one of cosine, linear or constant", s));
+  if (s == "wsd") return ScheduleKind::kWsd;
+  t.fail("schedule", fmt::format("'{}' is not one of cosine, linear, constant or wsd", s));
 }
 
 OptimizerKind parse_optimizer(const TomlFields& t) {
@@ -58,6 +59,7 @@ RecipeSpec read_recipe(const TomlFields& t) {
   r.weight_decay = t.get_double_or("weight_decay", 0.0);
   r.schedule = parse_schedule(t);
   r.warmup_steps = t.get_int_or("warmup_steps", 0);
+  r.decay_steps = t.get_int_or("decay_steps", 0);
   r.min_lr = t.get_double_or("min_lr", 0.0);
   r.clip_grad_norm = t.get_double_or("clip_grad_norm", 0.0);
   r.dropout = t.get_double_or("dropout", 0.0);

@@ -36,6 +36,8 @@ std::string to_string(ScheduleKind schedule) {
       return "linear";
     case ScheduleKind::kConstant:
       return "constant";
+    case ScheduleKind::kWsd:
+      return "wsd";
   }
   return "?";
 }

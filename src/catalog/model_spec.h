@@ -12,7 +12,9 @@ namespace gpudays {
 enum class Family { kGptNeox, kRoberta, kVit, kConvnext, kMamba, kLlama };
 enum class Precision { kFp32, kFp16, kBf16 };
 enum class OptimizerKind { kAdam, kAdamW };
-enum class ScheduleKind { kCosine, kLinear, kConstant };
+// kWsd: warm-up, stable at the peak, then a linear decay to min_lr over the last decay_steps
+// (MiniCPM's warmup-stable-decay; SmolLM's "trapezoidal" schedule).
+enum class ScheduleKind { kCosine, kLinear, kConstant, kWsd };
 
 std::string to_string(Family family);
 std::string to_string(Precision precision);
@@ -97,6 +99,7 @@ struct RecipeSpec {
   double weight_decay = 0.0;
   ScheduleKind schedule = ScheduleKind::kConstant;
   int64_t warmup_steps = 0;
+  int64_t decay_steps = 0;  // wsd only: the final linear decay
   double min_lr = 0.0;
   double clip_grad_norm = 0.0;  // 0: no clipping
   double dropout = 0.0;

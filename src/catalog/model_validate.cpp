@@ -261,6 +261,14 @@ void check_recipe(const Checker& c, const RecipeSpec& r) {
             "recipe",
             "warmup_steps",
             "must be in [0, train_steps)");
+  if (r.schedule == ScheduleKind::kWsd) {
+    c.require(r.decay_steps > 0 && r.decay_steps <= r.train_steps - r.warmup_steps,
+              "recipe",
+              "decay_steps",
+              "must be in [1, train_steps - warmup_steps] for schedule \"wsd\"");
+  } else {
+    c.require(r.decay_steps == 0, "recipe", "decay_steps", "applies to schedule \"wsd\" only");
+  }
   c.require(r.beta1 >= 0.0 && r.beta1 < 1.0, "recipe", "beta1", "must be in [0, 1)");
   c.require(r.beta2 >= 0.0 && r.beta2 < 1.0, "recipe", "beta2", "must be in [0, 1)");
   c.require(r.clip_grad_norm >= 0.0, "recipe", "clip_grad_norm", "must be >= 0 (0: none)");

@@ -56,7 +56,7 @@ std::string arch_toml(const ModelSpec& m) {
 }
 
 std::string recipe_toml(const RecipeSpec& r) {
-  return fmt::format(
+  std::string out = fmt::format(
       "[recipe]\nglobal_batch = {}\ntrain_steps = {}\nprecision = \"{}\"\noptimizer = \"{}\"\n"
       "lr = {}\nbeta1 = {}\nbeta2 = {}\neps = {}\nweight_decay = {}\nschedule = \"{}\"\n"
       "warmup_steps = {}\nmin_lr = {}\nclip_grad_norm = {}\ndropout = {}\nmlm_probability = {}\n",
@@ -75,6 +75,9 @@ std::string recipe_toml(const RecipeSpec& r) {
       toml_float(r.clip_grad_norm),
       toml_float(r.dropout),
       toml_float(r.mlm_probability));
+  // Only wsd has a decay length, so the other recipes' text (and digest) stays as it was.
+  if (r.schedule == ScheduleKind::kWsd) out += fmt::format("decay_steps = {}\n", r.decay_steps);
+  return out;
 }
 
 std::string reported_toml(const ReportedRun& run) {

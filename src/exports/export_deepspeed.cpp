@@ -54,6 +54,8 @@ nlohmann::json scheduler(const ExportRequest& r) {
       params["warmup_min_lr"] = value_or_auto(r, 0.0);
       params["warmup_max_lr"] = value_or_auto(r, recipe.lr);
       return {{"type", "WarmupLR"}, {"params", params}};
+    case ScheduleKind::kWsd:
+      return nullptr;  // none in lr_schedules.py: the Trainer's own (export_notes)
   }
   return nullptr;
 }
@@ -91,7 +93,7 @@ nlohmann::json deepspeed_config(const ExportRequest& r) {
                 {"min_loss_scale", 1}};
   ds["bf16"] = {{"enabled", value_or_auto(r, recipe.precision == Precision::kBf16)}};
   ds["optimizer"] = optimizer(r);
-  ds["scheduler"] = scheduler(r);
+  if (nlohmann::json s = scheduler(r); !s.is_null()) ds["scheduler"] = s;
   ds["zero_optimization"] = zero_optimization(m);
   return ds;
 }

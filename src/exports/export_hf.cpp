@@ -21,8 +21,27 @@ std::string hf_scheduler(ScheduleKind kind) {
       return "linear";
     case ScheduleKind::kConstant:
       return "constant_with_warmup";
+    case ScheduleKind::kWsd:
+      return "warmup_stable_decay";
   }
   return "linear";
+}
+
+// get_scheduler's scheduler_specific_kwargs: the floor of the cosine, the decay of wsd (its
+// stable phase is what remains of max_steps).
+nlohmann::json scheduler_kwargs(const RecipeSpec& recipe) {
+  switch (recipe.schedule) {
+    case ScheduleKind::kCosine:
+      return {{"min_lr", recipe.min_lr}};
+    case ScheduleKind::kWsd:
+      return {{"num_decay_steps", recipe.decay_steps},
+              {"decay_type", "linear"},
+              {"min_lr_ratio", recipe.lr > 0.0 ? recipe.min_lr / recipe.lr : 0.0}};
+    case ScheduleKind::kLinear:
+    case ScheduleKind::kConstant:
+      break;
+  }
+  return nlohmann::json::object();
 }
 
 // Without transformers' supports_gradient_checkpointing (ConvNeXt) the Trainer refuses
@@ -61,9 +80,7 @@ void set_optimizer(const ExportRequest& r, nlohmann::json& args) {
   args["adam_epsilon"] = recipe.eps;
   args["max_grad_norm"] = recipe.clip_grad_norm;
   args["lr_scheduler_type"] = hf_scheduler(recipe.schedule);
-  args["lr_scheduler_kwargs"] = recipe.schedule == ScheduleKind::kCosine
-                                    ? nlohmann::json{{"min_lr", recipe.min_lr}}
-                                    : nlohmann::json::object();
+  args["lr_scheduler_kwargs"] = scheduler_kwargs(recipe);
   args["warmup_steps"] = recipe.warmup_steps;
 }
 
@@ -126,6 +143,13 @@ std::vector<std::string> export_notes(const ExportRequest& r) {
         "adam_w_mode false would not: --backend deepspeed)",
         recipe.weight_decay,
         m.free_lunch ? "adamw_torch_fused" : "adamw_torch"));
+  }
+  if (recipe.schedule == ScheduleKind::kWsd &&
+      export_backend(m.sharding) == ExportBackend::kDeepSpeed) {
+    notes.push_back(
+        "DeepSpeed has no warmup-stable-decay schedule: its configuration leaves \"scheduler\" "
+        "out, so the Trainer's warmup_stable_decay runs (a DeepSpeed launch without the "
+        "Trainer needs its own)");
   }
   return notes;
 }

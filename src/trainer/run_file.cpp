@@ -2,6 +2,8 @@
 // table's keys checked, unknown ones rejected). Defaults are the structs' in run_file.h.
 #include "trainer/run_file.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -186,7 +188,15 @@ RunFile read_run_file(const std::string& path) {
 RecipeSpec apply_overrides(RecipeSpec recipe,
                            const ScheduleOverrides& o,
                            const std::string& run_path) {
-  if (o.steps) recipe.train_steps = *o.steps;
+  if (o.steps) {
+    // wsd's decay keeps its share of the run (at least one step).
+    const double decay_share =
+        static_cast<double>(recipe.decay_steps) / static_cast<double>(recipe.train_steps);
+    recipe.train_steps = *o.steps;
+    if (recipe.schedule == ScheduleKind::kWsd)
+      recipe.decay_steps =
+          std::max<int64_t>(1, std::llround(decay_share * static_cast<double>(recipe.train_steps)));
+  }
   if (o.lr) recipe.lr = *o.lr;
   if (o.min_lr) recipe.min_lr = *o.min_lr;
   if (o.warmup_steps) recipe.warmup_steps = *o.warmup_steps;
@@ -197,6 +207,16 @@ RecipeSpec apply_overrides(RecipeSpec recipe,
         "{} [schedule]: {} warm-up steps for a run of {} steps (set warmup_steps below steps)",
         run_path,
         recipe.warmup_steps,
+        recipe.train_steps));
+  }
+  if (recipe.schedule == ScheduleKind::kWsd &&
+      recipe.decay_steps > recipe.train_steps - recipe.warmup_steps) {
+    throw InputError(fmt::format(
+        "{} [schedule]: {} warm-up steps leave no room for the recipe's {}-step decay in a run of "
+        "{} steps (set warmup_steps lower)",
+        run_path,
+        recipe.warmup_steps,
+        recipe.decay_steps,
         recipe.train_steps));
   }
   if (recipe.min_lr > recipe.lr) {

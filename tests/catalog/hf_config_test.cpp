@@ -72,7 +72,8 @@ TEST(HfConfig, EveryFamilyReadsBackAsTheCatalogsModel) {
       {"convnext-large-224", "convnext-large-1k"},
       {"mamba-2.8b-hf", "mamba"},
       {"tinyllama-1.1b", "tinyllama-1.1b"},
-      {"olmo-1b-hf", "olmo-1b"}};
+      {"olmo-1b-hf", "olmo-1b"},
+      {"smollm-135m", "smollm-135m"}};
   for (const auto& [folder, name] : files) {
     const ModelSpec got = catalog().resolve_model("", config_path(folder));
     ModelSpec want = catalog().model(name);

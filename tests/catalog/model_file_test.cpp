@@ -178,6 +178,19 @@ TEST(ModelFields, BadValuesNameTheirField) {
                "drop_path_rate: must be a number");
 }
 
+// wsd's decay length is required with it, bounded by what warm-up leaves, and refused elsewhere.
+TEST(ModelFields, DecayStepsBelongToWsd) {
+  const std::string smollm = read_file(test::catalog().model("smollm-135m").source_path);
+  expect_error(replace(smollm, "decay_steps = 120000", "decay_steps = 0"),
+               "[recipe]: decay_steps: must be in [1, train_steps - warmup_steps]");
+  expect_error(replace(smollm, "decay_steps = 120000", "decay_steps = 599000"),
+               "[recipe]: decay_steps: must be in [1, train_steps - warmup_steps]");
+  expect_error(replace(pythia_70m(), "warmup_steps = 1430", "warmup_steps = 1430\ndecay_steps = 5"),
+               "[recipe]: decay_steps: applies to schedule \"wsd\" only");
+  expect_error(replace(smollm, "schedule = \"wsd\"", "schedule = \"trapezoid\""),
+               "'trapezoid' is not one of cosine, linear, constant or wsd");
+}
+
 // Each field belongs to its family: elsewhere it is an unknown key, as a typo would be.
 TEST(ModelFields, FieldOfAnotherFamilyIsUnknown) {
   expect_error(with_arch_keys("pythia-70m", "drop_path_rate = 0.1\n"),

@@ -152,7 +152,7 @@ TEST(Cli, ModelsAndGpusList) {
   const auto models = run_gpudays("models --format json");
   ASSERT_EQ(models.exit_code, 0);
   const auto rows = nlohmann::json::parse(models.out)["rows"];
-  EXPECT_EQ(rows.size(), 18u);
+  EXPECT_EQ(rows.size(), 19u);
   EXPECT_EQ(rows[0]["params"], 14067712);  // pythia-14m, the smallest
   EXPECT_TRUE(rows[0]["reported_gpus"].is_null());
   const auto gpus = run_gpudays("gpus");

@@ -29,6 +29,30 @@ TEST(Schedule, RobertaLinearDecayToZero) {
   EXPECT_NEAR(learning_rate(o, 500000), 0.0, 1e-15);
 }
 
+// SmolLM's recipe: 2,000 warm-up steps, the peak until step 480,000, then linear to 0 at 600,000
+// (transformers' get_wsd_schedule with decay_type "linear", min_lr_ratio 0).
+TEST(Schedule, SmolLmWarmupStableDecay) {
+  const ScheduleOptions o = schedule_options(test::catalog().model("smollm-135m").recipe);
+  EXPECT_EQ(learning_rate(o, 0), 0.0);
+  EXPECT_NEAR(learning_rate(o, 1000), 1.5e-3, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 2000), 3e-3, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 479999), 3e-3, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 480000), 3e-3, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 540000), 1.5e-3, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 600000), 0.0, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 700000), 0.0, 1e-15);
+}
+
+// With a floor, wsd warms up from it, as get_wsd_schedule does.
+TEST(Schedule, WsdWarmsUpFromItsFloor) {
+  const ScheduleOptions o{ScheduleKind::kWsd, 1.0, 0.1, 10, 100, 20};
+  EXPECT_NEAR(learning_rate(o, 0), 0.1, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 5), 0.55, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 50), 1.0, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 90), 0.55, 1e-15);
+  EXPECT_NEAR(learning_rate(o, 100), 0.1, 1e-15);
+}
+
 TEST(LossScaler, SkipsOverflowsBacksOffAndGrows) {
   LossScaler s({/*initial_scale=*/1024,
                 /*growth_factor=*/2,

@@ -166,6 +166,22 @@ def check_hf(gpudays):
                 assert filled["optimizer"]["params"]["lr"] == auto["learning_rate"], where
         count += 1
     print(f"hf: {count} TrainingArguments built")
+    check_wsd(gpudays)
+
+
+def check_wsd(gpudays):
+    """SmolLM's warmup-stable-decay through the Trainer's scheduler and DeepSpeed's configuration:
+    the peak until the last 20% of the steps, then linear to 0 (the engine's schedule_test)."""
+    pins = ("--sharding", "zero_1", "--free-lunch", "on", "--checkpointing", "off")
+    args = export(gpudays, "smollm-135m", pins)
+    built = finalize(training_arguments(args, GPUS))
+    assert "scheduler" not in built, "DeepSpeed would replace the Trainer's warmup_stable_decay"
+    steps = [0, 1000, 2000, 479999, 480000, 540000, 599999]
+    want = [0.0, 1.5e-3, 3e-3, 3e-3, 3e-3, 1.5e-3, 3e-3 / 120000]
+    for step, got, expected in zip(steps, hf_learning_rates(args, steps), want):
+        assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-15), \
+            f"smollm-135m: lr at step {step}: HF {got}, want {expected}"
+    print("hf: smollm-135m's warmup_stable_decay matches the recipe")
 
 
 class DataParallelGroup:

@@ -188,6 +188,21 @@ TEST(Export, DeepSpeedSchedulerFollowsTheRecipe) {
   EXPECT_EQ(linear["scheduler"]["params"]["warmup_num_steps"], 30000);
 }
 
+// DeepSpeed has no warmup-stable-decay: its configuration leaves the schedule to the Trainer's
+// warmup_stable_decay, and the export says so.
+TEST(Export, WsdIsTheTrainersSchedule) {
+  const ExportRequest e = request("smollm-135m", {false, false, Sharding::kZero1, false});
+  const auto args = hf_training_arguments(e);
+  EXPECT_EQ(args["lr_scheduler_type"], "warmup_stable_decay");
+  EXPECT_EQ(args["lr_scheduler_kwargs"]["num_decay_steps"], 120000);
+  EXPECT_EQ(args["lr_scheduler_kwargs"]["decay_type"], "linear");
+  EXPECT_EQ(args["lr_scheduler_kwargs"]["min_lr_ratio"], 0.0);
+  EXPECT_FALSE(deepspeed_config(e).contains("scheduler"));
+  const std::vector<std::string> notes = export_notes(e);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("no warmup-stable-decay"), std::string::npos);
+}
+
 TEST(Export, AutoLeavesTheTrainersValuesToIt) {
   ExportRequest e = request("pythia-160m", {true, false, Sharding::kZero2, false});
   e.auto_values = true;

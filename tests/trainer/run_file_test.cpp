@@ -201,6 +201,31 @@ TEST(RunFile, ScheduleOverridesThatBreakTheRecipeNameTheRunFile) {
   EXPECT_THROW(apply_overrides(recipe, o, "run.toml"), InputError);
 }
 
+// A shorter run keeps wsd's decay share (20% of SmolLM's 600,000 steps: 200 of 1,000), and warm-up
+// that leaves no room for it is the run file's fault.
+TEST(RunFile, StepsOverrideScalesTheWsdDecay) {
+  const RecipeSpec recipe = test::catalog().model("smollm-135m").recipe;
+  ScheduleOverrides o;
+  o.steps = 1000;
+  o.warmup_steps = 10;
+  EXPECT_EQ(apply_overrides(recipe, o, "run.toml").decay_steps, 200);
+  o.steps = 3;
+  o.warmup_steps = 2;
+  EXPECT_EQ(apply_overrides(recipe, o, "run.toml").decay_steps, 1);
+  o.warmup_steps = 3;
+  EXPECT_THROW(apply_overrides(recipe, o, "run.toml"), InputError);  // warm-up >= steps
+  o.steps = 1000;
+  o.warmup_steps = 900;
+  try {
+    apply_overrides(recipe, o, "run.toml");
+    ADD_FAILURE() << "a 200-step decay after 900 of 1000 steps accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("leave no room for the recipe's 200-step decay"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 void write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }

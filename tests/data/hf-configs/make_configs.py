@@ -43,6 +43,12 @@ CONFIGS = {
         vocab_size=50304, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
         num_attention_heads=16, max_position_embeddings=2048, tie_word_embeddings=True,
         pad_token_id=1, bos_token_id=None, eos_token_id=50279),
+    # HuggingFaceTB/SmolLM-135M (grouped-query attention, tied embeddings)
+    "smollm-135m": t.LlamaConfig(
+        vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+        num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=2048,
+        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True, bos_token_id=0,
+        eos_token_id=0),
     # Qwen/Qwen2-0.5B (q/k/v biases, tied embeddings; no catalog model)
     "qwen2-0.5b": t.Qwen2Config(
         vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
