@@ -4,8 +4,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 #include "accuracy/validate.h"
 #include "catalog/catalog.h"
 #include "plan/planner.h"
@@ -13,22 +11,13 @@
 namespace gpudays {
 
 ErrorBands error_bands(const ValidationReport& report) {
-  std::map<std::string, std::vector<double>> by_gpu;
-  std::vector<double> all;
+  std::vector<BandResidual> residuals;
   for (const ValidationCase& v : report.cases) {
     if (v.skipped || !v.trusted) continue;
-    by_gpu[v.gpu].push_back(v.error);
-    all.push_back(v.error);
+    residuals.push_back({v.point, v.error, v.source_id});
   }
-  if (all.empty()) throw std::logic_error("error bands of a validation without cases");
-  std::map<std::string, ErrorBand> bands;
-  for (const auto& [gpu, errors] : by_gpu) {
-    if (static_cast<int>(errors.size()) < kMinBandCases) continue;
-    bands.emplace(gpu,
-                  error_band_of(fmt::format("{} published {} cases", errors.size(), gpu), errors));
-  }
-  return ErrorBands(std::move(bands),
-                    error_band_of(fmt::format("{} published cases, all GPUs", all.size()), all));
+  if (residuals.empty()) throw std::logic_error("error bands of a validation without cases");
+  return ErrorBands(std::move(residuals));
 }
 
 std::shared_ptr<const ErrorBands> validation_error_bands(const Catalog& catalog,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "catalog/param_count.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/error_band.h"
@@ -301,6 +302,12 @@ ValidationCase validate_case(const Measurement& m,
   }
   const GpuSpec& gpu = catalog.gpu(m.gpu);
   const Cluster cluster{{m.nodes, m.gpus_per_node}, &gpu};
+  // Inline models' counts leave out ArchExtras (a gated MLP's third matrix): a scale, no more.
+  v.point = {m.gpu,
+             gpu.architecture,
+             to_string(m.model.family),
+             m.gpus(),
+             static_cast<double>(count_params(m.model).total)};
   PlanOptions opts = options;
   if (const auto network = m.inter_node_gbit_per_s_per_node()) {
     opts.time.inter_node_gb_per_s = *network / 8.0;
@@ -400,6 +407,52 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
     return std::abs(report.cases[a].error) > std::abs(report.cases[b].error);
   });
   if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
+  report.coverage = range_coverage(report.cases);
+  return report;
+}
+
+namespace {
+
+void count(std::map<std::string, RangeCoverage>& groups, const std::string& group, bool inside) {
+  RangeCoverage& c = groups[group];
+  c.group = group;
+  ++c.cases;
+  c.inside += inside ? 1 : 0;
+}
+
+std::vector<RangeCoverage> values(const std::map<std::string, RangeCoverage>& groups) {
+  std::vector<RangeCoverage> out;
+  for (const auto& [name, c] : groups) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+std::optional<CoverageReport> range_coverage(const std::vector<ValidationCase>& cases) {
+  std::vector<BandResidual> fit;
+  for (const ValidationCase& v : cases) {
+    if (v.evaluated() && v.trusted && v.split == MeasurementSplit::kFit)
+      fit.push_back({v.point, v.error, v.source_id});
+  }
+  if (fit.empty()) return std::nullopt;
+  const ErrorBands bands(std::move(fit));
+  CoverageReport report;
+  report.overall.group = "all";
+  std::map<std::string, RangeCoverage> by_architecture;
+  std::map<std::string, RangeCoverage> by_family;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ValidationCase& v = cases[i];
+    if (!v.evaluated() || !v.trusted || v.split != MeasurementSplit::kCheck) continue;
+    const bool inside = bands.for_point(v.point).contains_error(v.error);
+    ++report.overall.cases;
+    report.overall.inside += inside ? 1 : 0;
+    count(by_architecture, v.point.architecture, inside);
+    count(by_family, v.point.family, inside);
+    if (!inside) report.outside.push_back(i);
+  }
+  if (report.overall.cases == 0) return std::nullopt;
+  report.by_architecture = values(by_architecture);
+  report.by_family = values(by_family);
   return report;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/measurement.h"
+#include "plan/error_band.h"
 #include "plan/planner.h"
 
 namespace gpudays {
@@ -27,6 +28,7 @@ struct ValidationCase {
   int64_t nodes = 1;
   int64_t gpus_per_node = 1;
   int64_t gpus() const { return nodes * gpus_per_node; }
+  BandPoint point;  // GPU, generation, family, GPUs and parameters: what its error band goes by
 
   // Skipped: not planned (not representable, untrusted without include_untrusted, or a published
   // configuration that is physically meaningless); `skip_reason` says why.
@@ -65,6 +67,22 @@ struct ErrorSummary {
   double high_error = 0.0;
 };
 
+// Whether published figures fall inside the ranges the planner states: each checking-half case
+// against the band built from the fitting half's residuals alone, as a user would have seen it.
+struct RangeCoverage {
+  std::string group;  // "all", a GPU generation or a model family
+  int cases = 0;
+  int inside = 0;
+  double share() const { return cases > 0 ? static_cast<double>(inside) / cases : 0.0; }
+};
+
+struct CoverageReport {
+  RangeCoverage overall;
+  std::vector<RangeCoverage> by_architecture;  // sorted by name
+  std::vector<RangeCoverage> by_family;
+  std::vector<size_t> outside;  // indices into the report's cases
+};
+
 struct ValidationOptions {
   // Plan untrusted sources' cases too (reported apart, never in a summary); otherwise they are
   // skipped with the reason.
@@ -78,7 +96,12 @@ struct ValidationReport {
   std::vector<ErrorSummary> by_gpu;    // sorted by GPU name
   std::vector<ErrorSummary> by_split;  // fit, then check (those present)
   std::vector<size_t> worst;  // indices into `cases`: trusted evaluated, largest |error| first
+  // Absent unless both halves have trusted, evaluated cases.
+  std::optional<CoverageReport> coverage;
 };
+
+// The coverage of the checking half's cases by the fitting half's bands (exposed for tests).
+std::optional<CoverageReport> range_coverage(const std::vector<ValidationCase>& cases);
 
 // Which cases to validate: a split (empty: all) and a GPU (catalog name; empty: all).
 struct ValidationFilter {

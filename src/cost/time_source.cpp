@@ -40,7 +40,11 @@ class PlanTimeSource final : public TrainingTimeSource {
     t.gpu_days = b.gpu_days;
     t.mfu = b.mfu;
     t.training_days_range = b.training_days_range;
-    if (b.error_band) t.range_basis = b.error_band->basis;
+    if (b.error_band) {
+      t.range_basis = b.error_band->basis;
+      if (!b.error_band->far.empty())
+        t.range_basis += fmt::format(", wider: {}", b.error_band->far_summary());
+    }
     t.settings = fmt::format("{}, micro-batch {}, accumulation {}",
                              describe(b.config.methods),
                              b.config.micro_batch_size,

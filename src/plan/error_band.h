@@ -1,22 +1,34 @@
 // Error bars on predicted times, from the planner's residuals on published measurements. On a
 // published case the planner's throughput was off by e = predicted / published - 1, so the
-// published time was the predicted time x (1 + e). A predicted time t on a GPU type becomes the
-// range t x (1 + min(0, e10)) .. t x (1 + max(0, e90)), with e10 and e90 the 10th and 90th
-// percentiles of that GPU type's residuals when it has at least kMinBandCases trusted cases, else
-// of every case. The range always contains the estimate itself: when every residual of a GPU type
-// lies on one side (the planner biased there), the percentile on the other side is replaced by 0.
+// published time was the predicted time x (1 + e). A predicted time t becomes the range
+// t x (1 + min(0, e10)) .. t x (1 + max(0, e90)), with e10 and e90 the 10th and 90th percentiles
+// of the residuals nearest the plan: its GPU type's when they come from at least kMinBandSources
+// sources, else its GPU generation's, else every case's. Sources, not cases, are what is counted:
+// one publication's cases share a stack and a setup, and their errors move together (twelve cases
+// of one paper say little more about the next stack than one does). The range always contains the
+// estimate itself: when every residual lies on one side (the planner biased there), the percentile
+// on the other side is replaced by 0.
+//
+// A plan far from the published cases gets a wider range, and says why: for each way it is far
+// (a model family or GPU generation with fewer than kMinBandSources sources, more GPUs or a model
+// size beyond any case's), both ends move out by that dimension's spread: the largest |mean error|
+// of its well-published groups (a family nobody measured may be as biased as the most biased
+// family somebody did), never less than the half-width of the band of every case.
 #pragma once
 
-#include <map>
-#include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace gpudays {
 
-constexpr int kMinBandCases = 3;
+constexpr int kMinBandSources = 3;
 constexpr double kBandLowQuantile = 0.1;
 constexpr double kBandHighQuantile = 0.9;
+// Beyond this factor of the published cases' largest GPU count or parameter range, a plan is "far".
+constexpr double kBandScaleFactor = 4.0;
+// The fast end of a range never falls below this share of the estimate.
+constexpr double kBandLowestError = -0.75;
 
 struct TimeRange {
   double low = 0.0;
@@ -24,29 +36,51 @@ struct TimeRange {
   bool operator==(const TimeRange&) const = default;
 };
 
+// Where a plan or a published case sits, as far as its error is concerned.
+struct BandPoint {
+  std::string gpu;           // catalog GPU name
+  std::string architecture;  // the GPU's generation: "ampere", "hopper", ...
+  std::string family;        // the model family
+  int64_t gpus = 1;
+  double params = 0.0;
+  bool operator==(const BandPoint&) const = default;
+};
+
+// One trusted, evaluated validation case.
+struct BandResidual {
+  BandPoint point;
+  double error = 0.0;
+  std::string source;  // the publication it came from
+};
+
 struct ErrorBand {
-  std::string basis;  // "23 published a100-80gb-sxm cases", "34 published cases, all GPUs"
+  std::string
+      basis;  // "23 published a100-80gb-sxm cases (5 sources)", "34 published cases, all GPUs"
   int cases = 0;
-  double low_error = 0.0;   // min(0, 10th percentile of the residuals): never above 0
-  double high_error = 0.0;  // max(0, 90th percentile): never below 0
+  double low_error = 0.0;   // min(0, 10th percentile of the residuals) - widening: never above 0
+  double high_error = 0.0;  // max(0, 90th percentile) + widening: never below 0
   bool widened = false;     // a percentile lay on the estimate's wrong side and was replaced by 0
+  // Why the range is wider than its basis alone ("no published mamba case"), each with its width.
+  std::vector<std::string> far;
   TimeRange range(double predicted) const {
     return {predicted * (1.0 + low_error), predicted * (1.0 + high_error)};
   }
+  bool contains_error(double error) const { return low_error <= error && error <= high_error; }
+  std::string far_summary() const;  // `far` joined by "; ", empty when near
   bool operator==(const ErrorBand&) const = default;
 };
 
 class ErrorBands {
  public:
-  ErrorBands(std::map<std::string, ErrorBand> by_gpu, ErrorBand all)
-      : by_gpu_(std::move(by_gpu)), all_(std::move(all)) {}
-  // The GPU type's own band when it has one, else the band of every case.
-  const ErrorBand& for_gpu(const std::string& gpu) const;
-  const std::map<std::string, ErrorBand>& by_gpu() const { return by_gpu_; }
+  // Throws std::logic_error without residuals.
+  explicit ErrorBands(std::vector<BandResidual> residuals);
+  // The band of the residuals nearest `point`, widened for each way the point is far from them.
+  ErrorBand for_point(const BandPoint& point) const;
   const ErrorBand& all() const { return all_; }
+  const std::vector<BandResidual>& residuals() const { return residuals_; }
 
  private:
-  std::map<std::string, ErrorBand> by_gpu_;  // GPU types with at least kMinBandCases cases
+  std::vector<BandResidual> residuals_;
   ErrorBand all_;
 };
 

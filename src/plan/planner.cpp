@@ -79,7 +79,11 @@ PlanRow evaluate(const ModelSpec& model,
   row.tokens_per_s = figures.tokens_per_s;
   row.training_days = figures.training_days;
   if (options.error_bands) {
-    row.error_band = options.error_bands->for_gpu(cluster.gpu->name);
+    row.error_band = options.error_bands->for_point({cluster.gpu->name,
+                                                     cluster.gpu->architecture,
+                                                     to_string(model.family),
+                                                     cluster.world_size(),
+                                                     params});
     row.step_time_range_s = row.error_band->range(row.step_time_s);
     row.training_days_range = row.error_band->range(row.training_days);
   }

@@ -66,8 +66,9 @@ struct PlanRow {
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
   double model_flops_per_sample = 0.0;  // forward + backward
-  // The range of the step time and the training days from the GPU type's validation residuals,
-  // with the band that gave it; absent when the options carry no error bands.
+  // The range of the step time and the training days from the nearest validation residuals,
+  // widened for what is far from them (plan/error_band.h), with the band that gave it; absent
+  // when the options carry no error bands.
   std::optional<ErrorBand> error_band;
   std::optional<TimeRange> step_time_range_s;
   std::optional<TimeRange> training_days_range;

@@ -102,6 +102,8 @@ std::vector<Column<PlanRow>> columns_but_methods() {
        [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->low_error} : Cell{}; }},
       {"error_band_high_error",
        [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->high_error} : Cell{}; }},
+      {"error_band_far",
+       [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->far_summary()} : Cell{}; }},
       {"gpu_days", [](const PlanRow& r) { return Cell{r.gpu_days}; }, D::kFixed1},
       {"gpu_days_ratio",
        [](const PlanRow& r) { return r.gpu_days_ratio > 0 ? Cell{r.gpu_days_ratio} : Cell{}; }},
@@ -290,6 +292,9 @@ void print_plan_summary(std::ostream& out,
         100 * b.error_band->low_error,
         100 * b.error_band->high_error,
         b.error_band->widened ? ", widened to contain the estimate" : "");
+    if (!b.error_band->far.empty())
+      out << fmt::format("                 wider, far from the published cases: {}\n",
+                         b.error_band->far_summary());
   }
   out << fmt::format(
       "  utilisation    MFU {:.1f}%, HFU {:.1f}% of the {} peak (matmul ceiling "

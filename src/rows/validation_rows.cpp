@@ -40,6 +40,28 @@ void print_summaries(std::ostream& out, const ValidationReport& report) {
   table.print(out);
 }
 
+void print_coverage(std::ostream& out, const ValidationReport& report) {
+  if (!report.coverage) return;
+  const CoverageReport& c = *report.coverage;
+  out << "\nRange coverage: checking-half cases inside the 10th-90th percentile range that the "
+         "fitting half's residuals give them (target 70-90%):\n";
+  Table table({"group", "cases", "inside", "share"});
+  auto add = [&table](const std::string& kind, const RangeCoverage& r) {
+    table.add_row({kind + r.group,
+                   std::to_string(r.cases),
+                   std::to_string(r.inside),
+                   fmt::format("{:.0f}%", 100.0 * r.share())});
+  };
+  for (const RangeCoverage& r : c.by_architecture) add("gpu ", r);
+  for (const RangeCoverage& r : c.by_family) add("family ", r);
+  add("", c.overall);
+  table.print(out);
+}
+
+nlohmann::json coverage_json(const RangeCoverage& r) {
+  return {{"group", r.group}, {"cases", r.cases}, {"inside", r.inside}, {"share", r.share()}};
+}
+
 nlohmann::json summary_json(const ErrorSummary& s) {
   return {{"group", s.group},
           {"cases", s.cases},
@@ -56,6 +78,8 @@ nlohmann::json case_json(const ValidationCase& v) {
                       {"citation", v.citation},
                       {"model", v.model},
                       {"gpu", v.gpu},
+                      {"gpu_architecture", v.point.architecture},
+                      {"family", v.point.family},
                       {"nodes", v.nodes},
                       {"gpus_per_node", v.gpus_per_node},
                       {"split", to_string(v.split)},
@@ -120,6 +144,7 @@ void print_table(std::ostream& out, const ValidationReport& report) {
   out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
          "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
   print_summaries(out, report);
+  print_coverage(out, report);
   if (!report.worst.empty()) out << "\nWorst cases:\n";
   for (size_t i : report.worst) {
     const ValidationCase& v = report.cases[i];
@@ -153,6 +178,20 @@ void print_json(std::ostream& out,
   for (const ErrorSummary& s : report.by_gpu) j["by_gpu"].push_back(summary_json(s));
   j["by_split"] = nlohmann::json::array();
   for (const ErrorSummary& s : report.by_split) j["by_split"].push_back(summary_json(s));
+  j["range_coverage"] = nullptr;
+  if (report.coverage) {
+    const CoverageReport& c = *report.coverage;
+    nlohmann::json coverage = {{"overall", coverage_json(c.overall)},
+                               {"by_gpu_architecture", nlohmann::json::array()},
+                               {"by_family", nlohmann::json::array()},
+                               {"outside", nlohmann::json::array()}};
+    for (const RangeCoverage& r : c.by_architecture)
+      coverage["by_gpu_architecture"].push_back(coverage_json(r));
+    for (const RangeCoverage& r : c.by_family) coverage["by_family"].push_back(coverage_json(r));
+    for (size_t i : c.outside)
+      coverage["outside"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);
+    j["range_coverage"] = coverage;
+  }
   j["worst"] = nlohmann::json::array();
   for (size_t i : report.worst) {
     j["worst"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);

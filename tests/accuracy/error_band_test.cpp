@@ -23,15 +23,33 @@ TEST(ErrorBand, QuantileInterpolatesBetweenOrderStatistics) {
   EXPECT_DOUBLE_EQ(quantile({7}, 0.9), 7.0);
 }
 
-ValidationCase residual(const std::string& gpu, double error) {
+// A case of its own source unless one is given.
+ValidationCase residual(const std::string& gpu,
+                        double error,
+                        const std::string& family = "gpt_neox",
+                        int64_t gpus = 8,
+                        std::string source = "") {
+  static int sources = 0;
   ValidationCase v;
   v.gpu = gpu;
   v.error = error;
+  v.source_id = source.empty() ? "source-" + std::to_string(++sources) : std::move(source);
+  const std::string architecture = gpu.rfind("h100", 0) == 0 ? "hopper" : "ampere";
+  v.point = {gpu, architecture, family, gpus, 1e9};
   return v;
 }
 
-// A GPU type with kMinBandCases cases gets its own band; one with fewer gets every case's.
-TEST(ErrorBand, OwnBandFromThreeCasesElseAll) {
+BandPoint point(const std::string& gpu,
+                const std::string& architecture,
+                const std::string& family = "gpt_neox",
+                int64_t gpus = 8,
+                double params = 1e9) {
+  return {gpu, architecture, family, gpus, params};
+}
+
+// A GPU type with cases from kMinBandSources sources gets its own band; one with fewer gets its
+// generation's, and without that every case's.
+TEST(ErrorBand, OwnBandFromThreeCasesElseGenerationElseAll) {
   ValidationReport report;
   for (double e : {-0.2, 0.0, 0.1}) report.cases.push_back(residual("a100-80gb-sxm", e));
   for (double e : {0.5, 0.7}) report.cases.push_back(residual("h100-sxm", e));
@@ -39,19 +57,46 @@ TEST(ErrorBand, OwnBandFromThreeCasesElseAll) {
   skipped.skipped = true;
   report.cases.push_back(skipped);
   const ErrorBands bands = error_bands(report);
-  const ErrorBand& a100 = bands.for_gpu("a100-80gb-sxm");
+  const ErrorBand a100 = bands.for_point(point("a100-80gb-sxm", "ampere"));
   EXPECT_EQ(a100.cases, 3);
   EXPECT_DOUBLE_EQ(a100.low_error, -0.16);
   EXPECT_DOUBLE_EQ(a100.high_error, 0.08);
-  EXPECT_EQ(a100.basis, "3 published a100-80gb-sxm cases");
-  const ErrorBand& h100 = bands.for_gpu("h100-sxm");
+  EXPECT_EQ(a100.basis, "3 published a100-80gb-sxm cases (3 sources)");
+  EXPECT_TRUE(a100.far.empty());
+  const ErrorBand a6000 = bands.for_point(point("rtx-a6000", "ampere"));
+  EXPECT_EQ(a6000.basis, "3 published ampere GPU cases (3 sources)");
+  EXPECT_DOUBLE_EQ(a6000.low_error, -0.16);
+  const ErrorBand h100 = bands.for_point(point("h100-sxm", "hopper"));
   EXPECT_EQ(h100.cases, 5);
   EXPECT_EQ(h100.basis, "5 published cases, all GPUs");
-  EXPECT_EQ(&bands.for_gpu("rtx-a6000"), &bands.all());
+  // Two hopper cases: far from the published ones by the generations' spread, the largest
+  // well-published generation's |mean error| (ampere: 0.1/3) or the all-case band's half-width.
+  ASSERT_EQ(h100.far.size(), 1u);
+  EXPECT_EQ(h100.far[0].rfind("2 published hopper GPU cases from only 2 sources", 0), 0u)
+      << h100.far[0];
+  const double half_width = 0.5 * (bands.all().high_error - bands.all().low_error);
+  EXPECT_DOUBLE_EQ(h100.high_error, bands.all().high_error + half_width);
+  EXPECT_DOUBLE_EQ(h100.low_error, bands.all().low_error - half_width);
   // A predicted time t: the published one was t x (1 + e).
   const TimeRange r = a100.range(10.0);
   EXPECT_DOUBLE_EQ(r.low, 8.4);
   EXPECT_DOUBLE_EQ(r.high, 10.8);
+}
+
+// Cases of one publication move together: twelve of them make no band of their own.
+TEST(ErrorBand, SourcesNotCasesMakeABand) {
+  ValidationReport report;
+  for (int i = 0; i < 12; ++i)
+    report.cases.push_back(residual("h100-sxm", 0.01 * i, "llama", 8, "one-paper"));
+  for (double e : {-0.2, 0.0, 0.1}) report.cases.push_back(residual("a100-80gb-sxm", e));
+  const ErrorBands bands = error_bands(report);
+  const ErrorBand h100 = bands.for_point(point("h100-sxm", "hopper", "llama"));
+  EXPECT_EQ(h100.basis, "15 published cases, all GPUs");
+  ASSERT_EQ(h100.far.size(), 2u);
+  EXPECT_EQ(h100.far[0].rfind("12 published llama model cases from only 1 source", 0), 0u)
+      << h100.far[0];
+  EXPECT_EQ(h100.far[1].rfind("12 published hopper GPU cases from only 1 source", 0), 0u)
+      << h100.far[1];
 }
 
 // Every residual of a GPU type on one side (the planner biased there): the band still contains
@@ -61,17 +106,73 @@ TEST(ErrorBand, OneSidedResidualsWidenTheBandToContainTheEstimate) {
   for (double e : {-0.3, -0.2, -0.1}) report.cases.push_back(residual("rtx-3090", e));
   for (double e : {0.1, 0.2, 0.3}) report.cases.push_back(residual("h100-sxm", e));
   const ErrorBands bands = error_bands(report);
-  const ErrorBand& low = bands.for_gpu("rtx-3090");
+  const ErrorBand low = bands.for_point(point("rtx-3090", "ampere"));
   EXPECT_DOUBLE_EQ(low.low_error, -0.28);
   EXPECT_DOUBLE_EQ(low.high_error, 0.0);
   EXPECT_TRUE(low.widened);
   EXPECT_DOUBLE_EQ(low.range(10.0).high, 10.0);
-  const ErrorBand& high = bands.for_gpu("h100-sxm");
+  const ErrorBand high = bands.for_point(point("h100-sxm", "hopper"));
   EXPECT_DOUBLE_EQ(high.low_error, 0.0);
   EXPECT_DOUBLE_EQ(high.high_error, 0.28);
   EXPECT_TRUE(high.widened);
   EXPECT_DOUBLE_EQ(high.range(10.0).low, 10.0);
   EXPECT_FALSE(bands.all().widened);
+}
+
+// A family nobody published is as far as the most biased published family (vit, -0.2 on average
+// here), a GPU count or model size beyond the cases' by the all-case half-width; the widths add up,
+// and the fast end never falls below kBandLowestError.
+TEST(ErrorBand, FarFromThePublishedCasesIsWiderAndSaysWhy) {
+  ValidationReport report;
+  for (double e : {-0.05, 0.0, 0.05}) report.cases.push_back(residual("a100-80gb-sxm", e));
+  for (double e : {-0.3, -0.2, -0.1})
+    report.cases.push_back(residual("a100-80gb-sxm", e, "vit", 1));
+  const ErrorBands bands = error_bands(report);
+  const ErrorBand near = bands.for_point(point("a100-80gb-sxm", "ampere", "vit", 8));
+  EXPECT_TRUE(near.far.empty());
+  const ErrorBand mamba = bands.for_point(point("a100-80gb-sxm", "ampere", "mamba", 8));
+  ASSERT_EQ(mamba.far.size(), 1u);
+  EXPECT_EQ(mamba.far[0], "no published mamba model case (+/-20%)");
+  EXPECT_NEAR(mamba.high_error, near.high_error + 0.2, 1e-12);
+  EXPECT_NEAR(mamba.low_error, near.low_error - 0.2, 1e-12);
+  const double half_width = 0.5 * (bands.all().high_error - bands.all().low_error);
+  const ErrorBand big = bands.for_point(point("a100-80gb-sxm", "ampere", "gpt_neox", 64, 5e9));
+  ASSERT_EQ(big.far.size(), 2u);
+  EXPECT_EQ(big.far[0].rfind("64 GPUs, published cases use at most 8", 0), 0u) << big.far[0];
+  EXPECT_EQ(big.far[1].rfind("5B parameters, published cases span 1B-1B", 0), 0u) << big.far[1];
+  EXPECT_NEAR(big.high_error, near.high_error + 2 * half_width, 1e-12);
+  EXPECT_EQ(big.far_summary(), big.far[0] + "; " + big.far[1]);
+  const ErrorBand everything = bands.for_point(point("b200", "blackwell", "mamba", 4096, 1e12));
+  EXPECT_EQ(everything.far.size(), 4u);
+  EXPECT_DOUBLE_EQ(everything.low_error, kBandLowestError);
+}
+
+// Coverage is out of sample: each checking-half case against the band of the fitting half alone.
+TEST(ErrorBand, CoverageChecksTheCheckingHalfAgainstTheFittingHalfsBand) {
+  std::vector<ValidationCase> cases;
+  for (double e : {-0.1, -0.05, 0.0, 0.05, 0.1})
+    cases.push_back(residual("a100-80gb-sxm", e));  // fit: band -0.08..+0.08
+  for (double e : {0.0, 0.07, 0.09, -0.5}) {
+    ValidationCase v = residual("a100-80gb-sxm", e);
+    v.split = MeasurementSplit::kCheck;
+    cases.push_back(v);
+  }
+  ValidationCase untrusted = residual("a100-80gb-sxm", 0.0);
+  untrusted.split = MeasurementSplit::kCheck;
+  untrusted.trusted = false;
+  cases.push_back(untrusted);
+  const std::optional<CoverageReport> c = range_coverage(cases);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->overall.cases, 4);
+  EXPECT_EQ(c->overall.inside, 2);
+  EXPECT_DOUBLE_EQ(c->overall.share(), 0.5);
+  ASSERT_EQ(c->by_architecture.size(), 1u);
+  EXPECT_EQ(c->by_architecture[0].group, "ampere");
+  ASSERT_EQ(c->by_family.size(), 1u);
+  EXPECT_EQ(c->by_family[0].group, "gpt_neox");
+  EXPECT_EQ(c->outside, (std::vector<size_t>{7, 8}));
+  cases.resize(5);  // no checking half: no coverage
+  EXPECT_FALSE(range_coverage(cases));
 }
 
 // On every GPU type of the catalog, with the checked-in calibration and its validation residuals,
@@ -111,7 +212,9 @@ TEST(ErrorBand, PlanRowsCarryTheirGpuTypesRange) {
   ASSERT_TRUE(result.best);
   const PlanRow& b = *result.best;
   ASSERT_TRUE(b.error_band && b.training_days_range && b.step_time_range_s);
-  EXPECT_EQ(*b.error_band, options.error_bands->for_gpu("a100-80gb-sxm"));
+  EXPECT_EQ(*b.error_band,
+            options.error_bands->for_point(
+                {"a100-80gb-sxm", "ampere", "gpt_neox", 4, static_cast<double>(405334016)}));
   EXPECT_DOUBLE_EQ(b.training_days_range->low, b.training_days * (1 + b.error_band->low_error));
   EXPECT_DOUBLE_EQ(b.step_time_range_s->high, b.step_time_s * (1 + b.error_band->high_error));
   EXPECT_LE(b.training_days_range->low, b.training_days_range->high);
