@@ -67,7 +67,7 @@ enum class ModelCode {
                  // kernels, attention scaled and masked by two kernels before the fp32 softmax
   kFlashAttn,    // the FlashAttention repository's GPT (training/): without flash, softmax in the
                  // compute dtype (flash_attn/modules/mha.py SelfAttention); GELU in the GEMM
-                 // epilogue (FusedMLP)
+                 // epilogue (FusedMLP); apex's cross-entropy with its gradient in place
   kLlamaReference,  // Meta's Llama reference code, which torchtitan and fms-fsdp follow: RMSNorm
                     // upcast to fp32 (eight kernels), rotary as an fp32 complex product
   kLlmC,  // llm.c's hand-written CUDA (train_gpt2.cu): pointwise chains fused by hand (residual +

@@ -287,6 +287,17 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     w.head_ops.push_back(classifier);
     return;
   }
+  if (x.impl.code == ModelCode::kFlashAttn) {
+    // The FlashAttention repository's training loss (training/configs/experiment/{pile,owt}/
+    // base.yaml: CrossEntropyLossApex, inplace_backward "to save memory"): one pass for the rows'
+    // fp32 statistics and the loss, and a backward that writes the logits' gradient over the
+    // logits: only the logits are kept, nothing in fp32 and no second buffer.
+    const double logits = rows * a.vocab_size;
+    Op loss = make_memory("apex_cross_entropy", logits, x.elt, logits * x.elt, 1);
+    loss.backward_factor = 2.0;  // reads the logits, writes their gradient in place
+    w.head_ops.push_back(loss);
+    return;
+  }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));
 }
 
