@@ -68,6 +68,22 @@ TEST(Validate, EveryShippedCasePlansOrSaysWhy) {
       std::abs(report.cases[report.worst.front()].error), report.overall.max_abs_error, 1e-12);
 }
 
+// What ran fits: the memory model never refuses a trusted published configuration (the
+// FlashAttention README's GPT-3 355M at micro-batch 32 on 80 GB A100s used to need 101 GiB).
+TEST(Validate, EveryPublishedConfigurationIsPredictedToFit) {
+  int checked = 0;
+  for (const ValidationCase& v : shipped_report().cases) {
+    if (v.skipped || !v.trusted) continue;
+    ASSERT_TRUE(v.row.has_value()) << v.name;
+    EXPECT_TRUE(v.row->fits) << v.source_id << "/" << v.name << ": " << v.row->reason;
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+  const ValidationCase& gpt3 = find_case("flashattention-training-readme", "gpt3-355m");
+  EXPECT_EQ(gpt3.config.micro_batch_size, 32);
+  EXPECT_LT(gpt3.row->peak_memory_bytes(), 80.0 * (1 << 30));
+}
+
 // The published configuration is what is planned: llm.c's GPT-2 774M on 8 A100s runs micro-batch
 // 32 with ZeRO stage 1 and a global batch of 512 sequences (accumulation 2).
 TEST(Validate, PublishedConfigurationIsPinned) {
