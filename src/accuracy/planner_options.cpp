@@ -29,6 +29,7 @@ PlannerOptions planner_options(const Catalog& catalog,
     options.error_bands = validation_error_bands(catalog, options);
   }
   if (request.inter_node_gb_per_s) options.time.inter_node_gb_per_s = *request.inter_node_gb_per_s;
+  options.input = request.input;
   if (request.cpu_adam_params_per_s) {
     options.time.cpu_adam_params_per_s = *request.cpu_adam_params_per_s;
   }

@@ -20,6 +20,7 @@ struct PlannerRequest {
   double host_memory_bytes_per_node = 0.0;    // 0: the planner's default
   std::optional<double> inter_node_gb_per_s;  // unset: the planner's default
   std::optional<double> cpu_adam_params_per_s;
+  InputOptions input;  // the host's loader for image families
   // The range of each time from the validation residuals: plans every published case once.
   bool error_bands = false;
 };

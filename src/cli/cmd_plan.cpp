@@ -37,6 +37,8 @@ struct PlanRequest {
   double inter_node_gb_per_s = 12.5;
   double cpu_adam_params_per_s = 1.0e9;
   double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
+  std::string image_input = "packed";
+  int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
@@ -96,6 +98,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   planner.host_memory_bytes_per_node = r.host_memory_gib * kGiB;
   planner.inter_node_gb_per_s = r.inter_node_gb_per_s;
   planner.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
+  planner.input = {parse_image_input(r.image_input), r.cpu_cores_per_gpu};
   planner.error_bands = true;
   const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
   PlanOptions options = setup.options;
@@ -185,6 +188,18 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "Host memory per node for offloaded optimizer state, GiB (default: twice the "
                   "node's GPU memory, at least 64 GiB)")
       ->check(CLI::Range(1.0, 1.0e6));
+  cmd->add_option("--image-input",
+                  r->image_input,
+                  "Where image samples come from: packed (gpudays' trainer: decoded once), jpeg "
+                  "(decoded and augmented each step) or jpeg-deit (with RandAugment and random "
+                  "erasing); vision models only")
+      ->check(CLI::IsMember({"packed", "jpeg", "jpeg-deit"}))
+      ->capture_default_str();
+  cmd->add_option("--cpu-cores-per-gpu",
+                  r->cpu_cores_per_gpu,
+                  "Host CPU cores per GPU for loading images (one runs the training process)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
+      ->capture_default_str();
   cmd->add_option("--db",
                   r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "

@@ -66,6 +66,13 @@ PlanRow evaluate(const ModelSpec& model,
   const double ceiling_step_s = exec_step_flops / (world * device.ceiling_flops());
   row.step_time_s = std::max(row.uncalibrated_step_time_s * options.calibration.step_time_factor,
                              std::min(row.uncalibrated_step_time_s, ceiling_step_s));
+  // The loader's workers prepare the next batches while the GPU runs: the slower of the two.
+  row.input = input_bound(is_vision(model.family), global_batch / world, options.input);
+  row.input.device_step_time_s = row.step_time_s;
+  if (row.input.applies && row.input.step_time_s > row.step_time_s) {
+    row.step_time_s = row.input.step_time_s;
+    row.input_bound = true;
+  }
   const double recompute = recomputes ? w.recompute_flops / w.samples * global_batch : 0.0;
   row.work = {global_batch,
               static_cast<double>(w.tokens_per_sample),

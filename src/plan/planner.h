@@ -12,6 +12,7 @@
 #include "catalog/model_spec.h"
 #include "plan/device_model.h"
 #include "plan/error_band.h"
+#include "plan/input_pipeline.h"
 #include "plan/memory_model.h"
 #include "plan/step_figures.h"
 #include "plan/time_model.h"
@@ -38,6 +39,7 @@ struct PlanOptions {
   // `plan` plans the project's engine; `validate` sets a published measurement's.
   Implementation implementation;
   TimeModelOptions time;
+  InputOptions input;  // the host's loader (plan/input_pipeline.h)
   DeviceModelConstants device;
   MemoryModelConstants memory;
   Calibration calibration;
@@ -66,6 +68,9 @@ struct PlanRow {
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
   double model_flops_per_sample = 0.0;  // forward + backward
+  // The input pipeline's time for one step on one GPU; a step never takes less (input_bound).
+  InputBound input;
+  bool input_bound = false;  // the loader, not the GPU, sets the step time
   // The range of the step time and the training days from the nearest validation residuals,
   // widened for what is far from them (plan/error_band.h), with the band that gave it; absent
   // when the options carry no error bands.

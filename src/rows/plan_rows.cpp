@@ -104,6 +104,11 @@ std::vector<Column<PlanRow>> columns_but_methods() {
        [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->high_error} : Cell{}; }},
       {"error_band_far",
        [](const PlanRow& r) { return r.error_band ? Cell{r.error_band->far_summary()} : Cell{}; }},
+      {"input_images_per_s",
+       [](const PlanRow& r) { return r.input.applies ? Cell{r.input.images_per_s} : Cell{}; }},
+      {"input_step_time_s",
+       [](const PlanRow& r) { return r.input.applies ? Cell{r.input.step_time_s} : Cell{}; }},
+      {"input_bound", [](const PlanRow& r) { return Cell{r.input_bound}; }},
       {"gpu_days", [](const PlanRow& r) { return Cell{r.gpu_days}; }, D::kFixed1},
       {"gpu_days_ratio",
        [](const PlanRow& r) { return r.gpu_days_ratio > 0 ? Cell{r.gpu_days_ratio} : Cell{}; }},
@@ -303,6 +308,21 @@ void print_plan_summary(std::ostream& out,
       100 * b.hfu,
       result.matmul_dtype,
       100 * result.matmul_ceiling_fraction);
+  if (b.input.applies) {
+    const InputBound& in = b.input;
+    out << (b.input_bound
+                ? fmt::format(
+                      "  input          input-bound: the host's loader delivers {:.0f} images/s "
+                      "per GPU, a step takes {:.3f} s where the GPU needs {:.3f} s\n",
+                      in.images_per_s,
+                      in.step_time_s,
+                      in.device_step_time_s)
+                : fmt::format(
+                      "  input          the host's loader delivers {:.0f} images/s per GPU, "
+                      "busy {:.1f}% of a step\n",
+                      in.images_per_s,
+                      100.0 * in.step_time_s / in.device_step_time_s));
+  }
   out << fmt::format("  memory/GPU     {} of {}: {}\n",
                      format_gib(b.peak_memory_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)),

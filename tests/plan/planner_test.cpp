@@ -6,7 +6,10 @@
 #include <string>
 
 #include "catalog/param_count.h"
+#include "common/error.h"
+#include "plan/input_pipeline.h"
 #include "plan/memory_model.h"
+#include "plan/planner.h"
 #include "plan/workload.h"
 #include "test_util.h"
 
@@ -146,6 +149,53 @@ TEST(Flops, ConvnextMatchesPaper) {
 // ViT-L/16 at 224x224: 61.6G multiply-adds (as tabulated in the DeiT/Swin comparisons).
 TEST(Flops, VitLargeMatchesPublished) {
   EXPECT_NEAR(forward_flops_per_sample(catalog().model("vit")) / 2 / 61.6e9, 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace gpudays
+
+namespace gpudays {
+namespace {
+
+using test::catalog;
+
+// Loader workers (all cores but the training process's) x the measured rate per core.
+TEST(InputPipeline, WorkersTimesTheMeasuredRate) {
+  EXPECT_FALSE(input_bound(/*images=*/false, 512, {}).applies);
+  const InputBound jpeg = input_bound(true, 644.0 * 7, {ImageInput::kJpeg, 8});
+  EXPECT_TRUE(jpeg.applies);
+  EXPECT_DOUBLE_EQ(jpeg.images_per_s, 644.0 * 7);
+  EXPECT_DOUBLE_EQ(jpeg.step_time_s, 1.0);
+  EXPECT_DOUBLE_EQ(input_bound(true, 399, {ImageInput::kJpegHeavyAug, 1}).step_time_s, 1.0);
+  EXPECT_GT(images_per_s_per_core(ImageInput::kPacked),
+            10 * images_per_s_per_core(ImageInput::kJpeg));
+  EXPECT_EQ(parse_image_input("jpeg-deit"), ImageInput::kJpegHeavyAug);
+  EXPECT_THROW(parse_image_input("png"), InputError);
+}
+
+// ConvNeXt-L on an H100 needs thousands of images a second; two host cores decoding JPEGs with
+// DeiT's augmentation give one worker at 399 a second: the loader sets the step time. From packed
+// images it does not, and text models have no such bound.
+TEST(InputPipeline, FewCoresDecodingJpegsBoundAVisionStep) {
+  const ModelSpec& convnext = catalog().model("convnext-large-1k");
+  const Cluster cluster{{1, 8}, &catalog().gpu("h100-sxm")};
+  PlanOptions options;
+  const PlanResult packed = plan(convnext, cluster, options);
+  ASSERT_TRUE(packed.best);
+  EXPECT_FALSE(packed.best->input_bound);
+  EXPECT_TRUE(packed.best->input.applies);
+  options.input = {ImageInput::kJpegHeavyAug, 2};
+  const PlanResult jpeg = plan(convnext, cluster, options);
+  ASSERT_TRUE(jpeg.best);
+  const PlanRow& b = *jpeg.best;
+  EXPECT_TRUE(b.input_bound);
+  const double per_gpu = static_cast<double>(convnext.recipe.global_batch) / 8.0;
+  EXPECT_DOUBLE_EQ(b.step_time_s, per_gpu / 399.0);
+  EXPECT_LT(b.input.device_step_time_s, b.step_time_s);
+  EXPECT_GT(b.training_days, packed.best->training_days);
+  const PlanResult text = plan(catalog().model("pythia-70m"), cluster, options);
+  EXPECT_FALSE(text.best->input.applies);
+  EXPECT_FALSE(text.best->input_bound);
 }
 
 }  // namespace
