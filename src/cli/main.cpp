@@ -1,5 +1,8 @@
 // gpudays command line: parses the request, runs one subcommand, turns every error into a
 // one-line message (exit 2 for bad input, 1 for anything else). No stack traces.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -31,9 +34,31 @@ void check_subcommand(const CLI::App& app, int argc, char** argv) {
   }
 }
 
+// Output that could not be written is a failure, never a success: a full disk or a closed stdout
+// must not leave `validate --fit > calibration.toml` truncated behind an exit 0.
+int checked_exit(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool out_failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int out_errno = errno;
+  if (out_failed) {
+    std::cerr << "gpudays: error: cannot write standard output: "
+              << (out_errno != 0 ? std::strerror(out_errno) : "write failed") << "\n";
+  }
+  std::cerr.flush();
+  const bool err_failed = !std::cerr.good() || std::ferror(stderr);
+  return (out_failed || err_failed) && code == 0 ? 1 : code;
+}
+
+int run(int argc, char** argv);
+
 }  // namespace gpudays
 
 int main(int argc, char** argv) {
+  return gpudays::checked_exit(gpudays::run(argc, argv));
+}
+
+int gpudays::run(int argc, char** argv) {
   using namespace gpudays;
   CLI::App app{
       "gpudays: can you pre-train model M on N GPUs of type G, with which settings, in how many "

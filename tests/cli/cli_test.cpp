@@ -2,7 +2,12 @@
 // exit code 2.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -201,6 +206,28 @@ TEST(Cli, ExportToAFullDeviceFails) {
   const auto r = run_gpudays("export --model pythia-160m --gpu a100 --source plan --out /dev/full");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write /dev/full"), std::string::npos) << r.err;
+}
+
+// Standard output that cannot be written (a full disk, a closed descriptor) is exit 1 with one
+// line, never a silent success: `validate --fit > calibration.toml` on a full disk used to exit 0.
+TEST(Cli, StandardOutputThatCannotBeWrittenFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const std::string err = test::write_temp_file("stdout-full.err", "");
+  for (const std::string& redirect : {std::string(">/dev/full"), std::string(">&-")}) {
+    for (const char* args : {"models", "validate --fit", "--help"}) {
+      const std::string command =
+          std::string(GPUDAYS_BINARY) + " " + args + " " + redirect + " 2>" + err;
+      const int status = std::system(command.c_str());
+      ASSERT_TRUE(WIFEXITED(status)) << command;
+      EXPECT_EQ(WEXITSTATUS(status), 1) << command;
+      std::ifstream in(err);
+      std::string line, extra;
+      std::getline(in, line);
+      EXPECT_EQ(line.rfind("gpudays: error: cannot write standard output: ", 0), 0u) << line;
+      EXPECT_FALSE(std::getline(in, extra)) << "more than one line: " << extra;
+    }
+  }
+  std::filesystem::remove(err);
 }
 
 // The sbatch script's directory that cannot be made (under /dev/full, which is not a directory)
