@@ -86,14 +86,14 @@ ModelSpec load_model_file(const std::string& path) {
   TomlFields root = TomlFields::parse_file(path);
   ModelSpec m;
   m.source_path = path;
-  m.name = root.get_string("name");
+  m.name = root.get_name("name");
   const std::string family = root.get_string("family");
   try {
     m.family = parse_family(family);
   } catch (const InputError& e) {
     root.fail("family", e.what());
   }
-  m.hf_name = root.get_string_or("hf_name", "");
+  m.hf_name = root.get_name_or("hf_name", "");
   m.arch = read_arch(root.table("arch"), m.family);
   m.recipe = read_recipe(root.table("recipe"));
   m.reported = read_reported(root);
