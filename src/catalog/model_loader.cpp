@@ -80,12 +80,10 @@ std::optional<ReportedRun> read_reported(const TomlFields& root) {
   return run;
 }
 
-}  // namespace
-
-ModelSpec load_model_file(const std::string& path) {
-  TomlFields root = TomlFields::parse_file(path);
+// The model of a parsed model file; `origin` names it in errors.
+ModelSpec read_model(const TomlFields& root, const std::string& origin) {
   ModelSpec m;
-  m.source_path = path;
+  m.source_path = origin;
   m.name = root.get_name("name");
   const std::string family = root.get_string("family");
   try {
@@ -103,13 +101,23 @@ ModelSpec load_model_file(const std::string& path) {
     const int64_t derived = patch_seq_len(m.arch);
     if (m.arch.seq_len != 0 && m.arch.seq_len != derived) {
       throw InputError(fmt::format("{} [arch]: seq_len: {} but (image_size/patch_size)^2 + 1 = {}",
-                                   path,
+                                   origin,
                                    m.arch.seq_len,
                                    derived));
     }
     m.arch.seq_len = derived;
   }
   return m;
+}
+
+}  // namespace
+
+ModelSpec load_model_file(const std::string& path) {
+  return read_model(TomlFields::parse_file(path), path);
+}
+
+ModelSpec parse_model_toml(const std::string& text, const std::string& origin) {
+  return read_model(TomlFields::parse_text(text, origin), origin);
 }
 
 }  // namespace gpudays

@@ -39,6 +39,19 @@ TomlFields TomlFields::parse_file(const std::string& path) {
   return TomlFields(root, path, std::static_pointer_cast<const void>(document));
 }
 
+TomlFields TomlFields::parse_text(const std::string& text, const std::string& context) {
+  std::shared_ptr<toml::table> document;
+  try {
+    document = std::make_shared<toml::table>(toml::parse(text, context));
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw InputError(
+        fmt::format("{}:{}:{}: {}", context, where.line, where.column, e.description()));
+  }
+  const toml::table& root = *document;
+  return TomlFields(root, context, std::static_pointer_cast<const void>(document));
+}
+
 TomlFields::TomlFields(const toml::table& table,
                        std::string context,
                        std::shared_ptr<const void> owner)

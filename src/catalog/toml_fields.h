@@ -29,6 +29,8 @@ class TomlFields {
  public:
   // Parses `path`; throws InputError with the line of a syntax error.
   static TomlFields parse_file(const std::string& path);
+  // Parses TOML text; `context` names it in errors as a path would.
+  static TomlFields parse_text(const std::string& text, const std::string& context);
 
   TomlFields(const toml::table& table, std::string context, std::shared_ptr<const void> owner);
 
