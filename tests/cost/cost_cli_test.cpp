@@ -151,7 +151,7 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
   const std::string db_path = test::write_temp_file("cost_bench.db", "");
   std::filesystem::remove(db_path);
   {
-    ResultsDb db = ResultsDb::open({db_path});
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
     for (int64_t micro : {4, 8}) {
       TrialRecord t;
       t.model = "pythia-1b";
@@ -162,9 +162,6 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
       t.config.micro_batch_size = micro;
       t.config.grad_acc_steps = 256 / micro;
       test::set_measured_step(t, micro == 8 ? 20.0 : 25.0);
-      t.training_days = 143000 * t.measured.step_time_median_s / 86400;
-      t.gpu_days = 4 * t.training_days;
-      t.mfu = 0.5;
       db.insert(t);
     }
   }
