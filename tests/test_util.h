@@ -1,7 +1,9 @@
 // Shared helpers for the torch-free tests: the catalog, temporary files, running the binary.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "results/trial_record.h"
@@ -20,7 +22,22 @@ struct CommandResult {
 CommandResult run_gpudays(const std::string& args);
 
 // A successful measurement of `step_s` seconds per step (3 steps, no spread), as a valid stored
-// row needs it.
+// row needs it, and the figures derived from it (derive_figures).
 void set_measured_step(TrialRecord& trial, double step_s);
+// For a trial of a catalog model (by name): its model digest and, when it succeeded on a
+// configuration that makes the model's global batch, its figures derived from its step time as
+// the sweep stores them (results/trial_rederive.h; on the host CPU, MFU and HFU 0: unknown). Call
+// after setting what it ran.
+void derive_figures(TrialRecord& trial);
+void derive_figures(TrialRecord& trial, const ModelSpec& model);  // of a model from a file
+
+// Runs `sql` on the SQLite file `path` behind gpudays' back (a hand edit, a damaged row).
+void exec_sql(const std::string& path, const std::string& sql);
+// A results file of an older schema `version` as gpudays wrote it then: the tables of that version
+// (before schema 5, an upgrade added columns to trials alone: repeats keeps those of 3) and
+// `rows`, under the key that began with the model's name.
+void write_old_results_db(const std::string& path,
+                          int64_t version,
+                          const std::vector<TrialRecord>& rows);
 
 }  // namespace gpudays::test

@@ -2,28 +2,24 @@
 #include "accuracy/calibrate.h"
 
 #include <algorithm>
+#include <map>
+
+#include "catalog/model_loader.h"
 
 namespace gpudays {
-namespace {
-
-std::optional<Family> family_of(const Catalog& catalog, const std::string& model) {
-  for (const ModelSpec& m : catalog.models()) {
-    if (m.name == model) return m.family;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 Calibration calibrate(const std::vector<TrialRecord>& trials,
                       const Catalog& catalog,
                       const ModelSpec& model,
                       const std::string& gpu) {
+  // The family of a trial's model: by its digest, the model itself or a catalog model.
+  std::map<std::string, Family> families{{model_digest(model), model.family}};
+  for (const ModelSpec& m : catalog.models()) families.emplace(model_digest(m), m.family);
   std::vector<double> ratios;
   for (const TrialRecord& t : trials) {
     if (!t.ok() || t.gpu != gpu || t.predicted_step_time_s <= 0.0) continue;
-    const bool same_family =
-        t.model == model.name || family_of(catalog, t.model) == std::optional(model.family);
+    const auto family = families.find(t.model_digest);
+    const bool same_family = family != families.end() && family->second == model.family;
     const double ratio = t.step_time_s() / t.predicted_step_time_s;
     if (same_family && ratio >= 1.0 / kMaxCalibrationRatio && ratio <= kMaxCalibrationRatio) {
       ratios.push_back(ratio);
@@ -39,9 +35,10 @@ Calibration calibrate(const std::vector<TrialRecord>& trials,
 }
 
 std::optional<TrialRecord> measured_trial(const std::vector<TrialRecord>& trials,
+                                          const std::string& model_digest,
                                           const PlanRow& row) {
   for (const TrialRecord& t : trials) {
-    if (t.ok() && t.model == row.model && t.gpu == row.gpu && t.cluster == row.cluster &&
+    if (t.ok() && t.model_digest == model_digest && t.gpu == row.gpu && t.cluster == row.cluster &&
         t.config == row.config) {
       return t;
     }

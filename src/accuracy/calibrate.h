@@ -22,7 +22,9 @@ Calibration calibrate(const std::vector<TrialRecord>& trials,
                       const ModelSpec& model,
                       const std::string& gpu);
 
+// The successful trial of the row's configuration of the model of `model_digest`, if any.
 std::optional<TrialRecord> measured_trial(const std::vector<TrialRecord>& trials,
+                                          const std::string& model_digest,
                                           const PlanRow& row);
 
 }  // namespace gpudays

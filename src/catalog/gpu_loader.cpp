@@ -97,9 +97,9 @@ GpuSpec load_gpu_file(const std::string& path) {
   TomlFields root = TomlFields::parse_file(path);
   GpuSpec g;
   g.source_path = path;
-  g.name = root.get_string("name");
-  g.display_name = root.get_string("display_name");
-  g.aliases = root.get_string_array_or("aliases");
+  g.name = root.get_name("name");
+  g.display_name = root.get_name("display_name");
+  g.aliases = root.get_name_array_or("aliases");
   g.architecture = root.get_string("architecture");
   g.compute_capability = root.get_double("compute_capability");
   if (g.compute_capability < 0.0 || g.compute_capability > 100.0) {

@@ -16,6 +16,7 @@
 #include "catalog/arch_fields.h"
 #include "catalog/model_loader.h"
 #include "catalog/param_count.h"
+#include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "common/json_fields.h"
 
@@ -184,6 +185,9 @@ json parse_json(const std::string& path) {
 // The model's name: the hub id it was saved from, else its folder's name.
 std::string name_of(const ConfigFields& c, const std::string& path) {
   const std::string id = c.get_string_or("_name_or_path", "");
+  if (const std::string problem = name_length_problem(id); !problem.empty()) {
+    c.fail("_name_or_path", problem);
+  }
   if (!id.empty()) return id;
   const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
   return folder.filename().empty() ? "config" : folder.filename().string();

@@ -21,10 +21,8 @@ namespace gpudays {
 namespace {
 
 constexpr int64_t kMaxThreads = 4096;
-constexpr double kMaxTflops = 1000.0;
 constexpr double kMaxBandwidthGbPerS = 20000.0;
 constexpr int64_t kMinMemoryBytes = int64_t{16} << 20;  // 16 MiB
-constexpr int64_t kMaxMemoryBytes = int64_t{1} << 50;   // 1 PiB
 
 const std::vector<std::string>& probe_keys() {
   static const std::vector<std::string> keys = {"device",
@@ -101,11 +99,11 @@ HostMeasurement parse_host_probe(const std::string& line) {
   HostMeasurement m;
   m.device_name = j.at("device_name").get<std::string>();
   m.threads = integer(j, "threads", 1, kMaxThreads);
-  m.matmul_fp32_tflops = number(j, "matmul_fp32_tflops", kMaxTflops, /*zero_allowed=*/false);
-  m.matmul_bf16_tflops = number(j, "matmul_bf16_tflops", kMaxTflops, /*zero_allowed=*/true);
+  m.matmul_fp32_tflops = number(j, "matmul_fp32_tflops", kMaxHostTflops, /*zero_allowed=*/false);
+  m.matmul_bf16_tflops = number(j, "matmul_bf16_tflops", kMaxHostTflops, /*zero_allowed=*/true);
   m.memory_bandwidth_gb_per_s =
       number(j, "memory_bandwidth_gb_per_s", kMaxBandwidthGbPerS, /*zero_allowed=*/false);
-  m.memory_bytes = integer(j, "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
+  m.memory_bytes = integer(j, "memory_bytes", kMinMemoryBytes, kMaxHostMemoryBytes);
   return m;
 }
 

@@ -28,6 +28,11 @@ struct HostMeasurement {
   bool operator==(const HostMeasurement&) const = default;
 };
 
+// What no CPU has: a matmul throughput (TFLOP/s, one rank's threads) or a memory above these. The
+// probe's figures and a stored host CPU trial are checked against them.
+inline constexpr double kMaxHostTflops = 1000.0;
+inline constexpr int64_t kMaxHostMemoryBytes = int64_t{1} << 50;  // 1 PiB
+
 // Parses the probe's line, exactly {"device": "cpu", "device_name", "threads",
 // "matmul_fp32_tflops", "matmul_bf16_tflops", "memory_bandwidth_gb_per_s", "memory_bytes"}.
 // Throws InputError for a line that is not that object (a key missing or unknown, a wrong type) and

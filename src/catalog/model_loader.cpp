@@ -82,20 +82,18 @@ std::optional<ReportedRun> read_reported(const TomlFields& root) {
   return run;
 }
 
-}  // namespace
-
-ModelSpec load_model_file(const std::string& path) {
-  TomlFields root = TomlFields::parse_file(path);
+// The model of a parsed model file; `origin` names it in errors.
+ModelSpec read_model(const TomlFields& root, const std::string& origin) {
   ModelSpec m;
-  m.source_path = path;
-  m.name = root.get_string("name");
+  m.source_path = origin;
+  m.name = root.get_name("name");
   const std::string family = root.get_string("family");
   try {
     m.family = parse_family(family);
   } catch (const InputError& e) {
     root.fail("family", e.what());
   }
-  m.hf_name = root.get_string_or("hf_name", "");
+  m.hf_name = root.get_name_or("hf_name", "");
   m.arch = read_arch(root.table("arch"), m.family);
   m.recipe = read_recipe(root.table("recipe"));
   m.reported = read_reported(root);
@@ -105,13 +103,23 @@ ModelSpec load_model_file(const std::string& path) {
     const int64_t derived = patch_seq_len(m.arch);
     if (m.arch.seq_len != 0 && m.arch.seq_len != derived) {
       throw InputError(fmt::format("{} [arch]: seq_len: {} but (image_size/patch_size)^2 + 1 = {}",
-                                   path,
+                                   origin,
                                    m.arch.seq_len,
                                    derived));
     }
     m.arch.seq_len = derived;
   }
   return m;
+}
+
+}  // namespace
+
+ModelSpec load_model_file(const std::string& path) {
+  return read_model(TomlFields::parse_file(path), path);
+}
+
+ModelSpec parse_model_toml(const std::string& text, const std::string& origin) {
+  return read_model(TomlFields::parse_text(text, origin), origin);
 }
 
 }  // namespace gpudays

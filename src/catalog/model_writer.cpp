@@ -9,6 +9,7 @@
 
 #include "catalog/family_traits.h"
 #include "catalog/model_loader.h"
+#include "common/sha256.h"
 
 namespace gpudays {
 namespace {
@@ -98,6 +99,19 @@ std::string model_toml(const ModelSpec& model) {
   out += fmt::format("\n{}\n{}", arch_toml(model), recipe_toml(model.recipe));
   if (model.reported) out += fmt::format("\n{}", reported_toml(*model.reported));
   return out;
+}
+
+// The digest hashes this text: a change to what it writes (a new key, another number format)
+// changes every model's digest, and needs a results schema whose upgrade re-keys stored trials.
+std::string model_identity_toml(const ModelSpec& model) {
+  return fmt::format("family = \"{}\"\n\n{}\n{}",
+                     to_string(model.family),
+                     arch_toml(model),
+                     recipe_toml(model.recipe));
+}
+
+std::string model_digest(const ModelSpec& model) {
+  return sha256_hex(model_identity_toml(model));
 }
 
 }  // namespace gpudays

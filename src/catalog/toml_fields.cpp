@@ -18,6 +18,11 @@ const toml::node* as_node(const void* p) {
 
 }  // namespace
 
+std::string name_length_problem(std::string_view name) {
+  if (name.size() <= kMaxNameBytes) return "";
+  return fmt::format("a name of {} bytes; names are at most {} bytes", name.size(), kMaxNameBytes);
+}
+
 std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
   try {
     return std::make_shared<toml::table>(toml::parse_file(path));
@@ -32,6 +37,19 @@ TomlFields TomlFields::parse_file(const std::string& path) {
   const std::shared_ptr<toml::table> document = parse_toml_document(path);
   const toml::table& root = *document;
   return TomlFields(root, path, std::static_pointer_cast<const void>(document));
+}
+
+TomlFields TomlFields::parse_text(const std::string& text, const std::string& context) {
+  std::shared_ptr<toml::table> document;
+  try {
+    document = std::make_shared<toml::table>(toml::parse(text, context));
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw InputError(
+        fmt::format("{}:{}:{}: {}", context, where.line, where.column, e.description()));
+  }
+  const toml::table& root = *document;
+  return TomlFields(root, context, std::static_pointer_cast<const void>(document));
 }
 
 TomlFields::TomlFields(const toml::table& table,
@@ -87,6 +105,24 @@ std::string TomlFields::get_string(std::string_view key) const {
 
 std::string TomlFields::get_string_or(std::string_view key, std::string fallback) const {
   return has(key) ? get_string(key) : (used_.insert(std::string(key)), fallback);
+}
+
+std::string TomlFields::get_name(std::string_view key) const {
+  std::string name = get_string(key);
+  if (const std::string problem = name_length_problem(name); !problem.empty()) fail(key, problem);
+  return name;
+}
+
+std::string TomlFields::get_name_or(std::string_view key, std::string fallback) const {
+  return has(key) ? get_name(key) : (used_.insert(std::string(key)), fallback);
+}
+
+std::vector<std::string> TomlFields::get_name_array_or(std::string_view key) const {
+  std::vector<std::string> names = get_string_array_or(key);
+  for (const std::string& name : names) {
+    if (const std::string problem = name_length_problem(name); !problem.empty()) fail(key, problem);
+  }
+  return names;
 }
 
 bool TomlFields::get_bool_or(std::string_view key, bool fallback) const {

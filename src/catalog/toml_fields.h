@@ -2,6 +2,7 @@
 // and check_all_used() rejects keys nobody read (typos in user-written files).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,10 +19,18 @@ class table;
 
 namespace gpudays {
 
+// Names (of a model, a GPU and its aliases, a cluster and its partitions) are for look-up and
+// display, copied into every row that shows one: at most this many bytes, from a file or a flag.
+inline constexpr size_t kMaxNameBytes = 256;
+// Empty for a name within the bound; else the problem, without the name itself.
+std::string name_length_problem(std::string_view name);
+
 class TomlFields {
  public:
   // Parses `path`; throws InputError with the line of a syntax error.
   static TomlFields parse_file(const std::string& path);
+  // Parses TOML text; `context` names it in errors as a path would.
+  static TomlFields parse_text(const std::string& text, const std::string& context);
 
   TomlFields(const toml::table& table, std::string context, std::shared_ptr<const void> owner);
 
@@ -32,6 +41,10 @@ class TomlFields {
   double get_double_or(std::string_view key, double fallback) const;
   std::string get_string(std::string_view key) const;
   std::string get_string_or(std::string_view key, std::string fallback) const;
+  // A string that is a name: as get_string, and at most kMaxNameBytes.
+  std::string get_name(std::string_view key) const;
+  std::string get_name_or(std::string_view key, std::string fallback) const;
+  std::vector<std::string> get_name_array_or(std::string_view key) const;
   bool get_bool_or(std::string_view key, bool fallback) const;
   std::vector<int64_t> get_int_array(std::string_view key) const;
   std::vector<std::string> get_string_array_or(std::string_view key) const;

@@ -102,7 +102,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   }
   if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);
   if (gpu->kind == DeviceKind::kGpu) check_trial_device(r.device);
-  ResultsDb db = ResultsDb::open({r.db});
+  ResultsDb db = ResultsDb::open({.path = r.db, .catalog = &catalog});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
   const SweepSummary summary = run_sweep(model, cluster, plan_options, options, db, progress);
   print_sweep_summary(std::cout, r.format == "json", r.db, model, summary);

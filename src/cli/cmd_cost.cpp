@@ -43,6 +43,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   source_options.kind = parse_source_flag(r.source);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;
+  source_options.catalog = &catalog;
   const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);
 
   const CostAnalysis analysis = analyse_costs(model, options, *source, cost);

@@ -47,6 +47,7 @@ void run_paper(const GlobalOptions& global, const PaperRequest& r) {
   source_options.plan = cost_plan_options(CostRequest{}, catalog);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;
+  source_options.catalog = &catalog;
   const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);
   const std::vector<PaperCell> cells = compare_with_paper(catalog, *source);
   const RowFormat format = parse_row_format(r.format);

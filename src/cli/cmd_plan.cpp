@@ -77,10 +77,10 @@ PlanRequest with_cluster(PlanRequest r) {
 }
 
 // Benchmark trials for calibration: from --db, or from ./gpudays.db when it exists.
-std::vector<TrialRecord> load_trials(const PlanRequest& r) {
+std::vector<TrialRecord> load_trials(const Catalog& catalog, const PlanRequest& r) {
   if (r.no_calibration) return {};
   if (!r.db_given && !std::filesystem::exists(r.db)) return {};
-  return ResultsDb::open({r.db, /*read_only=*/true}).query({});
+  return ResultsDb::open({.path = r.db, .read_only = true, .catalog = &catalog}).query({});
 }
 
 void run_plan(const GlobalOptions& global, const PlanRequest& request) {
@@ -102,12 +102,13 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   planner.error_bands = true;
   const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
   PlanOptions options = setup.options;
-  const std::vector<TrialRecord> trials = load_trials(r);
+  const std::vector<TrialRecord> trials = load_trials(catalog, r);
   options.calibration = calibrate(trials, catalog, model, gpu.name);
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &gpu};
   const PlanResult result = plan(model, cluster, options);
   PlanEvidence evidence{options.calibration, std::nullopt, setup.fitted_constants_path};
-  if (result.best) evidence.measured_best = measured_trial(trials, *result.best);
+  if (result.best)
+    evidence.measured_best = measured_trial(trials, model_digest(model), *result.best);
   if (!r.gpu.empty() && r.gpu != gpu.name && r.format == "table") {
     std::cerr << fmt::format("note: '{}' means {} ({})\n", r.gpu, gpu.name, gpu.display_name);
   }

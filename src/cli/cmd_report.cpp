@@ -63,10 +63,14 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
                                  : *std::max_element(r.cost.counts.begin(), r.cost.counts.end());
   machine_layout(options.detail_gpu_count, options.cost.assumptions.base_machines);
   options.results_path = results_path(r);
+  options.catalog = &catalog;
   ReportData data = collect_report_data(options);
   if (!options.results_path.empty()) {
     add_measurements(
-        data, ResultsDb::open({options.results_path, /*read_only=*/true}).query({}), r.db);
+        data,
+        ResultsDb::open({.path = options.results_path, .read_only = true, .catalog = &catalog})
+            .query({}),
+        r.db);
   }
   data.paper =
       compare_with_paper(catalog, *make_time_source({TimeSourceKind::kPlan, options.plan, ""}));

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -53,17 +54,43 @@ std::string model_key(const Catalog& catalog, const ResultsRequest& r) {
   return m ? m->name : r.model;
 }
 
+// A model the request resolves (the catalog's, or --model-file's) selects its trials by digest:
+// a model of the same name but another architecture or recipe is another model. A name alone
+// that the catalog lacks selects by the name shown.
 std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequest& r) {
-  ResultsDb db = ResultsDb::open({r.db, /*read_only=*/true});
-  TrialFilter filter{model_key(catalog, r), gpu_key(catalog, r.gpu), r.nodes, r.gpus_per_node};
+  ResultsDb db = ResultsDb::open({.path = r.db, .read_only = true, .catalog = &catalog});
+  TrialFilter filter;
+  if (const std::optional<ModelSpec> m = named_model(catalog, r)) {
+    filter.model_digest = model_digest(*m);
+  } else {
+    filter.model = r.model;
+  }
+  filter.gpu = gpu_key(catalog, r.gpu);
+  filter.num_nodes = r.nodes;
+  filter.gpus_per_node = r.gpus_per_node;
   if (!r.status.empty()) filter.status = parse_trial_status(r.status);
   return db.query(filter);
 }
 
 namespace {
 
+// A name the catalog lacks may be shown by trials of several models from files: best names one.
+void require_one_model(const std::vector<TrialRecord>& trials, const ResultsRequest& r) {
+  std::set<std::string> digests;
+  for (const TrialRecord& t : trials) digests.insert(t.model_digest);
+  if (digests.size() <= 1) return;
+  throw InputError(
+      fmt::format("the {} trials named '{}' in {} are of {} different models (from model "
+                  "files); name one with --model-file",
+                  trials.size(),
+                  r.model,
+                  r.db,
+                  digests.size()));
+}
+
 std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
+  require_one_model(trials, r);
   const TrialRecord* best = fastest_ok(trials);
   return best == nullptr ? std::nullopt : std::optional<TrialRecord>(*best);
 }

@@ -64,7 +64,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   // Read before training: a file that is not a results database fails now, not after the run.
   std::optional<double> bench;
   if (comm->rank() == 0 && !r.bench_db.empty()) {
-    bench = benched_tokens_per_s(r.bench_db, o.model.name, run, o.config);
+    bench = benched_tokens_per_s(catalog, r.bench_db, o.model, run, o.config);
   }
   TrainSummary s;
   if (is_vision(o.model.family)) {

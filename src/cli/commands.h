@@ -60,6 +60,9 @@ void add_cluster_options(CLI::App& cmd,
 // every real option finite numbers alone (CLI11 by itself reads 010 as octal, saturates
 // 99999999999999999999 to 2^63 - 1 and accepts nan). Called once the commands are added.
 void check_number_options(CLI::App& app);
+// Every option that names a model, a GPU or a partition takes names of at most kMaxNameBytes
+// (catalog/toml_fields.h), as the files that define them do. Called once the commands are added.
+void check_name_options(CLI::App& app);
 
 // --format validator shared by the commands.
 // A finite number in [low, high] ((low, high] with low_open); the message names the range.

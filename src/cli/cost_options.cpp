@@ -147,6 +147,8 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   apply_if_given(r.grid_gco2_per_kwh, energy.grid_gco2_per_kwh);
   apply_if_given(r.power_fraction_of_tdp, energy.power_fraction_of_tdp);
   apply_if_given(r.amortisation_years, cost.assumptions.amortisation.years);
+  energy.usd_per_kwh += 0.0;  // -0 (from the file or a flag) is 0: no cost prints as "-0"
+  energy.grid_gco2_per_kwh += 0.0;
   PriceOverrides flags;
   for (const std::string& p : r.purchase_prices)
     add_price_assignment(p, "--price", flags.purchase_usd);

@@ -102,6 +102,7 @@ int gpudays::run(int argc, char** argv) {
   add_jobs_command(app, global);
   add_data_commands(app, global);
   check_number_options(app);
+  check_name_options(app);
   if (argc == 1) {
     std::cout << app.help();
     return 0;

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "catalog/toml_fields.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "search_space/search_space.h"
@@ -54,6 +57,19 @@ void check_number_options(CLI::App& app) {
     if (type == "FLOAT") option->transform(CLI::Validator(real_problem, ""));
   }
   for (CLI::App* sub : app.get_subcommands({})) check_number_options(*sub);
+}
+
+void check_name_options(CLI::App& app) {
+  // The options that name a model, a GPU or a partition (each item of a list).
+  static const std::set<std::string> kNameOptions = {
+      "--model", "--models", "--gpu", "--gpus", "--partition"};
+  for (CLI::Option* option : app.get_options()) {
+    const bool text = option->get_type_name().rfind("TEXT", 0) == 0;
+    if (!text || kNameOptions.count("--" + option->get_single_name()) == 0) continue;
+    option->check(
+        CLI::Validator([](const std::string& name) { return name_length_problem(name); }, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) check_name_options(*sub);
 }
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {

@@ -8,10 +8,25 @@
 #include "common/units.h"
 
 namespace gpudays {
+namespace {
+
+// "-0", "-0.00": an amount that rounds to zero from below prints as zero.
+std::string without_negative_zero(std::string text) {
+  if (text.rfind('-', 0) == 0 && text.find_first_not_of("0.", 1) == std::string::npos) {
+    text.erase(0, 1);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string format_dollars(double usd) {
+  if (std::fabs(usd) < 10.0) return without_negative_zero(fmt::format("{:.2f}", usd));
+  return format_count(std::llround(usd));
+}
 
 std::string format_usd(double usd) {
-  if (std::fabs(usd) < 10.0) return fmt::format("${:.2f}", usd);
-  return fmt::format("${}", format_count(std::llround(usd)));
+  return "$" + format_dollars(usd);
 }
 
 std::string format_usd_or_na(std::optional<double> usd) {
@@ -21,12 +36,12 @@ std::string format_usd_or_na(std::optional<double> usd) {
 std::string format_kwh(double kwh) {
   if (kwh >= 1e6) return fmt::format("{:.1f} GWh", kwh / 1e6);
   if (kwh >= 1e4) return fmt::format("{:.1f} MWh", kwh / 1e3);
-  return fmt::format("{:.0f} kWh", kwh);
+  return without_negative_zero(fmt::format("{:.0f}", kwh)) + " kWh";
 }
 
 std::string format_co2_kg(double kg) {
   if (kg >= 1e4) return fmt::format("{:.1f} t", kg / 1e3);
-  return fmt::format("{:.0f} kg", kg);
+  return without_negative_zero(fmt::format("{:.0f}", kg)) + " kg";
 }
 
 }  // namespace gpudays

@@ -7,6 +7,8 @@
 
 namespace gpudays {
 
+// Never "-0": an amount that rounds to zero prints as zero, whatever its sign.
+std::string format_dollars(double usd);                   // "127,500"; cents below 10
 std::string format_usd(double usd);                       // "$127,500"; cents below $10
 std::string format_usd_or_na(std::optional<double> usd);  // "n/a" when absent
 std::string format_kwh(double kwh);                       // "830 kWh", "12.3 MWh"

@@ -21,7 +21,7 @@ double parse_price(const std::string& text, const std::string& context) {
   if (ec != std::errc() || ptr != end || !std::isfinite(value) || value < 0) {
     throw InputError(fmt::format("{}: '{}' is not a non-negative number", context, text));
   }
-  return value;
+  return value + 0.0;  // -0 is 0: no cost prints as "-0"
 }
 
 void read_price_table(const toml::table& root,
@@ -38,7 +38,7 @@ void read_price_table(const toml::table& root,
     if (!v || !std::isfinite(*v) || *v < 0) {
       throw InputError(fmt::format("{}: must be a non-negative number", origin));
     }
-    into[std::string(name.str())] = {*v, origin};
+    into[std::string(name.str())] = {*v + 0.0, origin};  // -0 is 0
   }
 }
 

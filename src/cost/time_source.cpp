@@ -1,6 +1,8 @@
 // The planner-backed time source, and the choice between it and the benchmark-backed one.
 #include "cost/time_source.h"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -75,7 +77,8 @@ const std::vector<std::string>& time_source_names() {
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options) {
   if (options.kind == TimeSourceKind::kPlan) return std::make_unique<PlanTimeSource>(options.plan);
-  return make_bench_time_source(options.results_path);
+  if (options.catalog == nullptr) throw std::logic_error("a bench time source without a catalog");
+  return make_bench_time_source(options.results_path, *options.catalog);
 }
 
 }  // namespace gpudays

@@ -46,14 +46,19 @@ class TrainingTimeSource {
                                      const ClusterShape& layout) const = 0;
 };
 
+class Catalog;
+
 struct TimeSourceOptions {
   TimeSourceKind kind = TimeSourceKind::kPlan;
-  PlanOptions plan;          // kPlan: preset and model constants
-  std::string results_path;  // kBench: the SQLite results database (empty: the default one)
+  PlanOptions plan;                  // kPlan: preset and model constants
+  std::string results_path;          // kBench: the SQLite results database (empty: the default one)
+  const Catalog* catalog = nullptr;  // kBench: what its rows are re-derived against
 };
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options);
-// Throws InputError when the database is missing, foreign or corrupted.
-std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path);
+// The trials of the model itself (its digest, not its name), re-derived against `catalog`, which
+// outlives the source. Throws InputError when the database is missing, foreign or corrupted.
+std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path,
+                                                           const Catalog& catalog);
 
 }  // namespace gpudays

@@ -3,6 +3,7 @@
 // says so.
 #include <fmt/format.h>
 
+#include "catalog/model_loader.h"
 #include "cost/time_source.h"
 #include "results/results_db.h"
 
@@ -11,15 +12,22 @@ namespace {
 
 class BenchTimeSource final : public TrainingTimeSource {
  public:
-  explicit BenchTimeSource(const std::string& path)
-      : db_(ResultsDb::open({path.empty() ? "gpudays.db" : path, /*read_only=*/true})) {}
+  BenchTimeSource(const std::string& path, const Catalog& catalog)
+      : db_(ResultsDb::open(
+            {.path = path.empty() ? "gpudays.db" : path, .read_only = true, .catalog = &catalog})) {
+  }
 
   std::string name() const override { return "fastest measured trial (" + db_.path() + ")"; }
 
   TrainingTime training_time(const ModelSpec& model,
                              const GpuSpec& gpu,
                              const ClusterShape& layout) const override {
-    const auto trials = db_.query({model.name, gpu.name, layout.num_nodes, layout.gpus_per_node});
+    TrialFilter filter;
+    filter.model_digest = model_digest(model);
+    filter.gpu = gpu.name;
+    filter.num_nodes = layout.num_nodes;
+    filter.gpus_per_node = layout.gpus_per_node;
+    const auto trials = db_.query(filter);
     const TrialRecord* best = fastest_ok(trials);
     TrainingTime out;
     if (best == nullptr) {
@@ -47,8 +55,9 @@ class BenchTimeSource final : public TrainingTimeSource {
 
 }  // namespace
 
-std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path) {
-  return std::make_unique<BenchTimeSource>(results_path);
+std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path,
+                                                           const Catalog& catalog) {
+  return std::make_unique<BenchTimeSource>(results_path, catalog);
 }
 
 }  // namespace gpudays

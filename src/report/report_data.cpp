@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/model_loader.h"
 #include "common/error.h"
 #include "cost/hardware_cost.h"
 
@@ -57,7 +58,8 @@ ReportData collect_report_data(const ReportDataOptions& options) {
   const TrainingTimeSource& all_source = *tier_sources.back();
   std::unique_ptr<TrainingTimeSource> measured_source;
   if (!options.results_path.empty()) {
-    measured_source = make_bench_time_source(options.results_path);
+    if (options.catalog == nullptr) throw std::logic_error("report measurements without a catalog");
+    measured_source = make_bench_time_source(options.results_path, *options.catalog);
     data.results_path = options.results_path;
   }
   data.cost_time_source = all_source.name();
@@ -110,9 +112,10 @@ void add_measurements(ReportData& data,
       ++unpredicted[t.model];
       continue;
     }
-    const bool reported = std::any_of(data.models.begin(),
-                                      data.models.end(),
-                                      [&](const ModelSpec* m) { return m->name == t.model; });
+    const bool reported =
+        std::any_of(data.models.begin(), data.models.end(), [&](const ModelSpec* m) {
+          return model_digest(*m) == t.model_digest;
+        });
     data.measurements.push_back(MeasuredRun{
         t.model,
         t.gpu,

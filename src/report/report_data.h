@@ -50,8 +50,9 @@ struct ReportDataOptions {
   std::vector<HardwareOption> hardware;  // every GPU x count (cost plots, feasibility grid)
   int64_t detail_gpu_count = 8;          // one of the counts: speed-up and GPU-days comparison
   CostOptions cost;
-  PlanOptions plan;          // preset ignored: the cost plots use all, the tiers their own
-  std::string results_path;  // the results database of the measured cells; empty: none
+  PlanOptions plan;                  // preset ignored: the cost plots use all, the tiers their own
+  std::string results_path;          // the results database of the measured cells; empty: none
+  const Catalog* catalog = nullptr;  // with results_path: what its rows are re-derived against
 };
 
 struct ReportData {

@@ -1,7 +1,8 @@
 // ResultsDb: SQLite storage of trials. Rollback journal (the default) keeps each committed trial
 // durable across kill -9; nothing is written to a file that failed validation. An older schema is
-// upgraded in one transaction when opened for writing (new columns get their defaults), and read
-// as is, with the defaults, when opened read-only.
+// upgraded in one transaction when opened for writing (results_schema.h), and read as is, with
+// the defaults, when opened read-only (a row of a file older than schema 5 then stands for the
+// catalog model of its name, as the upgrade would make it).
 #include "results/results_db.h"
 
 #include <sqlite3.h>
@@ -14,41 +15,19 @@
 
 #include <fmt/format.h>
 
+#include "catalog/catalog.h"
+#include "catalog/host_cpu.h"
+#include "catalog/model_loader.h"
 #include "common/error.h"
+#include "results/results_schema.h"
 #include "results/trial_columns.h"
+#include "results/trial_rederive.h"
 
 namespace gpudays {
 namespace {
 
-constexpr int kApplicationId = 0x47505544;  // "GPUD"
-// 2: composed-parts timing columns; 3: the repeats table; 4: peak reserved memory, CUDA graph
-// use and the selective scan that ran. Each later version adds columns, whose since_version
-// (results/trial_columns.cpp) sets it.
-int64_t schema_version() {
-  return trial_columns_schema_version();
-}
-
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
-
-Stmt prepare(sqlite3* db, const std::string& sql) {
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", sqlite3_errmsg(db), sql));
-  }
-  return Stmt(s);
-}
-
-void exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : "unknown error";
-    sqlite3_free(error);
-    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", message, sql));
-  }
-}
+// Invalid rows named on stderr, one line each, by one ResultsDb; the rest are counted.
+constexpr size_t kNamedInvalidRows = 5;
 
 int64_t pragma_int(sqlite3* db, const char* pragma) {
   Stmt s = prepare(db, fmt::format("PRAGMA {}", pragma));
@@ -103,58 +82,6 @@ bool looks_like_sqlite(const std::string& path) {
   return in.gcount() == 16 && std::string(header, 16) == std::string("SQLite format 3\0", 16);
 }
 
-std::string column_list() {
-  std::string out;
-  for (const TrialColumn& c : trial_columns())
-    out += (out.empty() ? "" : ", ") + std::string(c.name);
-  return out;
-}
-
-// The select list for a file of schema `version`: columns it lacks read as their defaults.
-std::string select_list(int64_t version) {
-  std::string out;
-  for (const TrialColumn& c : trial_columns()) {
-    out += out.empty() ? "" : ", ";
-    out += c.since_version <= version ? std::string(c.name)
-                                      : fmt::format("{} AS {}", c.default_sql, c.name);
-  }
-  return out;
-}
-
-// Trials of a key already stored, measured again by another run at the same time: kept, never
-// dropped, and never used in place of the key's trial.
-void create_repeats_table(sqlite3* db) {
-  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL";
-  for (const TrialColumn& c : trial_columns())
-    columns += fmt::format(", {} {}", c.name, c.sql_type);
-  exec(db, fmt::format("CREATE TABLE repeats ({})", columns));
-}
-
-void upgrade_schema(sqlite3* db, int64_t version) {
-  exec(db, "BEGIN");
-  for (const TrialColumn& c : trial_columns()) {
-    if (c.since_version <= version) continue;
-    exec(db,
-         fmt::format(
-             "ALTER TABLE trials ADD COLUMN {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql));
-  }
-  if (version < 3) create_repeats_table(db);
-  exec(db, fmt::format("PRAGMA user_version = {}", schema_version()));
-  exec(db, "COMMIT");
-}
-
-void create_schema(sqlite3* db) {
-  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
-  for (const TrialColumn& c : trial_columns())
-    columns += fmt::format(", {} {}", c.name, c.sql_type);
-  exec(db, "BEGIN");
-  exec(db, fmt::format("CREATE TABLE trials ({})", columns));
-  create_repeats_table(db);
-  exec(db, fmt::format("PRAGMA application_id = {}", kApplicationId));
-  exec(db, fmt::format("PRAGMA user_version = {}", schema_version()));
-  exec(db, "COMMIT");
-}
-
 // An existing file must be an intact gpudays database of our schema version or an older one;
 // returns its version.
 int64_t validate(sqlite3* db, const std::string& path) {
@@ -188,6 +115,7 @@ int64_t validate(sqlite3* db, const std::string& path) {
                     version,
                     schema_version()));
   }
+  check_tables(db, path, version);
   return version;
 }
 
@@ -209,26 +137,13 @@ void check_writable(sqlite3* db, const std::string& path) {
                          fmt::format("cannot write the results database {} ({})", path, message));
 }
 
-// Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
-// An unreadable or invalid row is empty, with a warning on stderr the first time it is met.
-std::optional<TrialRecord> read_row(sqlite3_stmt* s,
-                                    const std::string& path,
-                                    std::set<int64_t>& warned) {
-  const int64_t id = sqlite3_column_int64(s, 0);
-  TrialRecord r;
-  std::string problem;
-  try {
-    int i = 1;
-    for (const TrialColumn& c : trial_columns()) c.read(s, i++, r);
-    problem = row_problem(r);
-  } catch (const InputError& e) {
-    problem = e.what();
+// The catalog model a row of a file older than schema 5 stands for: the one the sweep stored it
+// under (its exact name), or nullptr.
+const ModelSpec* catalog_model(const Catalog& catalog, const std::string& name) {
+  for (const ModelSpec& m : catalog.models()) {
+    if (m.name == name) return &m;
   }
-  if (problem.empty()) return r;
-  if (warned.insert(id).second) {
-    std::cerr << fmt::format("gpudays: warning: {}: trial row {} ignored: {}\n", path, id, problem);
-  }
-  return std::nullopt;
+  return nullptr;
 }
 
 }  // namespace
@@ -237,9 +152,12 @@ void ResultsDb::Closer::operator()(sqlite3* db) const {
   sqlite3_close(db);
 }
 
-ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db, std::string path, int64_t version)
+ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db,
+                     const ResultsDbOptions& options,
+                     int64_t version)
     : db_(std::move(db)),
-      path_(std::move(path)),
+      path_(options.path),
+      catalog_(options.catalog),
       select_list_(select_list(version)),
       schema_version_(version) {}
 
@@ -283,8 +201,12 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
   }
   if (!options.read_only) check_writable(db.get(), path);
   if (version < schema_version() && !options.read_only) {
+    if (options.catalog == nullptr) throw std::logic_error("upgrading results without a catalog");
+    const Catalog& catalog = *options.catalog;
     try {
-      upgrade_schema(db.get(), version);
+      upgrade_schema(db.get(), version, [&catalog](const std::string& name) {
+        return catalog_model(catalog, name);
+      });
     } catch (const std::runtime_error& e) {
       sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
       throw InputError(fmt::format("{}: upgrading results schema {} to {} failed ({})",
@@ -295,7 +217,98 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
     }
     version = schema_version();
   }
-  return ResultsDb(std::move(db), path, version);
+  return ResultsDb(std::move(db), options, version);
+}
+
+// The model of `digest`: the one stored with its trials (when it is what the digest says), else
+// the catalog's; nullptr when neither has it.
+const ModelSpec* ResultsDb::model_of(const std::string& digest) const {
+  auto [it, fresh] = models_.emplace(digest, std::nullopt);
+  if (!fresh) return it->second ? &*it->second : nullptr;
+  if (schema_version_ >= kModelDigestSchema) {
+    Stmt s = prepare(db_.get(), "SELECT toml FROM models WHERE digest = ?1");
+    sqlite3_bind_text(s.get(), 1, digest.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(s.get()) == SQLITE_ROW && sqlite3_column_type(s.get(), 0) == SQLITE_TEXT) {
+      try {
+        const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0));
+        ModelSpec m = parse_model_toml(text, fmt::format("{} models {}", path_, digest));
+        if (model_digest(m) == digest) it->second = std::move(m);
+      } catch (const InputError&) {
+        // Not a model file: the catalog may still have the model.
+      }
+    }
+  }
+  if (!it->second) {
+    for (const ModelSpec& m : catalog_->models()) {
+      if (model_digest(m) == digest) it->second = m;
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+// Why a row cannot be used as it is read, its figures re-derived; "" when it can.
+std::string ResultsDb::rederive(TrialRecord& r) const {
+  if (r.model_digest.empty()) {
+    return fmt::format(
+        "stored before results schema 5 under the name '{}', which no catalog model has: its "
+        "model is unknown (kept; bench it again with --model-file to measure it)",
+        r.model);
+  }
+  if (!r.ok()) return "";
+  const ModelSpec* model = model_of(r.model_digest);
+  if (model == nullptr) {
+    return fmt::format("its model ({}) is neither stored in the file nor in the catalog",
+                       r.model_digest.substr(0, 12));
+  }
+  const GpuSpec* gpu = nullptr;
+  if (!is_host_cpu_name(r.gpu)) {
+    gpu = catalog_->find_gpu(r.gpu);
+    if (gpu == nullptr) return fmt::format("its GPU '{}' is not in the catalog", r.gpu);
+  }
+  return rederive_figures(r, *model, gpu);
+}
+
+// Reads the row at the statement's cursor: column 0 is the row id, the trial's columns follow.
+// An unreadable or invalid row is empty, with a warning on stderr the first time it is met.
+std::optional<TrialRecord> ResultsDb::read_row(sqlite3_stmt* s) const {
+  if (catalog_ == nullptr) throw std::logic_error("results rows read without a catalog");
+  const int64_t id = sqlite3_column_int64(s, 0);
+  TrialRecord r;
+  std::string problem;
+  try {
+    int i = 1;
+    for (const TrialColumn& c : trial_columns()) c.read(s, i++, r);
+    if (schema_version_ < kModelDigestSchema) {  // as the upgrade would re-key it
+      const ModelSpec* m = catalog_model(*catalog_, r.model);
+      r.model_digest = m != nullptr ? model_digest(*m) : "";
+    }
+    problem = row_problem(r);
+    if (problem.empty()) problem = rederive(r);
+  } catch (const InputError& e) {
+    problem = e.what();
+  }
+  if (problem.empty()) return r;
+  warn(id, r, problem);
+  return std::nullopt;
+}
+
+void ResultsDb::warn(int64_t id, const TrialRecord& r, const std::string& problem) const {
+  if (!warned_.insert(id).second) return;
+  if (warned_.size() > kNamedInvalidRows) {
+    ++unnamed_;
+    return;
+  }
+  std::cerr << fmt::format(
+      "gpudays: warning: {}: trial row {} ({}) ignored: {}\n", path_, id, describe(r), problem);
+}
+
+void ResultsDb::warn_unnamed() const {
+  if (unnamed_ == 0) return;
+  std::cerr << fmt::format("gpudays: warning: {}: {} more invalid trial row{} ignored\n",
+                           path_,
+                           unnamed_,
+                           unnamed_ == 1 ? "" : "s");
+  unnamed_ = 0;
 }
 
 std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
@@ -303,7 +316,13 @@ std::optional<TrialRecord> ResultsDb::find(const std::string& key) const {
                    fmt::format("SELECT id, {} FROM trials WHERE trial_key = ?1", select_list_));
   sqlite3_bind_text(s.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
-  return read_row(s.get(), path_, warned_);
+  std::optional<TrialRecord> r = read_row(s.get());
+  warn_unnamed();
+  return r;
+}
+
+void ResultsDb::store_model(const ModelSpec& model) {
+  store_model_row(db_.get(), model);
 }
 
 // INSERT OR IGNORE into `table` (trials or repeats); returns whether a row was added.
@@ -333,6 +352,7 @@ int64_t ResultsDb::repeat_count(const std::string& key) const {
 }
 
 bool ResultsDb::insert(const TrialRecord& trial) {
+  if (trial.model_digest.empty()) throw std::logic_error("a trial stored without its model");
   if (insert_into("trials", trial)) return true;
   // The key is taken. An invalid row under it is never used, and a killed trial is measured
   // again: the new trial replaces either.
@@ -350,24 +370,53 @@ bool ResultsDb::insert(const TrialRecord& trial) {
   return insert(trial);
 }
 
-std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
-  Stmt s =
-      prepare(db_.get(),
-              fmt::format("SELECT id, {} FROM trials WHERE (?1 = '' OR model = ?1) AND "
-                          "(?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
-                          "(?4 = 0 OR gpus_per_node = ?4) AND (?5 = '' OR status = ?5) ORDER BY id",
-                          select_list_));
-  sqlite3_bind_text(s.get(), 1, f.model.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s.get(), 2, f.gpu.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s.get(), 3, f.num_nodes);
-  sqlite3_bind_int64(s.get(), 4, f.gpus_per_node);
+namespace {
+
+// "model = ?1 AND ..." over the filter's parameters ?1 to ?6, for a file of schema `version`.
+std::string filter_sql(int64_t version) {
+  return fmt::format(
+      "(?1 = '' OR model = ?1) AND (?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
+      "(?4 = 0 OR gpus_per_node = ?4) AND (?5 = '' OR status = ?5) AND {}",
+      version >= kModelDigestSchema ? "(?6 = '' OR model_digest = ?6)" : "1");
+}
+
+void bind_filter(sqlite3_stmt* s, const TrialFilter& f) {
+  sqlite3_bind_text(s, 1, f.model.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 2, f.gpu.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(s, 3, f.num_nodes);
+  sqlite3_bind_int64(s, 4, f.gpus_per_node);
   const std::string status = f.status ? to_string(*f.status) : "";
-  sqlite3_bind_text(s.get(), 5, status.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 5, status.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s, 6, f.model_digest.c_str(), -1, SQLITE_TRANSIENT);
+}
+
+}  // namespace
+
+std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
+  Stmt s = prepare(db_.get(),
+                   fmt::format("SELECT id, {} FROM trials WHERE {} ORDER BY id",
+                               select_list_,
+                               filter_sql(schema_version_)));
+  bind_filter(s.get(), f);
   std::vector<TrialRecord> out;
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
-    if (auto r = read_row(s.get(), path_, warned_)) out.push_back(std::move(*r));
+    std::optional<TrialRecord> r = read_row(s.get());
+    // An older file has no digests to select by: its rows get theirs as they are read.
+    if (r && (f.model_digest.empty() || r->model_digest == f.model_digest)) {
+      out.push_back(std::move(*r));
+    }
   }
+  warn_unnamed();
   return out;
+}
+
+int64_t ResultsDb::count_since(const TrialFilter& f, const std::string& created_since) const {
+  Stmt s = prepare(db_.get(),
+                   fmt::format("SELECT COUNT(*) FROM trials WHERE {} AND created_at >= ?7",
+                               filter_sql(schema_version_)));
+  bind_filter(s.get(), f);
+  sqlite3_bind_text(s.get(), 7, created_since.c_str(), -1, SQLITE_TRANSIENT);
+  return sqlite3_step(s.get()) == SQLITE_ROW ? sqlite3_column_int64(s.get(), 0) : 0;
 }
 
 }  // namespace gpudays

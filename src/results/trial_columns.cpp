@@ -147,6 +147,8 @@ std::vector<TrialColumn> columns_but_methods() {
       integer("peak_reserved_bytes", FIELD(measured.peak_reserved_bytes), 4),
       text("cuda_graph", FIELD(measured.cuda_graph), 4),
       text("scan", FIELD(measured.scan), 4),
+      // Schema 5: the model's identity (results_db.cpp fills it in for older rows).
+      text("model_digest", FIELD(model_digest), 5),
   };
 }
 

@@ -65,10 +65,11 @@ std::string methods_key(const MethodSet& m) {
 
 }  // namespace
 
-// The format is stored in every database's key column: changing it orphans stored trials.
+// The format is stored in every database's key column: changing it orphans stored trials. Schema
+// 5 put the model's digest where its name was (results_db.cpp re-keys older rows).
 std::string TrialRecord::key() const {
   return fmt::format("{}|{}|{}x{}|{}|mb={}|acc={}|mem={}",
-                     model,
+                     model_digest,
                      gpu,
                      cluster.num_nodes,
                      cluster.gpus_per_node,
@@ -76,6 +77,11 @@ std::string TrialRecord::key() const {
                      config.micro_batch_size,
                      config.grad_acc_steps,
                      memory_limit_bytes);
+}
+
+std::string describe(const TrialRecord& t) {
+  return fmt::format(
+      "{} on {} x {}, {}", t.model, t.cluster.world_size(), t.gpu, describe(t.config));
 }
 
 const TrialRecord* fastest_ok(const std::vector<TrialRecord>& trials) {

@@ -56,9 +56,13 @@ struct TrialMeasurement {
 };
 
 struct TrialRecord {
-  // Identity: the configuration and the hardware it ran on.
-  std::string model;
-  std::string gpu;  // catalog name, or "cpu" for the host CPU
+  // Identity: the model, the configuration and the hardware it ran on. The model is its digest
+  // (catalog/model_loader.h: model_digest, of its architecture and recipe); its name is shown,
+  // never matched: two models of one name are two models. Empty only in a row an older schema
+  // stored under a name no catalog model has (results_db.h).
+  std::string model_digest;
+  std::string model;  // the name of the model that measured it
+  std::string gpu;    // catalog name, or "cpu" for the host CPU
   ClusterShape cluster;
   Configuration config;
   int64_t memory_limit_bytes = 0;  // 0: the device's own memory
@@ -89,8 +93,12 @@ struct TrialRecord {
   std::string key() const;
 };
 
+// "pythia-1b on 4 x a100-80gb-sxm, free-lunch + zero_1, micro-batch 8, accumulation 32".
+std::string describe(const TrialRecord& trial);
+
 // Why a stored row cannot be a real measurement (a non-positive or unordered step time, an MFU
-// above 1, sizes out of range), or empty when it can. Rows that fail are never used.
+// above 1, sizes out of range), or empty when it can. Rows that fail are never used. What its
+// figures should be is results/trial_rederive.h's.
 std::string row_problem(const TrialRecord& trial);
 
 // The fastest trial with status ok, or nullptr when none is.

@@ -6,6 +6,7 @@
 
 #include "catalog/host_cpu.h"
 #include "results/trial_record.h"
+#include "results/trial_rederive.h"
 
 namespace gpudays {
 namespace {
@@ -88,15 +89,14 @@ std::string timing_problem(const TrialMeasurement& m, int64_t grad_acc_steps) {
 // layers' FLOPs). On the host CPU, whose ceiling is its measured matmul itself, a trial near it
 // can count that much above 1, so its rows get that margin and no more. (A model file narrower or
 // longer than any catalog model could count more; its rows past the bound are named and ignored.)
-constexpr double kMaxUtilisation = 1.0;
-constexpr double kMaxHostCpuUtilisation = 1.2;
+// The bounds are kMaxGpuUtilisation and kMaxHostCpuUtilisation (trial_rederive.h).
 
 std::string derived_problem(const TrialRecord& t) {
   for (double v :
        {t.samples_per_s, t.tokens_per_s, t.training_days, t.gpu_days, t.predicted_step_time_s}) {
     if (!finite_at_least(v, 0.0)) return fmt::format("a derived figure of {}", v);
   }
-  const double max = is_host_cpu_name(t.gpu) ? kMaxHostCpuUtilisation : kMaxUtilisation;
+  const double max = is_host_cpu_name(t.gpu) ? kMaxHostCpuUtilisation : kMaxGpuUtilisation;
   if (!finite_at_least(t.mfu, 0.0) || t.mfu > max || !finite_at_least(t.hfu, 0.0) || t.hfu > max) {
     return fmt::format(
         "MFU {:.1f}% / HFU {:.1f}% not in [0, {:.0f}%]", 100 * t.mfu, 100 * t.hfu, 100 * max);

@@ -17,8 +17,7 @@ namespace {
 
 // Table cells carry no "$" so the table right-aligns them; the header names the unit.
 std::string dollars(std::optional<double> usd) {
-  if (!usd) return "n/a";
-  return *usd < 10.0 ? fmt::format("{:.2f}", *usd) : format_count(std::llround(*usd));
+  return usd ? format_dollars(*usd) : "n/a";
 }
 
 std::string option_name(const CostRow& r) {

@@ -21,6 +21,7 @@ using R = TrialRecord;
 std::vector<Column<R>> columns_but_methods() {
   return {
       FIELD_COLUMN("model", model, D::kPlain),
+      FIELD_COLUMN("model_digest", model_digest),
       FIELD_COLUMN("gpu", gpu, D::kPlain),
       FIELD_COLUMN("device_name", measured.device_name),
       FIELD_COLUMN("num_nodes", cluster.num_nodes, D::kPlain),

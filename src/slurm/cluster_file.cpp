@@ -28,7 +28,7 @@ double non_negative(const TomlFields& t, std::string_view key) {
 SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   SlurmPartition p;
   p.name = name;
-  p.gpu = t.get_string_or("gpu", "");
+  p.gpu = t.get_name_or("gpu", "");
   p.gpus_per_node = non_negative_int(t, "gpus_per_node");
   if (!p.gpu.empty() && p.gpus_per_node == 0) t.fail("gpus_per_node", "missing for a GPU type");
   p.cpus_per_node = non_negative_int(t, "cpus_per_node");
@@ -77,13 +77,16 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   const TomlFields root(*document, path, document);
   SlurmCluster c;
   c.source = path;
-  c.name = root.get_string_or("name", "");
+  c.name = root.get_name_or("name", "");
   c.inter_node_gb_per_s = non_negative(root, "inter_node_gb_per_s");
-  c.account = root.get_string_or("account", "");
-  c.qos = root.get_string_or("qos", "");
-  c.default_partition = root.get_string_or("default_partition", "");
+  c.account = root.get_name_or("account", "");
+  c.qos = root.get_name_or("qos", "");
+  c.default_partition = root.get_name_or("default_partition", "");
   const TomlFields partitions = root.table("partitions");
   for (auto&& [name, value] : *(*document)["partitions"].as_table()) {
+    if (const std::string problem = name_length_problem(name.str()); !problem.empty()) {
+      partitions.fail(fmt::format("{}...", name.str().substr(0, 32)), problem);
+    }
     c.partitions.push_back(load_partition(partitions.table(name.str()), std::string(name.str())));
   }
   if (c.partitions.empty()) root.fail("partitions", "no partition: add [partitions.NAME]");

@@ -26,10 +26,7 @@ int64_t trials_since(const SubmittedJob& job) {
   filter.gpu = job.gpu;
   filter.num_nodes = job.nodes;
   filter.gpus_per_node = job.tasks_per_node;
-  const ResultsDb db = ResultsDb::open({job.db, /*read_only=*/true});
-  int64_t n = 0;
-  for (const TrialRecord& t : db.query(filter)) n += t.created_at >= job.submitted_at ? 1 : 0;
-  return n;
+  return ResultsDb::open({job.db, /*read_only=*/true}).count_since(filter, job.submitted_at);
 }
 
 std::optional<int64_t> newest_checkpoint(const SubmittedJob& job) {

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/model_loader.h"
 #include "common/build_info.h"
 #include "common/child_process.h"
 #include "common/error.h"
@@ -160,6 +161,7 @@ class Sweep {
  private:
   TrialRecord identity(const Configuration& r) const {
     TrialRecord t;
+    t.model_digest = model_digest_;
     t.model = model_.name;
     t.gpu = cluster_.gpu->name;  // the host CPU's spec is named "cpu" (catalog/host_cpu.h)
     t.cluster = cluster_.shape();
@@ -315,6 +317,7 @@ class Sweep {
   }
 
   const ModelSpec& model_;
+  const std::string model_digest_ = model_digest(model_);
   const Cluster& cluster_;
   const SweepOptions& options_;
   ResultsDb& db_;
@@ -346,6 +349,7 @@ SweepSummary run_sweep(const ModelSpec& model,
                        std::ostream& progress) {
   const PlanResult prediction = plan(model, cluster, plan_options);
   const InterruptScope interrupt_scope;  // Ctrl-C stops the running trial and records nothing of it
+  db.store_model(model);                 // its trials are re-derived from it when read
   Sweep sweep(model, cluster, options, db, progress);
   SearchOptions search;
   search.strategy = options.strategy;

@@ -5,6 +5,7 @@
 
 #include "catalog/gpu_peak.h"
 #include "catalog/host_cpu.h"
+#include "catalog/model_loader.h"
 #include "common/error.h"
 #include "results/results_db.h"
 
@@ -38,18 +39,19 @@ double run_peak_flops_per_s(const Catalog& catalog,
   return matmul_peak(gpu, precision, run.methods.free_lunch).tflops * 1e12;
 }
 
-std::optional<double> benched_tokens_per_s(const std::string& db_path,
-                                           const std::string& model,
+std::optional<double> benched_tokens_per_s(const Catalog& catalog,
+                                           const std::string& db_path,
+                                           const ModelSpec& model,
                                            const RunFile& run,
                                            const Configuration& config) {
   TrialRecord key;
-  key.model = model;
+  key.model_digest = model_digest(model);
   key.gpu = run.gpu;
   key.cluster = {run.num_nodes, run.gpus_per_node};
   key.config = config;
   std::optional<TrialRecord> t;
   try {
-    t = ResultsDb::open({.path = db_path, .read_only = true}).find(key.key());
+    t = ResultsDb::open({.path = db_path, .read_only = true, .catalog = &catalog}).find(key.key());
   } catch (const ResultsFileError& e) {  // named by train's flag, not bench's --db
     throw InputError(fmt::format("--bench-db: {}", e.what()));
   }

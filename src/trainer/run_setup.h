@@ -26,11 +26,13 @@ double run_peak_flops_per_s(const Catalog& catalog,
                             Precision precision,
                             double given_tflops);
 
-// The tokens/s of the trial `gpudays bench` stored for this model, hardware and configuration in
-// the results database `db_path` (whole device memory), or none without a successful one.
-// InputError naming --bench-db when the file is not a results database.
-std::optional<double> benched_tokens_per_s(const std::string& db_path,
-                                           const std::string& model,
+// The tokens/s of the trial `gpudays bench` stored for this model (its digest: its architecture
+// and recipe), hardware and configuration in the results database `db_path` (whole device
+// memory), re-derived against `catalog`; none without a successful one. InputError naming
+// --bench-db when the file is not a results database.
+std::optional<double> benched_tokens_per_s(const Catalog& catalog,
+                                           const std::string& db_path,
+                                           const ModelSpec& model,
                                            const RunFile& run,
                                            const Configuration& config);
 

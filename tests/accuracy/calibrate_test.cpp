@@ -68,7 +68,7 @@ TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {
       test::run_gpudays("plan --model pythia-410m --gpu a100 --format json --no-calibration").out);
   const auto& best = plain["best"];
   {
-    ResultsDb db = ResultsDb::open({db_path});
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
     TrialRecord t = trial("pythia-410m",
                           "a100-80gb-sxm",
                           1.25 * best["step_time_s"].get<double>(),
@@ -80,6 +80,7 @@ TEST(Calibrate, PlanUsesTheDatabaseAndShowsTheMeasurement) {
     t.config.micro_batch_size = best["micro_batch_size"];
     t.config.grad_acc_steps = best["grad_acc_steps"];
     t.measured.peak_memory_bytes = 1 << 30;
+    test::derive_figures(t);
     db.insert(t);
   }
   const auto r =

@@ -8,6 +8,7 @@
 
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
+#include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "test_util.h"
 
@@ -198,6 +199,52 @@ TEST(ModelFields, FieldOfAnotherFamilyIsUnknown) {
   expect_error(with_arch_keys("vit", "rotary_emb_base = 10000\n"), "rotary_emb_base: unknown key");
   expect_error(with_arch_keys("convnext-large-1k", "eos_token_id = 2\n"),
                "eos_token_id: unknown key");
+}
+
+// A name is shown and copied into every row: a few hundred bytes at most, from any file. The
+// refusal names the file and the key, and quotes no part of the name.
+TEST(ModelFile, ANameLongerThanTheBoundIsRefused) {
+  const std::string long_name(kMaxNameBytes + 1, 'n');
+  const std::string error = load_error(replace(pythia_70m(), "pythia-70m\"", long_name + "\""));
+  EXPECT_NE(error.find("model.toml: name: a name of 257 bytes; names are at most 256 bytes"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("nnnn"), std::string::npos) << error;
+  const std::string at_bound(kMaxNameBytes, 'n');
+  EXPECT_EQ(load_error(replace(pythia_70m(), "pythia-70m\"", at_bound + "\"")), "");
+}
+
+TEST(GpuFile, ALongNameOrAliasIsRefused) {
+  const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
+  const std::string long_name(1000, 'g');
+  for (const auto& [from, key] : {std::pair<std::string, std::string>{"\"a100\"", "aliases"},
+                                  {"\"a100-80gb-sxm\"", "name"}}) {
+    const std::string path =
+        test::write_temp_file("gpu.toml", replace(a100, from, "\"" + long_name + "\""));
+    try {
+      load_gpu_file(path);
+      FAIL() << "no error for a long " << key;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + key + ": a name of 1000 bytes"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// --model, --gpu, --gpus: the same bound on the command line, one line and exit 2.
+TEST(NameFlags, ANameLongerThanTheBoundIsRefused) {
+  const std::string long_name(kMaxNameBytes + 1, 'x');
+  for (const std::string& args : {"plan --gpu a100 --model " + long_name,
+                                  "plan --model pythia-70m --gpu " + long_name,
+                                  "cost --model pythia-70m --gpus a100," + long_name}) {
+    const auto r = test::run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args.substr(0, 40);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("a name of 257 bytes; names are at most 256 bytes"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("xxxx"), std::string::npos) << r.err;
+  }
 }
 
 TEST(GpuFile, NegativeBandwidthIsRejected) {

@@ -84,7 +84,7 @@ TEST(HostCpuCli, BestAndExportReadTheHostCpusTrials) {
     t.config.micro_batch_size = 8;
     t.config.grad_acc_steps = 128;
     test::set_measured_step(t, 2.5);
-    ResultsDb::open({db}).insert(t);
+    ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(t);
   }
   const auto best = test::run_gpudays("best --model pythia-14m --gpu cpu --format json --db " + db);
   ASSERT_EQ(best.exit_code, 0) << best.err;

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/model_loader.h"
 #include "process_dir.h"
 #include "results/results_db.h"
 #include "sweep/host_probe.h"
@@ -36,6 +37,7 @@ namespace fs = std::filesystem;
 constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr int64_t kGlobalBatch = 1024;  // pythia-1b's
 constexpr double kTrainSteps = 143000;  // pythia-1b's
+constexpr double kStepS = 20.0;         // MFU 52% (at 8 s, the reference's kind of time: 131%)
 
 // A stored trial of pythia-1b on 4 x a100-80gb-sxm, as the sweep derives its figures.
 TrialRecord trial(int64_t micro_batch, double step_s, double predicted_s) {
@@ -50,31 +52,26 @@ TrialRecord trial(int64_t micro_batch, double step_s, double predicted_s) {
   test::set_measured_step(t, step_s);
   t.measured.peak_memory_bytes = 30 * kGiB;
   t.measured.device_name = "NVIDIA A100-SXM4-80GB";
-  t.samples_per_s = kGlobalBatch / step_s;
-  t.tokens_per_s = t.samples_per_s * 2048;
-  t.training_days = kTrainSteps * step_s / 86400.0;
-  t.gpu_days = 4 * t.training_days;
-  t.mfu = t.hfu = 0.4 * 8.0 / step_s;
   t.predicted_step_time_s = predicted_s;
   t.created_at = "2026-12-01T00:00:00Z";
   return t;
 }
 
-// Rows 1 to 5: one real trial at 8 s, and four no trial can have measured. Unless every row is
+// Rows 1 to 5: one real trial at 20 s, and four no trial can have measured. Unless every row is
 // bad, the first is valid; the parts row would be the fastest, and with the 0 s row it would pull
 // the calibration, if they were used.
 std::string database_with_bad_rows(const std::string& name, bool keep_the_valid_row) {
   const std::string path = test::write_temp_file(name, "");
   fs::remove(path);
-  ResultsDb db = ResultsDb::open({path});
-  TrialRecord valid = trial(1, 8.0, 8.0);
-  if (!keep_the_valid_row) valid.measured.step_time_min_s = 9.0;  // above its median
+  ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+  TrialRecord valid = trial(1, kStepS, kStepS);
+  if (!keep_the_valid_row) valid.measured.step_time_min_s = kStepS + 1;  // above its median
   db.insert(valid);
-  TrialRecord negative = trial(2, 8.0, 8.0);
+  TrialRecord negative = trial(2, kStepS, kStepS);
   test::set_measured_step(negative, -5.0);
   negative.training_days = -1.0;
   db.insert(negative);
-  TrialRecord zero = trial(4, 8.0, 8.0);
+  TrialRecord zero = trial(4, kStepS, kStepS);
   test::set_measured_step(zero, 0.0);
   db.insert(zero);
   TrialRecord parts = trial(64, 7.49, 2.0);  // accumulation 4: 3 x 9.5 + 9.5 + 1.0 = 39 s
@@ -84,20 +81,28 @@ std::string database_with_bad_rows(const std::string& name, bool keep_the_valid_
   parts.measured.optimizer_time_s = 1.0;
   parts.hfu = 1.09;
   db.insert(parts);
-  TrialRecord calibration = trial(16, 8.0, 1.0);
+  TrialRecord calibration = trial(16, kStepS, 1.0);
   test::set_measured_step(calibration, 0.0);
   db.insert(calibration);
   return path;
 }
 
+// Each bad row named on one line: its id, what it measured, and why it is ignored.
 void expect_warnings(const std::string& what, const std::string& db, const std::string& err) {
-  for (const char* row : {"2 ignored: step times min -5",
-                          "3 ignored: step times min 0",
-                          "4 ignored: parts composing to 39 s against a step time of 7.49 s",
-                          "5 ignored: step times min 0"}) {
-    EXPECT_NE(err.find(fmt::format("gpudays: warning: {}: trial row {}", db, row)),
-              std::string::npos)
-        << what << ": " << err;
+  const std::pair<int, const char*> rows[] = {
+      {2, "ignored: step times min -5"},
+      {3, "ignored: step times min 0"},
+      {4, "ignored: parts composing to 39 s against a step time of 7.49 s"},
+      {5, "ignored: step times min 0"}};
+  for (const auto& [row, problem] : rows) {
+    const size_t at =
+        err.find(fmt::format("gpudays: warning: {}: trial row {} (pythia-1b on 4 x "
+                             "a100-80gb-sxm, free-lunch + zero_1, micro-batch ",
+                             db,
+                             row));
+    ASSERT_NE(at, std::string::npos) << what << ": " << err;
+    const std::string line = err.substr(at, err.find('\n', at) - at);
+    EXPECT_NE(line.find(problem), std::string::npos) << what << ": " << line;
   }
   EXPECT_EQ(err.find("internal error"), std::string::npos) << what << ": " << err;
 }
@@ -111,7 +116,7 @@ TEST(ResultsDbCli, RowsNoTrialCanHaveMeasuredAreNeverUsedAndAreNamed) {
   expect_warnings("best", db, best.err);
   const auto best_row = nlohmann::json::parse(best.out)["best"];
   EXPECT_EQ(best_row["micro_batch_size"], 1) << best.out;
-  EXPECT_DOUBLE_EQ(best_row["step_time_median_s"].get<double>(), 8.0) << best.out;
+  EXPECT_DOUBLE_EQ(best_row["step_time_median_s"].get<double>(), kStepS) << best.out;
 
   const auto cost = run_gpudays(
       "cost --model pythia-1b --gpus a100 --counts 4 --source bench "
@@ -120,7 +125,7 @@ TEST(ResultsDbCli, RowsNoTrialCanHaveMeasuredAreNeverUsedAndAreNamed) {
   ASSERT_EQ(cost.exit_code, 0) << cost.err;
   expect_warnings("cost", db, cost.err);
   const auto cost_row = nlohmann::json::parse(cost.out)["rows"][0];
-  EXPECT_NEAR(cost_row["training_days"].get<double>(), kTrainSteps * 8.0 / 86400.0, 1e-6);
+  EXPECT_NEAR(cost_row["training_days"].get<double>(), kTrainSteps * kStepS / 86400.0, 1e-6);
 
   const auto exported = run_gpudays("export" + cluster + " --format toml");
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
@@ -156,6 +161,136 @@ TEST(ResultsDbCli, OnlyBadRowsGiveNoAnswerRatherThanABadOne) {
   ASSERT_EQ(cost.exit_code, 0) << cost.err;
   expect_warnings("cost", db, cost.err);
   EXPECT_EQ(nlohmann::json::parse(cost.out)["rows"][0]["fits"], false) << cost.out;
+}
+
+// pythia-1b trials whose stored figures are not what their step time makes: a 1 us step stored
+// with the figures of a 20 s one (its MFU believed, it would be the best), a peak of 2^63 bytes,
+// an MFU edited up. best, results, export and cost never use them; each is named once.
+TEST(ResultsDbCli, RowsWhoseFiguresDoNotFollowFromTheirStepTimeAreNeverUsed) {
+  const std::string db = test::write_temp_file("poisoned-cli.db", "");
+  fs::remove(db);
+  {
+    ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
+    for (int64_t micro : {1, 2, 4, 8}) results.insert(trial(micro, kStepS, kStepS));
+  }
+  test::exec_sql(db,
+                 "UPDATE trials SET step_time_median_s = 1e-6, step_time_min_s = 1e-6, "
+                 "step_time_max_s = 1e-6 WHERE micro_batch_size = 2;"
+                 "UPDATE trials SET peak_memory_bytes = 9223372036854775808.0 WHERE "
+                 "micro_batch_size = 4;"
+                 "UPDATE trials SET mfu = 0.6, hfu = 0.6 WHERE micro_batch_size = 8;");
+  const auto expect_named = [&db](const std::string& what, const std::string& err) {
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 3) << what << ": " << err;
+    for (const auto& [row, problem] :
+         {std::pair<int, std::string>{2, "a step time of 1e-06 s means MFU"},
+          {3, "a peak memory of 8589934592.0 GiB above the 80.0 GiB of a100-80gb-sxm"},
+          {4, "stored MFU 60% where its step time of 20 s makes 52.5"}}) {
+      const size_t at = err.find(fmt::format("gpudays: warning: {}: trial row {} (", db, row));
+      ASSERT_NE(at, std::string::npos) << what << ": " << err;
+      EXPECT_NE(err.substr(at, err.find('\n', at) - at).find(problem), std::string::npos)
+          << what << ": " << err;
+    }
+  };
+  const std::string cluster = " --model pythia-1b --gpu a100 --gpus-per-node 4 --db " + db;
+  const auto best = run_gpudays("best" + cluster + " --format json");
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  expect_named("best", best.err);
+  EXPECT_EQ(nlohmann::json::parse(best.out)["best"]["micro_batch_size"], 1) << best.out;
+  const auto listed = run_gpudays("results --format json --db " + db);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  expect_named("results", listed.err);
+  EXPECT_EQ(nlohmann::json::parse(listed.out)["rows"].size(), 1u) << listed.out;
+  const auto exported = run_gpudays("export" + cluster + " --source bench --format toml");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  expect_named("export", exported.err);
+  EXPECT_NE(exported.out.find("micro_batch_size = 1\n"), std::string::npos) << exported.out;
+  const auto cost = run_gpudays(
+      "cost --model pythia-1b --gpus a100 --counts 4 --source bench --format json --db " + db);
+  ASSERT_EQ(cost.exit_code, 0) << cost.err;
+  expect_named("cost", cost.err);
+  EXPECT_NEAR(nlohmann::json::parse(cost.out)["rows"][0]["training_days"].get<double>(),
+              kTrainSteps * kStepS / 86400.0,
+              1e-6);
+}
+
+// A model file whose model is named "pythia-1b" but is not the catalog's pythia-1b (fewer layers)
+// has trials of its own: it never becomes the catalog model's best, export or cost, nor the
+// other way round.
+TEST(ResultsDbCli, AModelFileNamedLikeACatalogModelHasItsOwnResults) {
+  ModelSpec mine = test::catalog().model("pythia-1b");
+  mine.arch.n_layers = 8;
+  const std::string file = test::write_temp_file("not-pythia-1b.toml", model_toml(mine));
+  const std::string db = test::write_temp_file("same-name-cli.db", "");
+  fs::remove(db);
+  {
+    ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
+    results.insert(trial(2, kStepS, kStepS));  // the catalog's, micro-batch 2
+    TrialRecord fast = trial(8, kStepS / 2, kStepS / 2);
+    test::derive_figures(fast, load_model_file(file));
+    results.store_model(load_model_file(file));
+    results.insert(fast);  // the file's, faster, micro-batch 8
+  }
+  const std::string where = " --gpu a100 --gpus-per-node 4 --db " + db;
+  const auto best_of = [&](const std::string& model) {
+    const auto r = run_gpudays("best " + model + where + " --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return nlohmann::json::parse(r.out)["best"]["micro_batch_size"].get<int64_t>();
+  };
+  EXPECT_EQ(best_of("--model pythia-1b"), 2);
+  EXPECT_EQ(best_of("--model-file " + file), 8);
+  const auto exported =
+      run_gpudays("export --model pythia-1b --source bench --format toml" + where);
+  EXPECT_NE(exported.out.find("micro_batch_size = 2\n"), std::string::npos) << exported.out;
+  const auto mine_listed =
+      run_gpudays("results --model-file " + file + " --format json --db " + db);
+  EXPECT_EQ(nlohmann::json::parse(mine_listed.out)["rows"].size(), 1u) << mine_listed.out;
+  const auto all = nlohmann::json::parse(run_gpudays("results --format json --db " + db).out);
+  ASSERT_EQ(all["rows"].size(), 2u);
+  EXPECT_EQ(all["rows"][0]["model"], all["rows"][1]["model"]);  // one name shown
+  EXPECT_NE(all["rows"][0]["model_digest"], all["rows"][1]["model_digest"]);
+  const auto cost = run_gpudays(
+      "cost --model pythia-1b --gpus a100 --counts 4 --source bench --format json --db " + db);
+  EXPECT_NEAR(nlohmann::json::parse(cost.out)["rows"][0]["training_days"].get<double>(),
+              kTrainSteps * kStepS / 86400.0,
+              1e-6);
+}
+
+// A name no catalog model has, shown by the trials of two models from files: best cannot tell
+// which is meant and asks for the file; with the file, each has its own best.
+TEST(ResultsDbCli, ANameOfTwoModelsFromFilesAsksForTheFile) {
+  const std::string db = test::write_temp_file("two-mine.db", "");
+  fs::remove(db);
+  std::vector<std::string> files;
+  {
+    ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
+    for (int64_t layers : {8, 12}) {
+      ModelSpec mine = test::catalog().model("pythia-1b");
+      mine.name = "mine";
+      mine.arch.n_layers = layers;
+      files.push_back(test::write_temp_file(fmt::format("mine-{}.toml", layers), model_toml(mine)));
+      TrialRecord t = trial(4, kStepS, kStepS);
+      t.model = mine.name;
+      test::derive_figures(t, mine);
+      results.store_model(mine);
+      results.insert(t);
+    }
+  }
+  const std::string where = " --gpu a100 --gpus-per-node 4 --db " + db;
+  const auto by_name = run_gpudays("best --model mine" + where);
+  EXPECT_EQ(by_name.exit_code, 2) << by_name.out;
+  EXPECT_EQ(by_name.err,
+            fmt::format("gpudays: error: the 2 trials named 'mine' in {} are of 2 different models "
+                        "(from model files); name one with --model-file\n",
+                        db));
+  for (const std::string& file : files) {
+    const auto r = run_gpudays("best --model-file " + file + where);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(nlohmann::json::parse(
+                run_gpudays("results --model mine --format json --db " + db).out)["rows"]
+                .size(),
+            2u);
 }
 
 struct PipedRun {
@@ -225,13 +360,8 @@ std::string bytes_of(const std::string& path) {
   return ss.str();
 }
 
-// A database bench cannot write (here: no file may grow, which holds for root as for anyone) is
-// refused with one line and exit 2 when it is opened, before any trial runs, and left as it was.
-// The host CPU's probe comes from its cache, so that nothing else needs a write.
-TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
-  const std::string dir = test::process_temp_dir().fresh_dir("unwritable-db");
-  const std::string db = dir + "/gpudays.db";
-  { ResultsDb::open({db}).insert(trial(1, 8.0, 8.0)); }
+// This host's CPU probe, cached next to `db` (bench --device cpu then probes nothing).
+void write_probe_cache(const std::string& db) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const nlohmann::json probe = {{"device", "cpu"},
@@ -243,6 +373,16 @@ TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
                                 {"memory_bytes", 8 * kGiB}};
   std::ofstream(host_probe_cache_path(db)) << nlohmann::json{
       {"host_cpu_probes", {{{"host", host}, {"omp_num_threads", ""}, {"probe", probe}}}}};
+}
+
+// A database bench cannot write (here: no file may grow, which holds for root as for anyone) is
+// refused with one line and exit 2 when it is opened, before any trial runs, and left as it was.
+// The host CPU's probe comes from its cache, so that nothing else needs a write.
+TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
+  const std::string dir = test::process_temp_dir().fresh_dir("unwritable-db");
+  const std::string db = dir + "/gpudays.db";
+  { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
+  write_probe_cache(db);
   const std::string before = bytes_of(db);
   const PipedRun r =
       run_unable_to_write({"bench",
@@ -260,7 +400,7 @@ TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
   EXPECT_NE(r.err.find("(choose another file with --db)\n"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("[trial"), std::string::npos) << "a trial ran: " << r.out;
   EXPECT_EQ(bytes_of(db), before);
-  EXPECT_EQ(ResultsDb::open({db, /*read_only=*/true}).query({}).size(), 1u);
+  EXPECT_EQ(ResultsDb::open({db, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
 // The processes whose command line mentions `text` (a trial's names its spec file).
@@ -347,8 +487,29 @@ TEST(BenchSignals, SigintAndSigtermStopTheRunningTrialAndLeaveNothing) {
     EXPECT_TRUE(processes_mentioning(tmpdir).empty()) << "a process of the sweep is left";
     EXPECT_FALSE(fs::exists(fs::path(spec).parent_path())) << spec << "'s directory is left";
     EXPECT_TRUE(fs::is_empty(tmpdir)) << tmpdir << " holds files of the sweep";
-    EXPECT_TRUE(ResultsDb::open({db, /*read_only=*/true}).query({}).empty());
+    EXPECT_TRUE(ResultsDb::open({db, /*read_only=*/true, &test::catalog()}).query({}).empty());
   }
+}
+
+// A database with gpudays' stamp but a column dropped by hand: bench refuses it in one line, exit
+// 2, before any trial runs, and leaves it as it was.
+TEST(ResultsDbCli, ADatabaseWithoutOneOfItsColumnsStopsBenchBeforeAnyTrial) {
+  const std::string dir = test::process_temp_dir().fresh_dir("dropped-column-db");
+  const std::string db = dir + "/gpudays.db";
+  { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
+  test::exec_sql(db, "ALTER TABLE trials DROP COLUMN peak_memory_bytes");
+  write_probe_cache(db);
+  const std::string before = bytes_of(db);
+  const auto r = run_gpudays("bench --model-file " + std::string(GPUDAYS_TEST_DATA_DIR) +
+                             "/bench-gpt-neox.toml --device cpu --db " + db);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err,
+            fmt::format("gpudays: error: {} is a gpudays results database (schema 5) whose table "
+                        "'trials' lacks the column 'peak_memory_bytes' (edited or damaged); left "
+                        "untouched\n",
+                        db));
+  EXPECT_EQ(r.out.find("[trial"), std::string::npos) << "a trial ran: " << r.out;
+  EXPECT_EQ(bytes_of(db), before);
 }
 
 }  // namespace

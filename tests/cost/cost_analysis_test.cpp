@@ -112,6 +112,7 @@ TEST(TimeSource, BenchNeedsAResultsDatabase) {
   TimeSourceOptions options;
   options.kind = *parse_time_source("bench");
   options.results_path = "/nonexistent/gpudays.db";
+  options.catalog = &test::catalog();
   try {
     make_time_source(options);
     FAIL() << "expected InputError";

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 
 #include "results/results_db.h"
@@ -25,6 +26,24 @@ const nlohmann::json* find_row(const nlohmann::json& j, const std::string& gpu, 
     if (row["gpu"] == gpu && row["gpu_count"] == count) return &row;
   }
   return nullptr;
+}
+
+// Prices and an energy price of -0 are 0: no cost in the table or the JSON prints as -0 (the
+// flags themselves are quoted as given, as the prices' sources).
+TEST(CostCli, MinusZeroPricesNeverPrintNegativeZero) {
+  const std::string args =
+      "cost --model pythia-14m --gpus a100 --counts 1 --price a100=-0 --cloud-price a100=-0 "
+      "--usd-per-kwh -0 --grid-gco2-per-kwh -0";
+  const auto table = run_gpudays(args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const char* bad : {" -0", "$-0", "-0.00"}) {
+    EXPECT_EQ(table.out.find(bad), std::string::npos) << bad << " in\n" << table.out;
+  }
+  const auto json = run_gpudays(args + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.find(": -0"), std::string::npos) << json.out;
+  const auto row = nlohmann::json::parse(json.out)["rows"][0];
+  EXPECT_FALSE(std::signbit(row["cloud_usd"].get<double>()));
 }
 
 TEST(CostCli, TableShowsFrontierQueriesAndSources) {
@@ -132,7 +151,7 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
   const std::string db_path = test::write_temp_file("cost_bench.db", "");
   std::filesystem::remove(db_path);
   {
-    ResultsDb db = ResultsDb::open({db_path});
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
     for (int64_t micro : {4, 8}) {
       TrialRecord t;
       t.model = "pythia-1b";
@@ -143,9 +162,6 @@ TEST(CostCli, BenchSourceUsesTheFastestMeasuredTrial) {
       t.config.micro_batch_size = micro;
       t.config.grad_acc_steps = 256 / micro;
       test::set_measured_step(t, micro == 8 ? 20.0 : 25.0);
-      t.training_days = 143000 * t.measured.step_time_median_s / 86400;
-      t.gpu_days = 4 * t.training_days;
-      t.mfu = 0.5;
       db.insert(t);
     }
   }

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "cost/cost_analysis.h"
 #include "cost/cost_assumptions.h"
+#include "cost/cost_format.h"
 #include "cost/hardware_cost.h"
 #include "cost/pareto.h"
 #include "test_util.h"
@@ -119,6 +120,21 @@ std::vector<TradeoffPoint> constructed_points() {
           {true, 20.0, 100.0},   // D: as cheap as A, slower
           {false, 1.0, 1.0},     // E: cannot run
           {true, 10.0, 100.0}};  // F: same as A
+}
+
+// An amount that rounds to zero prints as zero, never "-0" (a price given as -0, an energy price
+// of -0, a tiny negative from arithmetic); other amounts keep their sign and rounding.
+TEST(CostFormat, NeverNegativeZero) {
+  EXPECT_EQ(format_usd(-0.0), "$0.00");
+  EXPECT_EQ(format_usd(-0.004), "$0.00");
+  EXPECT_EQ(format_dollars(-0.0), "0.00");
+  EXPECT_EQ(format_usd(0.42), "$0.42");
+  EXPECT_EQ(format_usd(-0.42), "$-0.42");
+  EXPECT_EQ(format_usd(127500.4), "$127,500");
+  EXPECT_EQ(format_kwh(-0.0), "0 kWh");
+  EXPECT_EQ(format_kwh(-0.4), "0 kWh");
+  EXPECT_EQ(format_co2_kg(-0.0), "0 kg");
+  EXPECT_EQ(format_co2_kg(52.0), "52 kg");
 }
 
 TEST(Pareto, FrontierOfConstructedPoints) {

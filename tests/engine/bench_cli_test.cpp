@@ -14,12 +14,18 @@
 #include <nlohmann/json.hpp>
 
 #include "../process_dir.h"
+#include "catalog/catalog.h"
 #include "common/child_process.h"
 #include "results/results_db.h"
 #include "sweep/trial_spec.h"
 
 namespace gpudays {
 namespace {
+
+const Catalog& catalog() {
+  static const Catalog kCatalog = Catalog::load({});
+  return kCatalog;
+}
 
 // A database path of this process alone (other checkouts may run these tests at the same time),
 // removed at its exit.
@@ -47,7 +53,7 @@ TEST(BenchCli, MemoryCapBoundsTheMicroBatchAndEveryTrialIsRecorded) {
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["schema_version"], 1);
   EXPECT_TRUE(summary["build"].contains("git_commit"));
-  const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
+  const auto trials = ResultsDb::open({db, /*read_only=*/true, &catalog()}).query({});
   ASSERT_EQ(trials.size(), 5u);  // micro-batches 1, 2, 4, 8 fit; 16 runs out of memory
   EXPECT_EQ(trials.back().config.micro_batch_size, 16);
   EXPECT_EQ(trials.back().measured.status, TrialStatus::kOutOfMemory);
@@ -87,7 +93,7 @@ TEST(BenchCli, ARankOutOfMemoryIsRecordedAndTheSweepStopsGrowing) {
     GTEST_SKIP() << r.err;
   }
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
+  const auto trials = ResultsDb::open({db, /*read_only=*/true, &catalog()}).query({});
   int64_t largest_ok = 0, smallest_oom = 0;
   for (const TrialRecord& t : trials) {
     ASSERT_TRUE(t.measured.status == TrialStatus::kOk ||
@@ -128,7 +134,7 @@ TEST(BenchCli, TwoCpuRanksRunUnderMpirun) {
 #endif
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("[trial 1 of ≤"), std::string::npos) << r.out;
-  const auto trials = ResultsDb::open({db, /*read_only=*/true}).query({});
+  const auto trials = ResultsDb::open({db, /*read_only=*/true, &catalog()}).query({});
   ASSERT_FALSE(trials.empty());
   // The method set's first measured trial checked its composition against whole steps; its later
   // trials are parts, or whole steps after a failed check (this machine may be loaded).

@@ -20,7 +20,7 @@ using test::run_gpudays;
 std::string db_with_trials() {
   const std::string path = test::write_temp_file("export.db", "");
   std::filesystem::remove(path);
-  ResultsDb db = ResultsDb::open({path});
+  ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
   for (int64_t micro : {2, 4, 8}) {
     TrialRecord t;
     t.model = "pythia-160m";
@@ -32,7 +32,7 @@ std::string db_with_trials() {
     t.config.methods.offloading = micro == 8;
     t.config.micro_batch_size = micro;
     t.config.grad_acc_steps = 256 / micro;
-    test::set_measured_step(t, 10.0 / micro);  // micro-batch 8 is the fastest
+    test::set_measured_step(t, 100.0 / micro);  // micro-batch 8 is the fastest
     db.insert(t);
   }
   TrialRecord oom;
@@ -41,6 +41,7 @@ std::string db_with_trials() {
   oom.cluster.gpus_per_node = 4;
   oom.config.micro_batch_size = 16;
   oom.measured.status = TrialStatus::kOutOfMemory;
+  test::derive_figures(oom);
   db.insert(oom);
   return path;
 }

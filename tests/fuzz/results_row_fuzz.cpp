@@ -6,6 +6,7 @@
 // (COLUMN is a trials column or trial_key). A bug is any exception out of query or find (an
 // invalid row is skipped with a warning, never thrown), any sanitizer report, query and find
 // disagreeing on the row, or a row the reader returns that cannot be stored again and read back.
+// Rows are re-derived against the source tree's catalog (results/trial_rederive.h).
 #include <sqlite3.h>
 
 #include <unistd.h>
@@ -14,23 +15,43 @@
 #include <filesystem>
 #include <optional>
 
+#include "catalog/catalog.h"
+#include "catalog/model_loader.h"
 #include "fuzz_util.h"
+#include "plan/step_figures.h"
 #include "results/results_db.h"
 #include "results/trial_columns.h"
+#include "results/trial_rederive.h"
 
 namespace {
 
 using gpudays::ResultsDb;
 using gpudays::TrialRecord;
 
-// A valid successful trial: what columns the input does not name hold.
+const gpudays::Catalog& catalog() {
+  static const gpudays::Catalog kCatalog = gpudays::Catalog::load({GPUDAYS_SOURCE_DIR "/configs"});
+  return kCatalog;
+}
+
+// A valid successful trial, its figures derived from its step time: what columns the input does
+// not name hold. pythia-14m on the host CPU (MFU unknown), micro-batch 8 x accumulation 128.
 TrialRecord base_row() {
   TrialRecord t;
-  t.model = "m";
-  t.gpu = "g";
+  const gpudays::ModelSpec& model = catalog().model("pythia-14m");
+  t.model = model.name;
+  t.model_digest = gpudays::model_digest(model);
+  t.gpu = "cpu";
+  t.config.micro_batch_size = 8;
+  t.config.grad_acc_steps = 128;
   t.measured.status = gpudays::TrialStatus::kOk;
   t.measured.steps_timed = 3;
   t.measured.step_time_min_s = t.measured.step_time_median_s = t.measured.step_time_max_s = 1.0;
+  const gpudays::StepFigures f =
+      gpudays::step_figures(gpudays::trial_step_work(t, model, nullptr), 1.0);
+  t.samples_per_s = f.samples_per_s;
+  t.tokens_per_s = f.tokens_per_s;
+  t.training_days = f.training_days;
+  t.gpu_days = f.gpu_days;
   return t;
 }
 
@@ -47,7 +68,7 @@ struct Db {
             : std::filesystem::temp_directory_path();
     path = (dir / ("gpudays-fuzz-" + std::to_string(getpid()) + "-results.db")).string();
     std::filesystem::remove(path);
-    db.emplace(ResultsDb::open({.path = path, .read_only = false}));
+    db.emplace(ResultsDb::open({.path = path, .read_only = false, .catalog = &catalog()}));
     if (sqlite3_open(path.c_str(), &raw) != SQLITE_OK)
       gpudays::fuzz::fail("cannot open scratch db");
   }

@@ -102,14 +102,22 @@ TEST(ReportBrowser, PageWithDatabaseHasEveryImageAndLink) {
   const fs::path dir = test::process_temp_dir().fresh_dir("browser_db");
   const std::string db_path = (dir / "trials.db").string();
   {
-    ResultsDb db = ResultsDb::open({db_path});
-    for (const char* model : {"pythia-160m", "not-in-the-catalog"}) {
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
+    // A model of a file, not the catalog's: its trials are re-derived from the file it stored.
+    ModelSpec own = test::catalog().model("pythia-160m");
+    own.name = "not-in-the-catalog";
+    own.arch.n_layers = 10;
+    db.store_model(own);
+    const ModelSpec* models[] = {&test::catalog().model("pythia-160m"), &own};
+    for (const ModelSpec* model : models) {
       TrialRecord t;
-      t.model = model;
+      t.model = model->name;
       t.gpu = "a100-80gb-sxm";
       t.cluster = {1, 8};
-      test::set_measured_step(t, 2.0);
-      t.training_days = 3.25;
+      t.config.micro_batch_size = 8;
+      t.config.grad_acc_steps = 16;
+      test::set_measured_step(t, 1.95);  // pythia-160m: 3.2 days
+      test::derive_figures(t, *model);
       t.predicted_step_time_s = 1.6;
       t.created_at = "2026-11-30T07:00:00Z";
       db.insert(t);

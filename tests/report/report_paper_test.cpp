@@ -130,23 +130,25 @@ TEST(ReportPaperTables, RelativeSpeedIsTheMeanOfAnalyticOverTierDays) {
 }
 
 TEST(ReportPaperTables, MeasuredCellsComeFromTheDatabaseAndAreMarked) {
+  constexpr double kStepS = 1.95;  // 3.23 days of pythia-160m's 143,000 steps
   const std::string db_path = test::write_temp_file("paper_measured.db", "");
   std::filesystem::remove(db_path);
   {
-    ResultsDb db = ResultsDb::open({db_path});
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
     TrialRecord t;
     t.model = "pythia-160m";
     t.gpu = "a100-80gb-sxm";
     t.cluster = {1, 8};
-    test::set_measured_step(t, 2.0);
-    t.training_days = 3.25;
-    t.gpu_days = 26.0;
+    t.config.micro_batch_size = 8;
+    t.config.grad_acc_steps = 16;  // pythia-160m's global batch of 1024
+    test::set_measured_step(t, kStepS);
     t.predicted_step_time_s = 1.5;
     t.created_at = "2026-11-30T07:00:00Z";
     db.insert(t);
   }
   ReportDataOptions options = small_options();
   options.results_path = db_path;
+  options.catalog = &catalog();
   const ReportData data = collect_report_data(options);
   const DocTable optimal = training_days_table(data, DaysTable::kOptimal);
   EXPECT_EQ(optimal.rows[0][4], "3.2\nmeasured");  // pythia-160m, a100 x8
@@ -157,7 +159,9 @@ TEST(ReportPaperTables, MeasuredCellsComeFromTheDatabaseAndAreMarked) {
   EXPECT_EQ(optimal.rows[0][3].find("measured"), std::string::npos);
   const std::string csv = training_days_csv(data);
   EXPECT_NE(
-      csv.find("pythia-160m,a100-80gb-sxm,8,optimal,true,3.25,,,measured,\"fastest of 1 trials"),
+      csv.find(fmt::format("pythia-160m,a100-80gb-sxm,8,optimal,true,{:g},,,measured,\"fastest "
+                           "of 1 trials",
+                           143000 * kStepS / 86400.0)),
       std::string::npos)
       << csv;
   EXPECT_NE(csv.find("pythia-160m,a100-80gb-sxm,8,naive,true"), std::string::npos) << csv;

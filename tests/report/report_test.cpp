@@ -215,10 +215,12 @@ TEST(ReportCli, MeasurementsFromTheResultsDatabaseArePlotted) {
   const std::string db_path = test::write_temp_file("report_measured.db", "");
   fs::remove(db_path);
   {
-    ResultsDb db = ResultsDb::open({db_path});
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
     TrialRecord t;
     t.model = "pythia-160m";
     t.gpu = "a100-80gb-sxm";
+    t.config.micro_batch_size = 8;
+    t.config.grad_acc_steps = 128;  // pythia-160m's global batch of 1024
     test::set_measured_step(t, 12.0);
     t.predicted_step_time_s = 10.0;
     t.created_at = "2026-11-30T07:00:00Z";

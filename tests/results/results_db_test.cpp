@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include "common/error.h"
 
+#include "catalog/model_loader.h"
 #include "results/results_db.h"
 #include "results/trial_columns.h"
 #include "search_space/method_fields.h"
@@ -38,20 +39,18 @@ std::string bytes_of(const std::string& path) {
   return ss.str();
 }
 
+// pythia-14m on the host CPU: its global batch of 1024 in micro-batches of `micro_batch`.
 TrialRecord sample_trial(int64_t micro_batch) {
   TrialRecord t;
   t.model = "pythia-14m";
   t.gpu = "cpu";
   t.measured.device_name = "test cpu";
   t.config.micro_batch_size = micro_batch;
-  t.config.grad_acc_steps = 64 / micro_batch;
-  t.measured.status = TrialStatus::kOk;
-  t.measured.steps_timed = 3;
-  t.measured.step_time_median_s = 1.25;
+  t.config.grad_acc_steps = 1024 / micro_batch;
+  test::set_measured_step(t, 1.25);
   t.measured.step_time_min_s = 1.2;
   t.measured.step_time_max_s = 1.3;
   t.measured.peak_memory_bytes = 123456789;
-  t.mfu = 0.42;
   t.git_commit = "abc123";
   t.created_at = "2026-11-30T06:00:00Z";
   return t;
@@ -59,7 +58,7 @@ TrialRecord sample_trial(int64_t micro_batch) {
 
 std::string open_error(const std::string& path, bool read_only = false) {
   try {
-    ResultsDb::open({path, read_only});
+    ResultsDb::open({path, read_only, &test::catalog()});
   } catch (const InputError& e) {
     return e.what();
   }
@@ -69,17 +68,17 @@ std::string open_error(const std::string& path, bool read_only = false) {
 TEST(ResultsDb, RoundTripAndNoDuplicates) {
   const std::string path = fresh_path("round.db");
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     EXPECT_TRUE(db.insert(sample_trial(4)));
     EXPECT_FALSE(db.insert(sample_trial(4)));  // same identity
     EXPECT_TRUE(db.insert(sample_trial(8)));
   }
-  ResultsDb db = ResultsDb::open({path});
+  ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
   const auto found = db.find(sample_trial(4).key());
   ASSERT_TRUE(found);
   EXPECT_EQ(found->config.micro_batch_size, 4);
   EXPECT_EQ(found->measured.peak_memory_bytes, 123456789);
-  EXPECT_DOUBLE_EQ(found->mfu, 0.42);
+  EXPECT_DOUBLE_EQ(found->mfu, sample_trial(4).mfu);
   EXPECT_EQ(found->measured.status, TrialStatus::kOk);
   EXPECT_EQ(found->git_commit, "abc123");
   EXPECT_EQ(db.query({.model = "pythia-14m", .gpu = ""}).size(), 2u);
@@ -91,8 +90,8 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
 // dropped silently and never used in place of the stored trial.
 TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
   const std::string path = fresh_path("repeats.db");
-  ResultsDb first = ResultsDb::open({path});
-  ResultsDb second = ResultsDb::open({path});
+  ResultsDb first = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+  ResultsDb second = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
   ASSERT_TRUE(first.insert(sample_trial(4)));
   TrialRecord again = sample_trial(4);
   test::set_measured_step(again, 9.0);
@@ -112,10 +111,10 @@ TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
 // grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: the write fails with EFBIG), in a child process.
 TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   const std::string path = fresh_path("read-only.db");
-  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   const auto write_refused = [&path] {
     try {
-      ResultsDb::open({path});
+      ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     } catch (const InputError& e) {
       return std::string(e.what()).find("cannot write the results database " + path) !=
              std::string::npos;
@@ -126,7 +125,7 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   if (geteuid() != 0) {
     std::filesystem::permissions(path, std::filesystem::perms::owner_read);
     EXPECT_TRUE(write_refused());
-    EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
+    EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   }
   const std::string before = bytes_of(path);
@@ -136,7 +135,8 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
     const rlimit none{0, RLIM_INFINITY};
     setrlimit(RLIMIT_FSIZE, &none);
     const bool refused = write_refused();
-    const bool readable = ResultsDb::open({path, /*read_only=*/true}).query({}).size() == 1;
+    const bool readable =
+        ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size() == 1;
     _exit(refused && readable ? 0 : 1);
   }
   int status = 0;
@@ -170,7 +170,7 @@ TEST(ResultsDb, ForeignSqliteIsLeftUntouched) {
 TEST(ResultsDb, CorruptedIsLeftUntouched) {
   const std::string path = fresh_path("corrupt.db");
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
   }
   std::string bytes = bytes_of(path);
@@ -187,7 +187,7 @@ TEST(ResultsDb, CorruptedIsLeftUntouched) {
 // file is corrupted deletes a healthy database); once the lock goes, the file opens as before.
 TEST(ResultsDb, ABusyDatabaseIsCalledLockedNotCorrupted) {
   const std::string path = fresh_path("busy.db");
-  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   sqlite3* writer = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &writer), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(writer, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
@@ -199,38 +199,19 @@ TEST(ResultsDb, ABusyDatabaseIsCalledLockedNotCorrupted) {
   sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
   sqlite3_close(writer);
   unsetenv("GPUDAYS_DB_BUSY_TIMEOUT_S");
-  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true}).query({}).size(), 1u);
-}
-
-// A schema-1 file (before the composed-parts timing columns), as gpudays wrote it then: one row.
-void write_schema1_database(const std::string& path) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  std::string columns = "id INTEGER PRIMARY KEY, trial_key TEXT NOT NULL UNIQUE";
-  for (const TrialColumn& c : trial_columns()) {
-    if (c.since_version > 1) continue;
-    columns += fmt::format(", {} {} DEFAULT {}", c.name, c.sql_type, c.default_sql);
-  }
-  const std::string sql = fmt::format(
-      "CREATE TABLE trials ({}); PRAGMA application_id = {}; PRAGMA user_version = 1; "
-      "INSERT INTO trials (trial_key, model, gpu, num_nodes, gpus_per_node, micro_batch_size, "
-      "grad_acc_steps, steps_timed, step_time_median_s, step_time_min_s, step_time_max_s) "
-      "VALUES ('old', 'old', 'cpu', 1, 1, 1, 1, 3, 0.5, 0.5, 0.5);",
-      columns,
-      0x47505544);
-  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(raw);
-  sqlite3_close(raw);
+  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
 TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
   const std::string path = fresh_path("schema1.db");
-  write_schema1_database(path);
+  TrialRecord old = sample_trial(1);
+  test::set_measured_step(old, 0.5);
+  test::write_old_results_db(path, 1, {old});
   const std::string before = bytes_of(path);
   {
-    const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+    const auto rows = ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({});
     ASSERT_EQ(rows.size(), 1u);
-    EXPECT_EQ(rows[0].model, "old");
+    EXPECT_EQ(rows[0].model, "pythia-14m");
     EXPECT_DOUBLE_EQ(rows[0].measured.step_time_median_s, 0.5);
     EXPECT_EQ(rows[0].measured.timing,
               StepTiming::kWhole);  // the default for rows before composed timing
@@ -238,7 +219,7 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
   }
   EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     TrialRecord t = sample_trial(4);
     t.measured.timing = StepTiming::kParts;
     t.measured.micro_step_time_s = 0.1;
@@ -249,7 +230,7 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
     test::set_measured_step(t, 1.6);  // a failed check keeps the whole steps as the step time
     EXPECT_TRUE(db.insert(t));
   }
-  const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+  const auto rows = ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].measured.timing, StepTiming::kWhole);
   EXPECT_EQ(rows[1].measured.timing, StepTiming::kParts);
@@ -268,10 +249,10 @@ TEST(ResultsDb, ConfigurationAndShapeRoundTrip) {
   t.measured.timing = StepTiming::kParts;
   t.measured.status = TrialStatus::kTimeout;
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     EXPECT_TRUE(db.insert(t));
   }
-  const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+  const auto rows = ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].config, t.config);
   EXPECT_EQ(rows[0].cluster, t.cluster);
@@ -286,14 +267,15 @@ TEST(ResultsDb, EveryMethodSetRoundTrips) {
   const std::string path = fresh_path("methods-roundtrip.db");
   const std::vector<MethodSet> sets = every_method_set();
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     for (const MethodSet& m : sets) {
       TrialRecord t = sample_trial(2);
       t.config.methods = m;
+      t.measured.status = TrialStatus::kCrash;  // offloading without sharding is no success
       EXPECT_TRUE(db.insert(t)) << describe(m);
     }
   }
-  const auto rows = ResultsDb::open({path, /*read_only=*/true}).query({});
+  const auto rows = ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({});
   ASSERT_EQ(rows.size(), sets.size());
   std::vector<MethodSet> back;
   for (const TrialRecord& r : rows) back.push_back(r.config.methods);
@@ -307,8 +289,10 @@ TEST(ResultsDb, EveryMethodSetRoundTrips) {
   }
   TrialRecord t = sample_trial(2);
   t.config.methods = {true, false, Sharding::kZero2, true};
-  EXPECT_EQ(t.key(), "pythia-14m|cpu|1x1|fl=1|ckpt=0|zero_2|offload=1|mb=2|acc=32|mem=0");
-  EXPECT_EQ(trial_columns_schema_version(), 4);
+  EXPECT_EQ(t.key(),
+            model_digest(test::catalog().model("pythia-14m")) +
+                "|cpu|1x1|fl=1|ckpt=0|zero_2|offload=1|mb=2|acc=512|mem=0");
+  EXPECT_EQ(trial_columns_schema_version(), 5);
 }
 
 // Rewrites one column of every stored row behind the database's back (a hostile or damaged row).
@@ -338,11 +322,11 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
         "peak_memory_bytes = -1"}) {
     const std::string path = fresh_path("invalid-row.db");
     {
-      ResultsDb db = ResultsDb::open({path});
+      ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
       ASSERT_TRUE(db.insert(sample_trial(4)));
     }
     overwrite_column(path, assignment);
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     EXPECT_TRUE(db.query({}).empty()) << assignment;
     EXPECT_FALSE(db.find(sample_trial(4).key())) << assignment;
     EXPECT_TRUE(db.insert(sample_trial(4))) << assignment;
@@ -356,7 +340,8 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
 // rank's figures are taken one by one), a failed check's whole steps, and the host CPU's counted
 // utilisation up to 120% can.
 TEST(TrialValidate, PartsThatDoNotComposeAndUtilisationAbove100AreInvalid) {
-  TrialRecord t = sample_trial(16);  // accumulation 4
+  TrialRecord t = sample_trial(16);
+  t.config.grad_acc_steps = 4;  // row_problem does not ask for the global batch
   t.gpu = "a100-80gb-sxm";
   test::set_measured_step(t, 7.49);
   t.measured.timing = StepTiming::kParts;
@@ -399,7 +384,7 @@ TEST(TrialValidate, PartsThatDoNotComposeAndUtilisationAbove100AreInvalid) {
 TEST(ResultsDb, TruncatedIsCalledCorruptedNotForeign) {
   const std::string path = fresh_path("truncated.db");
   {
-    ResultsDb db = ResultsDb::open({path});
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
   }
   const std::string bytes = bytes_of(path).substr(0, 5000);
@@ -412,7 +397,7 @@ TEST(ResultsDb, TruncatedIsCalledCorruptedNotForeign) {
 
 TEST(ResultsDb, NewerSchemaIsLeftUntouched) {
   const std::string path = fresh_path("newer.db");
-  { ResultsDb::open({path}).insert(sample_trial(4)); }
+  { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
@@ -425,7 +410,7 @@ TEST(ResultsDb, NewerSchemaIsLeftUntouched) {
 TEST(ResultsDb, ReadOnlyNeverCreates) {
   const std::string path = fresh_path("absent.db");
   try {
-    ResultsDb::open({path, /*read_only=*/true});
+    ResultsDb::open({path, /*read_only=*/true, &test::catalog()});
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no results database"), std::string::npos);

@@ -171,7 +171,7 @@ std::vector<TrialRecord> trials(const std::string& db, int64_t nodes, int64_t ra
   TrialFilter filter;
   filter.num_nodes = nodes;
   filter.gpus_per_node = ranks_per_node;
-  return ResultsDb::open({db, /*read_only=*/true}).query(filter);
+  return ResultsDb::open({db, /*read_only=*/true, &test::catalog()}).query(filter);
 }
 
 int count_ok(const std::vector<TrialRecord>& rows) {

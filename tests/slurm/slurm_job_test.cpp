@@ -62,6 +62,9 @@ TEST(SlurmClusterFile, MalformedFilesNameFileAndKey) {
   expect_file_error("inter_node_gb_per_s = \"fast\"\n[partitions.a]\n", "inter_node_gb_per_s");
   expect_file_error("default_partition = \"b\"\n[partitions.a]\n", "unknown partition 'b'");
   expect_file_error("[partitions.a\n", ":1:");
+  const std::string long_name(300, 'p');
+  expect_file_error("name = \"" + long_name + "\"\n[partitions.a]\n", "name: a name of 300 bytes");
+  expect_file_error("[partitions." + long_name + "]\n", "a name of 300 bytes");
 }
 
 SlurmJob two_by_two_job() {

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "catalog/host_cpu.h"
+#include "catalog/model_loader.h"
 #include "common/child_process.h"
 #include "common/error.h"
 #include "common/interrupt.h"
@@ -56,9 +57,9 @@ struct SweepFixture {
     options.strategy = SearchStrategy::kExhaustive;
   }
 
-  SweepSummary run(std::ostream& progress) {
-    ResultsDb db = ResultsDb::open({db_path});
-    return run_sweep(catalog().model("pythia-70m"), cluster, plan_options, options, db, progress);
+  SweepSummary run(std::ostream& progress, const ModelSpec& model = catalog().model("pythia-70m")) {
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
+    return run_sweep(model, cluster, plan_options, options, db, progress);
   }
 };
 
@@ -74,7 +75,7 @@ TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
   EXPECT_NE(progress.str().find("[trial 1 of ≤"), std::string::npos) << progress.str();
   EXPECT_NE(progress.str().find("ETA unknown"), std::string::npos);  // before any trial ended
   EXPECT_NE(progress.str().find("ETA ≤ "), std::string::npos);
-  const auto rows = ResultsDb::open({f.db_path}).query({});
+  const auto rows = ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({});
   EXPECT_EQ(static_cast<int>(rows.size()), first.trials_run);
   EXPECT_EQ(rows.front().measured.device_name, "fake device");
   EXPECT_FALSE(rows.front().created_at.empty());
@@ -84,7 +85,34 @@ TEST(Sweep, RecordsEveryTrialAndReusesThemOnRerun) {
   const SweepSummary second = f.run(again);
   EXPECT_EQ(second.trials_run, 0);
   EXPECT_EQ(second.trials_reused, first.trials_run);
-  EXPECT_EQ(ResultsDb::open({f.db_path}).query({}).size(), rows.size());
+  EXPECT_EQ(ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({}).size(),
+            rows.size());
+}
+
+// A model named "pythia-70m" that is not the catalog's (another depth) is measured, not served the
+// catalog model's stored trials; both models' trials are kept, each under its own digest, and
+// read back re-derived from the model each was measured with.
+TEST(Sweep, AModelOfTheSameNameButAnotherArchitectureIsMeasuredAgain) {
+  SweepFixture f("sweep_same_name.db");
+  f.plan_options.preset = MethodPreset::kFreeLunch;
+  std::ostringstream progress;
+  const SweepSummary first = f.run(progress);
+  ModelSpec other = catalog().model("pythia-70m");
+  other.arch.n_layers = 4;
+  const SweepSummary second = f.run(progress, other);
+  EXPECT_EQ(second.trials_reused, 0);
+  EXPECT_EQ(second.trials_run, first.trials_run);
+  const auto rows = ResultsDb::open({f.db_path, /*read_only=*/true, &test::catalog()}).query({});
+  ASSERT_EQ(static_cast<int>(rows.size()), first.trials_run + second.trials_run);
+  std::set<std::string> digests;
+  for (const TrialRecord& t : rows) {
+    EXPECT_EQ(t.model, "pythia-70m");
+    digests.insert(t.model_digest);
+  }
+  EXPECT_EQ(
+      digests,
+      (std::set<std::string>{model_digest(catalog().model("pythia-70m")), model_digest(other)}));
+  EXPECT_EQ(f.run(progress, other).trials_reused, second.trials_run);
 }
 
 // On a CPU whose measured matmuls are slower than the fake trial's times imply, every trial is a
@@ -103,7 +131,9 @@ TEST(Sweep, AMeasuredCpuCeilingRejectsImpossibleTimes) {
     EXPECT_EQ(rejected, measured) << progress.str();
     EXPECT_EQ(s.search.best.has_value(), !measured);
     if (measured) continue;
-    for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) EXPECT_EQ(t.mfu, 0.0);
+    for (const TrialRecord& t :
+         ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({}))
+      EXPECT_EQ(t.mfu, 0.0);
   }
 }
 
@@ -118,7 +148,8 @@ TEST(Sweep, CrashesAndHangsCostOneTrialEach) {
   unsetenv("FAKE_CRASH_SHARDING");
   unsetenv("FAKE_HANG_SHARDING");
   int crashes = 0, timeouts = 0, ok = 0;
-  for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) {
+  for (const TrialRecord& t :
+       ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({})) {
     crashes += t.measured.status == TrialStatus::kCrash;
     timeouts += t.measured.status == TrialStatus::kTimeout;
     ok += t.measured.status == TrialStatus::kOk;
@@ -142,7 +173,8 @@ TEST(Sweep, ACrashStoresItsErrorLineAndKeepsItsStderr) {
   f.run(progress);
   unsetenv("FAKE_C10_CRASH_SHARDING");
   int crashes = 0;
-  for (const TrialRecord& t : ResultsDb::open({f.db_path}).query({})) {
+  for (const TrialRecord& t :
+       ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({})) {
     if (t.measured.status != TrialStatus::kCrash) continue;
     ++crashes;
     EXPECT_EQ(t.measured.message,
@@ -204,7 +236,8 @@ TEST(Sweep, KilledTrialsAreMeasuredAgainCrashesAreNot) {
   unsetenv("FAKE_CRASH_SHARDING");
   const auto count = [&](TrialStatus status, Sharding sharding) {
     int n = 0;
-    for (const TrialRecord& t : ResultsDb::open({f.db_path, /*read_only=*/true}).query({})) {
+    for (const TrialRecord& t :
+         ResultsDb::open({f.db_path, /*read_only=*/true, &test::catalog()}).query({})) {
       n += t.measured.status == status && t.config.methods.sharding == sharding;
     }
     return n;
@@ -249,7 +282,8 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     try {  // the child may be creating the database right now
       if (std::filesystem::exists(f.db_path) &&
-          ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).size() >= 5) {
+          ResultsDb::open({f.db_path, /*read_only=*/true, &test::catalog()}).query({}).size() >=
+              5) {
         break;
       }
     } catch (const InputError&) {
@@ -257,18 +291,20 @@ TEST(Sweep, KilledSweepResumesWithoutLossOrDuplicates) {
   }
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  const size_t before = ResultsDb::open({f.db_path}).query({}).size();
+  const size_t before =
+      ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({}).size();
   ASSERT_GE(before, 5u);
   std::ostringstream progress;
   const SweepSummary resumed = f.run(progress);
   unsetenv("FAKE_SLEEP_S");
   EXPECT_GE(resumed.trials_reused, static_cast<int>(before));
   EXPECT_EQ(resumed.trials_not_stored, 0) << "the resumed sweep re-ran a stored trial";
-  const auto rows = ResultsDb::open({f.db_path}).query({});
+  const auto rows = ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({});
   EXPECT_EQ(static_cast<int>(rows.size()), resumed.trials_run + resumed.trials_reused);
   // Same rows as the uninterrupted sweep: every key, its status and its step time.
   std::map<std::string, std::pair<TrialStatus, double>> expected, got;
-  for (const TrialRecord& t : ResultsDb::open({reference.db_path}).query({})) {
+  for (const TrialRecord& t :
+       ResultsDb::open({reference.db_path, /*read_only=*/false, &test::catalog()}).query({})) {
     expected[t.key()] = {t.measured.status, t.step_time_s()};
   }
   for (const TrialRecord& t : rows) got[t.key()] = {t.measured.status, t.step_time_s()};
@@ -326,7 +362,8 @@ TEST(Sweep, SignalStopsTheRunningTrialAndRecordsNothing) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       EXPECT_EQ(entry.path().extension(), ".pid") << entry.path() << " left behind";
     }
-    EXPECT_TRUE(ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).empty());
+    EXPECT_TRUE(
+        ResultsDb::open({f.db_path, /*read_only=*/true, &test::catalog()}).query({}).empty());
   }
 }
 
@@ -431,7 +468,9 @@ TEST(Sweep, AnUnwritableTrialDirectoryFailsTheSweepAndStoresNothing) {
       if (saved != nullptr) setenv("TMPDIR", saved_tmpdir.c_str(), 1);
       if (saved == nullptr) unsetenv("TMPDIR");
     }
-    EXPECT_TRUE(ResultsDb::open({f.db_path, /*read_only=*/true}).query({}).empty()) << work;
+    EXPECT_TRUE(
+        ResultsDb::open({f.db_path, /*read_only=*/true, &test::catalog()}).query({}).empty())
+        << work;
   }
 }
 
@@ -443,7 +482,7 @@ TEST(Sweep, FirstTrialOfEachMethodSetChecksThePartsComposition) {
     std::ostringstream progress;
     f.run(progress);
     unsetenv("FAKE_DISAGREE");
-    const auto rows = ResultsDb::open({f.db_path}).query({});
+    const auto rows = ResultsDb::open({f.db_path, /*read_only=*/false, &test::catalog()}).query({});
     ASSERT_GE(rows.size(), 3u);
     EXPECT_EQ(rows[0].measured.timing, StepTiming::kParts);
     EXPECT_EQ(rows[0].measured.timing_check, disagree ? "disagrees" : "agrees");
