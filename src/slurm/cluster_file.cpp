@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "catalog/gpu_loader.h"
 #include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
@@ -36,6 +37,7 @@ SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   p.nodes = non_negative_int(t, "nodes");
   p.max_time_s = non_negative(t, "max_time_hours") * 3600.0;
   p.price_per_gpu_hour = non_negative(t, "price_per_gpu_hour");
+  p.links = read_link_settings(t);
   t.check_all_used();
   return p;
 }
@@ -93,6 +95,11 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   return c;
 }
 
+LinkSettings cluster_links(const std::string& cluster_file, const std::string& partition) {
+  if (cluster_file.empty()) return {};
+  return load_slurm_cluster(cluster_file).partition(partition).links;
+}
+
 PlannedHardware fill_from_partition(PlannedHardware h,
                                     const std::string& cluster_file,
                                     const std::string& partition) {
@@ -106,6 +113,7 @@ PlannedHardware fill_from_partition(PlannedHardware h,
   if (h.host_memory_gib == 0 && p.memory_per_node_bytes > 0) {
     h.host_memory_gib = p.memory_per_node_bytes / kGiB;
   }
+  h.links = h.links.over(p.links);
   if (p.nodes > 0 && h.nodes > p.nodes) {
     throw InputError(fmt::format(
         "{} nodes asked, but partition '{}' of {} has {}", h.nodes, p.name, cluster_file, p.nodes));
