@@ -25,6 +25,11 @@ std::string joined(const std::vector<std::string>& argv) {
 
 void check_job(const SlurmJob& job) {
   if (job.command.empty()) throw InputError("a Slurm job needs a command");
+  for (const auto& [name, value] : job.environment_defaults) {
+    if (value.empty() || shell_quote(value) != value) {
+      throw InputError(fmt::format("default {}={}: not a plain word", name, value));
+    }
+  }
   if (job.nodes < 1 || job.tasks_per_node < 1 || job.cpus_per_task < 1) {
     throw InputError(fmt::format("a Slurm job of {} nodes x {} tasks x {} CPUs: each must be >= 1",
                                  job.nodes,
@@ -109,6 +114,9 @@ std::string render_sbatch_script(const SlurmJob& job) {
   for (const std::string& setup : job.setup) s += setup + "\n";
   for (const auto& [name, value] : job.environment) {
     s += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
+  for (const auto& [name, value] : job.environment_defaults) {
+    s += fmt::format("export {0}=\"${{{0}:-{1}}}\"  # unless already set\n", name, value);
   }
   s += store_address_lines();
   s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";

@@ -34,6 +34,9 @@ struct SlurmJob {
   std::string log_dir;             // --output=<log_dir>/%x-%j.out (absolute)
   std::vector<std::string> setup;  // shell lines run first (module load, a venv)
   std::vector<std::pair<std::string, std::string>> environment;  // exported before the command
+  // Exported only where the job's environment leaves them unset: the user's value wins
+  // (NCCL_P2P_DISABLE for GPUs without peer-to-peer).
+  std::vector<std::pair<std::string, std::string>> environment_defaults;
   JobLaunch launch = JobLaunch::kEveryTask;
   std::string srun_mpi = "pmix";
   std::vector<std::string> srun_args;

@@ -26,7 +26,7 @@ struct SlurmRequest {
 // What the submission of one job needs beside the request: the job (shape, command), the
 // device its tasks use, the plan's estimate of its duration (0: none) and its record's fields.
 struct SlurmSubmission {
-  SlurmJob job;
+  SlurmJob job;  // its environment_defaults: the launch's (NCCL_P2P_DISABLE, by the caller)
   bool gpu_tasks = true;      // one GPU per task; false: CPU tasks
   double estimate_s = 0.0;    // warn when --time is shorter
   std::string estimate_what;  // how the estimate was made, for the warning
