@@ -14,7 +14,8 @@
 namespace gpudays {
 
 struct SlurmPartition {
-  std::string name;
+  std::string name;                    // the table's name: what --partition selects
+  std::string slurm_partition;         // the partition sbatch gets; "": `name`
   std::string gpu;                     // catalog GPU name ("" for a CPU-only partition)
   int64_t gpus_per_node = 0;           // GPUs (GRES gpu) per node
   int64_t cpus_per_node = 0;           // 0: unknown
@@ -22,7 +23,17 @@ struct SlurmPartition {
   int64_t nodes = 0;                   // nodes in the partition; 0: unknown
   double max_time_s = 0.0;             // the partition's time limit; 0: none
   double price_per_gpu_hour = 0.0;     // what the allocation is charged, if it is; 0: unknown
-  LinkSettings links;                  // its nodes' links where the GPU file's do not hold
+  // Where its jobs run, each "" when not given: sbatch --constraint (node features; how sites
+  // with several GPU types in one partition select one), --nodelist and --reservation.
+  std::string constraint;
+  std::string nodelist;
+  std::string reservation;
+  std::vector<std::string> sbatch_lines;  // more #SBATCH options, e.g. "--exclusive"
+  LinkSettings links;                     // its nodes' links where the GPU file's do not hold
+  // The partition's name as sbatch takes it.
+  const std::string& sbatch_name() const {
+    return slurm_partition.empty() ? name : slurm_partition;
+  }
   bool operator==(const SlurmPartition&) const = default;
 };
 

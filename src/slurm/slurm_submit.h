@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_job.h"
@@ -20,6 +21,11 @@ struct SlurmRequest {
   std::string time;                  // Slurm's format; "": the partition's limit
   int64_t cpus_per_task = 0;         // 0: the partition's CPUs split over the tasks (at least 1)
   double memory_per_node_gib = 0.0;  // 0: the partition's default
+  // Where the job runs; "" : the partition's (cluster file), else none.
+  std::string constraint;
+  std::string nodelist;
+  std::string reservation;
+  std::vector<std::string> sbatch_lines;    // after the partition's
   std::string slurm_dir = "gpudays-slurm";  // scripts, logs and jobs.jsonl
 };
 
