@@ -21,16 +21,13 @@
 #include "results/trial_rederive.h"
 
 namespace gpudays::test {
-namespace {
 
-std::string read_all(const std::string& path) {
+std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 const Catalog& catalog() {
   static const Catalog kCatalog = Catalog::load({});
@@ -55,8 +52,8 @@ CommandResult run_gpudays(const std::string& args) {
   const int status = std::system(command.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_all(out_path);
-  r.err = read_all(err_path);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
   std::filesystem::remove(out_path);
   std::filesystem::remove(err_path);
   return r;

@@ -24,7 +24,7 @@ PlannerOptions planner_options(const Catalog& catalog,
   if (request.host_memory_bytes_per_node > 0) {
     options.host_memory_bytes_per_node = request.host_memory_bytes_per_node;
   }
-  // The bands plan the published cases, each with its own network and CPU figures.
+  // The bands plan the published cases, each with its own network, links and CPU figures.
   if (!host_cpu && request.error_bands) {
     options.error_bands = validation_error_bands(catalog, options);
   }
@@ -33,6 +33,7 @@ PlannerOptions planner_options(const Catalog& catalog,
   if (request.cpu_adam_params_per_s) {
     options.time.cpu_adam_params_per_s = *request.cpu_adam_params_per_s;
   }
+  options.time.links = request.links;
   return out;
 }
 

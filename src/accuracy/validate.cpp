@@ -73,6 +73,15 @@ Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
     notes.push_back(
         fmt::format("network {:g} Gb/s as published, taken per node", *m.inter_node_gbit_per_s));
   }
+  if (m.links.pair_bridge) {
+    notes.push_back(*m.links.pair_bridge ? "pairs NVLink-bridged, as the source says"
+                                         : "no NVLink bridge, as the source says");
+  }
+  if (m.links.peer_to_peer) {
+    notes.push_back(*m.links.peer_to_peer
+                        ? "peer-to-peer on, as the source says"
+                        : "no peer-to-peer (NCCL_P2P_DISABLE=1), as the source says");
+  }
   if (m.inter_node_gbit_per_s_per_gpu && m.nodes > 1) {
     notes.push_back(fmt::format("network {:g} Gb/s per GPU as published, {:g} Gb/s per node",
                                 *m.inter_node_gbit_per_s_per_gpu,
@@ -312,6 +321,7 @@ ValidationCase validate_case(const Measurement& m,
   if (const auto network = m.inter_node_gbit_per_s_per_node()) {
     opts.time.inter_node_gb_per_s = *network / 8.0;
   }
+  opts.time.links = m.links;
   opts.implementation.code =
       m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
   opts.implementation.compiled = m.compiled.value_or(false);

@@ -66,6 +66,12 @@ void read_links(const TomlFields& t, GpuSpec& g) {
   if (g.pair_bridge_gb_per_s != 0.0) {  // 0: no bridge
     require_bandwidth(t, "pair_bridge_gb_per_s", g.pair_bridge_gb_per_s);
   }
+  // No bridge unless the file says pairs have one: most multi-GPU boxes of PCIe cards have none.
+  g.pair_bridge = t.get_bool_or("pair_bridge", false);
+  if (g.pair_bridge && g.pair_bridge_gb_per_s == 0.0) {
+    t.fail("pair_bridge", "true, but the card takes no bridge: give pair_bridge_gb_per_s");
+  }
+  g.peer_to_peer = t.get_bool_or("peer_to_peer", true);
 }
 
 void read_price(const TomlFields& t, GpuSpec& g) {
@@ -92,6 +98,20 @@ void read_table(const TomlFields& root, const char* key, GpuSpec& g, Reader read
 }
 
 }  // namespace
+
+LinkSettings read_link_settings(const TomlFields& t) {
+  return {t.get_optional_bool("pair_bridge"), t.get_optional_bool("peer_to_peer")};
+}
+
+void check_links_possible(const GpuSpec& gpu, const LinkSettings& links) {
+  if (links.pair_bridge.value_or(false) && gpu.pair_bridge_gb_per_s <= 0.0) {
+    throw InputError(fmt::format(
+        "an NVLink bridge is asked for (--pair-bridge on, or a pair_bridge = true), but the {} "
+        "takes none ({} gives no pair_bridge_gb_per_s)",
+        gpu.name,
+        gpu.source_path.empty() ? "its GPU file" : gpu.source_path));
+  }
+}
 
 GpuSpec load_gpu_file(const std::string& path) {
   TomlFields root = TomlFields::parse_file(path);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,9 @@ struct GpuSpec {
 
   std::string gpu_link;               // "nvlink3", "pcie4", ...
   double gpu_link_gb_per_s = 0.0;     // per GPU, per direction, among all GPUs of a node
-  double pair_bridge_gb_per_s = 0.0;  // NVLink bridge joining two cards; 0: none
+  double pair_bridge_gb_per_s = 0.0;  // NVLink bridge joining two cards; 0: the card takes none
+  bool pair_bridge = false;           // whether a pair of these cards has its bridge fitted
+  bool peer_to_peer = true;           // whether GPUs reach each other's memory directly (P2P)
   std::string host_link;              // "pcie4"
   double host_link_gb_per_s = 0.0;    // per direction, theoretical
 
@@ -57,6 +60,27 @@ struct GpuSpec {
   // something and a measurement above the matmul ceiling is a timing bug; not for the host CPU's
   // stand-in, whose figures are invented.
   bool peaks_known() const { return kind == DeviceKind::kGpu || matmul_ceiling_measured; }
+};
+
+// The links of a node as configured where they differ from its GPU file's defaults (`[links]`
+// pair_bridge and peer_to_peer): a cluster file's partition, a published case or a command's
+// --pair-bridge and --peer-to-peer. Unset: the GPU file's.
+struct LinkSettings {
+  std::optional<bool> pair_bridge;
+  std::optional<bool> peer_to_peer;
+
+  // Pairs joined by their NVLink bridge: asked for (or the file's default) on a card that takes
+  // one.
+  bool pair_bridged(const GpuSpec& gpu) const {
+    return pair_bridge.value_or(gpu.pair_bridge) && gpu.pair_bridge_gb_per_s > 0.0;
+  }
+  bool peer_to_peer_on(const GpuSpec& gpu) const { return peer_to_peer.value_or(gpu.peer_to_peer); }
+  // These settings where they are set, `base`'s elsewhere.
+  LinkSettings over(const LinkSettings& base) const {
+    return {pair_bridge ? pair_bridge : base.pair_bridge,
+            peer_to_peer ? peer_to_peer : base.peer_to_peer};
+  }
+  bool operator==(const LinkSettings&) const = default;
 };
 
 }  // namespace gpudays

@@ -12,6 +12,7 @@
 
 #include "catalog/arch_fields.h"
 #include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
@@ -63,11 +64,6 @@ std::optional<int64_t> optional_count(const TomlFields& t, const char* key) {
   const int64_t v = t.get_int(key);
   if (v <= 0) t.fail(key, fmt::format("must be a positive integer, is {}", v));
   return v;
-}
-
-std::optional<bool> optional_bool(const TomlFields& t, const char* key) {
-  if (!t.has(key)) return std::nullopt;
-  return t.get_bool_or(key, false);
 }
 
 std::string one_of(const TomlFields& t, const char* key, const std::vector<std::string>& choices) {
@@ -248,6 +244,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.inter_node_gbit_per_s && c.inter_node_gbit_per_s_per_gpu) {
     t.fail("inter_node_gbit_per_s_per_gpu", "give the network per node or per GPU, not both");
   }
+  c.links = read_link_settings(t);
   try {
     c.precision = parse_precision(t.get_string("precision"));
   } catch (const InputError& e) {
@@ -267,8 +264,8 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.gradient_accumulation = optional_count(t, "gradient_accumulation");
   c.global_batch_size = optional_count(t, "global_batch_size");
   c.train_steps = optional_count(t, "train_steps");
-  c.fused_attention = optional_bool(t, "fused_attention");
-  c.compiled = optional_bool(t, "compiled");
+  c.fused_attention = t.get_optional_bool("fused_attention");
+  c.compiled = t.get_optional_bool("compiled");
   c.implementation = one_of(t, "implementation", kImplementations);
   c.autocast_fp32_weights = t.get_bool_or("autocast_fp32_weights", false);
   if (c.autocast_fp32_weights && c.precision == Precision::kFp32) {

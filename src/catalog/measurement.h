@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 
 namespace gpudays {
@@ -94,6 +95,9 @@ struct Measurement {
     }
     return inter_node_gbit_per_s;
   }
+  // The node's links where the source says how they differ from the GPU file's defaults (an
+  // NVLink bridge fitted or not, peer-to-peer off).
+  LinkSettings links;
 
   Precision precision = Precision::kBf16;
   bool tf32 = false;     // fp32 recipes: matmuls in TF32

@@ -132,6 +132,11 @@ bool TomlFields::get_bool_or(std::string_view key, bool fallback) const {
   fail(key, "must be true or false");
 }
 
+std::optional<bool> TomlFields::get_optional_bool(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return get_bool_or(key, false);
+}
+
 std::vector<int64_t> TomlFields::get_int_array(std::string_view key) const {
   const toml::node* n = as_node(node(key));
   if (n == nullptr) fail(key, "missing (an array of integers)");

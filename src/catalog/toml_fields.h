@@ -46,6 +46,7 @@ class TomlFields {
   std::string get_name_or(std::string_view key, std::string fallback) const;
   std::vector<std::string> get_name_array_or(std::string_view key) const;
   bool get_bool_or(std::string_view key, bool fallback) const;
+  std::optional<bool> get_optional_bool(std::string_view key) const;  // nullopt when absent
   std::vector<int64_t> get_int_array(std::string_view key) const;
   std::vector<std::string> get_string_array_or(std::string_view key) const;
   TomlFields table(std::string_view key) const;

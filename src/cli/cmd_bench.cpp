@@ -15,6 +15,7 @@
 
 #include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/slurm_options.h"
@@ -81,12 +82,14 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   } else {
     if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
     gpu = &catalog.gpu(r.gpu);
+    check_links_possible(*gpu, r.links);
   }
   const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
   const PlanOptions plan_options =
-      planner_options(catalog, gpu->kind, {.preset = parse_preset(r.methods)}).options;
+      planner_options(catalog, gpu->kind, {.preset = parse_preset(r.methods), .links = r.links})
+          .options;
   SweepOptions options;
-  options.trial_command = trial_command(global.config_dir, r, cluster.world_size());
+  options.trial_command = trial_command(global.config_dir, r, cluster);
   options.model_file = r.model_file;
   options.trial_timeout_s = r.trial_timeout_s;
   options.timed_steps = r.timed_steps;
@@ -197,6 +200,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--srun-mpi", r->srun_mpi, "With --launcher srun: srun --mpi=... (pmix)")
       ->capture_default_str();
+  add_link_options(*cmd, r->links);
   cmd->callback([&global, r] { run_bench(global, *r); });
 }
 

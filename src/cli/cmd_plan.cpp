@@ -10,6 +10,7 @@
 #include "accuracy/calibrate.h"
 #include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -39,6 +40,7 @@ struct PlanRequest {
   double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
   std::string image_input = "packed";
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
+  LinkSettings links;            // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
@@ -66,13 +68,15 @@ PlanRequest with_cluster(PlanRequest r) {
                                                  r.gpus_per_node_given,
                                                  r.inter_node_gb_per_s,
                                                  r.inter_node_given,
-                                                 r.host_memory_gib},
+                                                 r.host_memory_gib,
+                                                 r.links},
                                                 r.cluster_file,
                                                 r.partition);
   r.gpu = h.gpu;
   r.gpus_per_node = h.gpus_per_node;
   r.inter_node_gb_per_s = h.inter_node_gb_per_s;
   r.host_memory_gib = h.host_memory_gib;
+  r.links = h.links;
   return r;
 }
 
@@ -92,6 +96,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
     throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
   }
+  if (gpu.kind == DeviceKind::kGpu) check_links_possible(gpu, r.links);
   PlannerRequest planner;
   planner.preset = parse_preset(r.methods);
   planner.pin = r.pins.pin();
@@ -99,6 +104,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   planner.inter_node_gb_per_s = r.inter_node_gb_per_s;
   planner.cpu_adam_params_per_s = r.cpu_adam_params_per_s;
   planner.input = {parse_image_input(r.image_input), r.cpu_cores_per_gpu};
+  planner.links = r.links;
   planner.error_bands = true;
   const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
   PlanOptions options = setup.options;
@@ -164,7 +170,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cluster",
                   r->cluster_file,
                   "Slurm cluster file (docs/slurm.md): its partition's GPU, GPUs per node, host "
-                  "memory and inter-node bandwidth, where not given here")
+                  "memory, links and inter-node bandwidth, where not given here")
       ->check(CLI::ExistingFile);
   cmd->add_option("--partition", r->partition, "The partition of --cluster (default: its default)");
   add_format_option(*cmd, r->format, row_format_names());
@@ -173,6 +179,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
       ->check(number_check(0.0, 1e4, /*low_open=*/true))
       ->capture_default_str();
+  add_link_options(*cmd, r->links);
   cmd->get_option("--gpus-per-node")->each([r](const std::string&) {
     r->gpus_per_node_given = true;
   });
@@ -216,7 +223,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "  gpudays plan --model roberta --gpu rtx-3090 --gpus-per-node 8 --all --format csv\n"
       "  gpudays plan --model-file tests/data/bench-gpt-neox.toml --device cpu\n"
       "  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4 --sharding zero_2 "
-      "--checkpointing off --micro-batch-size 8   (what if: one pinned configuration)");
+      "--checkpointing off --micro-batch-size 8   (what if: one pinned configuration)\n"
+      "  gpudays plan --model pythia-160m --gpu rtx-3090 --gpus-per-node 2 --pair-bridge on   "
+      "(two cards joined by their NVLink bridge)");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

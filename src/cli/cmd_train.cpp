@@ -1,6 +1,7 @@
 // `gpudays train --config RUN.toml --data PREFIX --out DIR [--resume]`: the run file resolved
 // (trainer/run_setup.h) on this launch's device and ranks (one process, or mpirun/srun), then
 // trainer/trainer.h; with --slurm it submits the run as a Slurm job (cli/train_slurm.h).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
 #include "cli/commands.h"
 #include "cli/train_slurm.h"
 #include "distributed/launcher.h"
@@ -30,8 +32,20 @@ struct TrainRequest {
   std::string init_from;
   double peak_tflops = 0.0;
   std::string bench_db;     // --bench-db: the results whose trial of this configuration to compare
+  LinkSettings links;       // --pair-bridge, --peer-to-peer; unset: the run's GPU file's
   TrainSlurmRequest slurm;  // --slurm: submit as a Slurm job (cli/train_slurm.h)
 };
+
+// Before any communicator exists: NCCL_P2P_DISABLE=1 for the ranks of GPUs without peer-to-peer,
+// unless the environment sets it (NCCL reads it when its first communicator starts).
+void set_collective_environment(const Catalog& catalog, const RunFile& run, const TrainRequest& r) {
+  if (run.gpu == kHostCpuName || !launched_with_several_ranks()) return;
+  const GpuSpec& gpu = catalog.gpu(run.gpu);
+  check_links_possible(gpu, r.links);
+  for (const EnvironmentVariable& v : collective_environment(r.links.peer_to_peer_on(gpu))) {
+    setenv(v.name.c_str(), v.value.c_str(), /*overwrite=*/0);
+  }
+}
 
 void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const RunFile run = read_run_file(r.config);
@@ -44,6 +58,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
                          local_rank(),
                          cuda_device_count());
   use_device(o.device);  // before any CUDA work of this rank
+  set_collective_environment(catalog, run, r);
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
                         o.device.is_cuda() ? o.device.index() : 0);
@@ -108,9 +123,10 @@ void add_train_command(CLI::App& app, const GlobalOptions& global) {
          "After training, print this run's median tokens/s beside the benchmark's trial of "
          "the same configuration in this results database")
       ->check(CLI::ExistingFile);
+  add_link_options(*cmd, r->links);
   add_train_slurm_options(*cmd, r->slurm);
   cmd->callback([&global, r, cmd] {
-    if (!submit_train_job_if_asked(global, *cmd, r->slurm)) run_train(global, *r);
+    if (!submit_train_job_if_asked(global, *cmd, r->slurm, r->links)) run_train(global, *r);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/gpu_spec.h"
 #include "catalog/host_cpu.h"
 #include "search_space/method_fields.h"
 #include "search_space/search_space.h"
@@ -55,6 +56,10 @@ void add_cluster_options(CLI::App& cmd,
                          int64_t& gpus_per_node,
                          int64_t& nodes,
                          const std::string& gpus_per_node_help = "GPUs per node");
+
+// --pair-bridge on|off and --peer-to-peer on|off: the node's links where its GPU file's defaults
+// (`gpudays gpus`; docs/planner.md) or the cluster file's partition do not hold; unset: those.
+void add_link_options(CLI::App& cmd, LinkSettings& links);
 
 // Every integer option of `app` and its subcommands takes decimal integers within its type alone,
 // every real option finite numbers alone (CLI11 by itself reads 010 as octal, saturates

@@ -95,6 +95,7 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
                  "Slurm cluster file (docs/slurm.md): its partitions' price_per_gpu_hour price "
                  "the allocation (as the rental cost); --prices and --cloud-price win over it")
       ->check(CLI::ExistingFile);
+  add_link_options(cmd, r.links);
 }
 
 TimeSourceKind parse_source_flag(const std::string& source) {
@@ -106,6 +107,7 @@ TimeSourceKind parse_source_flag(const std::string& source) {
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog) {
   PlannerRequest planner;
   planner.host_memory_bytes_per_node = request.host_memory_gib * kGiB;
+  planner.links = request.links;
   planner.error_bands = true;
   return planner_options(catalog, DeviceKind::kGpu, planner).options;
 }

@@ -28,6 +28,7 @@ struct CostRequest {
   double power_fraction_of_tdp = -1.0;
   double amortisation_years = -1.0;
   double host_memory_gib = 0.0;  // per node; 0: the planner's default
+  LinkSettings links;            // --pair-bridge, --peer-to-peer; unset: each GPU file's
   // --cluster FILE: a Slurm cluster's price_per_gpu_hour as each partition GPU's rental price (the
   // allocation's charge; --prices and --cloud-price win over it), docs/slurm.md.
   std::string cluster_file;
@@ -47,7 +48,8 @@ std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& 
 // --source: where the training times come from. Throws InputError naming the flag and choices.
 TimeSourceKind parse_source_flag(const std::string& source);
 
-// The planner's options for the training times: the catalog's calibration, --host-memory-gib.
+// The planner's options for the training times: the catalog's calibration, --host-memory-gib and
+// the links (--pair-bridge only changes the cards that take a bridge).
 PlanOptions cost_plan_options(const CostRequest& request, const Catalog& catalog);
 
 // Cost config + overrides from the command line, price file and flags (flags win).

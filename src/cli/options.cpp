@@ -95,6 +95,24 @@ void add_cluster_options(CLI::App& cmd,
       ->capture_default_str();
 }
 
+void add_link_options(CLI::App& cmd, LinkSettings& links) {
+  cmd.add_option_function<std::string>(
+         "--pair-bridge",
+         [&links](const std::string& v) { links.pair_bridge = v == "on"; },
+         "on or off: whether the two GPUs of a node are joined by their NVLink bridge (default: "
+         "a --cluster partition's where one is read, else the GPU file's: off for GeForce and "
+         "workstation cards)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_option_function<std::string>(
+         "--peer-to-peer",
+         [&links](const std::string& v) { links.peer_to_peer = v == "on"; },
+         "on or off: whether the GPUs reach each other's memory directly; off plans collectives "
+         "through host memory and gives the ranks NCCL_P2P_DISABLE=1 unless the environment sets "
+         "it (default: a --cluster partition's where one is read, else the GPU file's: off for the "
+         "RTX 4090)")
+      ->check(CLI::IsMember({"on", "off"}));
+}
+
 CLI::Option* add_format_option(CLI::App& cmd,
                                std::string& format,
                                const std::vector<std::string>& choices) {

@@ -2,6 +2,15 @@
 #include "cli/slurm_options.h"
 
 namespace gpudays {
+namespace {
+
+// A validator from one of slurm_job.h's checks (its problem, or "" when there is none).
+CLI::Validator sbatch_check(std::string (*problem)(const std::string&), const char* what) {
+  return CLI::Validator([problem](std::string& text) -> std::string { return problem(text); },
+                        what);
+}
+
+}  // namespace
 
 void add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
   cmd.add_flag("--slurm", r.submit, "Submit as a Slurm batch job (sbatch) instead of running here");
@@ -17,6 +26,20 @@ void add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd.add_option("--mem-per-node-gib", r.memory_per_node_gib, "Host memory per node, GiB")
       ->check(CLI::Range(0.0, 1.0e6));
+  cmd.add_option("--constraint",
+                 r.constraint,
+                 "sbatch --constraint: node features, e.g. the GPU type where one partition has "
+                 "several (default: the partition's constraint)")
+      ->check(sbatch_check(sbatch_value_problem, "FEATURES"));
+  cmd.add_option("--nodelist", r.nodelist, "sbatch --nodelist (default: the partition's nodelist)")
+      ->check(sbatch_check(sbatch_value_problem, "NODES"));
+  cmd.add_option("--reservation", r.reservation, "sbatch --reservation (default: the partition's)")
+      ->check(sbatch_check(sbatch_value_problem, "NAME"));
+  cmd.add_option("--sbatch-line",
+                 r.sbatch_lines,
+                 "A further #SBATCH option, e.g. --sbatch-line=--exclusive (repeatable; after the "
+                 "partition's sbatch_lines)")
+      ->check(sbatch_check(sbatch_line_problem, "OPTION"));
   cmd.add_option("--slurm-dir", r.slurm_dir, "Where scripts, logs and jobs.jsonl go")
       ->capture_default_str();
 }

@@ -11,6 +11,7 @@
 
 #include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
+#include "catalog/gpu_loader.h"
 #include "catalog/host_cpu.h"
 #include "common/error.h"
 #include "common/output_files.h"
@@ -18,6 +19,7 @@
 #include "distributed/launcher.h"
 #include "plan/planner.h"
 #include "search_space/search_space.h"
+#include "slurm/cluster_file.h"
 #include "trainer/run_file.h"
 #include "trainer/run_setup.h"
 
@@ -87,18 +89,16 @@ ModelSpec checked_model(const GlobalOptions& global,
 // The plan's estimate of the whole run on the job's GPUs: the recipe's steps at the predicted step
 // time of the run file's configuration (accumulation recomputed for the job's ranks). 0 on the CPU
 // or for a configuration the planner finds does not fit (the ranks will say so).
-double train_estimate_s(const GlobalOptions& global,
+double train_estimate_s(const Catalog& catalog,
                         const RunFile& run,
                         const ModelSpec& model,
-                        int64_t nodes,
-                        int64_t per_node,
+                        const Cluster& cluster,
+                        const LinkSettings& links,
                         std::string& what) {
   if (run.gpu == kHostCpuName || model.recipe.train_steps <= 0) return 0.0;
-  const Catalog catalog = Catalog::load({global.config_dir});
-  const Cluster cluster{{nodes, per_node}, &catalog.gpu(run.gpu)};
-  const Configuration config = configuration_on(run, nodes * per_node);
+  const Configuration config = configuration_on(run, cluster.world_size());
   const PlanRow row = plan_configuration(
-      model, cluster, config, planner_options(catalog, DeviceKind::kGpu, {}).options);
+      model, cluster, config, planner_options(catalog, DeviceKind::kGpu, {.links = links}).options);
   if (!row.fits || !(row.step_time_s > 0)) return 0.0;
   what = fmt::format("{} steps x {:.3g} s predicted per step; the whole run",
                      model.recipe.train_steps,
@@ -130,7 +130,8 @@ void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r) {
 
 bool submit_train_job_if_asked(const GlobalOptions& global,
                                const CLI::App& cmd,
-                               const TrainSlurmRequest& r) {
+                               const TrainSlurmRequest& r,
+                               const LinkSettings& command_links) {
   if (!r.slurm.submit) {
     for (const std::string& name : r.option_names) {
       if (cmd.get_option(name)->count() > 0) {
@@ -165,7 +166,21 @@ bool submit_train_job_if_asked(const GlobalOptions& global,
   s.record.gpu = run.gpu;
   s.record.run_dir = out;
   s.job.command = train_job_argv(global, cmd, r);
-  s.estimate_s = train_estimate_s(global, run, model, nodes, per_node, s.estimate_what);
+  if (run.gpu != kHostCpuName) {
+    const Catalog catalog = Catalog::load({global.config_dir});
+    const Cluster cluster{{nodes, per_node}, &catalog.gpu(run.gpu)};
+    const LinkSettings links =
+        command_links.over(cluster_links(r.slurm.cluster_file, r.slurm.partition));
+    check_links_possible(*cluster.gpu, links);
+    s.estimate_s = train_estimate_s(catalog, run, model, cluster, links, s.estimate_what);
+    // Written as defaults: a value set where the job runs wins.
+    if (cluster.world_size() > 1) {
+      for (const EnvironmentVariable& v :
+           collective_environment(links.peer_to_peer_on(*cluster.gpu), nothing_set)) {
+        s.job.environment_defaults.emplace_back(v.name, v.value);
+      }
+    }
+  }
   submit_slurm_job(r.slurm, s);
   return true;
 }

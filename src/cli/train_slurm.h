@@ -31,10 +31,13 @@ void add_train_slurm_options(CLI::App& cmd, TrainSlurmRequest& r);
 
 // With --slurm: checks the run (run file, model, data, ranks) and submits the job whose tasks run
 // `train` with `cmd`'s other options (paths made absolute, --resume added), or prints its script
-// (--dry-run); returns true. Without --slurm returns false, after refusing Slurm-only options.
-// Throws InputError (nothing submitted) for bad input.
+// (--dry-run); returns true. `links` (train's --pair-bridge, --peer-to-peer, over the partition's)
+// shape the plan's estimate and, without peer-to-peer, the script's NCCL_P2P_DISABLE default.
+// Without --slurm returns false, after refusing Slurm-only options. Throws InputError (nothing
+// submitted) for bad input.
 bool submit_train_job_if_asked(const GlobalOptions& global,
                                const CLI::App& cmd,
-                               const TrainSlurmRequest& r);
+                               const TrainSlurmRequest& r,
+                               const LinkSettings& links);
 
 }  // namespace gpudays

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <thread>
 
@@ -15,7 +16,24 @@
 namespace gpudays {
 namespace {
 
-// mpirun -np N [--allow-run-as-root] [--oversubscribe] [-x OMP_NUM_THREADS=k]
+// NAME=VALUE, refused where a launcher would split or misread it.
+std::string assignment(const EnvironmentVariable& v) {
+  const bool name_ok = !v.name.empty() &&
+                       std::isdigit(static_cast<unsigned char>(v.name[0])) == 0 &&
+                       v.name.find_first_not_of(
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                           "0123456789_") == std::string::npos;
+  if (!name_ok || v.value.find_first_of(",\n\r") != std::string::npos) {
+    throw InputError(
+        fmt::format("cannot pass {}={} to the ranks: a name of letters, digits and "
+                    "_, a value without commas or newlines",
+                    v.name,
+                    v.value));
+  }
+  return v.name + "=" + v.value;
+}
+
+// mpirun -np N [--allow-run-as-root] [--oversubscribe] [-x OMP_NUM_THREADS=k] [-x NAME=VALUE...]
 std::vector<std::string> mpirun_prefix(const LaunchOptions& options, const LaunchHost& host) {
   if (host.mpirun.empty()) {
     throw EnvironmentError(fmt::format(  // a missing tool: exit code 1
@@ -33,10 +51,14 @@ std::vector<std::string> mpirun_prefix(const LaunchOptions& options, const Launc
                                 : std::max<int64_t>(1, host.cores / options.ranks);
     argv.insert(argv.end(), {"-x", fmt::format("OMP_NUM_THREADS={}", threads)});
   }
+  for (const EnvironmentVariable& v : options.environment) {
+    argv.insert(argv.end(), {"-x", assignment(v)});
+  }
   return argv;
 }
 
-// srun --nodes=K --ntasks=R --ntasks-per-node=R/K [--mpi=M] [extra] --kill-on-bad-exit=1
+// srun --nodes=K --ntasks=R --ntasks-per-node=R/K [--mpi=M] [--export=ALL,NAME=VALUE...] [extra]
+// --kill-on-bad-exit=1
 std::vector<std::string> srun_prefix(const LaunchOptions& options) {
   const SrunOptions& srun = options.srun;
   if (srun.nodes < 1 || options.ranks % srun.nodes != 0) {
@@ -48,12 +70,29 @@ std::vector<std::string> srun_prefix(const LaunchOptions& options) {
                                    fmt::format("--ntasks={}", options.ranks),
                                    fmt::format("--ntasks-per-node={}", options.ranks / srun.nodes)};
   if (!srun.mpi.empty()) argv.push_back("--mpi=" + srun.mpi);
+  if (!options.environment.empty()) {
+    std::string exported = "--export=ALL";
+    for (const EnvironmentVariable& v : options.environment) exported += "," + assignment(v);
+    argv.push_back(exported);
+  }
   argv.insert(argv.end(), srun.extra_args.begin(), srun.extra_args.end());
   argv.push_back("--kill-on-bad-exit=1");
   return argv;
 }
 
 }  // namespace
+
+std::optional<std::string> process_environment(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::vector<EnvironmentVariable> collective_environment(bool peer_to_peer,
+                                                        const EnvironmentLookup& lookup) {
+  if (peer_to_peer || lookup("NCCL_P2P_DISABLE")) return {};
+  return {{"NCCL_P2P_DISABLE", "1"}};
+}
 
 LaunchHost this_host() {
   LaunchHost host;
@@ -76,7 +115,12 @@ std::vector<std::string> launch_argv(const LaunchOptions& options, const LaunchH
   std::vector<std::string> argv;
   switch (options.launcher) {
     case Launcher::kMpirun:
-      if (options.ranks > 1) argv = mpirun_prefix(options, host);
+      if (options.ranks > 1) {
+        argv = mpirun_prefix(options, host);
+      } else if (!options.environment.empty()) {
+        argv.push_back("env");
+        for (const EnvironmentVariable& v : options.environment) argv.push_back(assignment(v));
+      }
       break;
     case Launcher::kSrun:  // a job step, one rank too
       argv = srun_prefix(options);

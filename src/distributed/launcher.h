@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,29 @@ struct SrunOptions {
   std::vector<std::string> extra_args;
 };
 
+// One environment variable a launch gives its ranks.
+struct EnvironmentVariable {
+  std::string name;
+  std::string value;
+  bool operator==(const EnvironmentVariable&) const = default;
+};
+
+// A variable of the environment gpudays runs in: process_environment (getenv), or a test's.
+using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
+std::optional<std::string> process_environment(const std::string& name);
+// An environment with nothing set: what a job script's defaults are built against.
+inline std::optional<std::string> nothing_set(const std::string&) {
+  return std::nullopt;
+}
+
+// What NCCL needs on the ranks of GPUs without peer-to-peer (catalog/gpu_spec.h, LinkSettings):
+// NCCL_P2P_DISABLE=1, so that intra-node traffic is staged through host memory instead of peer
+// copies that such GPUs cannot do (the RTX 4090's hang or corrupt; docs/planner.md). Nothing with
+// peer-to-peer, and nothing where the environment sets NCCL_P2P_DISABLE already: the user's value
+// wins.
+std::vector<EnvironmentVariable> collective_environment(
+    bool peer_to_peer, const EnvironmentLookup& lookup = process_environment);
+
 struct LaunchOptions {
   int64_t ranks = 1;
   RankDevice device = RankDevice::kCpu;
@@ -38,7 +63,8 @@ struct LaunchOptions {
   int64_t threads_per_rank = 0;
   Launcher launcher = Launcher::kMpirun;
   SrunOptions srun;
-  std::vector<std::string> program;  // the argv every rank runs
+  std::vector<EnvironmentVariable> environment;  // set on every rank (collective_environment)
+  std::vector<std::string> program;              // the argv every rank runs
 };
 
 // What the launch depends on in the host it starts from: this_host() reads it; tests pass theirs.
@@ -56,6 +82,8 @@ LaunchHost this_host();
 //   design) or more ranks than cores, and `-x OMP_NUM_THREADS=k` for CPU ranks (above).
 // - srun: always a job step, one rank too: `srun --nodes=K --ntasks=R --ntasks-per-node=R/K
 //   [--mpi=M] [extra] --kill-on-bad-exit=1 PROGRAM` (a failed rank ends the step).
+// - `environment`: `-x NAME=VALUE` each for mpirun, `--export=ALL,NAME=VALUE,...` for srun, and
+//   `env NAME=VALUE ... PROGRAM` for one plain process.
 // Throws EnvironmentError for several ranks without mpirun, InputError for options out of range
 // (ranks that do not spread evenly over srun's nodes included).
 std::vector<std::string> launch_argv(const LaunchOptions& options,

@@ -46,6 +46,7 @@ PlanRow evaluate(const ModelSpec& model,
   row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
   row.time = predict_step_time(
       params, precision, config.methods, cluster, config.grad_acc_steps, w, device, options.time);
+  row.collective = collective_link(cluster, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
   const double host_limit = host_memory_limit_bytes(cluster, options);

@@ -54,7 +54,8 @@ struct PlanRow {
   std::string reason;  // why it does not fit (empty when it fits)
   MemoryBreakdown memory;
   TimeBreakdown time;
-  double step_time_s = 0.0;  // one optimizer step of the global batch (calibrated)
+  CollectiveLink collective;  // what communication_s crosses, at which bandwidth
+  double step_time_s = 0.0;   // one optimizer step of the global batch (calibrated)
   double uncalibrated_step_time_s = 0.0;
   StepWork work;               // what one optimizer step does (plan/step_figures.h)
   double samples_per_s = 0.0;  // all GPUs together

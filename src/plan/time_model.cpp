@@ -17,10 +17,6 @@
 namespace gpudays {
 namespace {
 
-bool is_pcie(const std::string& link) {
-  return link.rfind("pcie", 0) == 0;
-}
-
 double exposed_s(double comm_s, double compute_s, const TimeModelOptions& o) {
   if (comm_s <= 0.0) return 0.0;
   return std::max(comm_s - o.overlap_fraction * compute_s, o.min_exposed_fraction * comm_s);
@@ -45,15 +41,54 @@ double autocast_weight_traffic_s(double params, double acc, const DeviceModel& d
 
 }  // namespace
 
-double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& o) {
-  const GpuSpec& gpu = *cluster.gpu;
-  const double eff = is_pcie(gpu.gpu_link) ? o.pcie_efficiency : o.nvlink_efficiency;
-  double bw = gpu.gpu_link_gb_per_s * kGB * eff;
-  if (cluster.num_nodes == 1 && cluster.gpus_per_node == 2 && gpu.pair_bridge_gb_per_s > 0.0) {
-    bw = gpu.pair_bridge_gb_per_s * kGB * o.nvlink_efficiency;
+bool is_pcie_link(const std::string& link) {
+  return link.rfind("pcie", 0) == 0;
+}
+
+std::string CollectiveLink::name() const {
+  switch (route) {
+    case CollectiveRoute::kNone:
+      return "none";
+    case CollectiveRoute::kGpuLink:
+      return link;
+    case CollectiveRoute::kPairBridge:
+      return "nvlink_bridge";
+    case CollectiveRoute::kHostMemory:
+      return "host_memory";
+    case CollectiveRoute::kNetwork:
+      return "network";
   }
-  if (cluster.num_nodes > 1) bw = std::min(bw, o.inter_node_gb_per_s * kGB * o.network_efficiency);
-  return bw;
+  return "none";
+}
+
+// Within a node: without peer-to-peer every chunk is staged in host memory (NCCL_P2P_DISABLE=1
+// turns off NVLink peer traffic too, so a bridge carries nothing); a bridged pair alone uses its
+// bridge; otherwise the node's GPU link.
+CollectiveLink collective_link(const Cluster& cluster, const TimeModelOptions& o) {
+  const GpuSpec& gpu = *cluster.gpu;
+  if (cluster.world_size() < 2) return {};
+  CollectiveLink out;
+  if (!o.links.peer_to_peer_on(gpu)) {
+    out = {CollectiveRoute::kHostMemory,
+           gpu.host_link,
+           gpu.host_link_gb_per_s * kGB * o.host_staged_efficiency};
+  } else if (cluster.num_nodes == 1 && cluster.gpus_per_node == 2 && o.links.pair_bridged(gpu)) {
+    out = {CollectiveRoute::kPairBridge,
+           "nvlink_bridge",
+           gpu.pair_bridge_gb_per_s * kGB * o.nvlink_efficiency};
+  } else {
+    const double eff = is_pcie_link(gpu.gpu_link) ? o.pcie_efficiency : o.nvlink_efficiency;
+    out = {CollectiveRoute::kGpuLink, gpu.gpu_link, gpu.gpu_link_gb_per_s * kGB * eff};
+  }
+  const double network = o.inter_node_gb_per_s * kGB * o.network_efficiency;
+  if (cluster.num_nodes > 1 && network < out.bus_bytes_per_s) {
+    out = {CollectiveRoute::kNetwork, "network", network};
+  }
+  return out;
+}
+
+double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& o) {
+  return collective_link(cluster, o).bus_bytes_per_s;
 }
 
 TimeBreakdown predict_step_time(double params,

@@ -3,6 +3,9 @@
 // the CPU optimizer, and the GPU optimizer step.
 #pragma once
 
+#include <string>
+
+#include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 #include "plan/device_model.h"
 #include "plan/workload_summary.h"
@@ -25,8 +28,13 @@ struct TimeBreakdown {
 struct TimeModelOptions {
   double inter_node_gb_per_s = 12.5;     // per node, per direction (100 Gb/s network)
   double cpu_adam_params_per_s = 1.0e9;  // per node, CPU Adam throughput (assumption)
-  double nvlink_efficiency = 0.8;        // achievable fraction of link bandwidth (bus bandwidth)
-  double pcie_efficiency = 0.5;          // PCIe peer traffic shares the host bridge
+  // The node's links where they differ from the GPU file's (bridged pairs, peer-to-peer).
+  LinkSettings links;
+  double nvlink_efficiency = 0.8;  // achievable fraction of link bandwidth (bus bandwidth)
+  double pcie_efficiency = 0.5;    // PCIe peer traffic shares the host bridge
+  // Without peer-to-peer, NCCL stages every chunk in host memory (its SHM transport): a fraction
+  // of the host link, half the peer-to-peer PCIe figure (an assumption, docs/planner.md).
+  double host_staged_efficiency = 0.25;
   double host_link_efficiency = 0.8;
   double network_efficiency = 0.8;
   // Mixed precision by autocast over fp32 weights at ZeRO stage 1 too (a measured stack such as
@@ -38,7 +46,28 @@ struct TimeModelOptions {
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };
 
-// Per-GPU bus bandwidth for collectives on this cluster, bytes/s.
+// What the data-parallel collectives (the gradient all-reduce, or the sharded stages'
+// reduce-scatter and all-gather) cross on a cluster as configured: nothing on one GPU, the node's
+// GPU link (NVLink/NVSwitch, or PCIe peer-to-peer), the NVLink bridge of a bridged pair, host
+// memory when the GPUs have no peer-to-peer (NCCL_P2P_DISABLE=1), or the network between nodes
+// when it is the slower part.
+enum class CollectiveRoute { kNone, kGpuLink, kPairBridge, kHostMemory, kNetwork };
+
+struct CollectiveLink {
+  CollectiveRoute route = CollectiveRoute::kNone;
+  std::string link;              // the physical link: "pcie4", "nvlink3", ... ("" for kNone)
+  double bus_bytes_per_s = 0.0;  // per GPU, the achievable bus bandwidth; 0 for one GPU
+  // "none", "nvlink_bridge", "host_memory", "network", or the GPU link's name ("pcie4").
+  std::string name() const;
+  bool operator==(const CollectiveLink&) const = default;
+};
+
+CollectiveLink collective_link(const Cluster& cluster, const TimeModelOptions& options);
+
+// Whether a link name ("pcie4", "nvlink3") is PCIe.
+bool is_pcie_link(const std::string& link);
+
+// Per-GPU bus bandwidth for collectives on this cluster, bytes/s (collective_link's).
 double collective_bandwidth_bytes_per_s(const Cluster& cluster, const TimeModelOptions& options);
 
 TimeBreakdown predict_step_time(double params,

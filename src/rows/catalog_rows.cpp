@@ -78,6 +78,8 @@ const std::vector<Column<GpuSpec>>& gpu_columns() {
       {"gpu_link", [](const G& g) { return Cell{g.gpu_link}; }, D::kPlain},
       {"gpu_link_gb_per_s", [](const G& g) { return Cell{g.gpu_link_gb_per_s}; }, D::kPlain},
       {"pair_bridge_gb_per_s", [](const G& g) { return Cell{g.pair_bridge_gb_per_s}; }},
+      {"pair_bridge", [](const G& g) { return Cell{g.pair_bridge}; }},
+      {"peer_to_peer", [](const G& g) { return Cell{g.peer_to_peer}; }},
       {"host_link", [](const G& g) { return Cell{g.host_link}; }},
       {"host_link_gb_per_s", [](const G& g) { return Cell{g.host_link_gb_per_s}; }},
       {"tdp_w", [](const G& g) { return Cell{g.tdp_w}; }, D::kPlain},

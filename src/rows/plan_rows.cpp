@@ -42,6 +42,40 @@ std::string memory_line(const MemoryBreakdown& m) {
       m.graph_pool_bytes > 0 ? ", CUDA graph pool " + gib(m.graph_pool_bytes) : std::string());
 }
 
+// What the data-parallel collectives cross and at what bandwidth, with the flag that changes it
+// where a pair of cards may or may not have its NVLink bridge.
+std::string interconnect_line(const PlanRow& row, const GpuSpec& gpu) {
+  const CollectiveLink& c = row.collective;
+  std::string what;
+  switch (c.route) {
+    case CollectiveRoute::kNone:
+      return "";
+    case CollectiveRoute::kGpuLink:
+      what = is_pcie_link(c.link) ? c.link + " peer-to-peer" : c.link;
+      break;
+    case CollectiveRoute::kPairBridge:
+      what = "the pair's NVLink bridge";
+      break;
+    case CollectiveRoute::kHostMemory:
+      what = fmt::format("host memory over {} (no peer-to-peer; NCCL_P2P_DISABLE=1)", c.link);
+      break;
+    case CollectiveRoute::kNetwork:
+      what = "the network between nodes";
+      break;
+  }
+  std::string hint;
+  const bool pair = row.cluster.num_nodes == 1 && row.cluster.gpus_per_node == 2;
+  if (pair && gpu.pair_bridge_gb_per_s > 0 && c.route == CollectiveRoute::kGpuLink) {
+    hint = "; no NVLink bridge (--pair-bridge on if the pair has one)";
+  } else if (c.route == CollectiveRoute::kPairBridge) {
+    hint = " (--pair-bridge off if the pair has none)";
+  }
+  return fmt::format("  interconnect   collectives over {} at {:.1f} GB/s per GPU{}\n",
+                     what,
+                     c.bus_bytes_per_s / kGB,
+                     hint);
+}
+
 }  // namespace
 
 namespace {
@@ -127,6 +161,13 @@ std::vector<Column<PlanRow>> columns_but_methods() {
       time_part("compute", &TimeBreakdown::compute_s),
       time_part("recompute", &TimeBreakdown::recompute_s),
       time_part("communication", &TimeBreakdown::communication_s),
+      {"collective_link", [](const PlanRow& r) { return Cell{r.collective.name()}; }},
+      {"collective_gb_per_s",
+       [](const PlanRow& r) {
+         return r.collective.route == CollectiveRoute::kNone
+                    ? Cell{}
+                    : Cell{r.collective.bus_bytes_per_s / kGB};
+       }},
       time_part("offload", &TimeBreakdown::offload_s),
       time_part("optimizer", &TimeBreakdown::optimizer_s),
       {"reason", [](const PlanRow& r) { return Cell{r.reason}; }, D::kPlain},
@@ -273,6 +314,7 @@ void print_plan_summary(std::ostream& out,
       format_duration_s(t.communication_s),
       format_duration_s(t.offload_s),
       format_duration_s(t.optimizer_s));
+  out << interconnect_line(b, gpu);
   out << fmt::format("  throughput     {}\n", throughput(b, model));
   std::string ratio;
   if (b.gpu_days_ratio > 0) {

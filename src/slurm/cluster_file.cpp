@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "catalog/gpu_loader.h"
 #include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "slurm/slurm_job.h"
 
 namespace gpudays {
 namespace {
@@ -25,9 +27,20 @@ double non_negative(const TomlFields& t, std::string_view key) {
   return value;
 }
 
+// A value sbatch takes as one option's argument, checked by slurm_job.h.
+std::string sbatch_value(const TomlFields& t, std::string_view key) {
+  const std::string value = t.get_string_or(key, "");
+  if (!t.has(key)) return value;
+  if (const std::string problem = sbatch_value_problem(value); !problem.empty()) {
+    t.fail(key, problem);
+  }
+  return value;
+}
+
 SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   SlurmPartition p;
   p.name = name;
+  p.slurm_partition = sbatch_value(t, "slurm_partition");
   p.gpu = t.get_name_or("gpu", "");
   p.gpus_per_node = non_negative_int(t, "gpus_per_node");
   if (!p.gpu.empty() && p.gpus_per_node == 0) t.fail("gpus_per_node", "missing for a GPU type");
@@ -36,6 +49,16 @@ SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   p.nodes = non_negative_int(t, "nodes");
   p.max_time_s = non_negative(t, "max_time_hours") * 3600.0;
   p.price_per_gpu_hour = non_negative(t, "price_per_gpu_hour");
+  p.constraint = sbatch_value(t, "constraint");
+  p.nodelist = sbatch_value(t, "nodelist");
+  p.reservation = sbatch_value(t, "reservation");
+  p.sbatch_lines = t.get_string_array_or("sbatch_lines");
+  for (const std::string& line : p.sbatch_lines) {
+    if (const std::string problem = sbatch_line_problem(line); !problem.empty()) {
+      t.fail("sbatch_lines", problem);
+    }
+  }
+  p.links = read_link_settings(t);
   t.check_all_used();
   return p;
 }
@@ -96,6 +119,11 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   return c;
 }
 
+LinkSettings cluster_links(const std::string& cluster_file, const std::string& partition) {
+  if (cluster_file.empty()) return {};
+  return load_slurm_cluster(cluster_file).partition(partition).links;
+}
+
 PlannedHardware fill_from_partition(PlannedHardware h,
                                     const std::string& cluster_file,
                                     const std::string& partition) {
@@ -109,6 +137,7 @@ PlannedHardware fill_from_partition(PlannedHardware h,
   if (h.host_memory_gib == 0 && p.memory_per_node_bytes > 0) {
     h.host_memory_gib = p.memory_per_node_bytes / kGiB;
   }
+  h.links = h.links.over(p.links);
   if (p.nodes > 0 && h.nodes > p.nodes) {
     throw InputError(fmt::format(
         "{} nodes asked, but partition '{}' of {} has {}", h.nodes, p.name, cluster_file, p.nodes));

@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "catalog/gpu_spec.h"
+
 namespace gpudays {
 
 struct SlurmPartition {
-  std::string name;
+  std::string name;                    // the table's name: what --partition selects
+  std::string slurm_partition;         // the partition sbatch gets; "": `name`
   std::string gpu;                     // catalog GPU name ("" for a CPU-only partition)
   int64_t gpus_per_node = 0;           // GPUs (GRES gpu) per node
   int64_t cpus_per_node = 0;           // 0: unknown
@@ -20,6 +23,17 @@ struct SlurmPartition {
   int64_t nodes = 0;                   // nodes in the partition; 0: unknown
   double max_time_s = 0.0;             // the partition's time limit; 0: none
   double price_per_gpu_hour = 0.0;     // what the allocation is charged, if it is; 0: unknown
+  // Where its jobs run, each "" when not given: sbatch --constraint (node features; how sites
+  // with several GPU types in one partition select one), --nodelist and --reservation.
+  std::string constraint;
+  std::string nodelist;
+  std::string reservation;
+  std::vector<std::string> sbatch_lines;  // more #SBATCH options, e.g. "--exclusive"
+  LinkSettings links;                     // its nodes' links where the GPU file's do not hold
+  // The partition's name as sbatch takes it.
+  const std::string& sbatch_name() const {
+    return slurm_partition.empty() ? name : slurm_partition;
+  }
   bool operator==(const SlurmPartition&) const = default;
 };
 
@@ -50,6 +64,9 @@ struct SlurmCluster {
 // Throws InputError naming the file and key of anything malformed, missing or unknown.
 SlurmCluster load_slurm_cluster(const std::string& path);
 
+// The links of partition `partition` ("": the default one) of `cluster_file`; unset without a file.
+LinkSettings cluster_links(const std::string& cluster_file, const std::string& partition);
+
 // The hardware a plan runs on, as asked; fill_from_partition completes it from a partition.
 struct PlannedHardware {
   std::string gpu;  // "" on a GPU device: the partition's
@@ -60,10 +77,11 @@ struct PlannedHardware {
   double inter_node_gb_per_s = 12.5;
   bool inter_node_given = false;
   double host_memory_gib = 0.0;  // 0: the partition's memory, else the planner's default
+  LinkSettings links;            // the command line's; unset ones: the partition's
 };
 
-// The partition's GPU, GPUs per node, network and host memory where the request left them out;
-// throws InputError when it asks for more nodes or GPUs per node than the partition has.
+// The partition's GPU, GPUs per node, network, host memory and links where the request left them
+// out; throws InputError when it asks for more nodes or GPUs per node than the partition has.
 PlannedHardware fill_from_partition(PlannedHardware hardware,
                                     const std::string& cluster_file,
                                     const std::string& partition);

@@ -2,6 +2,8 @@
 // format.
 #include "slurm/slurm_job.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -23,8 +25,76 @@ std::string joined(const std::vector<std::string>& argv) {
   return out;
 }
 
+// The options render_sbatch_script writes, and where a user sets each.
+struct OwnOption {
+  const char* name;
+  const char* set_by;
+};
+constexpr OwnOption kOwnOptions[] = {
+    {"job-name", "gpudays"},
+    {"partition", "--partition (a cluster file's slurm_partition)"},
+    {"account", "--account or the cluster file's account"},
+    {"qos", "--qos or the cluster file's qos"},
+    {"reservation", "--reservation or the partition's reservation"},
+    {"constraint", "--constraint or the partition's constraint"},
+    {"nodelist", "--nodelist or the partition's nodelist"},
+    {"nodes", "--nodes"},
+    {"ntasks-per-node", "--gpus-per-node"},
+    {"cpus-per-task", "--cpus-per-task"},
+    {"gres", "the partition's gpus_per_node and [launcher] gres_name"},
+    {"mem", "--mem-per-node-gib"},
+    {"time", "--time"},
+    {"signal", "train's --term-before-limit"},
+    {"output", "--slurm-dir"},
+};
+
+bool has_control_character(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    return std::iscntrl(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// The text with its control characters written out (\n, \t, \xNN), for a one-line message.
+std::string escape_control(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (std::iscntrl(static_cast<unsigned char>(c)) != 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void check_job(const SlurmJob& job) {
   if (job.command.empty()) throw InputError("a Slurm job needs a command");
+  const std::pair<const char*, const std::string*> values[] = {{"partition", &job.partition},
+                                                               {"reservation", &job.reservation},
+                                                               {"constraint", &job.constraint},
+                                                               {"nodelist", &job.nodelist}};
+  for (const auto& [option, value] : values) {
+    if (value->empty()) continue;
+    if (const std::string problem = sbatch_value_problem(*value); !problem.empty()) {
+      throw InputError(fmt::format("--{}: {}", option, problem));
+    }
+  }
+  for (const std::string& line : job.sbatch_lines) {
+    if (const std::string problem = sbatch_line_problem(line); !problem.empty()) {
+      throw InputError(fmt::format("#SBATCH line: {}", problem));
+    }
+  }
+  for (const auto& [name, value] : job.environment_defaults) {
+    if (value.empty() || shell_quote(value) != value) {
+      throw InputError(fmt::format("default {}={}: not a plain word", name, value));
+    }
+  }
   if (job.nodes < 1 || job.tasks_per_node < 1 || job.cpus_per_task < 1) {
     throw InputError(fmt::format("a Slurm job of {} nodes x {} tasks x {} CPUs: each must be >= 1",
                                  job.nodes,
@@ -52,6 +122,42 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }
 
 }  // namespace
+
+std::string sbatch_value_problem(const std::string& value) {
+  if (value.empty()) return "empty";
+  if (has_control_character(value) || value.find(' ') != std::string::npos) {
+    return fmt::format("'{}' has a space or a control character (newline, tab) in it",
+                       escape_control(value));
+  }
+  return "";
+}
+
+std::string sbatch_line_problem(const std::string& line) {
+  if (has_control_character(line)) {
+    return fmt::format(
+        "'{}' has a newline or other control character in it; give one option per line",
+        escape_control(line));
+  }
+  const size_t name_end = line.find_first_of("= ", 2);
+  const std::string name = line.substr(2, name_end == std::string::npos ? name_end : name_end - 2);
+  const bool long_option =
+      line.rfind("--", 0) == 0 && !name.empty() &&
+      std::islower(static_cast<unsigned char>(name[0])) &&
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+  if (!long_option) {
+    return fmt::format(
+        "'{}' is not an sbatch long option such as \"--exclusive\" or "
+        "\"--mail-type=END\" (written after \"#SBATCH \")",
+        line);
+  }
+  for (const OwnOption& own : kOwnOptions) {
+    if (name == own.name) {
+      return fmt::format(
+          "'{}': gpudays writes --{} itself; set it with {}", line, name, own.set_by);
+    }
+  }
+  return "";
+}
 
 std::string shell_quote(const std::string& arg) {
   if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -93,10 +199,13 @@ std::string render_sbatch_script(const SlurmJob& job) {
   if (!job.partition.empty()) line("--partition=" + shell_quote(job.partition));
   if (!job.account.empty()) line("--account=" + shell_quote(job.account));
   if (!job.qos.empty()) line("--qos=" + shell_quote(job.qos));
+  if (!job.reservation.empty()) line("--reservation=" + shell_quote(job.reservation));
   line(fmt::format("--nodes={}", job.nodes));
+  if (!job.nodelist.empty()) line("--nodelist=" + shell_quote(job.nodelist));
   line(fmt::format("--ntasks-per-node={}", job.tasks_per_node));
   line(fmt::format("--cpus-per-task={}", job.cpus_per_task));
   if (job.gpus_per_node > 0) line(fmt::format("--gres={}:{}", job.gres_name, job.gpus_per_node));
+  if (!job.constraint.empty()) line("--constraint=" + shell_quote(job.constraint));
   if (job.memory_per_node_bytes > 0) {
     line(fmt::format(
         "--mem={}M",
@@ -105,10 +214,14 @@ std::string render_sbatch_script(const SlurmJob& job) {
   if (job.time_limit_s > 0) line("--time=" + format_slurm_time(job.time_limit_s));
   if (job.term_before_limit_s > 0) line(fmt::format("--signal=TERM@{}", job.term_before_limit_s));
   if (!job.log_dir.empty()) line("--output=" + shell_quote(job.log_dir + "/%x-%j.out"));
+  for (const std::string& extra : job.sbatch_lines) line(extra);
   s += "\nset -euo pipefail\n";
   for (const std::string& setup : job.setup) s += setup + "\n";
   for (const auto& [name, value] : job.environment) {
     s += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
+  for (const auto& [name, value] : job.environment_defaults) {
+    s += fmt::format("export {0}=\"${{{0}:-{1}}}\"  # unless already set\n", name, value);
   }
   s += store_address_lines();
   s += "echo \"gpudays job $SLURM_JOB_ID on $SLURM_JOB_NODELIST started $(date -u +%FT%TZ)\"\n";

@@ -21,6 +21,9 @@ struct SlurmJob {
   std::string partition;         // "" : the cluster's default
   std::string account;
   std::string qos;
+  std::string reservation;  // "": none
+  std::string constraint;   // node features, e.g. the GPU type's; "": none
+  std::string nodelist;     // "": any nodes of the partition
   int64_t nodes = 1;
   int64_t tasks_per_node = 1;
   int64_t gpus_per_node = 0;  // --gres=<gres_name>:N; 0: none
@@ -31,9 +34,13 @@ struct SlurmJob {
   // --signal=TERM@N: SIGTERM to every job step N s before the time limit, so that a training run
   // checkpoints while it still may; 0: none (the limit's SIGTERM, then SIGKILL after KillWait).
   int64_t term_before_limit_s = 0;
-  std::string log_dir;             // --output=<log_dir>/%x-%j.out (absolute)
-  std::vector<std::string> setup;  // shell lines run first (module load, a venv)
+  std::string log_dir;                    // --output=<log_dir>/%x-%j.out (absolute)
+  std::vector<std::string> sbatch_lines;  // more #SBATCH options, after gpudays' own
+  std::vector<std::string> setup;         // shell lines run first (module load, a venv)
   std::vector<std::pair<std::string, std::string>> environment;  // exported before the command
+  // Exported only where the job's environment leaves them unset: the user's value wins
+  // (NCCL_P2P_DISABLE for GPUs without peer-to-peer).
+  std::vector<std::pair<std::string, std::string>> environment_defaults;
   JobLaunch launch = JobLaunch::kEveryTask;
   std::string srun_mpi = "pmix";
   std::vector<std::string> srun_args;
@@ -41,8 +48,17 @@ struct SlurmJob {
 };
 
 // The sbatch script: #SBATCH lines, `set -euo pipefail`, the setup, the environment, the command.
-// Throws InputError for a job that cannot be written (no command, a count below 1).
+// Throws InputError for a job that cannot be written (no command, a count below 1, a value below).
 std::string render_sbatch_script(const SlurmJob& job);
+
+// What is wrong with an option's argument (--constraint, --nodelist, --reservation, a partition):
+// empty, or whitespace or a control character in it; "" when nothing is. The caller names the
+// file and key, or the flag.
+std::string sbatch_value_problem(const std::string& value);
+// What is wrong with a further #SBATCH line: a newline or other control character, not a long
+// option ("--exclusive", "--mail-type=END"), or an option gpudays writes itself (its own key or
+// flag says where to set it); "" when nothing is.
+std::string sbatch_line_problem(const std::string& line);
 
 // Slurm's time formats: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S" and "infinite"/"UNLIMITED"
 // (0). Throws InputError naming `text`.

@@ -35,6 +35,10 @@ std::optional<SlurmPartition> resolve_partition(const SlurmRequest& r, SlurmJob&
     job.srun_args = cluster.launcher.srun_args;
     job.setup = cluster.launcher.setup;
     job.gres_name = cluster.launcher.gres_name;
+    job.constraint = p.constraint;
+    job.nodelist = p.nodelist;
+    job.reservation = p.reservation;
+    job.sbatch_lines = p.sbatch_lines;
     return p;
   }
   if (r.dry_run && r.partition.empty()) return std::nullopt;
@@ -45,6 +49,15 @@ std::optional<SlurmPartition> resolve_partition(const SlurmRequest& r, SlurmJob&
   live.partitions = partitions;
   if (r.partition.empty() && !partitions.empty()) return partitions.front();
   return live.partition(r.partition);
+}
+
+// --constraint, --nodelist and --reservation win over the partition's; --sbatch-line adds to its
+// lines (the command line checked them; render_sbatch_script checks them again).
+void apply_placement_flags(const SlurmRequest& r, SlurmJob& job) {
+  if (!r.constraint.empty()) job.constraint = r.constraint;
+  if (!r.nodelist.empty()) job.nodelist = r.nodelist;
+  if (!r.reservation.empty()) job.reservation = r.reservation;
+  job.sbatch_lines.insert(job.sbatch_lines.end(), r.sbatch_lines.begin(), r.sbatch_lines.end());
 }
 
 // Nothing the partition cannot take is submitted.
@@ -105,13 +118,14 @@ void submit_slurm_job(const SlurmRequest& r, SlurmSubmission s) {
   job.time_limit_s = r.time.empty() ? 0.0 : parse_slurm_time_s(r.time);
   job.memory_per_node_bytes = r.memory_per_node_gib * kGiB;
   const std::optional<SlurmPartition> partition = resolve_partition(r, job);
+  apply_placement_flags(r, job);
   job.cpus_per_task = r.cpus_per_task;
   if (job.cpus_per_task == 0) {
     const int64_t node_cpus = partition ? partition->cpus_per_node : 0;
     job.cpus_per_task = std::max<int64_t>(1, node_cpus / job.tasks_per_node);
   }
   if (partition) {
-    job.partition = partition->name;
+    job.partition = partition->sbatch_name();
     if (s.gpu_tasks) job.gpus_per_node = job.tasks_per_node;
     check_against(*partition, s);
   } else if (s.gpu_tasks) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_job.h"
@@ -20,13 +21,18 @@ struct SlurmRequest {
   std::string time;                  // Slurm's format; "": the partition's limit
   int64_t cpus_per_task = 0;         // 0: the partition's CPUs split over the tasks (at least 1)
   double memory_per_node_gib = 0.0;  // 0: the partition's default
+  // Where the job runs; "" : the partition's (cluster file), else none.
+  std::string constraint;
+  std::string nodelist;
+  std::string reservation;
+  std::vector<std::string> sbatch_lines;    // after the partition's
   std::string slurm_dir = "gpudays-slurm";  // scripts, logs and jobs.jsonl
 };
 
 // What the submission of one job needs beside the request: the job (shape, command), the
 // device its tasks use, the plan's estimate of its duration (0: none) and its record's fields.
 struct SlurmSubmission {
-  SlurmJob job;
+  SlurmJob job;  // its environment_defaults: the launch's (NCCL_P2P_DISABLE, by the caller)
   bool gpu_tasks = true;      // one GPU per task; false: CPU tasks
   double estimate_s = 0.0;    // warn when --time is shorter
   std::string estimate_what;  // how the estimate was made, for the warning

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "accuracy/planner_options.h"
+#include "catalog/gpu_loader.h"
 #include "catalog/host_cpu.h"
 #include "common/output_files.h"
 #include "distributed/launcher.h"
@@ -13,6 +14,10 @@
 
 namespace gpudays {
 namespace {
+
+const char* on_off(bool on) {
+  return on ? "on" : "off";
+}
 
 // The bench command line the job runs: this request, with absolute paths, trials under srun.
 std::vector<std::string> bench_job_argv(const std::string& config_dir,
@@ -54,6 +59,10 @@ std::vector<std::string> bench_job_argv(const std::string& config_dir,
   if (!r.trial_stderr_dir.empty()) {
     argv.insert(argv.end(), {"--trial-stderr", absolute_path(r.trial_stderr_dir)});
   }
+  if (r.links.pair_bridge) argv.insert(argv.end(), {"--pair-bridge", on_off(*r.links.pair_bridge)});
+  if (r.links.peer_to_peer) {
+    argv.insert(argv.end(), {"--peer-to-peer", on_off(*r.links.peer_to_peer)});
+  }
   return argv;
 }
 
@@ -67,7 +76,9 @@ double bench_estimate_s(const Catalog& catalog,
   constexpr double kTrialStartS = 30.0;  // process start, model build, first step's compilation
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(r.gpu)};
   const PlanOptions options =
-      planner_options(catalog, DeviceKind::kGpu, {.preset = parse_preset(r.methods)}).options;
+      planner_options(
+          catalog, DeviceKind::kGpu, {.preset = parse_preset(r.methods), .links = r.links})
+          .options;
   const PlanResult result = plan(model, cluster, options);
   double total_s = 0.0;
   int trials = 0;
@@ -88,10 +99,13 @@ double bench_estimate_s(const Catalog& catalog,
 // The argv of one trial: `gpudays trial`, on every rank of the launch (distributed/launcher.h).
 std::vector<std::string> trial_command(const std::string& config_dir,
                                        const BenchRequest& r,
-                                       int64_t world) {
+                                       const Cluster& cluster) {
   LaunchOptions launch;
-  launch.ranks = world;
-  launch.device = r.device == "cpu" ? RankDevice::kCpu : RankDevice::kCuda;
+  launch.ranks = cluster.world_size();
+  launch.device = cluster.gpu->kind == DeviceKind::kCpu ? RankDevice::kCpu : RankDevice::kCuda;
+  if (launch.ranks > 1 && launch.device == RankDevice::kCuda) {
+    launch.environment = collective_environment(r.links.peer_to_peer_on(*cluster.gpu));
+  }
   // Inside a Slurm allocation: one job step per trial.
   launch.launcher = r.launcher == "srun" ? Launcher::kSrun : Launcher::kMpirun;
   launch.srun.nodes = r.nodes;
@@ -104,9 +118,12 @@ std::vector<std::string> trial_command(const std::string& config_dir,
 }
 
 void submit_bench_job(const std::string& config_dir,
-                      const BenchRequest& r,
+                      const BenchRequest& request,
                       const Catalog& catalog,
                       const ModelSpec& model) {
+  BenchRequest r = request;  // the partition's links where the command line leaves them
+  r.links = r.links.over(cluster_links(r.slurm.cluster_file, r.slurm.partition));
+  if (r.device != "cpu" && !r.gpu.empty()) check_links_possible(catalog.gpu(r.gpu), r.links);
   SlurmSubmission s;
   s.job.name = fmt::format("gpudays-bench-{}-{}", model.name, r.device == "cpu" ? "cpu" : r.gpu);
   s.job.description = fmt::format("gpudays bench: {} on {} node(s) x {} {} rank(s), results in {}",
@@ -130,6 +147,13 @@ void submit_bench_job(const std::string& config_dir,
   if (!r.slurm.cluster_file.empty())
     srun_mpi = load_slurm_cluster(r.slurm.cluster_file).launcher.srun_mpi;
   s.job.command = bench_job_argv(config_dir, r, srun_mpi);
+  if (r.device != "cpu" && r.nodes * r.gpus_per_node > 1) {
+    // Written as defaults: a value set where the job runs wins.
+    for (const EnvironmentVariable& v :
+         collective_environment(r.links.peer_to_peer_on(catalog.gpu(r.gpu)), nothing_set)) {
+      s.job.environment_defaults.emplace_back(v.name, v.value);
+    }
+  }
   submit_slurm_job(r.slurm, s);
 }
 

@@ -9,6 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/model_spec.h"
+#include "search_space/cluster.h"
 #include "slurm/slurm_submit.h"
 
 namespace gpudays {
@@ -33,13 +34,15 @@ struct BenchRequest {
   SlurmRequest slurm;               // --slurm: submit the sweep as a batch job
   std::string launcher = "mpirun";  // how each trial's ranks start: mpirun, or srun (in a job)
   std::string srun_mpi = "pmix";    // srun --mpi of each trial's step (launcher srun)
+  LinkSettings links;               // --pair-bridge, --peer-to-peer; unset: the GPU file's
 };
 
 // The argv of one trial: `gpudays [--config-dir DIR] trial`, on every rank of the launch
-// (distributed/launcher.h).
+// (distributed/launcher.h); GPU ranks without peer-to-peer get NCCL_P2P_DISABLE=1 unless the
+// environment sets it (collective_environment).
 std::vector<std::string> trial_command(const std::string& config_dir,
                                        const BenchRequest& r,
-                                       int64_t world);
+                                       const Cluster& cluster);
 
 // Submits the sweep as a Slurm batch job: the sweep once in the batch shell, each trial an srun
 // step; the plan's estimate of its duration warns a short --time.

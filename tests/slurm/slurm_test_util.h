@@ -45,11 +45,6 @@ inline bool controller_given() {
   GTEST_SKIP() << "no Slurm controller (ctest -R Slurm.Cluster " \
                   "starts one)"
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The job id of "Submitted Slurm job N" in a submitting command's output ("" and a failure if
 // it did not submit).
 inline std::string submitted_job_id(const CommandResult& r) {

@@ -326,8 +326,13 @@ TEST(TrainCli, HelpFooterNamesTheRowCommandsOfEveryFormat) {
 
 // "mpirun ... -np N " from the launcher's own command line (distributed/launcher.h).
 std::string mpirun(int ranks) {
-  std::vector<std::string> argv =
-      launch_argv({.ranks = ranks, .threads_per_rank = 1, .program = {"PROGRAM"}});
+  // A named LaunchOptions: GCC 12 misreads a designated-initializer temporary's nested default
+  // (srun.mpi) as uninitialized (-Wmaybe-uninitialized).
+  LaunchOptions options;
+  options.ranks = ranks;
+  options.threads_per_rank = 1;
+  options.program = {"PROGRAM"};
+  std::vector<std::string> argv = launch_argv(options);
   argv.pop_back();  // the program: train_command's
   std::string line;
   for (const std::string& arg : argv) line += arg + " ";
