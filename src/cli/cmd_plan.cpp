@@ -40,7 +40,8 @@ struct PlanRequest {
   double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
   std::string image_input = "packed";
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
-  LinkSettings links;            // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
+  bool cpu_cores_given = false;
+  LinkSettings links;  // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
   std::string db = "gpudays.db";
   bool db_given = false;
   bool no_calibration = false;
@@ -69,13 +70,15 @@ PlanRequest with_cluster(PlanRequest r) {
                                                  r.inter_node_gb_per_s,
                                                  r.inter_node_given,
                                                  r.host_memory_gib,
-                                                 r.links},
+                                                 r.links,
+                                                 r.cpu_cores_given ? r.cpu_cores_per_gpu : 0},
                                                 r.cluster_file,
                                                 r.partition);
   r.gpu = h.gpu;
   r.gpus_per_node = h.gpus_per_node;
   r.inter_node_gb_per_s = h.inter_node_gb_per_s;
   r.host_memory_gib = h.host_memory_gib;
+  if (h.cpu_cores_per_gpu > 0) r.cpu_cores_per_gpu = h.cpu_cores_per_gpu;
   r.links = h.links;
   return r;
 }
@@ -205,9 +208,10 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--cpu-cores-per-gpu",
                   r->cpu_cores_per_gpu,
-                  "Host CPU cores per GPU for loading images (one runs the training process)")
+                  "Host CPU cores per GPU for loading images (one runs the training process; "
+                  "default: --cluster's CPUs per GPU, else 8)")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))
-      ->capture_default_str();
+      ->each([r](const std::string&) { r->cpu_cores_given = true; });
   cmd->add_option("--db",
                   r->db,
                   "Benchmark results used to calibrate step times (default: ./gpudays.db if it "

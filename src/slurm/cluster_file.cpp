@@ -2,6 +2,8 @@
 // unknown keys rejected), and the look-up of a partition.
 #include "slurm/cluster_file.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -138,6 +140,8 @@ PlannedHardware fill_from_partition(PlannedHardware h,
     h.host_memory_gib = p.memory_per_node_bytes / kGiB;
   }
   h.links = h.links.over(p.links);
+  if (h.cpu_cores_per_gpu == 0 && p.cpus_per_node > 0 && p.gpus_per_node > 0)
+    h.cpu_cores_per_gpu = std::max<int64_t>(1, p.cpus_per_node / p.gpus_per_node);
   if (p.nodes > 0 && h.nodes > p.nodes) {
     throw InputError(fmt::format(
         "{} nodes asked, but partition '{}' of {} has {}", h.nodes, p.name, cluster_file, p.nodes));

@@ -78,6 +78,9 @@ struct PlannedHardware {
   bool inter_node_given = false;
   double host_memory_gib = 0.0;  // 0: the partition's memory, else the planner's default
   LinkSettings links;            // the command line's; unset ones: the partition's
+  // Host cores per GPU for the input pipeline; 0 (unset): the partition's CPUs per node over its
+  // GPUs per node, else the planner's assumption.
+  int64_t cpu_cores_per_gpu = 0;
 };
 
 // The partition's GPU, GPUs per node, network, host memory and links where the request left them

@@ -124,6 +124,21 @@ TEST(SlurmCli, PlanOnAClusterUsesItsPartitionNetworkAndHostMemory) {
       << too_many.err;
 }
 
+// The partition's CPUs per GPU (64 / 4) feed the image loader: 15 workers at 644 images/s each
+// decoding JPEGs; --cpu-cores-per-gpu wins over the file.
+TEST(SlurmCli, PlanOnAClusterGivesTheLoaderItsCpusPerGpu) {
+  const std::string plan = "plan --model vit --image-input jpeg --format json " + kCluster;
+  auto loader = [](const std::string& args) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["best"]["input_images_per_s"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(loader(plan), 15 * 644.0);
+  EXPECT_DOUBLE_EQ(loader(plan + " --cpu-cores-per-gpu 3"), 2 * 644.0);
+  EXPECT_DOUBLE_EQ(loader("plan --model vit --gpu a100 --image-input jpeg --format json"),
+                   7 * 644.0);  // the assumption: 8 cores per GPU
+}
+
 TEST(SlurmCli, CostPricesTheAllocationAtTheClustersRate) {
   const std::string cost = "cost --model pythia-1b --gpus a100-80gb-sxm --counts 8 --format json ";
   auto row = [](const std::string& args) {
