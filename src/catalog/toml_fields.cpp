@@ -2,6 +2,8 @@
 #include "catalog/toml_fields.h"
 
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -24,6 +26,16 @@ std::string name_length_problem(std::string_view name) {
 }
 
 std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
+  // Bounded before parsing: the parser holds several times a file's size (a 100 MB model file
+  // took 420 MB), and no file of gpudays' comes near this.
+  constexpr std::uintmax_t kMaxTomlFileBytes = std::uintmax_t{4} << 20;
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
+  if (!ec && bytes > kMaxTomlFileBytes) {
+    throw InputError(fmt::format("{}: a file of {:.1f} MiB; gpudays' TOML files are at most 4 MiB",
+                                 path,
+                                 static_cast<double>(bytes) / (1 << 20)));
+  }
   try {
     return std::make_shared<toml::table>(toml::parse_file(path));
   } catch (const toml::parse_error& e) {

@@ -214,6 +214,21 @@ TEST(ModelFile, ANameLongerThanTheBoundIsRefused) {
   EXPECT_EQ(load_error(replace(pythia_70m(), "pythia-70m\"", at_bound + "\"")), "");
 }
 
+// A file past any of gpudays' is refused by its size, before the parser holds it several times
+// over.
+TEST(ModelFile, AFileOverFourMiBIsRefusedBeforeParsing) {
+  const std::string padding = "# " + std::string(1 << 20, 'x') + "\n";
+  std::string huge = pythia_70m();
+  for (int i = 0; i < 5; ++i) huge += padding;
+  const std::string error = load_error(huge);
+  EXPECT_NE(error.find("model.toml: a file of 5.0 MiB; gpudays' TOML files are at most 4 MiB"),
+            std::string::npos)
+      << error;
+  std::string padded = pythia_70m();
+  for (int i = 0; i < 3; ++i) padded += padding;
+  EXPECT_EQ(load_error(padded), "");  // a comment of 3 MiB is still a model file
+}
+
 TEST(GpuFile, ALongNameOrAliasIsRefused) {
   const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
   const std::string long_name(1000, 'g');
