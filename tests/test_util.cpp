@@ -29,6 +29,12 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::string fresh_path(const std::string& name) {
+  const std::string path = write_temp_file(name, "");
+  std::filesystem::remove(path);
+  return path;
+}
+
 const Catalog& catalog() {
   static const Catalog kCatalog = Catalog::load({});
   return kCatalog;

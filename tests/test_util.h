@@ -14,6 +14,8 @@ const Catalog& catalog();  // the repository's configs/, loaded once
 // <process_temp_dir()>/name with these contents; removed with the directory when the process exits.
 std::string write_temp_file(const std::string& name, const std::string& contents);
 std::string read_file(const std::string& path);  // "" when it cannot be read
+// A temporary path unique to this test process that does not exist yet.
+std::string fresh_path(const std::string& name);
 
 struct CommandResult {
   int exit_code = 0;

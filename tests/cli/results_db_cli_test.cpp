@@ -353,13 +353,6 @@ PipedRun run_unable_to_write(const std::vector<std::string>& args) {
   return run;
 }
 
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // This host's CPU probe, cached next to `db` (bench --device cpu then probes nothing).
 void write_probe_cache(const std::string& db) {
   char host[256] = {};
@@ -383,7 +376,7 @@ TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
   const std::string db = dir + "/gpudays.db";
   { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
   write_probe_cache(db);
-  const std::string before = bytes_of(db);
+  const std::string before = test::read_file(db);
   const PipedRun r =
       run_unable_to_write({"bench",
                            "--model-file",
@@ -399,7 +392,7 @@ TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
       << r.err;
   EXPECT_NE(r.err.find("(choose another file with --db)\n"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("[trial"), std::string::npos) << "a trial ran: " << r.out;
-  EXPECT_EQ(bytes_of(db), before);
+  EXPECT_EQ(test::read_file(db), before);
   EXPECT_EQ(ResultsDb::open({db, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
@@ -410,7 +403,7 @@ std::vector<pid_t> processes_mentioning(const std::string& text) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = bytes_of(entry.path().string() + "/cmdline");
+    std::string cmdline = test::read_file(entry.path().string() + "/cmdline");
     if (cmdline.find(text) != std::string::npos) found.push_back(std::stoi(name));
   }
   return found;
@@ -469,18 +462,18 @@ TEST(BenchSignals, SigintAndSigtermStopTheRunningTrialAndLeaveNothing) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       spec = spec_file_under(tmpdir);
     }
-    ASSERT_FALSE(spec.empty()) << "no trial started: " << bytes_of(log);
+    ASSERT_FALSE(spec.empty()) << "no trial started: " << test::read_file(log);
     const std::vector<pid_t> trials = processes_mentioning(spec);
     ASSERT_FALSE(trials.empty()) << spec;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into its steps
     kill(bench, signal);
     int status = 0;
     waitpid(bench, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status)) << bytes_of(log);
-    EXPECT_EQ(WEXITSTATUS(status), 128 + signal) << bytes_of(log);
-    EXPECT_NE(bytes_of(log).find(fmt::format("interrupted by signal {}", signal)),
+    ASSERT_TRUE(WIFEXITED(status)) << test::read_file(log);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal) << test::read_file(log);
+    EXPECT_NE(test::read_file(log).find(fmt::format("interrupted by signal {}", signal)),
               std::string::npos)
-        << bytes_of(log);
+        << test::read_file(log);
     for (const pid_t pid : trials) {
       EXPECT_NE(::kill(pid, 0), 0) << "trial " << pid << " outlived bench";
     }
@@ -499,7 +492,7 @@ TEST(ResultsDbCli, ADatabaseWithoutOneOfItsColumnsStopsBenchBeforeAnyTrial) {
   { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
   test::exec_sql(db, "ALTER TABLE trials DROP COLUMN peak_memory_bytes");
   write_probe_cache(db);
-  const std::string before = bytes_of(db);
+  const std::string before = test::read_file(db);
   const auto r = run_gpudays("bench --model-file " + std::string(GPUDAYS_TEST_DATA_DIR) +
                              "/bench-gpt-neox.toml --device cpu --db " + db);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -509,7 +502,7 @@ TEST(ResultsDbCli, ADatabaseWithoutOneOfItsColumnsStopsBenchBeforeAnyTrial) {
                         "untouched\n",
                         db));
   EXPECT_EQ(r.out.find("[trial"), std::string::npos) << "a trial ran: " << r.out;
-  EXPECT_EQ(bytes_of(db), before);
+  EXPECT_EQ(test::read_file(db), before);
 }
 
 }  // namespace

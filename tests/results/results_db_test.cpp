@@ -26,19 +26,6 @@
 namespace gpudays {
 namespace {
 
-std::string fresh_path(const std::string& name) {
-  const std::string path = test::write_temp_file(name, "");
-  std::filesystem::remove(path);
-  return path;
-}
-
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // pythia-14m on the host CPU: its global batch of 1024 in micro-batches of `micro_batch`.
 TrialRecord sample_trial(int64_t micro_batch) {
   TrialRecord t;
@@ -66,7 +53,7 @@ std::string open_error(const std::string& path, bool read_only = false) {
 }
 
 TEST(ResultsDb, RoundTripAndNoDuplicates) {
-  const std::string path = fresh_path("round.db");
+  const std::string path = test::fresh_path("round.db");
   {
     ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     EXPECT_TRUE(db.insert(sample_trial(4)));
@@ -89,7 +76,7 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
 // Two runs measuring one configuration at once: the second measurement is kept as a repeat, never
 // dropped silently and never used in place of the stored trial.
 TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
-  const std::string path = fresh_path("repeats.db");
+  const std::string path = test::fresh_path("repeats.db");
   ResultsDb first = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
   ResultsDb second = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
   ASSERT_TRUE(first.insert(sample_trial(4)));
@@ -110,7 +97,7 @@ TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
 // file without write permission; for anyone, root included, a process that may not make any file
 // grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: the write fails with EFBIG), in a child process.
 TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
-  const std::string path = fresh_path("read-only.db");
+  const std::string path = test::fresh_path("read-only.db");
   { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   const auto write_refused = [&path] {
     try {
@@ -128,7 +115,7 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
     EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   }
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   const pid_t child = fork();
   if (child == 0) {
     signal(SIGXFSZ, SIG_IGN);
@@ -142,18 +129,18 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   int status = 0;
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "refused and readable";
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(test::read_file(path), before);
 }
 
 TEST(ResultsDb, NotSqliteIsLeftUntouched) {
   const std::string path = test::write_temp_file("notes.db", "my thesis notes, do not lose\n");
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   EXPECT_NE(open_error(path).find("not a gpudays results database"), std::string::npos);
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(test::read_file(path), before);
 }
 
 TEST(ResultsDb, ForeignSqliteIsLeftUntouched) {
-  const std::string path = fresh_path("foreign.db");
+  const std::string path = test::fresh_path("foreign.db");
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_exec(raw,
@@ -162,31 +149,31 @@ TEST(ResultsDb, ForeignSqliteIsLeftUntouched) {
                nullptr,
                nullptr);
   sqlite3_close(raw);
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   EXPECT_NE(open_error(path).find("another application"), std::string::npos);
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(test::read_file(path), before);
 }
 
 TEST(ResultsDb, CorruptedIsLeftUntouched) {
-  const std::string path = fresh_path("corrupt.db");
+  const std::string path = test::fresh_path("corrupt.db");
   {
     ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
   }
-  std::string bytes = bytes_of(path);
+  std::string bytes = test::read_file(path);
   ASSERT_GT(bytes.size(), 4096u);
   for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);  // trash pages
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   const std::string error = open_error(path);
   EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find("left untouched"), std::string::npos) << error;
-  EXPECT_EQ(bytes_of(path), bytes);
+  EXPECT_EQ(test::read_file(path), bytes);
 }
 
 // Another process's lock past the busy timeout is "locked", never "corrupted" (a user told the
 // file is corrupted deletes a healthy database); once the lock goes, the file opens as before.
 TEST(ResultsDb, ABusyDatabaseIsCalledLockedNotCorrupted) {
-  const std::string path = fresh_path("busy.db");
+  const std::string path = test::fresh_path("busy.db");
   { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   sqlite3* writer = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &writer), SQLITE_OK);
@@ -203,11 +190,11 @@ TEST(ResultsDb, ABusyDatabaseIsCalledLockedNotCorrupted) {
 }
 
 TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
-  const std::string path = fresh_path("schema1.db");
+  const std::string path = test::fresh_path("schema1.db");
   TrialRecord old = sample_trial(1);
   test::set_measured_step(old, 0.5);
   test::write_old_results_db(path, 1, {old});
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   {
     const auto rows = ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({});
     ASSERT_EQ(rows.size(), 1u);
@@ -217,7 +204,7 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
               StepTiming::kWhole);  // the default for rows before composed timing
     EXPECT_EQ(rows[0].measured.timing_check, "");
   }
-  EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
+  EXPECT_EQ(test::read_file(path), before);  // reading does not upgrade
   {
     ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     TrialRecord t = sample_trial(4);
@@ -242,7 +229,7 @@ TEST(ResultsDb, Schema1IsReadAndUpgradedForWriting) {
 // The configuration and the cluster shape are stored field by field and read back equal, and the
 // key of what was read is the key of what was written.
 TEST(ResultsDb, ConfigurationAndShapeRoundTrip) {
-  const std::string path = fresh_path("config-roundtrip.db");
+  const std::string path = test::fresh_path("config-roundtrip.db");
   TrialRecord t = sample_trial(2);
   t.cluster = {2, 4};
   t.config.methods = {true, true, Sharding::kFsdpFullShard, true};
@@ -264,7 +251,7 @@ TEST(ResultsDb, ConfigurationAndShapeRoundTrip) {
 // Every method set is its own row, stored under the field table's column names and read back
 // equal; the key keeps its stored format and the schema its version.
 TEST(ResultsDb, EveryMethodSetRoundTrips) {
-  const std::string path = fresh_path("methods-roundtrip.db");
+  const std::string path = test::fresh_path("methods-roundtrip.db");
   const std::vector<MethodSet> sets = every_method_set();
   {
     ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
@@ -320,7 +307,7 @@ TEST(ResultsDb, InvalidRowsAreNeverUsedAndAreReplaced) {
         "micro_batch_size = 0",
         "training_days = -1.0",
         "peak_memory_bytes = -1"}) {
-    const std::string path = fresh_path("invalid-row.db");
+    const std::string path = test::fresh_path("invalid-row.db");
     {
       ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
       ASSERT_TRUE(db.insert(sample_trial(4)));
@@ -382,33 +369,33 @@ TEST(TrialValidate, PartsThatDoNotComposeAndUtilisationAbove100AreInvalid) {
 }
 
 TEST(ResultsDb, TruncatedIsCalledCorruptedNotForeign) {
-  const std::string path = fresh_path("truncated.db");
+  const std::string path = test::fresh_path("truncated.db");
   {
     ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
     for (int64_t mb = 1; mb <= 64; mb *= 2) db.insert(sample_trial(mb));
   }
-  const std::string bytes = bytes_of(path).substr(0, 5000);
+  const std::string bytes = test::read_file(path).substr(0, 5000);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   const std::string error = open_error(path);
   EXPECT_NE(error.find("corrupted or truncated"), std::string::npos) << error;
   EXPECT_EQ(error.find("another application"), std::string::npos) << error;
-  EXPECT_EQ(bytes_of(path), bytes);
+  EXPECT_EQ(test::read_file(path), bytes);
 }
 
 TEST(ResultsDb, NewerSchemaIsLeftUntouched) {
-  const std::string path = fresh_path("newer.db");
+  const std::string path = test::fresh_path("newer.db");
   { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
   sqlite3_close(raw);
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   EXPECT_NE(open_error(path).find("schema 99"), std::string::npos);
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(test::read_file(path), before);
 }
 
 TEST(ResultsDb, ReadOnlyNeverCreates) {
-  const std::string path = fresh_path("absent.db");
+  const std::string path = test::fresh_path("absent.db");
   try {
     ResultsDb::open({path, /*read_only=*/true, &test::catalog()});
     FAIL() << "no error";

@@ -28,19 +28,6 @@ namespace {
 
 using test::catalog;
 
-std::string fresh_path(const std::string& name) {
-  const std::string path = test::write_temp_file(name, "");
-  std::filesystem::remove(path);
-  return path;
-}
-
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The rows of `sql` (one text column) on the file, behind gpudays' back.
 std::vector<std::string> column_of(const std::string& path, const std::string& sql) {
   sqlite3* raw = nullptr;
@@ -198,7 +185,7 @@ TEST(ResultsDb, PoisonedRowsAreNeverUsed) {
         "mfu = mfu * 1.01",
         "tokens_per_s = tokens_per_s * 2",
         "training_days = training_days / 2"}) {
-    const std::string path = fresh_path("poisoned.db");
+    const std::string path = test::fresh_path("poisoned.db");
     { open_db(path).insert(gpu_trial()); }
     test::exec_sql(path, std::string("UPDATE trials SET ") + poison);
     ResultsDb db = open_db(path, /*read_only=*/true);
@@ -219,7 +206,7 @@ TEST(ResultsDb, PoisonedRowsAreNeverUsed) {
 
 // Many bad rows: the first few named, one line each; the rest counted in one line.
 TEST(ResultsDb, ManyBadRowsAreNamedFirstThenCounted) {
-  const std::string path = fresh_path("many-bad.db");
+  const std::string path = test::fresh_path("many-bad.db");
   {
     ResultsDb db = open_db(path);
     for (int64_t micro : {1, 2, 4, 8, 16, 32, 64, 128}) {
@@ -241,7 +228,7 @@ TEST(ResultsDb, ManyBadRowsAreNamedFirstThenCounted) {
 // Two models of one name are two models: a file's model named like a catalog model stores its
 // own trials (and its model file, to re-derive them by) under its own digest.
 TEST(ResultsDb, ModelsOfOneNameNeverShareTrials) {
-  const std::string path = fresh_path("same-name.db");
+  const std::string path = test::fresh_path("same-name.db");
   ModelSpec mine = catalog().model("pythia-160m");
   mine.arch.n_layers = 6;
   mine.source_path = "mine.toml";
@@ -276,12 +263,12 @@ TEST(ResultsDb, ModelsOfOneNameNeverShareTrials) {
 // for writing, it is re-keyed by that model's digest in place. A row of a name no catalog model
 // has is kept, flagged, and never used; repeats get the columns an older upgrade left out.
 TEST(ResultsDb, Schema4IsReKeyedByTheCatalogModelOfItsName) {
-  const std::string path = fresh_path("schema4.db");
+  const std::string path = test::fresh_path("schema4.db");
   TrialRecord known = gpu_trial();
   TrialRecord unknown = gpu_trial();
   unknown.model = "my-model";
   test::write_old_results_db(path, 4, {known, unknown});
-  const std::string before = bytes_of(path);
+  const std::string before = test::read_file(path);
   testing::internal::CaptureStderr();
   {
     const auto rows = open_db(path, /*read_only=*/true).query({});
@@ -294,7 +281,7 @@ TEST(ResultsDb, Schema4IsReKeyedByTheCatalogModelOfItsName) {
                      "--model-file to measure it)"),
             std::string::npos)
       << err;
-  EXPECT_EQ(bytes_of(path), before);  // reading does not upgrade
+  EXPECT_EQ(test::read_file(path), before);  // reading does not upgrade
   testing::internal::CaptureStderr();
   {
     ResultsDb db = open_db(path);
@@ -324,10 +311,10 @@ TEST(ResultsDb, AStampedFileWithoutATableOrColumnIsRefused) {
          "whose table 'repeats' lacks the column 'status'"},
         {"DROP TABLE models", "without its table 'models'"},
         {"DROP TABLE trials", "without its table 'trials'"}}) {
-    const std::string path = fresh_path("dropped.db");
+    const std::string path = test::fresh_path("dropped.db");
     { open_db(path).insert(gpu_trial()); }
     test::exec_sql(path, drop);
-    const std::string before = bytes_of(path);
+    const std::string before = test::read_file(path);
     for (bool read_only : {false, true}) {
       const std::string error = open_error(path, read_only);
       EXPECT_NE(error.find(path + " is a gpudays results database (schema 5) " + message +
@@ -336,7 +323,7 @@ TEST(ResultsDb, AStampedFileWithoutATableOrColumnIsRefused) {
           << error;
       EXPECT_EQ(error.find('\n'), std::string::npos) << error;
     }
-    EXPECT_EQ(bytes_of(path), before);
+    EXPECT_EQ(test::read_file(path), before);
   }
 }
 
