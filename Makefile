@@ -17,7 +17,7 @@ WITH_FUZZ ?= ON
 FUZZ_SECONDS ?= 7
 PREFIX ?= $(HOME)/.local
 
-.PHONY: all deps torch torch-ref fixtures configure build build-gpudays test test-cuda docs-check \
+.PHONY: all deps torch torch-ref torch-ref4 fixtures configure build build-gpudays test test-cuda docs-check \
         run cuda clean format format-check fuzz fuzz-build test-asan gpu-check-dry install dist
 
 all: build
@@ -48,8 +48,14 @@ build: configure
 build-gpudays: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpudays
 
+# transformers 4.42 beside 5 (the reference benchmark's pin), for the transformers 4 export test.
+torch-ref4: torch-ref
+ifeq ($(WITH_TORCH),ON)
+	@bash scripts/install-torch.sh ref4 .venv
+endif
+
 # Parity fixtures from transformers (tests/models/make_fixtures.py), remade when their inputs change.
-fixtures: build torch-ref
+fixtures: build torch-ref torch-ref4
 ifeq ($(WITH_TORCH),ON)
 	@cmake --build $(BUILD_DIR) --target gpudays_fixtures
 endif

@@ -6,6 +6,10 @@
 # transformers and safetensors, the reference the parity tests compare against (tests/models), and
 # accelerate and deepspeed (DeepSpeed from its source archive, no compiled ops: DS_BUILD_OPS=0),
 # tokenizers and megatron-core, the references of the data parity test (tests/datasets/parity.py).
+# `install-torch.sh ref4 VENV`: the reference benchmark's transformers 4.42.3 and accelerate 0.32.0
+# (its pyproject.toml pins) with the dependencies that differ from 5's, into VENV/transformers4
+# (--target, no dependencies): PYTHONPATH=VENV/transformers4 puts them before the venv's own, so
+# the export test checks TrainingArguments of both majors against one torch (tests/exports).
 # Idempotent: a stamp file per mode makes a second run instant. Extra wheel folders: PIP_FIND_LINKS.
 set -euo pipefail
 
@@ -23,10 +27,16 @@ readonly ref_packages=("torch==${torch_version}" "transformers==5.24.0" "safeten
                        "accelerate==1.15.0" "deepspeed==0.19.8"
                        "tokenizers==0.23.3" "megatron-core==0.16.1")
 
+# transformers 4.42 wants numpy < 2 and huggingface_hub < 1 (which needs requests).
+readonly ref4_packages=("transformers==4.42.3" "accelerate==0.32.0" "tokenizers==0.19.1"
+                        "huggingface-hub==0.24.7" "numpy==1.26.4" "requests==2.32.3"
+                        "urllib3==2.2.3" "certifi==2024.8.30" "charset-normalizer==3.4.0")
+
 case "$mode" in
   cpp) packages=("${cpp_packages[@]}"); pip_flags=(--no-deps) ;;
   ref) packages=("${ref_packages[@]}"); pip_flags=() ;;
-  *) echo "install-torch: unknown mode '$mode' (valid: cpp, ref)" >&2; exit 2 ;;
+  ref4) packages=("${ref4_packages[@]}"); pip_flags=(--no-deps --target "$venv/transformers4") ;;
+  *) echo "install-torch: unknown mode '$mode' (valid: cpp, ref, ref4)" >&2; exit 2 ;;
 esac
 
 stamp="$venv/.gpudays-$mode-stamp"
@@ -50,6 +60,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 
+[ "$mode" = ref4 ] && rm -rf "$venv/transformers4"
 echo "install-torch: installing ${wanted} into $venv ($mode)"
 start=$(date +%s)
 DS_BUILD_OPS=0 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pip_flags[@]}" \

@@ -12,6 +12,7 @@
 #include "common/output_files.h"
 #include "exports/export.h"
 #include "exports/export_choice.h"
+#include "exports/transformers_version.h"
 
 namespace gpudays {
 namespace {
@@ -23,19 +24,35 @@ std::optional<ExportBackend> wanted_backend(const ResultsRequest& r) {
   return std::nullopt;
 }
 
-ExportSelection selection(const ResultsRequest& r) {
-  return {r.pins.pin(), wanted_backend(r)};
+ExportSelection selection(const ResultsRequest& r, const ModelSpec& model) {
+  ExportSelection s{r.pins.pin(), wanted_backend(r)};
+  if (r.grad_acc_steps > 0) {
+    pin_accumulation(s.pin, model, r.nodes * r.gpus_per_node, r.grad_acc_steps);
+  }
+  return s;
+}
+
+// torch_compile: as asked, else where the chosen free-lunch was measured; never for Mamba.
+bool torch_compile(const ResultsRequest& r, const ExportRequest& e) {
+  const bool mamba = e.model->family == Family::kMamba;
+  if (r.torch_compile == "on" && mamba) {
+    throw InputError(
+        "--torch-compile on: Mamba is never exported compiled (transformers' Mamba calls "
+        "mamba-ssm's kernels, which torch.compile does not trace)");
+  }
+  if (!r.torch_compile.empty()) return r.torch_compile == "on";
+  return r.source == "bench" && e.config.methods.free_lunch && !mamba;
 }
 
 Configuration measured_config(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& m) {
-  if (auto config = measured_choice(stored_trials(catalog, r), selection(r))) return *config;
+  if (auto config = measured_choice(stored_trials(catalog, r), selection(r, m))) return *config;
   throw InputError(
       fmt::format("no successful trial of {} on {} x {} in {}{} (or use --source plan)",
                   m.name,
                   r.nodes * r.gpus_per_node,
                   r.gpu,
                   r.db,
-                  selection_text(selection(r))));
+                  selection_text(selection(r, m))));
 }
 
 ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const ModelSpec& model) {
@@ -46,6 +63,7 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
   if (!host_cpu) e.tf32_available = catalog.gpu(e.gpu).supports_tf32();
   if (r.source == "bench") {
     e.config = measured_config(catalog, r, model);
+    e.torch_compile = torch_compile(r, e);
     return e;
   }
   if (host_cpu) {
@@ -53,14 +71,28 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
         "--source plan needs a catalog GPU; for the host CPU use --source bench "
         "(or see `gpudays plan --device cpu`)");
   }
-  e.config = planned_choice(catalog, selection(r), model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
+  const PlannedChoice choice =
+      planned_choice(catalog, selection(r, model), model, Cluster{e.cluster, &catalog.gpu(e.gpu)});
+  if (!choice.misfit.empty()) {
+    std::cerr << "warning: " << describe(choice.config) << " is predicted not to fit ("
+              << choice.misfit << "); exported as asked\n";
+  }
+  e.config = choice.config;
+  e.torch_compile = torch_compile(r, e);
   return e;
 }
 
 void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
-  const ExportRequest e = choose(catalog, r, model);
+  ExportRequest e = choose(catalog, r, model);
+  if (r.format == "hf") {
+    const TransformersTarget target = choose_transformers(r.transformers, "python3");
+    e.transformers_major = target.major;
+    std::cerr << "note: TrainingArguments for transformers " << target.major << " (" << target.basis
+              << ")\n";
+    for (const std::string& note : hf_export_notes(e)) std::cerr << "note: " << note << "\n";
+  }
   if (r.format != "toml") {
     for (const std::string& note : export_notes(e)) std::cerr << "note: " << note << "\n";
   }
@@ -99,6 +131,22 @@ void add_export_choice_options(CLI::App& cmd, ResultsRequest& r) {
                "DeepSpeed values that HuggingFace's Trainer fills in from TrainingArguments as "
                "\"auto\" (for use through HF at any GPU count)");
   add_pin_options(cmd, r.pins);
+  cmd.add_option("--gradient-accumulation-steps",
+                 r.grad_acc_steps,
+                 "Pin the micro-steps per optimizer step: the micro-batch becomes the per-GPU "
+                 "batch divided by it (checked against --micro-batch-size)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd.add_option("--transformers",
+                 r.transformers,
+                 "--format hf: TrainingArguments for transformers 4 (FSDP1, "
+                 "gradient_checkpointing, the fsdp option string; the reference pins 4.42) or 5 "
+                 "(default: the major version python3 on PATH has installed, else 5)")
+      ->check(CLI::IsMember({"4", "5"}));
+  cmd.add_option("--torch-compile",
+                 r.torch_compile,
+                 "--format hf: torch_compile on or off (default: on where a measured "
+                 "configuration (--source bench) used free-lunch; never for Mamba)")
+      ->check(CLI::IsMember({"on", "off"}));
 }
 
 }  // namespace
@@ -127,6 +175,9 @@ void add_export_command(CLI::App& app, const GlobalOptions& global) {
       "Notes on what the target cannot express go to standard error.");
   export_cmd->callback([&global, exp] {
     require_selection(*exp);
+    if (exp->format != "hf" && (!exp->transformers.empty() || !exp->torch_compile.empty())) {
+      throw InputError("--transformers and --torch-compile apply to --format hf alone");
+    }
     run_export(global, *exp);
   });
 }

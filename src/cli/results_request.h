@@ -30,6 +30,11 @@ struct ResultsRequest {
   std::string backend;
   bool auto_values = false;
   PinFlags pins;
+  // export: --transformers (empty: the installed one's), --torch-compile ("on"/"off"; empty: on
+  // where free-lunch was measured), --gradient-accumulation-steps (0: searched)
+  std::string transformers;
+  std::string torch_compile;
+  int64_t grad_acc_steps = 0;
 };
 
 // The results key of --gpu: the host CPU's name, or a catalog GPU's; empty for any.

@@ -23,7 +23,46 @@ std::string selection_text(const ExportSelection& s) {
   return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, "; "));
 }
 
-Configuration planned_choice(const Catalog& catalog,
+void pin_accumulation(ConfigurationPin& pin,
+                      const ModelSpec& model,
+                      int64_t world_size,
+                      int64_t steps) {
+  const int64_t global = model.recipe.global_batch;
+  const int64_t per_gpu = global / world_size;
+  const std::string batch = fmt::format(
+      "{}'s per-GPU batch is {} ({} over {} GPUs)", model.name, per_gpu, global, world_size);
+  if (steps < 1 || per_gpu % steps != 0) {
+    throw InputError(fmt::format(
+        "--gradient-accumulation-steps {}: {}, not a multiple of {}", steps, batch, steps));
+  }
+  const int64_t micro = per_gpu / steps;
+  if (pin.micro_batch_size && *pin.micro_batch_size != micro) {
+    throw InputError(
+        fmt::format("--gradient-accumulation-steps {} with --micro-batch-size {}: {}, which needs "
+                    "micro-batch x accumulation = {}",
+                    steps,
+                    *pin.micro_batch_size,
+                    batch,
+                    per_gpu));
+  }
+  pin.micro_batch_size = micro;
+}
+
+namespace {
+
+// The eligible row with the smallest peak memory; null when none is eligible.
+const PlanRow* leanest(const std::vector<PlanRow>& rows, const ExportSelection& selection) {
+  const PlanRow* best = nullptr;
+  for (const PlanRow& row : rows) {
+    if (!eligible(selection, row.config)) continue;
+    if (best == nullptr || row.peak_memory_bytes() < best->peak_memory_bytes()) best = &row;
+  }
+  return best;
+}
+
+}  // namespace
+
+PlannedChoice planned_choice(const Catalog& catalog,
                              const ExportSelection& selection,
                              const ModelSpec& model,
                              const Cluster& cluster) {
@@ -33,11 +72,13 @@ Configuration planned_choice(const Catalog& catalog,
   const PlanResult p = plan(model, cluster, options);
   const PlanRow* best =
       fastest_fitting(p.rows, [&](const PlanRow& row) { return eligible(selection, row.config); });
-  if (best == nullptr) {
+  if (best != nullptr) return {best->config, ""};
+  const PlanRow* row = leanest(p.rows, selection);
+  if (row == nullptr) {
     throw InputError(
-        fmt::format("nothing fits {} on that hardware{}", model.name, selection_text(selection)));
+        fmt::format("no configuration of {} matches{}", model.name, selection_text(selection)));
   }
-  return best->config;
+  return {row->config, row->reason.empty() ? "predicted not to fit" : row->reason};
 }
 
 std::optional<Configuration> measured_choice(std::vector<TrialRecord> trials,

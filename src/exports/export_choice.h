@@ -27,8 +27,23 @@ bool eligible(const ExportSelection& selection, const Configuration& config);
 // " (pinned: zero_2, micro-batch 8; backend fsdp)", or empty.
 std::string selection_text(const ExportSelection& selection);
 
-// The planner's fastest eligible configuration that fits; throws InputError when none does.
-Configuration planned_choice(const Catalog& catalog,
+// --gradient-accumulation-steps as a micro-batch pin: the per-GPU batch (the recipe's global batch
+// over `world_size`) divided by `steps`; throws InputError naming the numbers when it does not
+// divide, or disagrees with a pinned micro-batch.
+void pin_accumulation(ConfigurationPin& pin,
+                      const ModelSpec& model,
+                      int64_t world_size,
+                      int64_t steps);
+
+struct PlannedChoice {
+  Configuration config;
+  std::string misfit;  // why it is predicted not to fit; empty when it fits
+};
+
+// The planner's fastest eligible configuration that fits; where none fits, the eligible one that
+// needs the least memory, with the reason it is predicted not to (an export of any valid
+// configuration, warned). Throws InputError when the pins admit no configuration.
+PlannedChoice planned_choice(const Catalog& catalog,
                              const ExportSelection& selection,
                              const ModelSpec& model,
                              const Cluster& cluster);

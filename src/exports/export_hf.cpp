@@ -1,6 +1,9 @@
-// HuggingFace TrainingArguments (transformers 5 field names) for a configuration: the recipe's
-// optimizer and schedule, precision, free-lunch (TF32, torch.compile), activation checkpointing,
-// and the backend: a DeepSpeed configuration, FSDP2's fsdp_config, or neither (DDP).
+// HuggingFace TrainingArguments for a configuration, with transformers 5's field names or 4's (the
+// reference benchmark pins 4.42): the recipe's optimizer and schedule, precision, free-lunch (TF32,
+// torch.compile where chosen), activation checkpointing, and the backend: a DeepSpeed
+// configuration, FSDP's (FSDP2 in 5, FSDP1 in 4), or neither (DDP).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "catalog/family_traits.h"
@@ -27,13 +30,24 @@ std::string hf_scheduler(ScheduleKind kind) {
   return "linear";
 }
 
+// transformers 4's get_wsd_schedule: the stable phase named (5 derives it from max_steps), and
+// always a cosine decay (export_notes).
+nlohmann::json wsd_kwargs_v4(const RecipeSpec& recipe) {
+  const int64_t stable_steps =
+      std::max<int64_t>(0, recipe.train_steps - recipe.warmup_steps - recipe.decay_steps);
+  return {{"num_stable_steps", stable_steps},
+          {"num_decay_steps", recipe.decay_steps},
+          {"min_lr_ratio", recipe.lr > 0.0 ? recipe.min_lr / recipe.lr : 0.0}};
+}
+
 // get_scheduler's scheduler_specific_kwargs: the floor of the cosine, the decay of wsd (its
 // stable phase is what remains of max_steps).
-nlohmann::json scheduler_kwargs(const RecipeSpec& recipe) {
+nlohmann::json scheduler_kwargs(const RecipeSpec& recipe, int transformers_major) {
   switch (recipe.schedule) {
     case ScheduleKind::kCosine:
       return {{"min_lr", recipe.min_lr}};
     case ScheduleKind::kWsd:
+      if (transformers_major == 4) return wsd_kwargs_v4(recipe);
       return {{"num_decay_steps", recipe.decay_steps},
               {"decay_type", "linear"},
               {"min_lr_ratio", recipe.lr > 0.0 ? recipe.min_lr / recipe.lr : 0.0}};
@@ -59,7 +73,7 @@ std::string compile_mode(const MethodSet& m) {
 
 // FSDP2 through accelerate (transformers 5: fsdp=true, everything in fsdp_config): full_shard
 // reshards parameters after forward, shard_grad_op keeps them (ZeRO-2-like).
-nlohmann::json fsdp_config(const ExportRequest& r) {
+nlohmann::json fsdp2_config(const ExportRequest& r) {
   const MethodSet& m = r.config.methods;
   return {{"version", 2},
           {"reshard_after_forward", m.sharding == Sharding::kFsdpFullShard},
@@ -67,6 +81,32 @@ nlohmann::json fsdp_config(const ExportRequest& r) {
           {"auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
           {"transformer_layer_cls_to_wrap", {hf_layer_class(*r.model)}},
           {"activation_checkpointing", m.activation_checkpointing}};
+}
+
+// FSDP1 through accelerate (transformers 4): the strategy, offloading and wrapping in the `fsdp`
+// option string, the wrapped class and FSDP's own checkpointing in fsdp_config.
+std::string fsdp1_options(const MethodSet& m) {
+  std::string options =
+      m.sharding == Sharding::kFsdpFullShard ? "full_shard auto_wrap" : "shard_grad_op auto_wrap";
+  if (m.offloading) options += " offload";
+  return options;
+}
+
+nlohmann::json fsdp1_config(const ExportRequest& r) {
+  return {{"transformer_layer_cls_to_wrap", {hf_layer_class(*r.model)}},
+          {"activation_checkpointing", r.config.methods.activation_checkpointing}};
+}
+
+void set_fsdp(const ExportRequest& r, nlohmann::json& args) {
+  const MethodSet& m = r.config.methods;
+  const bool fsdp = is_fsdp(m.sharding);
+  if (r.transformers_major == 4) {
+    args["fsdp"] = fsdp ? fsdp1_options(m) : "";
+    args["fsdp_config"] = fsdp ? fsdp1_config(r) : nullptr;
+    return;
+  }
+  args["fsdp"] = fsdp;
+  args["fsdp_config"] = fsdp ? fsdp2_config(r) : nullptr;
 }
 
 void set_optimizer(const ExportRequest& r, nlohmann::json& args) {
@@ -80,7 +120,7 @@ void set_optimizer(const ExportRequest& r, nlohmann::json& args) {
   args["adam_epsilon"] = recipe.eps;
   args["max_grad_norm"] = recipe.clip_grad_norm;
   args["lr_scheduler_type"] = hf_scheduler(recipe.schedule);
-  args["lr_scheduler_kwargs"] = scheduler_kwargs(recipe);
+  args["lr_scheduler_kwargs"] = scheduler_kwargs(recipe, r.transformers_major);
   args["warmup_steps"] = recipe.warmup_steps;
 }
 
@@ -90,17 +130,19 @@ void set_methods(const ExportRequest& r, nlohmann::json& args) {
   args["bf16"] = recipe.precision == Precision::kBf16;
   args["fp16"] = recipe.precision == Precision::kFp16;
   args["tf32"] = m.free_lunch && r.tf32_available;
-  args["torch_compile"] = m.free_lunch;
-  args["torch_compile_mode"] = m.free_lunch ? nlohmann::json(compile_mode(m)) : nullptr;
-  // Under FSDP, checkpointing is fsdp_config's (the Trainer's would add an all-gather).
-  args["activation_checkpointing"] =
+  args["torch_compile"] = r.torch_compile;
+  args["torch_compile_mode"] = r.torch_compile ? nlohmann::json(compile_mode(m)) : nullptr;
+  // Under FSDP, checkpointing is fsdp_config's (the Trainer's would add an all-gather; transformers
+  // 4 refuses both at once).
+  const char* checkpointing =
+      r.transformers_major == 4 ? "gradient_checkpointing" : "activation_checkpointing";
+  args[checkpointing] =
       m.activation_checkpointing && !is_fsdp(m.sharding) && hf_model_checkpoints(r.model->family);
 }
 
 }  // namespace
 
 nlohmann::json hf_training_arguments(const ExportRequest& r) {
-  const MethodSet& m = r.config.methods;
   nlohmann::json args;
   args["max_steps"] = r.model->recipe.train_steps;
   args["per_device_train_batch_size"] = r.config.micro_batch_size;
@@ -108,50 +150,9 @@ nlohmann::json hf_training_arguments(const ExportRequest& r) {
   set_optimizer(r, args);
   set_methods(r, args);
   args["ddp_find_unused_parameters"] = false;
-  args["fsdp"] = is_fsdp(m.sharding);
-  args["fsdp_config"] = is_fsdp(m.sharding) ? fsdp_config(r) : nullptr;
+  set_fsdp(r, args);
   args["deepspeed"] = deepspeed_config(r);
   return args;
-}
-
-std::vector<std::string> export_notes(const ExportRequest& r) {
-  const MethodSet& m = r.config.methods;
-  const RecipeSpec& recipe = r.model->recipe;
-  std::vector<std::string> notes;
-  if (m.free_lunch && r.model->family == Family::kMamba) {
-    notes.push_back(
-        "free-lunch's fused selective scan and causal convolution run in transformers' Mamba "
-        "only when the packages mamba-ssm and causal-conv1d are installed; without them it "
-        "takes the slow sequential path");
-  }
-  if (m.activation_checkpointing && !is_fsdp(m.sharding) &&
-      !hf_model_checkpoints(r.model->family)) {
-    notes.push_back(
-        "transformers' ConvNeXt does not support activation checkpointing, so the export leaves "
-        "it off (FSDP's can: --backend fsdp)");
-  }
-  if (m.offloading && is_fsdp(m.sharding)) {
-    notes.push_back(
-        "FSDP's cpu_offload keeps parameters and gradients on the CPU too, where gpudays "
-        "offloads the optimizer state (and the parameters only when fully sharded)");
-  }
-  if (!decoupled_weight_decay(recipe) && recipe.weight_decay != 0.0 &&
-      export_backend(m.sharding) != ExportBackend::kDeepSpeed) {
-    notes.push_back(fmt::format(
-        "the recipe's Adam adds its weight decay ({}) to the gradient, which no optim of the "
-        "HuggingFace Trainer does; the export's {} decouples it (DeepSpeed's \"Adam\" with "
-        "adam_w_mode false would not: --backend deepspeed)",
-        recipe.weight_decay,
-        m.free_lunch ? "adamw_torch_fused" : "adamw_torch"));
-  }
-  if (recipe.schedule == ScheduleKind::kWsd &&
-      export_backend(m.sharding) == ExportBackend::kDeepSpeed) {
-    notes.push_back(
-        "DeepSpeed has no warmup-stable-decay schedule: its configuration leaves \"scheduler\" "
-        "out, so the Trainer's warmup_stable_decay runs (a DeepSpeed launch without the "
-        "Trainer needs its own)");
-  }
-  return notes;
 }
 
 }  // namespace gpudays

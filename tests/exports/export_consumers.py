@@ -6,10 +6,15 @@
                                         export, and its scheduler against the HF schedule
   export_consumers.py GPUDAYS fsdp      accelerate's FSDP2 auto-wrap policy on a tiny model of
                                         each family
+  export_consumers.py GPUDAYS hf4       with transformers 4.42 and accelerate 0.32 first on
+                                        PYTHONPATH (the reference benchmark's pins): every
+                                        `--transformers 4` export, FSDP1's strategy and
+                                        auto-wrap, ZeRO, and its warmup_stable_decay
 
 No GPU here: the bf16/TF32 hardware checks of TrainingArguments are patched out, and the world
 size is set to the plan's. A missing package is an error, never a skip.
 """
+import contextlib
 import json
 import logging
 import math
@@ -62,10 +67,14 @@ def cases():
 EXPORTS = {}  # (model, pins, format, extra flags) -> the parsed export
 
 
+MAJOR = ["5"]  # the --transformers of every hf export (hf4 sets 4)
+
+
 def run_export(gpudays, key):
     model, pins, fmt, extra = key
+    major = ["--transformers", MAJOR[0]] if fmt == "hf" else []
     cmd = [gpudays, "export", "--model", model, "--gpu", GPU, "--gpus-per-node", str(GPUS),
-           "--source", "plan", "--format", fmt, *pins, *extra]
+           "--source", "plan", "--format", fmt, *major, *pins, *extra]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"FAILED: {' '.join(cmd)}: {done.stderr.strip()}")
@@ -103,12 +112,18 @@ def training_arguments(args, world_size):
     """TrainingArguments(**args) as on `world_size` Ampere GPUs; fails on deprecated names."""
     log = DeprecationLog()
     logging.getLogger("transformers").addHandler(log)
-    with tempfile.TemporaryDirectory() as out, warnings.catch_warnings(record=True) as caught, \
-            mock.patch.object(TrainingArguments, "world_size", new_callable=mock.PropertyMock,
-                              return_value=world_size), \
-            mock.patch.object(training_args, "is_torch_bf16_gpu_available", return_value=True), \
-            mock.patch.object(training_args, "is_torch_tf32_available", return_value=True), \
-            mock.patch.object(training_args, "enable_tf32"):
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(tempfile.TemporaryDirectory())
+        caught = stack.enter_context(warnings.catch_warnings(record=True))
+        stack.enter_context(mock.patch.object(TrainingArguments, "world_size",
+                                              new_callable=mock.PropertyMock,
+                                              return_value=world_size))
+        stack.enter_context(mock.patch.object(training_args, "is_torch_bf16_gpu_available",
+                                              return_value=True))
+        stack.enter_context(mock.patch.object(training_args, "is_torch_tf32_available",
+                                              return_value=True))
+        if hasattr(training_args, "enable_tf32"):  # transformers 5; 4 sets torch's flags itself
+            stack.enter_context(mock.patch.object(training_args, "enable_tf32"))
         warnings.simplefilter("always")
         built = TrainingArguments(output_dir=out, **args)
     logging.getLogger("transformers").removeHandler(log)
@@ -295,9 +310,69 @@ def check_fsdp(gpudays):
         print(f"fsdp: {family}: {blocks} units of {type(next(m for m in tiny.modules() if policy(m))).__name__}")
 
 
+def check_hf4(gpudays):
+    """transformers 4's TrainingArguments (FSDP1 through accelerate's environment variables,
+    gradient_checkpointing) from every `--transformers 4` export."""
+    import accelerate.utils.dataclasses as accelerate_dataclasses
+    from accelerate.utils import FullyShardedDataParallelPlugin
+
+    assert transformers.__version__.startswith("4."), \
+        f"transformers {transformers.__version__}: PYTHONPATH lacks .venv/transformers4"
+    MAJOR[0] = "4"
+    prefetch(gpudays, "hf")
+    models = tiny_models()
+    count = 0
+    for family, model, pins in cases():
+        where = f"{model} {' '.join(pins)}"
+        args = export(gpudays, model, pins)
+        built = training_arguments(args, GPUS)
+        sharding = pins[1]
+        checkpointing = pinned_on(pins, "--checkpointing")
+        if sharding.startswith("fsdp"):
+            options = {option.value for option in built.fsdp}
+            want = {sharding[len("fsdp_"):], "auto_wrap"} | (
+                {"offload"} if pinned_on(pins, "--offloading") else set())
+            assert options == want, f"{where}: fsdp {options}, want {want}"
+            # From the Trainer's environment variables; its sync_module_states asks for a GPU.
+            with mock.patch.object(accelerate_dataclasses, "is_cuda_available", return_value=True), \
+                    mock.patch.object(torch.cuda, "current_device", return_value=0):
+                plugin = FullyShardedDataParallelPlugin()
+            assert plugin.sharding_strategy.name == sharding[len("fsdp_"):].upper(), where
+            tiny, blocks = models[family]
+            plugin.set_auto_wrap_policy(tiny)
+            wrapped = sum(1 for m in tiny.modules()
+                          if plugin.auto_wrap_policy(module=m, recurse=False, nonwrapped_numel=0))
+            assert wrapped == blocks, f"{where}: {wrapped} FSDP1 units, want {blocks}"
+            assert built.fsdp_config["activation_checkpointing"] == checkpointing, where
+            assert not built.gradient_checkpointing, where  # transformers 4 refuses both
+        else:
+            assert not built.fsdp, where
+            expected = checkpointing and family != "convnext"
+            assert built.gradient_checkpointing == expected, where
+        if sharding.startswith("zero"):
+            assert finalize(built)["zero_optimization"]["stage"] == int(sharding[-1]), where
+        count += 1
+    print(f"hf4: {count} transformers {transformers.__version__} TrainingArguments built")
+    check_wsd4(gpudays)
+
+
+def check_wsd4(gpudays):
+    """SmolLM's warmup-stable-decay through transformers 4's scheduler: the same warm-up and
+    stable phase; a cosine decay (half-way at the decay's middle) where 5's is linear."""
+    pins = ("--sharding", "zero_1", "--free-lunch", "on", "--checkpointing", "off")
+    args = export(gpudays, "smollm-135m", pins)
+    steps = [0, 1000, 2000, 479999, 480000, 540000]
+    want = [0.0, 1.5e-3, 3e-3, 3e-3, 3e-3, 1.5e-3]
+    for step, got, expected in zip(steps, hf_learning_rates(args, steps), want):
+        assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-15), \
+            f"smollm-135m: lr at step {step}: HF 4 {got}, want {expected}"
+    print("hf4: smollm-135m's warmup_stable_decay matches the recipe up to its decay's shape")
+
+
 def main():
     gpudays, consumer = sys.argv[1], sys.argv[2]
-    {"hf": check_hf, "deepspeed": check_deepspeed, "fsdp": check_fsdp}[consumer](gpudays)
+    {"hf": check_hf, "deepspeed": check_deepspeed, "fsdp": check_fsdp,
+     "hf4": check_hf4}[consumer](gpudays)
 
 
 if __name__ == "__main__":

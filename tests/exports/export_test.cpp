@@ -223,20 +223,27 @@ TEST(Export, AutoLeavesTheTrainersValuesToIt) {
   EXPECT_EQ(deepspeed_config(e)["train_batch_size"], 1024);
 }
 
+// What the CLI chooses (--torch-compile, measured free-lunch): export_versions_test.cpp.
+ExportRequest compiled(const std::string& model, MethodSet methods, bool tf32 = true) {
+  ExportRequest e = request(model, methods, tf32);
+  e.torch_compile = methods.free_lunch;
+  return e;
+}
+
 TEST(Export, CompileModeIsWhatFreeLunchMeans) {
-  const auto graphs = hf_training_arguments(request("pythia-160m", {true, false, {}, false}));
+  const auto graphs = hf_training_arguments(compiled("pythia-160m", {true, false, {}, false}));
   EXPECT_EQ(graphs["torch_compile"], true);
   EXPECT_EQ(graphs["torch_compile_mode"], "reduce-overhead");  // CUDA graphs
   EXPECT_EQ(graphs["optim"], "adamw_torch_fused");
   EXPECT_EQ(graphs["tf32"], true);
-  const auto ckpt = hf_training_arguments(request("pythia-160m", {true, true, {}, false}));
+  const auto ckpt = hf_training_arguments(compiled("pythia-160m", {true, true, {}, false}));
   EXPECT_EQ(ckpt["torch_compile_mode"], "default");  // gpudays runs no graphs under checkpointing
   EXPECT_EQ(ckpt["activation_checkpointing"], true);
   const auto naive = hf_training_arguments(request("pythia-160m", {false, false, {}, false}));
   EXPECT_EQ(naive["torch_compile"], false);
   EXPECT_TRUE(naive["torch_compile_mode"].is_null());
   EXPECT_EQ(naive["tf32"], false);
-  EXPECT_EQ(hf_training_arguments(request("pythia-160m", {true, false, {}, false}, false))["tf32"],
+  EXPECT_EQ(hf_training_arguments(compiled("pythia-160m", {true, false, {}, false}, false))["tf32"],
             false);
 }
 
@@ -306,6 +313,26 @@ TEST(Export, PinsAndBackendSelectAmongStoredTrials) {
   const auto fsdp = run_gpudays(base + " --backend fsdp");  // only zero_2 trials are stored
   EXPECT_EQ(fsdp.exit_code, 2);
   EXPECT_NE(fsdp.err.find("(backend fsdp) (or use --source plan)"), std::string::npos) << fsdp.err;
+}
+
+TEST(Export, MeasuredFreeLunchIsCompiledPlannedIsNot) {
+  const std::string base = "export --model pythia-160m --gpu a100 --gpus-per-node 4 ";
+  const auto measured = run_gpudays(base + "--transformers 5 --db " + db_with_trials());
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  EXPECT_EQ(nlohmann::json::parse(measured.out)["torch_compile"], true);
+  const auto planned = run_gpudays(base + "--transformers 5 --source plan --free-lunch on");
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_EQ(nlohmann::json::parse(planned.out)["torch_compile"], false);
+  EXPECT_NE(planned.err.find("note: torch_compile is off"), std::string::npos) << planned.err;
+  const auto asked =
+      run_gpudays(base + "--transformers 5 --source plan --free-lunch on --torch-compile on");
+  ASSERT_EQ(asked.exit_code, 0) << asked.err;
+  EXPECT_EQ(nlohmann::json::parse(asked.out)["torch_compile"], true);
+  const auto mamba = run_gpudays(
+      "export --model mamba --gpu h100 --gpus-per-node 8 --source plan --torch-compile on");
+  EXPECT_EQ(mamba.exit_code, 2);
+  EXPECT_NE(mamba.err.find("Mamba is never exported compiled"), std::string::npos) << mamba.err;
+  EXPECT_EQ(std::count(mamba.err.begin(), mamba.err.end(), '\n'), 1) << mamba.err;
 }
 
 TEST(Export, NotesGoToStandardError) {
