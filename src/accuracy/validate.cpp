@@ -328,6 +328,7 @@ ValidationCase validate_case(const Measurement& m,
   opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
   opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
   opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   try {
     const Pinned pinned = pin(m, v.notes);
     std::optional<PlanRow> best;
@@ -418,6 +419,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   });
   if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
   report.coverage = range_coverage(report.cases);
+  report.memory = check_memory(measurements, report);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "accuracy/memory_check.h"
 #include "catalog/measurement.h"
 #include "plan/error_band.h"
 #include "plan/planner.h"
@@ -98,6 +99,7 @@ struct ValidationReport {
   std::vector<size_t> worst;  // indices into `cases`: trusted evaluated, largest |error| first
   // Absent unless both halves have trusted, evaluated cases.
   std::optional<CoverageReport> coverage;
+  MemoryCheckReport memory;  // predicted against published peak memory, where published
 };
 
 // The coverage of the checking half's cases by the fitting half's bands (exposed for tests).

@@ -9,7 +9,9 @@
 namespace gpudays {
 namespace {
 
-bool is_fsdp(Sharding s) { return export_backend(s) == ExportBackend::kFsdp; }
+bool is_fsdp(Sharding s) {
+  return export_backend(s) == ExportBackend::kFsdp;
+}
 
 bool hf_model_checkpoints(Family family) {
   return family_traits(family).hf_gradient_checkpointing;

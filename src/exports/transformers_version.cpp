@@ -15,7 +15,8 @@ namespace {
 // The leading number of "4.47.1" (or "5"); none when the text does not start with digits.
 std::optional<int> leading_major(const std::string& version) {
   size_t digits = 0;
-  while (digits < version.size() && digits < 3 && std::isdigit(static_cast<unsigned char>(version[digits])))
+  while (digits < version.size() && digits < 3 &&
+         std::isdigit(static_cast<unsigned char>(version[digits])))
     ++digits;
   if (digits == 0) return std::nullopt;
   if (digits < version.size() && version[digits] != '.') return std::nullopt;
@@ -27,10 +28,10 @@ std::optional<int> leading_major(const std::string& version) {
 int parse_transformers_major(const std::string& text) {
   const std::optional<int> major = leading_major(text);
   if (!major || (*major != 4 && *major != 5)) {
-    throw InputError(fmt::format(
-        "--transformers {}: expected 4 or 5 (the major version of transformers the "
-        "TrainingArguments are for)",
-        text));
+    throw InputError(
+        fmt::format("--transformers {}: expected 4 or 5 (the major version of transformers the "
+                    "TrainingArguments are for)",
+                    text));
   }
   return *major;
 }

@@ -8,8 +8,8 @@
 namespace gpudays {
 
 struct TransformersTarget {
-  int major = 5;       // 4 (FSDP1, gradient_checkpointing, the fsdp option string) or 5
-  std::string basis;   // how it was chosen, for the user: "--transformers", "5.24.0 in python3"
+  int major = 5;      // 4 (FSDP1, gradient_checkpointing, the fsdp option string) or 5
+  std::string basis;  // how it was chosen, for the user: "--transformers", "5.24.0 in python3"
 };
 
 // "4" or "5" (also "4.47.1"-style versions by their major); throws InputError otherwise.

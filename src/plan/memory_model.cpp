@@ -76,6 +76,14 @@ MemoryBreakdown predict_memory(double params,
                                                   ? w.block_input_bytes + w.max_block_saved_bytes
                                                   : w.block_saved_bytes);
   m.logits_loss_bytes = w.head_saved_bytes + w.head_transient_bytes;
+  const bool mixed = precision != Precision::kFp32;
+  if (c.autocast_fp32_weights_at_stage_1 && mixed && sharding_stage(methods.sharding) == 1 &&
+      !methods.offloading) {
+    const double n = static_cast<double>(cluster.world_size());
+    m.weights_bytes = 4.0 * params;
+    m.gradients_bytes = 4.0 * params;
+    m.optimizer_bytes = 8.0 * params / n;
+  }
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
   // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.

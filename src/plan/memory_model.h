@@ -36,6 +36,11 @@ struct MemoryModelConstants {
   double communicator_bytes = 0.25 * 1024 * 1024 * 1024;  // NCCL buffers when world > 1
   double fragmentation = 0.05;                            // caching-allocator slack
   double cublas_workspace_bytes = 32.0 * 1024 * 1024;
+  // A stack whose ZeRO stage 1 shards the optimizer of an autocast model (torch's
+  // ZeroRedundancyOptimizer under AMP, as Lightning's DDPStrategyZero1 runs it): fp32 weights and
+  // gradients stay whole on every GPU and the fp32 weights are the master copy, so the sharded
+  // optimizer holds only the two moments. The time model's option of the same name.
+  bool autocast_fp32_weights_at_stage_1 = false;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "rows/memory_check_rows.h"
+
 namespace gpudays {
 namespace {
 
@@ -145,6 +147,7 @@ void print_table(std::ostream& out, const ValidationReport& report) {
          "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
   print_summaries(out, report);
   print_coverage(out, report);
+  print_memory_check(out, report);
   if (!report.worst.empty()) out << "\nWorst cases:\n";
   for (size_t i : report.worst) {
     const ValidationCase& v = report.cases[i];
@@ -192,6 +195,7 @@ void print_json(std::ostream& out,
       coverage["outside"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);
     j["range_coverage"] = coverage;
   }
+  j["peak_memory"] = memory_check_json(report);
   j["worst"] = nlohmann::json::array();
   for (size_t i : report.worst) {
     j["worst"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);

@@ -84,6 +84,46 @@ TEST(Validate, EveryPublishedConfigurationIsPredictedToFit) {
   EXPECT_LT(gpt3.row->peak_memory_bytes(), 80.0 * (1 << 30));
 }
 
+// Every published peak is compared with the planner's total for its case, in GiB: the sources'
+// "GB" read as 10^9 bytes.
+TEST(Validate, PublishedPeakMemoryIsCompared) {
+  PublishedFigures gb;
+  gb.peak_memory_gb = 73.0;
+  EXPECT_NEAR(*published_peak_gib(gb), 73e9 / (1 << 30), 1e-9);
+  EXPECT_FALSE(published_peak_gib(PublishedFigures{}).has_value());
+  const MemoryCheckReport& m = shipped_report().memory;
+  ASSERT_GE(m.comparisons.size(), 10u);
+  double abs_sum = 0.0;
+  for (const MemoryComparison& c : m.comparisons) {
+    const ValidationCase& v = shipped_report().cases[c.case_index];
+    ASSERT_TRUE(v.row.has_value()) << v.name;
+    EXPECT_NEAR(c.predicted_gib, v.row->peak_memory_bytes() / (1 << 30), 1e-9) << v.name;
+    EXPECT_NEAR(c.error, c.predicted_gib / c.published_gib - 1.0, 1e-12) << v.name;
+    abs_sum += std::abs(c.error);
+  }
+  EXPECT_NEAR(m.mape, abs_sum / static_cast<double>(m.comparisons.size()), 1e-12);
+  const ValidationCase& titan = find_case("torchtitan-performance", "h100-llama3.1-8b-8gpu-fsdp");
+  bool titan_compared = false;
+  for (const MemoryComparison& c : m.comparisons) {
+    if (&shipped_report().cases[c.case_index] == &titan) {
+      titan_compared = true;
+      EXPECT_DOUBLE_EQ(c.published_gib, 82.4);
+    }
+  }
+  EXPECT_TRUE(titan_compared);
+}
+
+// ZeRO stage 1 over an autocast model (Lightning's DDPStrategyZero1 in Lambda's runs) keeps fp32
+// weights and gradients whole; only Adam's two moments are sharded.
+TEST(Validate, AutocastStageOneKeepsFp32WeightsAndGradientsWhole) {
+  const ValidationCase& v = find_case("lambda-flashattention2", "gpt3-2.7b-a100-8gpu-fa2");
+  ASSERT_TRUE(v.row.has_value());
+  ASSERT_EQ(v.config.methods.sharding, Sharding::kZero1);
+  const MemoryBreakdown& m = v.row->memory;
+  EXPECT_DOUBLE_EQ(m.weights_bytes, m.gradients_bytes);
+  EXPECT_NEAR(m.optimizer_bytes, m.weights_bytes * 2.0 / 8.0, 1.0);  // 8 bytes / 8 GPUs vs 4
+}
+
 // The published configuration is what is planned: llm.c's GPT-2 774M on 8 A100s runs micro-batch
 // 32 with ZeRO stage 1 and a global batch of 512 sequences (accumulation 2).
 TEST(Validate, PublishedConfigurationIsPinned) {

@@ -36,7 +36,7 @@ TEST(ExportVersions, Transformers4IsFsdp1AndGradientCheckpointing) {
             nlohmann::json::array({"GPTNeoXLayer"}));
   EXPECT_EQ(full["fsdp_config"]["activation_checkpointing"], true);
   EXPECT_FALSE(full["fsdp_config"].contains("version"));  // FSDP2 is transformers 5's
-  EXPECT_EQ(full["gradient_checkpointing"], false);      // FSDP's own, not both
+  EXPECT_EQ(full["gradient_checkpointing"], false);       // FSDP's own, not both
   EXPECT_FALSE(full.contains("activation_checkpointing"));
   const auto grad_op =
       hf_training_arguments(v4("pythia-410m", {false, false, Sharding::kFsdpShardGradOp, false}));
@@ -102,8 +102,8 @@ TEST(ExportVersions, AccumulationPinsTheMicroBatchAndIsChecked) {
   EXPECT_NE(odd.err.find("per-GPU batch is 256 (1024 over 4 GPUs), not a multiple of 3"),
             std::string::npos)
       << odd.err;
-  const auto both = run_gpudays(std::string(kPlanned) +
-                                "--gradient-accumulation-steps 16 --micro-batch-size 4");
+  const auto both =
+      run_gpudays(std::string(kPlanned) + "--gradient-accumulation-steps 16 --micro-batch-size 4");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("micro-batch x accumulation = 256"), std::string::npos) << both.err;
   EXPECT_EQ(std::count(both.err.begin(), both.err.end(), '\n'), 1) << both.err;

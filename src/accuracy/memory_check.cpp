@@ -1,0 +1,52 @@
+// Predicted against published peak memory per GPU.
+#include "accuracy/memory_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "accuracy/validate.h"
+
+namespace gpudays {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGB = 1e9;
+
+}  // namespace
+
+std::optional<double> published_peak_gib(const PublishedFigures& p) {
+  if (p.peak_memory_gib) return *p.peak_memory_gib;
+  if (p.peak_memory_gb) return *p.peak_memory_gb * kGB / kGiB;
+  return std::nullopt;
+}
+
+MemoryCheckReport check_memory(const std::vector<Measurement>& measurements,
+                               const ValidationReport& report) {
+  MemoryCheckReport out;
+  const size_t n = std::min(measurements.size(), report.cases.size());
+  double abs_sum = 0.0;
+  double sum = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const ValidationCase& v = report.cases[i];
+    const std::optional<double> published = published_peak_gib(measurements[i].published);
+    if (!published || !v.evaluated() || !v.trusted || !v.row) continue;
+    MemoryComparison c;
+    c.case_index = i;
+    c.published_gib = *published;
+    c.predicted_gib = v.row->peak_memory_bytes() / kGiB;
+    c.error = c.predicted_gib / c.published_gib - 1.0;
+    abs_sum += std::abs(c.error);
+    sum += c.error;
+    out.max_abs_error = std::max(out.max_abs_error, std::abs(c.error));
+    out.within_10_percent += std::abs(c.error) <= 0.10 ? 1 : 0;
+    out.comparisons.push_back(c);
+  }
+  if (!out.comparisons.empty()) {
+    const double count = static_cast<double>(out.comparisons.size());
+    out.mape = abs_sum / count;
+    out.mean_error = sum / count;
+  }
+  return out;
+}
+
+}  // namespace gpudays

@@ -1,0 +1,42 @@
+// The planner's peak memory per GPU against the peaks the validation's sources publish (issue:
+// "memory that never refuses what ran"). Each source's figure is what its tool reports: the
+// caching allocator's peak reservation (torchtitan's `memory: ... GiB`, torch's
+// max_memory_reserved) or the whole process as nvidia-smi shows it (CUDA context included);
+// the planner's total counts both (plan/memory_model.h), so the two are compared as they stand.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "catalog/measurement.h"
+#include "plan/planner.h"
+
+namespace gpudays {
+
+struct ValidationCase;
+struct ValidationReport;
+
+// GiB per GPU of a published peak (`peak_memory_gib`, or `peak_memory_gb` read as 10^9 bytes);
+// none when the source publishes none.
+std::optional<double> published_peak_gib(const PublishedFigures& published);
+
+struct MemoryComparison {
+  size_t case_index = 0;  // into the report's cases
+  double published_gib = 0.0;
+  double predicted_gib = 0.0;
+  double error = 0.0;  // predicted / published - 1: positive means the planner asks for more
+};
+
+struct MemoryCheckReport {
+  std::vector<MemoryComparison> comparisons;  // evaluated, trusted cases with a published peak
+  double mape = 0.0;
+  double mean_error = 0.0;
+  double max_abs_error = 0.0;
+  int within_10_percent = 0;
+};
+
+// The comparisons of the report's cases whose measurement (same order) publishes a peak.
+MemoryCheckReport check_memory(const std::vector<Measurement>& measurements,
+                               const ValidationReport& report);
+
+}  // namespace gpudays
