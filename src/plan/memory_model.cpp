@@ -97,7 +97,8 @@ MemoryBreakdown predict_memory(double params,
   m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
 
   const double dynamic = m.total_bytes();
-  m.framework_bytes = runtime.context + runtime.communicator + c.fragmentation * dynamic;
+  m.framework_bytes = runtime.context + runtime.communicator;
+  m.fragmentation_bytes = c.fragmentation * dynamic;
   if (cuda_graphs_apply(methods, cluster)) {
     // The pool holds the micro-step's working set (its own slack, not shared with the allocator's
     // other pool) while the fused optimizer's buffers, about one largest tensor, come on top.

@@ -17,7 +17,9 @@ struct MemoryBreakdown {
   double activations_bytes = 0.0;
   double logits_loss_bytes = 0.0;
   double temporary_bytes = 0.0;
-  double framework_bytes = 0.0;
+  double framework_bytes = 0.0;  // CUDA context and library handles, NCCL buffers
+  // The caching allocator's slack: blocks rounded up and split, free blocks it keeps reserved.
+  double fragmentation_bytes = 0.0;
   // CUDA graphs: the capture's private pool keeps the micro-step's working set for the whole run,
   // so the optimizer's buffers come on top of it, and the pool has slack of its own.
   double graph_pool_bytes = 0.0;
@@ -25,7 +27,7 @@ struct MemoryBreakdown {
   double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
-           framework_bytes + graph_pool_bytes;
+           framework_bytes + fragmentation_bytes + graph_pool_bytes;
   }
 };
 

@@ -22,12 +22,13 @@ void print_memory_check(std::ostream& out, const ValidationReport& report) {
                    v.row && v.row->fits ? "yes" : "no"});
   }
   table.print(out);
-  out << fmt::format("memory: {} cases, MAPE {:.1f}%, mean {:+.1f}%, max |error| {:.1f}%, {} within 10%\n",
-                     m.comparisons.size(),
-                     100.0 * m.mape,
-                     100.0 * m.mean_error,
-                     100.0 * m.max_abs_error,
-                     m.within_10_percent);
+  out << fmt::format(
+      "memory: {} cases, MAPE {:.1f}%, mean {:+.1f}%, max |error| {:.1f}%, {} within 10%\n",
+      m.comparisons.size(),
+      100.0 * m.mape,
+      100.0 * m.mean_error,
+      100.0 * m.max_abs_error,
+      m.within_10_percent);
 }
 
 nlohmann::json memory_check_json(const ValidationReport& report) {

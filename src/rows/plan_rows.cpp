@@ -31,7 +31,7 @@ std::string throughput(const PlanRow& row, const ModelSpec& model) {
 std::string memory_line(const MemoryBreakdown& m) {
   return fmt::format(
       "weights {}, gradients {}, optimizer {}, activations {}, logits/loss {}, "
-      "temporary {}, framework {}{} (GiB)",
+      "temporary {}, framework {}, fragmentation {}{} (GiB)",
       gib(m.weights_bytes),
       gib(m.gradients_bytes),
       gib(m.optimizer_bytes),
@@ -39,6 +39,7 @@ std::string memory_line(const MemoryBreakdown& m) {
       gib(m.logits_loss_bytes),
       gib(m.temporary_bytes),
       gib(m.framework_bytes),
+      gib(m.fragmentation_bytes),
       m.graph_pool_bytes > 0 ? ", CUDA graph pool " + gib(m.graph_pool_bytes) : std::string());
 }
 
@@ -156,6 +157,7 @@ std::vector<Column<PlanRow>> columns_but_methods() {
       memory_part("logits_loss", &MemoryBreakdown::logits_loss_bytes),
       memory_part("temporary", &MemoryBreakdown::temporary_bytes),
       memory_part("framework", &MemoryBreakdown::framework_bytes),
+      memory_part("fragmentation", &MemoryBreakdown::fragmentation_bytes),
       memory_part("graph_pool", &MemoryBreakdown::graph_pool_bytes),
       memory_part("host_per_node", &MemoryBreakdown::host_bytes),
       time_part("compute", &TimeBreakdown::compute_s),
