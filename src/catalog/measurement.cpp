@@ -271,6 +271,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.autocast_fp32_weights && c.precision == Precision::kFp32) {
     t.fail("autocast_fp32_weights", "needs a mixed precision (fp16 or bf16)");
   }
+  c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
   c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);
   if (c.gpus() % (c.tensor_parallel * c.pipeline_parallel) != 0) {

@@ -115,6 +115,9 @@ struct Measurement {
   // Mixed precision by autocast over fp32 weights also at ZeRO stage 1 (e.g. Lightning's
   // DDPStrategyZero1 over torch's ZeroRedundancyOptimizer): every micro-step casts the weights.
   bool autocast_fp32_weights = false;
+  // The CUDA context and loaded kernels as the source measured them (the memory model's
+  // cuda_context_bytes; absent: its default, which assumes lazy module loading).
+  std::optional<double> cuda_context_mib;
   std::string optimizer;  // adam, adamw, lamb, sgd
   int64_t tensor_parallel = 1;
   int64_t pipeline_parallel = 1;

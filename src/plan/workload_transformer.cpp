@@ -119,8 +119,12 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
     return make_memory("silu_mul", 3.0 * elements, x.elt, saved);
   }
   const double saved = elements * x.elt;
+  // transformers' GPT-2 (learned positions in the gpt_neox family) activates with gelu_new; its
+  // GPT-NeoX and BERT/RoBERTa code with the exact GELU (hidden_act "gelu"), one kernel.
+  const bool gelu_new = model.family == Family::kGptNeox && model.arch.learned_position_embeddings;
   switch (x.impl.code) {
     case ModelCode::kHuggingFace:
+      if (!gelu_new) break;
       // gelu_new (transformers activations.py NewGELUActivation): 0.5 * x * (1 + tanh(sqrt(2/pi)
       // * (x + 0.044715 * x^3))) as eight kernels, six unary (read, write) and two binary (read
       // two, write); autograd keeps x, the tanh, 0.5 * x and 1 + tanh.

@@ -68,10 +68,17 @@ TEST(ModelCode, NamesRoundTripAndAFailedLookUpNamesTheChoices) {
   }
 }
 
-// Same FLOPs whatever the code; HuggingFace's gelu_new is eight kernels moving nine times the
-// engine's GELU bytes; the Llama reference's fp32 RMSNorm moves nine times a fused norm's.
+// Same FLOPs whatever the code; HuggingFace's GPT-2 gelu_new is eight kernels moving nine times
+// the engine's GELU bytes (its GPT-NeoX and BERT use the exact GELU, one kernel); the Llama
+// reference's fp32 RMSNorm moves nine times a fused norm's.
 TEST(ModelCode, EagerCodesLaunchTheirOwnKernels) {
-  const ModelSpec gpt = catalog().model("pythia-410m");
+  ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload neox = workload(gpt, ModelCode::kHuggingFace, false, /*fused=*/false);
+  EXPECT_FALSE(find_op(neox, "gelu_new"));
+  EXPECT_TRUE(find_op(neox, "gelu"));
+  EXPECT_FALSE(find_op(workload(catalog().model("roberta"), ModelCode::kHuggingFace, false, false),
+                       "gelu_new"));
+  gpt.arch.learned_position_embeddings = true;  // GPT-2
   const Workload engine = workload(gpt, ModelCode::kEngine, false, /*fused=*/false);
   const Workload hf = workload(gpt, ModelCode::kHuggingFace, false, /*fused=*/false);
   EXPECT_DOUBLE_EQ(sum_model_flops(hf.blocks.front().ops),
