@@ -25,6 +25,7 @@ struct ReportRequest {
   std::string db = "gpudays.db";
   bool db_given = false;
   bool force = false;               // replace a non-empty --out
+  bool whole_days = false;          // the days tables in whole days, as the paper prints them
   std::vector<std::string> models;  // empty: every catalog model (unless model_files)
   std::vector<std::string> model_files;
   int64_t detail_gpu_count = 0;  // 0: the largest of --counts
@@ -47,6 +48,7 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   ReportOutputOptions output;
   output.out_dir = r.out_dir;
   output.replace = r.force;
+  output.days_rounding = r.whole_days ? DaysRounding::kWholeDays : DaysRounding::kTenths;
   output.gnuplot.executable = r.gnuplot;
   require_gnuplot(output.gnuplot);  // before any work
   const Catalog catalog = Catalog::load({global.config_dir});
@@ -125,15 +127,21 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
                   "GPU count of the speed-up and GPU-days plots, one of --counts (default: the "
                   "largest of --counts)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_flag("--whole-days",
+                r->whole_days,
+                "Print the training-days tables (and their LaTeX) in whole days, as the paper "
+                "prints them (halves away from zero); the CSV files keep every digit");
   cmd->add_option("--gnuplot", r->gnuplot, "gnuplot executable (name on PATH or path)")
       ->capture_default_str();
   cmd->footer(
       "Sections: a summary (per model, the fastest and cheapest option under 100 days and "
       "$100K), the paper's tables (training days with optimal and naive settings, the optimal "
-      "settings, memory-saving methods, speed-up heat-maps, relative training speed against "
-      "the analytic FLOPs / peak estimate, amortised and cloud cost), feasibility, GPU-days vs "
-      "the reported run, predicted vs measured, per-model cost vs days. Every cell says whether "
-      "it is predicted (planner) or measured (--db), with its source.\nExamples:\n  gpudays report "
+      "settings, training FLOPs, memory-saving methods, speed-up heat-maps, relative training "
+      "speed, amortised and cloud cost; where the paper defines a figure differently, its "
+      "definition beside ours), feasibility, GPU-days vs the reported run, predicted vs "
+      "measured, per-model purchase and amortised cost vs days. Every table also as LaTeX "
+      "(NAME.tex). Every cell says whether it is predicted (planner) or measured (--db), with "
+      "its source.\nExamples:\n  gpudays report "
       "--out out/report\n"
       "  gpudays report --out out/pythia --models pythia-410m,pythia-1b --gpus a100,h100 "
       "--counts 4,8,16");

@@ -6,6 +6,18 @@
 #include "common/error.h"
 
 namespace gpudays {
+namespace {
+
+// Keeps the fastest fitting days of the row's method set (adding the set when it is new).
+void add_row_days(std::vector<MethodSetDays>& sets, const PlanRow& row) {
+  auto it = std::find_if(sets.begin(), sets.end(), [&](const MethodSetDays& s) {
+    return s.methods == row.config.methods;
+  });
+  if (it == sets.end()) it = sets.insert(sets.end(), MethodSetDays{row.config.methods, {}});
+  if (row.fits) it->days = std::min(it->days.value_or(row.training_days), row.training_days);
+}
+
+}  // namespace
 
 const std::vector<MethodColumn>& memory_saving_columns() {
   static const std::vector<MethodColumn> columns = [] {
@@ -36,7 +48,7 @@ MethodComparison compare_memory_methods(const ModelSpec& model,
                                         const ClusterShape& layout,
                                         const PlanOptions& plan_options) {
   const std::vector<MethodColumn>& columns = memory_saving_columns();
-  MethodComparison out{model.name, gpu.name, layout, {}, std::nullopt};
+  MethodComparison out{model.name, gpu.name, layout, {}, std::nullopt, {}};
   out.days.assign(columns.size(), std::nullopt);
   PlanOptions options = plan_options;
   options.preset = MethodPreset::kAll;
@@ -48,6 +60,7 @@ MethodComparison compare_memory_methods(const ModelSpec& model,
   }
   if (result.best) out.best_days = result.best->training_days;
   for (const PlanRow& row : result.rows) {
+    if (row.config.methods.free_lunch) add_row_days(out.method_sets, row);
     if (!row.fits) continue;
     for (size_t c = 0; c < columns.size(); ++c) {
       if (row.config.methods != columns[c].methods) continue;
@@ -55,6 +68,11 @@ MethodComparison compare_memory_methods(const ModelSpec& model,
     }
   }
   return out;
+}
+
+bool is_memory_saving(const MethodSet& methods) {
+  return methods.activation_checkpointing || methods.sharding != Sharding::kNone ||
+         methods.offloading;
 }
 
 }  // namespace gpudays

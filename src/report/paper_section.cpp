@@ -70,6 +70,7 @@ void add_paper_section(Document& doc, const std::vector<PaperCell>& cells) {
     return;
   }
   DocTable table;
+  table.name = "paper_numbers";
   table.headers = {"cell",
                    "hardware",
                    "paper days",

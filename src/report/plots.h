@@ -37,15 +37,31 @@ std::string log_tics(double lo, double hi, std::string (*label)(double));
 std::string series_colour(size_t index);
 int series_point_type(size_t index);
 
+// The cost axis of a cost-vs-days plot: the purchase (ours), or the amortised experiment cost,
+// purchase x days / (years x 365) (the paper's "Experiment Cost", scripts/plotting/
+// training_costs.py, normalized_cost).
+enum class CostAxis { kPurchase, kAmortised };
 std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
                                              size_t model_index,
-                                             const std::string& dir);
+                                             const std::string& dir,
+                                             CostAxis axis = CostAxis::kPurchase);
 std::optional<GnuplotPlot> feasibility_plot(const ReportData& data, const std::string& dir);
 std::optional<GnuplotPlot> gpu_days_plot(const ReportData& data, const std::string& dir);
 std::optional<GnuplotPlot> speedup_plot(const ReportData& data, const std::string& dir);
+// Heat-map tics: one column per GPU type x count, "('a100 x8' 3, ...)", and one row per model,
+// "('pythia-1b' 0, ...)" (plots_heatmap.cpp).
+std::string gpu_count_column_tics(const ReportData& data);
+std::string model_row_tics(const ReportData& data);
 // Heat-maps of the speed-up of free-lunch and of memory-saving (preset all) over naive: model rows
 // x (GPU type x count) columns (plots_heatmap.cpp).
 std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const std::string& dir);
+// The paper's figures its way (plots_paper.cpp; definitions in paper_figures.h): the averaged
+// memory-saving bars, relative training speed bars (naive = 1) and the gain of memory-saving over
+// free-lunch as a heat-map.
+std::optional<GnuplotPlot> memory_saving_bars_plot(const ReportData& data, const std::string& dir);
+std::optional<GnuplotPlot> relative_speed_bars_plot(const ReportData& data, const std::string& dir);
+std::optional<GnuplotPlot> free_lunch_gain_heatmap_plot(const ReportData& data,
+                                                        const std::string& dir);
 std::optional<GnuplotPlot> measured_plot(const ReportData& data, const std::string& dir);
 
 // Writes plots/NAME.gp for each plot and plots.gp drawing all of them, runs gnuplot once, and

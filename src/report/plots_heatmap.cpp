@@ -44,7 +44,9 @@ HeatmapCells heatmap_cells(const ReportData& data, size_t tier) {
   return cells;
 }
 
-std::string column_tics(const ReportData& data) {
+}  // namespace
+
+std::string gpu_count_column_tics(const ReportData& data) {
   std::vector<std::string> tics;
   size_t column = 0;
   for (const GpuSpec* g : data.gpus) {
@@ -56,14 +58,16 @@ std::string column_tics(const ReportData& data) {
   return fmt::format("({})", fmt::join(tics, ", "));
 }
 
-}  // namespace
-
-std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const std::string& dir) {
-  if (data.models.empty() || data.gpus.empty()) return std::nullopt;
+std::string model_row_tics(const ReportData& data) {
   std::vector<std::string> names;
   for (size_t i = 0; i < data.models.size(); ++i) {
     names.push_back(fmt::format("{} {}", gnuplot_quote(data.models[i]->name), i));
   }
+  return fmt::format("({})", fmt::join(names, ", "));
+}
+
+std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const std::string& dir) {
+  if (data.models.empty() || data.gpus.empty()) return std::nullopt;
   const size_t columns = data.gpus.size() * data.counts.size();
   const int panel_height_px = static_cast<int>(150 + kCellHeightPx * data.models.size());
   GnuplotPlot p{"speedup_heatmap",
@@ -78,14 +82,14 @@ std::optional<GnuplotPlot> speedup_heatmap_plot(const ReportData& data, const st
   }
   p.body = fmt::format(
       "reset\nset multiplot layout 2,1\nset xrange [-0.5:{}-0.5]\nset yrange [{}-0.5:-0.5]\n"
-      "set xtics {} rotate by 40 right font ',8'\nset ytics ({}) font ',9'\nset tics scale 0\n"
+      "set xtics {} rotate by 40 right font ',8'\nset ytics {} font ',9'\nset tics scale 0\n"
       "set cbrange [1:{:.3g}]\nset cblabel 'speed-up over naive (x)'\n"
       "set palette defined (0 '#ffffcc', 1 '#a1dab4', 2 '#41b6c4', 3 '#2c7fb8')\n"
       "set bmargin 6\nunset key\n",
       columns,
       data.models.size(),
-      column_tics(data),
-      fmt::join(names, ", "),
+      gpu_count_column_tics(data),
+      model_row_tics(data),
       max_speedup);
   for (size_t k = 0; k < panels.size(); ++k) {
     const std::string tier = to_string(kReportTiers[k + 1]);

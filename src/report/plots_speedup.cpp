@@ -67,10 +67,6 @@ std::optional<GnuplotPlot> speedup_plot(const ReportData& data, const std::strin
     panels.push_back(speedup_panel(data, j, dir));
     max_speedup = std::max(max_speedup, panels.back().max_speedup);
   }
-  std::vector<std::string> names;
-  for (size_t i = 0; i < data.models.size(); ++i) {
-    names.push_back(fmt::format("{} {}", gnuplot_quote(data.models[i]->name), i));
-  }
   const size_t cols = data.gpus.size() > 1 ? 2 : 1;
   const size_t rows = (data.gpus.size() + cols - 1) / cols;
   GnuplotPlot p{"speedup_over_naive",
@@ -80,7 +76,7 @@ std::optional<GnuplotPlot> speedup_plot(const ReportData& data, const std::strin
   p.body = fmt::format(
       "reset\nset multiplot layout {},{} title 'Speed-up over naive of the fastest configuration "
       "of each tier, {} GPUs (naive days / tier days)'\n"
-      "set xrange [-0.6:{}-0.4]\nset yrange [0:{:.3g}]\nset xtics ({}) rotate by 40 right "
+      "set xrange [-0.6:{}-0.4]\nset yrange [0:{:.3g}]\nset xtics {} rotate by 40 right "
       "font ',8'\nset ylabel 'speed-up (x)'\nset grid ytics lc rgb '#e5e5e5'\n"
       "set key top left font ',9' opaque box\nset bmargin 7\n"
       "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#333333' front\n",
@@ -89,7 +85,7 @@ std::optional<GnuplotPlot> speedup_plot(const ReportData& data, const std::strin
       data.detail_gpu_count,
       data.models.size(),
       max_speedup * 1.15,
-      fmt::join(names, ", "));
+      model_row_tics(data));
   for (size_t j = 0; j < panels.size(); ++j) {
     const std::string title = gnuplot_quote(data.gpus[j]->name);
     p.body += fmt::format("set title {}\n", title);

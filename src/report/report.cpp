@@ -3,12 +3,15 @@
 #include "report/report.h"
 
 #include <filesystem>
+#include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/output_files.h"
 #include "report/plots.h"
+#include "report/report_latex.h"
 
 namespace gpudays {
 namespace {
@@ -34,8 +37,10 @@ std::string intro(const ReportData& data, const ReportOutputOptions& options) {
       "Generated {} by {} from the catalog in {}. Training times: {}; {}. Cost assumptions: {}. "
       "Every table and plot says whether its numbers are predicted or measured and names its "
       "sources; the numbers are in the CSV files next to this page (training_days.csv, "
-      "memory_methods.csv, relative_speed.csv, costs.csv, tiers.csv), plot data under data/ and "
-      "plot scripts under plots/.",
+      "training_flops.csv, memory_methods.csv, memory_saving_paper.csv, memory_saving_gain.csv, "
+      "relative_speed.csv, relative_speed_paper.csv, costs.csv, tiers.csv), every table also as "
+      "LaTeX (NAME.tex, linked from its caption), plot data under data/ and plot scripts "
+      "under plots/.",
       options.generated_at,
       options.generated_by,
       options.config_dir,
@@ -61,7 +66,33 @@ void add_model_cost_blocks(Document& doc, SectionContext& c, size_t i) {
   } else {
     doc.add(DocParagraph{"No plot: no hardware option can run this model (see the table)."});
   }
+  if (const auto name = c.keep(cost_vs_days_plot(data, i, c.dir, CostAxis::kAmortised))) {
+    doc.add(DocFigure{
+        *name + ".png",
+        *name + ".svg",
+        data.models[i]->name + " amortised cost vs days",
+        fmt::format("{}: the paper's experiment cost (scripts/plotting/training_costs.py, "
+                    "normalized_cost): purchase x days / ({:g} x 365), USD, log scale, vs "
+                    "training days (log scale), predicted; the dashed staircase: options no "
+                    "faster option undercuts.",
+                    data.models[i]->name,
+                    data.cost.assumptions.amortisation.years)});
+  }
   doc.add(cost_table(data, i));
+}
+
+std::vector<std::string> write_latex_tables(const Document& doc, const std::string& dir) {
+  std::vector<std::string> files;
+  std::set<std::string> names;
+  for (const DocBlock& block : doc.blocks) {
+    const DocTable* table = std::get_if<DocTable>(&block);
+    if (table == nullptr) continue;
+    if (table->name.empty() || !names.insert(table->name).second) {
+      throw std::logic_error("report table without a distinct name: '" + table->name + "'");
+    }
+    files.push_back(write_report_file(dir, table->name + ".tex", render_latex(*table)));
+  }
+  return files;
 }
 
 void add_measured_blocks(Document& doc, SectionContext& c) {
@@ -83,6 +114,7 @@ void add_measured_blocks(Document& doc, SectionContext& c) {
                     "the planner's prediction recorded with it for the same model, hardware and "
                     "settings (s); both log scales."});
   DocTable table;
+  table.name = "measured";
   table.headers = {"model", "GPUs", "predicted step (s)", "measured step (s)", "ratio", "source"};
   for (const MeasuredRun& m : data.measurements) {
     table.rows.push_back({m.model,
@@ -109,11 +141,12 @@ std::vector<std::string> generate_report(const ReportData& data,
   doc.add(DocParagraph{intro(data, options)});
   std::vector<GnuplotPlot> plots;
   std::vector<std::pair<std::string, std::string>> csv_files;
-  SectionContext context{data, dir, plots, csv_files};
+  SectionContext context{data, dir, plots, csv_files, options.days_rounding};
   for (const NamedSection& section : report_sections()) section.add(doc, context);
   std::vector<std::string> files;
   for (const auto& [name, contents] : csv_files)
     files.push_back(write_report_file(dir, name, contents));
+  for (std::string& f : write_latex_tables(doc, dir)) files.push_back(std::move(f));
   for (std::string& f : draw_plots(plots, dir, options.gnuplot)) files.push_back(std::move(f));
   files.push_back(write_report_file(dir, "report.md", render_markdown(doc)));
   embed_figures(doc, dir);

@@ -12,6 +12,7 @@
 #include "report/plots.h"
 #include "report/report_data.h"
 #include "report/report_doc.h"
+#include "report/report_tables_paper.h"
 
 namespace gpudays {
 
@@ -22,9 +23,11 @@ struct ReportOutputOptions {
   std::string generated_at;  // ISO date
   std::string config_dir;    // the catalog the numbers came from
   bool replace = false;      // replace a non-empty out_dir (else refuse it)
+  DaysRounding days_rounding = DaysRounding::kTenths;  // the training-days tables
 };
 
-// Returns the files written, relative to out_dir. Writes all or nothing: out_dir is replaced only
+// Returns the files written, relative to out_dir: besides the pages, plots and CSV files, every
+// table of the page as NAME.tex (report_latex.h). Writes all or nothing: out_dir is replaced only
 // when every file was written. Throws InputError when out_dir is not empty (without `replace`),
 // EnvironmentError when gnuplot is missing or fails or a write fails.
 std::vector<std::string> generate_report(const ReportData& data,
@@ -51,6 +54,7 @@ struct SectionContext {
   const std::string& dir;  // plot data files go under dir/data
   std::vector<GnuplotPlot>& plots;
   std::vector<std::pair<std::string, std::string>>& csv_files;
+  DaysRounding days_rounding = DaysRounding::kTenths;
   // Keeps the plot (when there is one) and returns its name.
   std::optional<std::string> keep(std::optional<GnuplotPlot> plot);
 };
@@ -61,9 +65,22 @@ struct NamedSection {
 };
 const std::vector<NamedSection>& report_sections();
 
-// Blocks of two sections (report.cpp): one model's cost plot and table, and the measured trials.
+// Blocks of two sections (report.cpp): one model's cost plots (purchase, and the paper's
+// amortised) and table, and the measured trials.
 void add_model_cost_blocks(Document& doc, SectionContext& context, size_t model_index);
 void add_measured_blocks(Document& doc, SectionContext& context);
+
+// The paper's figures its way, each beside ours in its section (report_sections_paper.cpp;
+// definitions in paper_figures.h): the training FLOPs table, the memory-saving statistic, the
+// heat-map against free-lunch and the relative-speed bars.
+void add_training_flops(Document& doc, SectionContext& context);
+void add_paper_memory_blocks(Document& doc, SectionContext& context);
+void add_paper_heatmap_blocks(Document& doc, SectionContext& context);
+void add_paper_relative_speed_blocks(Document& doc, SectionContext& context);
+
+// Every DocTable of `doc` as NAME.tex in `dir`; returns the files (relative to dir). Throws
+// std::logic_error on a table without a name or two tables with one name.
+std::vector<std::string> write_latex_tables(const Document& doc, const std::string& dir);
 
 // Tables of the report (report_tables.cpp); each caption names its sources.
 DocTable cost_table(const ReportData& data, size_t model_index);

@@ -68,7 +68,7 @@ ReportData collect_report_data(const ReportDataOptions& options) {
     for (const GpuSpec* gpu : data.gpus) {
       for (int64_t count : data.counts) {
         const ClusterShape layout = machine_layout(count, options.cost.assumptions.base_machines);
-        TierDetail detail{model->name, gpu->name, layout, {}, std::nullopt};
+        TierDetail detail{model->name, gpu->name, layout, {}, std::nullopt, {}};
         for (size_t t = 0; t < kReportTierCount; ++t) {
           detail.tiers[t] = tier_sources[t]->training_time(*model, *gpu, layout);
         }
@@ -76,13 +76,9 @@ ReportData collect_report_data(const ReportDataOptions& options) {
           TrainingTime m = measured_source->training_time(*model, *gpu, layout);
           if (m.fits) detail.measured = std::move(m);
         }
+        detail.methods = compare_memory_methods(*model, *gpu, layout, options.plan);
         data.details.push_back(std::move(detail));
       }
-      data.methods.push_back(compare_memory_methods(
-          *model,
-          *gpu,
-          machine_layout(data.detail_gpu_count, options.cost.assumptions.base_machines),
-          options.plan));
     }
   }
   return data;
@@ -150,7 +146,7 @@ void add_measurements(ReportData& data,
 const MethodComparison& method_comparison(const ReportData& data,
                                           size_t model_index,
                                           size_t gpu_index) {
-  return data.methods.at(model_index * data.gpus.size() + gpu_index);
+  return tier_detail(data, model_index, gpu_index, data.detail_gpu_count).methods;
 }
 
 int lightest_fitting_tier(const TierDetail& detail) {

@@ -43,6 +43,8 @@ struct TierDetail {
   // The fastest successful trial of the results database on this model, GPU and count (its
   // provenance in `provenance`); absent without a database or such a trial.
   std::optional<TrainingTime> measured;
+  // The fastest configuration of each memory-saving method set (preset all's planner rows).
+  MethodComparison methods;
 };
 
 struct ReportDataOptions {
@@ -68,7 +70,6 @@ struct ReportData {
   std::vector<PaperCell> paper;  // the reference paper's figures beside ours (paper_section.h)
   std::string results_path;      // empty: no database
   std::vector<std::string> measurements_left_out;  // trials not shown, each with the reason
-  std::vector<MethodComparison> methods;           // one per model x GPU at detail_gpu_count
 };
 
 // Throws InputError when detail_gpu_count is not one of the hardware counts.
@@ -87,7 +88,7 @@ void add_measurements(ReportData& data,
                       const std::vector<TrialRecord>& trials,
                       const std::string& db_label);
 
-// The memory-saving comparison of model `model_index` on GPU `gpu_index` (detail_gpu_count).
+// The memory-saving comparison of model `model_index` on GPU `gpu_index` at detail_gpu_count.
 const MethodComparison& method_comparison(const ReportData& data,
                                           size_t model_index,
                                           size_t gpu_index);

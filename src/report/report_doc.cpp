@@ -122,7 +122,10 @@ struct HtmlBlock {
       for (const auto& cell : row) out += fmt::format("<td>{}</td>", html_cell(cell));
       out += "</tr>\n";
     }
-    if (!t.caption.empty()) out += fmt::format("<caption>{}</caption>\n", html_escape(t.caption));
+    const std::string latex =
+        t.name.empty() ? "" : fmt::format(" (<a href=\"{}.tex\">LaTeX</a>)", html_escape(t.name));
+    if (!t.caption.empty() || !latex.empty())
+      out += fmt::format("<caption>{}{}</caption>\n", html_escape(t.caption), latex);
     out += "</table>\n";
   }
   void operator()(const DocList& l) const {
@@ -172,7 +175,9 @@ struct MarkdownBlock {
       out += "\n";
     }
     out += "\n";
-    if (!t.caption.empty()) out += fmt::format("*{}*\n\n", md_escape(t.caption));
+    const std::string latex = t.name.empty() ? "" : fmt::format(" ([LaTeX]({}.tex))", t.name);
+    if (!t.caption.empty() || !latex.empty())
+      out += fmt::format("*{}*{}\n\n", md_escape(t.caption), latex);
   }
   void operator()(const DocList& l) const {
     for (const auto& item : l.items) out += fmt::format("- {}\n", md_escape(item));

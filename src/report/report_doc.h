@@ -31,6 +31,7 @@ struct DocTable {
   std::vector<std::string> headers;
   std::vector<std::vector<std::string>> rows;
   std::string caption;
+  std::string name = {};  // file stem of its LaTeX twin, NAME.tex (report_latex.h)
 };
 
 struct DocList {

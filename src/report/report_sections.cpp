@@ -11,6 +11,10 @@
 namespace gpudays {
 namespace {
 
+constexpr const char* kOursThenThePapers =
+    "Two definitions of the same question: gpudays' first, then the paper's (\"$100K or 100 "
+    "Days\", computed as its plotting scripts compute it), each titled with the one it uses.";
+
 DocFigure figure(const std::string& name, const std::string& alt, const std::string& caption) {
   return {name + ".png", name + ".svg", alt, caption};
 }
@@ -30,9 +34,9 @@ void add_contents(Document& doc, SectionContext&) {
 
 void add_training_days(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Training days with optimal settings", "optimal-days"});
-  doc.add(training_days_table(c.data, DaysTable::kOptimal));
+  doc.add(training_days_table(c.data, DaysTable::kOptimal, c.days_rounding));
   doc.add(DocHeading{2, "Training days with naive settings", "naive-days"});
-  doc.add(training_days_table(c.data, DaysTable::kNaive));
+  doc.add(training_days_table(c.data, DaysTable::kNaive, c.days_rounding));
   doc.add(DocHeading{2, "Optimal settings per cell", "optimal-settings"});
   doc.add(DocDetailsBegin{"The settings of every cell of the optimal-days table"});
   doc.add(optimal_settings_table(c.data));
@@ -42,23 +46,28 @@ void add_training_days(Document& doc, SectionContext& c) {
 
 void add_memory_methods(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Memory-saving methods: which each model needs, and their cost", "memory"});
+  doc.add(DocParagraph{kOursThenThePapers});
   doc.add(memory_methods_table(c.data));
   c.csv_files.emplace_back("memory_methods.csv", memory_methods_csv(c.data));
+  add_paper_memory_blocks(doc, c);
 }
 
 void add_speedup(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Speed-up of free-lunch and memory-saving methods over naive", "speedup"});
+  doc.add(DocParagraph{kOursThenThePapers});
   if (const auto name = c.keep(speedup_heatmap_plot(c.data, c.dir))) {
     doc.add(figure(*name,
                    "speed-up heat-maps",
-                   "Predicted speed-up (x, naive days / tier days; planner best rows of each "
+                   "gpudays' definition (baseline: naive). Predicted speed-up (x, naive days / "
+                   "tier days; planner best rows of each "
                    "preset) per model, GPU type and count. Grey: 'no naive' where naive does not "
                    "fit (no baseline), 'none fits' where the tier does not fit."));
   }
   if (const auto name = c.keep(speedup_plot(c.data, c.dir))) {
     doc.add(figure(*name,
                    "speed-up over naive",
-                   fmt::format("Predicted speed-up (x) on {} GPUs of the fastest free-lunch and "
+                   fmt::format("gpudays' definition (baseline: naive). Predicted speed-up (x) "
+                               "on {} GPUs of the fastest free-lunch and "
                                "all configurations over naive (planner best rows of each preset). "
                                "Cross: naive does not fit, so there is no baseline.",
                                c.data.detail_gpu_count)));
@@ -66,12 +75,15 @@ void add_speedup(Document& doc, SectionContext& c) {
   doc.add(DocDetailsBegin{"The speed-ups as a table"});
   doc.add(speedup_table(c.data));
   doc.add(DocDetailsEnd{});
+  add_paper_heatmap_blocks(doc, c);
 }
 
 void add_relative_speed(Document& doc, SectionContext& c) {
   doc.add(DocHeading{2, "Relative training speed per method tier", "relative-speed"});
+  doc.add(DocParagraph{kOursThenThePapers});
   doc.add(relative_speed_table(c.data));
   c.csv_files.emplace_back("relative_speed.csv", relative_speed_csv(c.data));
+  add_paper_relative_speed_blocks(doc, c);
 }
 
 void add_experiment_cost(Document& doc, SectionContext& c) {
@@ -166,6 +178,7 @@ const std::vector<NamedSection>& report_sections() {
       {"summary", add_summary},
       {"contents", add_contents},
       {"training-days", add_training_days},
+      {"training-flops", add_training_flops},
       {"memory-methods", add_memory_methods},
       {"speedup", add_speedup},
       {"relative-speed", add_relative_speed},

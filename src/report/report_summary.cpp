@@ -76,6 +76,7 @@ SummaryRow summarise(const CostAnalysis& analysis) {
 
 DocTable summary_table(const ReportData& data) {
   DocTable t;
+  t.name = "summary";
   t.headers = {
       "model",
       fmt::format("fastest under {:g} days and {}", kSummaryMaxDays, format_usd(kSummaryBudgetUsd)),

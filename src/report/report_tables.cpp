@@ -39,6 +39,7 @@ std::string csv_cell(const std::string& s) {
 
 DocTable cost_table(const ReportData& data, size_t model_index) {
   DocTable t;
+  t.name = "cost_" + file_stem(data.models[model_index]->name);
   t.headers = {"GPU",
                "GPUs",
                "days",
@@ -83,6 +84,7 @@ DocTable cost_table(const ReportData& data, size_t model_index) {
 
 DocTable feasibility_table(const ReportData& data) {
   DocTable t;
+  t.name = "feasibility";
   t.headers = {"model"};
   for (const GpuSpec* g : data.gpus) t.headers.push_back(g->name);
   for (size_t i = 0; i < data.models.size(); ++i) {
@@ -109,6 +111,7 @@ DocTable feasibility_table(const ReportData& data) {
 
 DocTable gpu_days_table(const ReportData& data) {
   DocTable t;
+  t.name = "gpu_days";
   t.headers = {"model", "reported run", "reported GPU-days"};
   for (const GpuSpec* g : data.gpus) t.headers.push_back(g->name + " GPU-days (ratio)");
   t.headers.push_back("source of the reported run");
@@ -141,6 +144,7 @@ DocTable gpu_days_table(const ReportData& data) {
 
 DocTable speedup_table(const ReportData& data) {
   DocTable t;
+  t.name = "speedup";
   t.headers = {"model",
                "GPU",
                "naive days",

@@ -5,19 +5,13 @@
 #include <fmt/format.h>
 
 #include "cost/cost_format.h"
+#include "report/paper_statistics.h"
 
 namespace gpudays {
 namespace {
 
 constexpr size_t kNaive = 0;
 constexpr size_t kAll = kReportTierCount - 1;
-
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string number(double v) {
   return fmt::format("{:.6g}", v);
@@ -59,13 +53,25 @@ std::optional<double> mean_relative_speed(const ReportData& data,
 
 }  // namespace
 
-std::string predicted_days_cell(const TrainingTime& t) {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string days_text(double days, DaysRounding rounding) {
+  if (rounding == DaysRounding::kWholeDays) return fmt::format("{:.0f}", whole_days(days));
+  return fmt::format("{:.1f}", days);
+}
+
+std::string predicted_days_cell(const TrainingTime& t, DaysRounding rounding) {
   if (!t.fits) return kNothingFits;
-  if (!t.training_days_range) return fmt::format("{:.1f}", t.training_days);
-  return fmt::format("{:.1f}\n({:.1f}-{:.1f})",
-                     t.training_days,
-                     t.training_days_range->low,
-                     t.training_days_range->high);
+  if (!t.training_days_range) return days_text(t.training_days, rounding);
+  return fmt::format("{}\n({}-{})",
+                     days_text(t.training_days, rounding),
+                     days_text(t.training_days_range->low, rounding),
+                     days_text(t.training_days_range->high, rounding));
 }
 
 double analytic_days(const TierDetail& detail) {
@@ -73,8 +79,9 @@ double analytic_days(const TierDetail& detail) {
   return all.fits ? all.training_days * all.mfu : 0.0;
 }
 
-DocTable training_days_table(const ReportData& data, DaysTable which) {
+DocTable training_days_table(const ReportData& data, DaysTable which, DaysRounding rounding) {
   DocTable t;
+  t.name = which == DaysTable::kOptimal ? "training_days_optimal" : "training_days_naive";
   t.headers = model_by_option_headers(data);
   const size_t tier = which == DaysTable::kOptimal ? kAll : kNaive;
   bool any_measured = false;
@@ -84,10 +91,10 @@ DocTable training_days_table(const ReportData& data, DaysTable which) {
       for (int64_t n : data.counts) {
         const TierDetail& d = tier_detail(data, i, j, n);
         if (which == DaysTable::kOptimal && d.measured) {
-          row.push_back(fmt::format("{:.1f}\nmeasured", d.measured->training_days));
+          row.push_back(days_text(d.measured->training_days, rounding) + "\nmeasured");
           any_measured = true;
         } else {
-          row.push_back(predicted_days_cell(d.tiers[tier]));
+          row.push_back(predicted_days_cell(d.tiers[tier], rounding));
         }
       }
     }
@@ -96,11 +103,15 @@ DocTable training_days_table(const ReportData& data, DaysTable which) {
   t.caption = fmt::format(
       "Training days of the original recipe with {} settings, per model, GPU type and GPU count; "
       "{} where no configuration fits. Predicted: the planner's best row of preset {}, with the "
-      "10th-90th percentile range of its error on published measurements in brackets.{} "
+      "10th-90th percentile range of its error on published measurements in brackets.{}{} "
       "Raw rows with each cell's source: training_days.csv.",
       which == DaysTable::kOptimal ? "optimal" : "naive",
       kNothingFits,
       to_string(kReportTiers[tier]),
+      rounding == DaysRounding::kWholeDays
+          ? " Days rounded to whole days (halves away from zero), as the paper prints them; a "
+            "run under half a day shows 0."
+          : "",
       any_measured ? fmt::format(" Cells marked 'measured': the fastest successful trial in {} "
                                  "(its provenance in training_days.csv), not a prediction.",
                                  data.results_path)
@@ -110,6 +121,7 @@ DocTable training_days_table(const ReportData& data, DaysTable which) {
 
 DocTable optimal_settings_table(const ReportData& data) {
   DocTable t;
+  t.name = "optimal_settings";
   t.headers = {"model", "GPU"};
   for (int64_t n : data.counts) t.headers.push_back(fmt::format("{} GPU{}", n, n == 1 ? "" : "s"));
   for (size_t i = 0; i < data.models.size(); ++i) {
@@ -137,9 +149,12 @@ DocTable optimal_settings_table(const ReportData& data) {
 DocTable memory_methods_table(const ReportData& data) {
   const std::vector<MethodColumn>& columns = memory_saving_columns();
   DocTable t;
+  t.name = "memory_methods";
   t.headers = {"model", "GPU", "needs at least"};
   for (const MethodColumn& c : columns) t.headers.push_back(c.label);
-  for (const MethodComparison& m : data.methods) {
+  for (const TierDetail& d : data.details) {
+    if (d.layout.world_size() != data.detail_gpu_count) continue;
+    const MethodComparison& m = d.methods;
     std::vector<std::string> row = {m.model, m.gpu, kNothingFits};
     for (size_t c = 0; c < columns.size(); ++c) {
       if (!m.days[c]) {
@@ -152,7 +167,8 @@ DocTable memory_methods_table(const ReportData& data) {
     t.rows.push_back(std::move(row));
   }
   t.caption = fmt::format(
-      "Memory-saving methods on {} GPUs (free-lunch on in every column): training days of the "
+      "gpudays' definition. Memory-saving methods on {} GPUs (free-lunch on in every column): "
+      "training days of the "
       "fastest configuration of each method combination that fits (planner rows of preset all), "
       "and its days relative to the fastest configuration overall (1.00x = the fastest; higher "
       "= slower, the price of the method). 'needs at least': the first column, lightest first, "
@@ -165,6 +181,7 @@ DocTable memory_methods_table(const ReportData& data) {
 
 DocTable relative_speed_table(const ReportData& data) {
   DocTable t;
+  t.name = "relative_speed";
   t.headers = {"method tier"};
   for (const GpuSpec* g : data.gpus) t.headers.push_back(g->name);
   t.headers.push_back("average, every GPU");
@@ -183,7 +200,8 @@ DocTable relative_speed_table(const ReportData& data) {
   for (size_t k = 0; k <= data.gpus.size(); ++k) analytic.push_back("1.00");
   t.rows.push_back(std::move(analytic));
   t.caption =
-      "Relative training speed: the analytic estimate's days divided by the tier's predicted "
+      "gpudays' definition. Relative training speed: the analytic estimate's days divided by the "
+      "tier's predicted "
       "days, averaged (arithmetic mean) over every model and GPU count where the tier fits. The "
       "analytic estimate, as the paper made it, is the recipe's model FLOPs / (GPUs x the GPU's "
       "peak dense FLOP/s for the recipe's dtype) = days x MFU of the planner's best row of preset "
@@ -193,6 +211,7 @@ DocTable relative_speed_table(const ReportData& data) {
 
 DocTable experiment_cost_table(const ReportData& data) {
   DocTable t;
+  t.name = "experiment_cost";
   t.headers = {"model", "GPU"};
   for (int64_t n : data.counts) t.headers.push_back(fmt::format("{} GPU{}", n, n == 1 ? "" : "s"));
   for (size_t i = 0; i < data.models.size(); ++i) {
@@ -228,8 +247,8 @@ std::string training_days_csv(const ReportData& data) {
   const auto add = [&out](const TierDetail& d, const char* table, const TrainingTime& t, bool m) {
     const bool range = t.fits && t.training_days_range.has_value();
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv(d.model),
-                       csv(d.gpu),
+                       csv_field(d.model),
+                       csv_field(d.gpu),
                        d.layout.world_size(),
                        table,
                        t.fits,
@@ -237,9 +256,9 @@ std::string training_days_csv(const ReportData& data) {
                        range ? number(t.training_days_range->low) : "",
                        range ? number(t.training_days_range->high) : "",
                        m ? "measured" : "predicted",
-                       csv(t.provenance),
-                       csv(t.settings),
-                       csv(t.reason));
+                       csv_field(t.provenance),
+                       csv_field(t.settings),
+                       csv_field(t.reason));
   };
   for (const TierDetail& d : data.details) {
     if (d.measured) {
@@ -255,14 +274,16 @@ std::string training_days_csv(const ReportData& data) {
 std::string memory_methods_csv(const ReportData& data) {
   std::string out = "model,gpu,gpu_count,methods,fits,training_days,relative_to_fastest,source\n";
   const std::vector<MethodColumn>& columns = memory_saving_columns();
-  for (const MethodComparison& m : data.methods) {
+  for (const TierDetail& d : data.details) {
+    if (d.layout.world_size() != data.detail_gpu_count) continue;
+    const MethodComparison& m = d.methods;
     for (size_t c = 0; c < columns.size(); ++c) {
       const bool fits = m.days[c].has_value();
       out += fmt::format("{},{},{},{},{},{},{},predicted (planner rows of preset all)\n",
-                         csv(m.model),
-                         csv(m.gpu),
+                         csv_field(m.model),
+                         csv_field(m.gpu),
                          m.layout.world_size(),
-                         csv(describe(columns[c].methods)),
+                         csv_field(describe(columns[c].methods)),
                          fits,
                          fits ? number(*m.days[c]) : "",
                          fits ? number(*m.days[c] / *m.best_days) : "");
@@ -282,8 +303,8 @@ std::string relative_speed_csv(const ReportData& data) {
       cells += "," + (analytic > 0 && t.fits ? number(analytic / t.training_days) : "");
     }
     out += fmt::format("{},{},{},{}{},predicted (planner best rows of each preset)\n",
-                       csv(d.model),
-                       csv(d.gpu),
+                       csv_field(d.model),
+                       csv_field(d.gpu),
                        d.layout.world_size(),
                        analytic > 0 ? number(analytic) : "",
                        cells);

@@ -73,6 +73,23 @@ void expect_screenshot(const fs::path& dir, const std::string& name) {
   }
 }
 
+// The paper's figures its way are on the page beside ours, each image loaded (the check found no
+// missing image) and each table's LaTeX twin linked and present (no missing file).
+void expect_paper_figures(const std::string& html, const std::string& result) {
+  for (const char* alt : {"memory-saving comparison, the paper's statistic",
+                          "memory-saving gain over free-lunch heat-map",
+                          "relative training speed bars, naive = 1",
+                          "pythia-160m amortised cost vs days",
+                          "vit amortised cost vs days"}) {
+    EXPECT_NE(html.find(std::string("alt=\"") + alt + "\""), std::string::npos) << alt;
+  }
+  for (const char* id : {"training-flops", "memory-paper", "speedup-paper", "relative-speed-paper"})
+    EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+  for (const char* tex : {"training_flops.tex", "memory_saving_paper.tex", "summary.tex"})
+    EXPECT_NE(html.find(std::string("href=\"") + tex + "\""), std::string::npos) << tex;
+  EXPECT_EQ(result.find("missing"), std::string::npos) << result;
+}
+
 #define REQUIRE_CHROMIUM()                                                                        \
   ASSERT_FALSE(chromium().empty()) << "chromium is missing: install it (scripts/install-deps.sh " \
                                       "installs Debian's chromium)"
@@ -93,7 +110,9 @@ TEST(ReportBrowser, PageWithoutDatabaseHasEveryImageAndLink) {
   EXPECT_EQ(result.substr(0, 2), "OK") << result;
   EXPECT_NE(result.find("internal-links 1"), std::string::npos) << result;  // the contents
   EXPECT_EQ(result.find("images 0 "), std::string::npos) << result;
-  EXPECT_NE(read_text(page / "index.html").find("No measurements yet"), std::string::npos);
+  const std::string html = read_text(page / "index.html");
+  EXPECT_NE(html.find("No measurements yet"), std::string::npos);
+  expect_paper_figures(html, result);
   expect_screenshot(page, "report-plain");
 }
 
@@ -133,6 +152,7 @@ TEST(ReportBrowser, PageWithDatabaseHasEveryImageAndLink) {
   EXPECT_EQ(html.find("No measurements yet"), std::string::npos);
   EXPECT_NE(html.find("not-in-the-catalog"), std::string::npos);  // kept, not dropped
   EXPECT_NE(html.find("3.2<br>measured"), std::string::npos);
+  expect_paper_figures(html, result);
   expect_screenshot(page, "report-db");
 }
 
