@@ -194,9 +194,10 @@ std::optional<TomlFields> TomlFields::table_or_none(std::string_view key) const 
   return TomlFields(*sub, path, owner_);
 }
 
-void TomlFields::check_all_used() const {
+void TomlFields::check_all_used(std::string_view schema_doc) const {
   for (auto&& [key, value] : *table_) {
-    if (!used_.contains(key.str())) fail(key.str(), "unknown key (see docs/catalog.md)");
+    if (!used_.contains(key.str()))
+      fail(key.str(), fmt::format("unknown key (see {})", schema_doc));
   }
 }
 

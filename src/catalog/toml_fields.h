@@ -52,8 +52,9 @@ class TomlFields {
   TomlFields table(std::string_view key) const;
   std::optional<TomlFields> table_or_none(std::string_view key) const;
 
-  // Throws InputError naming any key of this table that no getter asked for.
-  void check_all_used() const;
+  // Throws InputError naming any key of this table that no getter asked for, and the document
+  // that lists the valid ones.
+  void check_all_used(std::string_view schema_doc = "docs/catalog.md") const;
   const std::string& context() const { return context_; }
   [[noreturn]] void fail(std::string_view key, const std::string& problem) const;
 

@@ -13,9 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
-#include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/slurm_options.h"
@@ -29,14 +27,11 @@
 #include "rows/table.h"
 #include "slurm/cluster_file.h"
 #include "sweep/bench_job.h"
-#include "sweep/host_probe.h"
+#include "sweep/bench_run.h"
 #include "sweep/sweep.h"
 
 namespace gpudays {
 namespace {
-
-constexpr double kMaxTrialTimeoutS = 7 * 86400.0;
-constexpr int64_t kMinMemoryLimitBytes = int64_t{1} << 20;
 
 // --memory-limit: 0 (the device's memory) or at least 1 MiB (no model's trial runs below it).
 CLI::Validator memory_limit_check() {
@@ -52,21 +47,6 @@ CLI::Validator memory_limit_check() {
       "0 or >= 1 MiB");
 }
 
-// The host CPU measured; where it cannot be (the probe failed), a stand-in that only orders the
-// trials, said on stderr: the benchmark itself measures, with or without the planner's figures.
-GpuSpec bench_host_cpu(const BenchRequest& r) {
-  const HostCpuOptions host{r.memory_limit_bytes, r.gpus_per_node};
-  try {
-    return host_cpu_device(r.db, host);
-  } catch (const InputError& e) {
-    std::cerr << fmt::format(
-        "warning: {}; the trials are ordered by a stand-in CPU spec (not "
-        "measured, so MFU is not checked)\n",
-        e.what());
-    return host_cpu_stand_in(host);
-  }
-}
-
 void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
@@ -74,47 +54,15 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     submit_bench_job(global.config_dir, r, catalog, model);
     return;
   }
-  GpuSpec cpu;
-  const GpuSpec* gpu = nullptr;
-  if (r.device == "cpu") {  // the host CPU, measured; its ranks share it
-    cpu = bench_host_cpu(r);
-    gpu = &cpu;
-  } else {
-    if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
-    gpu = &catalog.gpu(r.gpu);
-    check_links_possible(*gpu, r.links);
-  }
-  const Cluster cluster{{r.nodes, r.gpus_per_node}, gpu};
-  const PlanOptions plan_options =
-      planner_options(catalog, gpu->kind, {.preset = parse_preset(r.methods), .links = r.links})
-          .options;
-  SweepOptions options;
-  options.trial_command = trial_command(global.config_dir, r, cluster);
-  options.model_file = r.model_file;
-  options.trial_timeout_s = r.trial_timeout_s;
-  options.timed_steps = r.timed_steps;
-  options.memory_limit_bytes = r.memory_limit_bytes;
-  options.strategy =
-      r.strategy == "exhaustive" ? SearchStrategy::kExhaustive : SearchStrategy::kGuided;
-  options.timing = parse_step_timing(r.timing);
-  options.retry_killed = !r.no_retry_killed;
-  options.stderr_dir = r.trial_stderr_dir;
-  if (const char* env = std::getenv("GPUDAYS_TRIAL_STDERR_DIR");
-      env && options.stderr_dir.empty()) {
-    options.stderr_dir = env;
-  }
-  if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);
-  if (gpu->kind == DeviceKind::kGpu) check_trial_device(r.device);
-  ResultsDb db = ResultsDb::open({.path = r.db, .catalog = &catalog});
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
-  const SweepSummary summary = run_sweep(model, cluster, plan_options, options, db, progress);
+  const SweepSummary summary = run_bench_here(global.config_dir, r, catalog, model, progress);
   print_sweep_summary(std::cout, r.format == "json", r.db, model, summary);
   if (!summary.search.best) {
     throw EnvironmentError(fmt::format(
         "no configuration of {} ran successfully on {}: {} trials run or reused (their outcomes "
         "are in {}), {} of {} method sets predicted not to fit",
         model.name,
-        gpu->display_name,
+        r.device == "cpu" ? "the host CPU" : catalog.gpu(r.gpu).display_name,
         summary.trials_run + summary.trials_reused,
         r.db,
         summary.search.method_sets_skipped,
@@ -142,13 +90,23 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
                       "Ranks per node; more than 1 runs each trial under mpirun (on the CPU too)");
   cmd->add_option("--methods",
                   r->methods,
-                  "Method sets searched: naive (none), free-lunch, or all (with activation "
+                  "Method sets searched: naive (none), free-lunch, all (with activation "
                   "checkpointing, sharding zero_1/zero_2/zero_3 and FSDP's shard_grad_op (the "
-                  "stage-2 mechanism) and full_shard (stage 3), and offloading)")
-      ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
+                  "stage-2 mechanism) and full_shard (stage 3), and offloading), or the reference "
+                  "benchmark's grids: reference-naive (= naive) and reference-optimized (all with "
+                  "free-lunch on: 12 sets on one GPU, 22 on more)")
+      ->check(CLI::IsMember(method_selection_names()))
       ->capture_default_str();
-  cmd->add_option("--strategy", r->strategy, "guided (planner-led) or exhaustive (the reference's)")
-      ->check(CLI::IsMember({"guided", "exhaustive"}))
+  auto pins = std::make_shared<PinFlags>();
+  add_pin_options(*cmd, *pins);
+  cmd->add_option("--strategy",
+                  r->strategy,
+                  "guided: the planner orders and prunes the trials; exhaustive: every method set, "
+                  "micro-batch doubled from 1 until out of memory, every one timed; reference: the "
+                  "reference benchmark's rule, only each method set's largest power-of-two "
+                  "micro-batch that fits counts, timed as accumulation x one micro-step + the "
+                  "optimizer (stored apart: results --rule reference)")
+      ->check(CLI::IsMember({"guided", "exhaustive", "reference"}))
       ->capture_default_str();
   cmd->add_option("--timing",
                   r->timing,
@@ -201,7 +159,10 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--srun-mpi", r->srun_mpi, "With --launcher srun: srun --mpi=... (pmix)")
       ->capture_default_str();
   add_link_options(*cmd, r->links);
-  cmd->callback([&global, r] { run_bench(global, *r); });
+  cmd->callback([&global, r, pins] {
+    r->pin = pins->pin();
+    run_bench(global, *r);
+  });
 }
 
 }  // namespace gpudays

@@ -69,6 +69,7 @@ std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequ
   filter.num_nodes = r.nodes;
   filter.gpus_per_node = r.gpus_per_node;
   if (!r.status.empty()) filter.status = parse_trial_status(r.status);
+  filter.rule = r.rule == "any" ? std::nullopt : std::optional(parse_measurement_rule(r.rule));
   return db.query(filter);
 }
 
@@ -165,6 +166,16 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
 
 }  // namespace
 
+void add_rule_option(CLI::App& cmd, std::string& rule) {
+  cmd.add_option("--rule",
+                 rule,
+                 "The measurement rule: gpudays (bench --strategy guided or exhaustive), "
+                 "reference (bench --strategy reference: each method set's largest fitting "
+                 "micro-batch alone counts), or any")
+      ->check(CLI::IsMember({"gpudays", "reference", "any"}))
+      ->capture_default_str();
+}
+
 void add_selection_options(CLI::App* cmd, ResultsRequest& r) {
   add_model_options(*cmd, r.model, r.model_file);
   add_gpu_option(*cmd, r.gpu, "GPU name or alias, any case, or cpu");
@@ -199,6 +210,8 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
   list_cmd->add_option("--status", list->status, "Only trials with this outcome")
       ->check(CLI::IsMember({"ok", "oom", "crash", "timeout", "rejected", "killed"}));
   list_cmd->add_option("--db", list->db, "Results database")->capture_default_str();
+  list->rule = "any";
+  add_rule_option(*list_cmd, list->rule);
   list_cmd->add_flag("--incomplete",
                      list->incomplete,
                      "List instead the configurations of the search space (--methods) on --gpu x "
@@ -221,6 +234,7 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
   CLI::App* best_cmd = app.add_subcommand(
       "best", "Print the fastest measured configuration from the benchmark results");
   add_selection_options(best_cmd, *best);
+  add_rule_option(*best_cmd, best->rule);
   add_format_option(*best_cmd, best->format, row_format_names());
   best_cmd->callback([&global, best] {
     require_selection(*best);

@@ -23,6 +23,7 @@ void add_catalog_commands(CLI::App& app, const GlobalOptions& global);  // model
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
 void add_results_commands(CLI::App& app, const GlobalOptions& global);  // results, best, export
 void add_bench_command(CLI::App& app, const GlobalOptions& global);
+void add_sweep_command(CLI::App& app, const GlobalOptions& global);      // a grid of benches
 void add_trial_command(CLI::App& app, const GlobalOptions& global);      // LibTorch builds only
 void add_train_command(CLI::App& app, const GlobalOptions& global);      // LibTorch builds only
 void add_export_hf_command(CLI::App& app, const GlobalOptions& global);  // LibTorch builds only

@@ -80,6 +80,7 @@ int gpudays::run(int argc, char** argv) {
   add_plan_command(app, global);
   add_results_commands(app, global);
   add_bench_command(app, global);
+  add_sweep_command(app, global);
 #ifdef GPUDAYS_WITH_TORCH
   add_trial_command(app, global);
   add_train_command(app, global);

@@ -22,9 +22,10 @@ struct ResultsRequest {
   std::string format = "table";
   std::string source = "bench";
   std::string out;
-  std::string status;           // results: empty for any
-  bool incomplete = false;      // results: the search space's configurations not yet measured
-  std::string methods = "all";  // results --incomplete: the search space's preset
+  std::string status;            // results: empty for any
+  std::string rule = "gpudays";  // the measurement rule: gpudays, reference, or any (results)
+  bool incomplete = false;       // results: the search space's configurations not yet measured
+  std::string methods = "all";   // results --incomplete: the search space's preset
   // export: the backend (empty: the chosen row's), "auto" DeepSpeed values, pinned fields ("on" /
   // "off", a sharding name, a micro-batch; empty or 0: searched)
   std::string backend;
@@ -43,6 +44,8 @@ std::string gpu_key(const Catalog& catalog, const std::string& gpu);
 std::string model_key(const Catalog& catalog, const ResultsRequest& r);
 std::vector<TrialRecord> stored_trials(const Catalog& catalog, const ResultsRequest& r);
 void add_selection_options(CLI::App* cmd, ResultsRequest& r);
+// --rule gpudays|reference|any (results/trial_record.h: MeasurementRule).
+void add_rule_option(CLI::App& cmd, std::string& rule);
 // best and export name one model and one GPU.
 void require_selection(const ResultsRequest& r);
 

@@ -372,12 +372,13 @@ bool ResultsDb::insert(const TrialRecord& trial) {
 
 namespace {
 
-// "model = ?1 AND ..." over the filter's parameters ?1 to ?6, for a file of schema `version`.
+// "model = ?1 AND ..." over the filter's parameters ?1 to ?7, for a file of schema `version`.
 std::string filter_sql(int64_t version) {
   return fmt::format(
       "(?1 = '' OR model = ?1) AND (?2 = '' OR gpu = ?2) AND (?3 = 0 OR num_nodes = ?3) AND "
-      "(?4 = 0 OR gpus_per_node = ?4) AND (?5 = '' OR status = ?5) AND {}",
-      version >= kModelDigestSchema ? "(?6 = '' OR model_digest = ?6)" : "1");
+      "(?4 = 0 OR gpus_per_node = ?4) AND (?5 = '' OR status = ?5) AND {} AND {}",
+      version >= kModelDigestSchema ? "(?6 = '' OR model_digest = ?6)" : "1",
+      version >= kRuleSchema ? "(?7 = '' OR rule = ?7)" : "(?7 = '' OR ?7 = 'gpudays')");
 }
 
 void bind_filter(sqlite3_stmt* s, const TrialFilter& f) {
@@ -388,6 +389,8 @@ void bind_filter(sqlite3_stmt* s, const TrialFilter& f) {
   const std::string status = f.status ? to_string(*f.status) : "";
   sqlite3_bind_text(s, 5, status.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s, 6, f.model_digest.c_str(), -1, SQLITE_TRANSIENT);
+  const std::string rule = f.rule ? to_string(*f.rule) : "";
+  sqlite3_bind_text(s, 7, rule.c_str(), -1, SQLITE_TRANSIENT);
 }
 
 }  // namespace
@@ -412,10 +415,10 @@ std::vector<TrialRecord> ResultsDb::query(const TrialFilter& f) const {
 
 int64_t ResultsDb::count_since(const TrialFilter& f, const std::string& created_since) const {
   Stmt s = prepare(db_.get(),
-                   fmt::format("SELECT COUNT(*) FROM trials WHERE {} AND created_at >= ?7",
+                   fmt::format("SELECT COUNT(*) FROM trials WHERE {} AND created_at >= ?8",
                                filter_sql(schema_version_)));
   bind_filter(s.get(), f);
-  sqlite3_bind_text(s.get(), 7, created_since.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.get(), 8, created_since.c_str(), -1, SQLITE_TRANSIENT);
   return sqlite3_step(s.get()) == SQLITE_ROW ? sqlite3_column_int64(s.get(), 0) : 0;
 }
 

@@ -53,6 +53,9 @@ struct TrialFilter {
   int64_t num_nodes = 0;  // 0: any
   int64_t gpus_per_node = 0;
   std::optional<TrialStatus> status = std::nullopt;  // none: any
+  // The gpudays rule's trials unless asked otherwise: what every reader of the best configuration
+  // uses. none: both rules (`results`).
+  std::optional<MeasurementRule> rule = MeasurementRule::kGpudays;
 };
 
 class ResultsDb {

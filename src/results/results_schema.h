@@ -25,10 +25,13 @@ void exec(sqlite3* db, const std::string& sql);
 
 inline constexpr int kApplicationId = 0x47505544;  // "GPUD"
 // 2: composed-parts timing columns; 3: the repeats table; 4: peak reserved memory, CUDA graph
-// use and the selective scan that ran; 5: the model's digest, and the models table. Each later
-// version adds columns, whose since_version (trial_columns.cpp) sets it.
+// use and the selective scan that ran; 5: the model's digest, and the models table; 6: the
+// measurement rule. Each later version adds columns, whose since_version (trial_columns.cpp) sets
+// it.
 int64_t schema_version();
 inline constexpr int64_t kModelDigestSchema = 5;
+// The schema that added the measurement rule: every row of an older file is of the gpudays rule.
+inline constexpr int64_t kRuleSchema = 6;
 
 // "model, gpu, ...": every column, in the list's order.
 std::string column_list();

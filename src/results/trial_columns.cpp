@@ -149,6 +149,8 @@ std::vector<TrialColumn> columns_but_methods() {
       text("scan", FIELD(measured.scan), 4),
       // Schema 5: the model's identity (results_db.cpp fills it in for older rows).
       text("model_digest", FIELD(model_digest), 5),
+      // Schema 6: the measurement rule (part of the key only when not "gpudays").
+      named("rule", FIELD(rule), parse_measurement_rule, 6, "'gpudays'"),
   };
 }
 

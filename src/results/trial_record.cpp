@@ -1,8 +1,11 @@
 // TrialRecord identity, status and timing names, the fastest trial.
 #include "results/trial_record.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "search_space/method_fields.h"
 
@@ -38,14 +41,30 @@ TrialStatus parse_trial_status(const std::string& text) {
   throw InputError(fmt::format("unknown trial status '{}'", text));
 }
 
+namespace {
+
+constexpr EnumName<StepTiming> kTimingNames[] = {{StepTiming::kWhole, "whole"},
+                                                 {StepTiming::kParts, "parts"},
+                                                 {StepTiming::kReference, "reference"}};
+constexpr EnumName<MeasurementRule> kRuleNames[] = {{MeasurementRule::kGpudays, "gpudays"},
+                                                    {MeasurementRule::kReference, "reference"}};
+
+}  // namespace
+
 std::string to_string(StepTiming timing) {
-  return timing == StepTiming::kWhole ? "whole" : "parts";
+  return enum_name<StepTiming>(kTimingNames, timing);
 }
 
 StepTiming parse_step_timing(const std::string& text) {
-  if (text == "whole") return StepTiming::kWhole;
-  if (text == "parts") return StepTiming::kParts;
-  throw InputError(fmt::format("unknown step timing '{}' (whole or parts)", text));
+  return parse_enum<StepTiming>(kTimingNames, text, "step timing");
+}
+
+std::string to_string(MeasurementRule rule) {
+  return enum_name<MeasurementRule>(kRuleNames, rule);
+}
+
+MeasurementRule parse_measurement_rule(const std::string& text) {
+  return parse_enum<MeasurementRule>(kRuleNames, text, "measurement rule");
 }
 
 namespace {
@@ -76,7 +95,8 @@ std::string TrialRecord::key() const {
                      methods_key(config.methods),
                      config.micro_batch_size,
                      config.grad_acc_steps,
-                     memory_limit_bytes);
+                     memory_limit_bytes) +
+         (rule == MeasurementRule::kGpudays ? "" : "|rule=" + to_string(rule));
 }
 
 std::string describe(const TrialRecord& t) {
@@ -84,10 +104,39 @@ std::string describe(const TrialRecord& t) {
       "{} on {} x {}, {}", t.model, t.cluster.world_size(), t.gpu, describe(t.config));
 }
 
+namespace {
+
+// Whether `b` is a larger micro-batch of `a`'s method set and cell that also succeeded.
+bool larger_success(const TrialRecord& a, const TrialRecord& b) {
+  return b.ok() && b.rule == a.rule && b.model_digest == a.model_digest && b.gpu == a.gpu &&
+         b.cluster == a.cluster && b.memory_limit_bytes == a.memory_limit_bytes &&
+         b.config.methods == a.config.methods &&
+         b.config.micro_batch_size > a.config.micro_batch_size;
+}
+
+// A successful reference-rule trial that is not its method set's pick.
+bool passed_over(const TrialRecord& t, const std::vector<TrialRecord>& trials) {
+  return t.ok() && t.rule == MeasurementRule::kReference &&
+         std::any_of(trials.begin(), trials.end(), [&](const TrialRecord& b) {
+           return larger_success(t, b);
+         });
+}
+
+}  // namespace
+
+std::vector<TrialRecord> reference_picks(const std::vector<TrialRecord>& trials) {
+  std::vector<TrialRecord> kept;
+  for (const TrialRecord& t : trials) {
+    if (!passed_over(t, trials)) kept.push_back(t);
+  }
+  return kept;
+}
+
 const TrialRecord* fastest_ok(const std::vector<TrialRecord>& trials) {
   const TrialRecord* best = nullptr;
   for (const TrialRecord& t : trials) {
-    if (t.ok() && (best == nullptr || t.step_time_s() < best->step_time_s())) best = &t;
+    if (!t.ok() || (best != nullptr && t.step_time_s() >= best->step_time_s())) continue;
+    if (!passed_over(t, trials)) best = &t;
   }
   return best;
 }

@@ -20,11 +20,22 @@ enum class TrialStatus { kOk, kOutOfMemory, kCrash, kTimeout, kRejected, kKilled
 std::string to_string(TrialStatus status);
 TrialStatus parse_trial_status(const std::string& text);  // throws InputError
 
-// How a step time was measured: "whole" optimizer steps, or "parts" composed as
-// (accumulation - 1) x micro_step_time_s + last_micro_step_time_s + optimizer_time_s (medians).
-enum class StepTiming { kWhole, kParts };
-std::string to_string(StepTiming timing);               // "whole", "parts"
+// How a step time was measured: "whole" optimizer steps, "parts" composed as
+// (accumulation - 1) x micro_step_time_s + last_micro_step_time_s + optimizer_time_s (medians),
+// or "reference": the reference benchmark's composition, steps of one micro-step (with its
+// gradient communication) composed as accumulation x last_micro_step_time_s + optimizer_time_s.
+enum class StepTiming { kWhole, kParts, kReference };
+std::string to_string(StepTiming timing);               // "whole", "parts", "reference"
 StepTiming parse_step_timing(const std::string& text);  // throws InputError
+
+// The rule a trial was measured under, part of its identity: "gpudays" (the guided or exhaustive
+// search: any micro-batch, whole or composed steps of the real accumulation) or "reference" (the
+// reference benchmark's: per method set only the largest power-of-two micro-batch that fits,
+// timed as StepTiming::kReference). The two time one configuration differently; readers keep them
+// apart (results/results_db.h: TrialFilter::rule).
+enum class MeasurementRule { kGpudays, kReference };
+std::string to_string(MeasurementRule rule);                      // "gpudays", "reference"
+MeasurementRule parse_measurement_rule(const std::string& text);  // throws InputError naming both
 
 // What one trial process measures and reports (sweep/trial_spec.h carries it as JSON).
 struct TrialMeasurement {
@@ -66,6 +77,7 @@ struct TrialRecord {
   ClusterShape cluster;
   Configuration config;
   int64_t memory_limit_bytes = 0;  // 0: the device's own memory
+  MeasurementRule rule = MeasurementRule::kGpudays;
 
   TrialMeasurement measured;
 
@@ -101,7 +113,13 @@ std::string describe(const TrialRecord& trial);
 // figures should be is results/trial_rederive.h's.
 std::string row_problem(const TrialRecord& trial);
 
-// The fastest trial with status ok, or nullptr when none is.
+// The fastest trial with status ok, or nullptr when none is. Under the reference rule only each
+// method set's pick competes (reference_picks).
 const TrialRecord* fastest_ok(const std::vector<TrialRecord>& trials);
+
+// The reference rule's result of each method set (of one model, GPU, shape and memory limit): its
+// successful trial of the largest micro-batch, whatever the smaller ones measured. Trials of the
+// gpudays rule pass through unchanged; the order is kept.
+std::vector<TrialRecord> reference_picks(const std::vector<TrialRecord>& trials);
 
 }  // namespace gpudays

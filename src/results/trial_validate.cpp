@@ -39,13 +39,21 @@ std::string identity_problem(const TrialRecord& t) {
 // whose parts were not measured in the step it claims (parts summing to 39 s for a 7.49 s step).
 constexpr double kPartsCompositionTolerance = 0.25;
 
+// What a row's parts compose to: (acc - 1) x micro + last + optimizer, or under the reference's
+// timing acc x the (last, only) micro-step + optimizer.
+double composed_s(const TrialMeasurement& m, int64_t grad_acc_steps) {
+  const double acc = static_cast<double>(grad_acc_steps);
+  if (m.timing == StepTiming::kReference) {
+    return acc * m.last_micro_step_time_s + m.optimizer_time_s;
+  }
+  return (acc - 1) * m.micro_step_time_s + m.last_micro_step_time_s + m.optimizer_time_s;
+}
+
 std::string composition_problem(const TrialMeasurement& m, int64_t grad_acc_steps) {
-  if (m.timing != StepTiming::kParts) return "";
+  if (m.timing == StepTiming::kWhole) return "";
   // A failed composition check keeps the whole steps as the step time: those must match instead.
   const bool whole = m.timing_check == "disagrees";
-  const double expected = whole ? m.check_step_time_s
-                                : static_cast<double>(grad_acc_steps - 1) * m.micro_step_time_s +
-                                      m.last_micro_step_time_s + m.optimizer_time_s;
+  const double expected = whole ? m.check_step_time_s : composed_s(m, grad_acc_steps);
   if (std::abs(expected - m.step_time_median_s) <=
       kPartsCompositionTolerance * m.step_time_median_s) {
     return "";

@@ -22,6 +22,7 @@ void print_sweep_summary(std::ostream& out,
               {"method_sets", s.search.method_sets_total},
               {"method_sets_skipped", s.search.method_sets_skipped},
               {"method_sets_pruned", s.search.method_sets_pruned},
+              {"rule", to_string(s.rule)},
               {"best", nullptr}});
     if (best) {
       j["best"] = {
@@ -48,8 +49,9 @@ void print_sweep_summary(std::ostream& out,
     return;
   }
   out << fmt::format(
-      "Best: {}, micro-batch {}, accumulation {}: {:.3f} s per step; {} for "
+      "Best{}: {}, micro-batch {}, accumulation {}: {:.3f} s per step; {} for "
       "{} steps\n",
+      s.rule == MeasurementRule::kReference ? " (the reference's rule)" : "",
       describe(best->request.methods),
       best->request.micro_batch_size,
       best->request.grad_acc_steps,

@@ -31,6 +31,7 @@ std::vector<Column<R>> columns_but_methods() {
       FIELD_COLUMN("grad_acc_steps", config.grad_acc_steps, D::kPlain),
       {"memory_limit_bytes",
        [](const R& r) { return r.memory_limit_bytes > 0 ? Cell{r.memory_limit_bytes} : Cell{}; }},
+      {"rule", [](const R& r) { return Cell{to_string(r.rule)}; }, D::kPlain},
       {"status", [](const R& r) { return Cell{to_string(r.measured.status)}; }, D::kPlain},
       FIELD_COLUMN("message", measured.message),
       {"timing", [](const R& r) { return Cell{to_string(r.measured.timing)}; }},

@@ -1,6 +1,8 @@
 // Validity rules of the reference search space (shared/DESIGN.md, "Search space").
 #include "search_space/search_space.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "catalog/gpu_peak.h"
@@ -111,6 +113,54 @@ std::string describe(const ConfigurationPin& pin) {
   if (pin.micro_batch_size) parts.push_back(fmt::format("micro-batch {}", *pin.micro_batch_size));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+namespace {
+
+constexpr const char* kReferenceNaive = "reference-naive";
+constexpr const char* kReferenceOptimized = "reference-optimized";
+
+}  // namespace
+
+MethodSelection parse_method_selection(const std::string& name) {
+  if (name == kReferenceNaive) return {MethodPreset::kNaive, {}};
+  if (name == kReferenceOptimized) {
+    MethodSelection s{MethodPreset::kAll, {}};
+    s.pin.pin(&MethodSet::free_lunch, true);
+    return s;
+  }
+  const std::vector<std::string> names = method_selection_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw InputError(fmt::format("unknown method sets '{}'; valid: {}", name, join_choices(names)));
+  }
+  return {parse_preset(name), {}};
+}
+
+std::vector<std::string> method_selection_names() {
+  return {"naive", "free-lunch", "all", kReferenceNaive, kReferenceOptimized};
+}
+
+ConfigurationPin combine_pins(const ConfigurationPin& a,
+                              const std::string& a_what,
+                              const ConfigurationPin& b,
+                              const std::string& b_what) {
+  ConfigurationPin out = a;
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!b.pinned(i)) continue;
+    if (a.pinned(i) && !fields[i].same(a.methods, b.methods)) {
+      throw InputError(fmt::format("{} pins {} {}, which contradicts {} ({} {})",
+                                   b_what,
+                                   fields[i].label,
+                                   fields[i].text(b.methods),
+                                   a_what,
+                                   fields[i].label,
+                                   fields[i].text(a.methods)));
+    }
+    out.pin_text(fields[i], fields[i].text(b.methods));
+  }
+  if (b.micro_batch_size) out.micro_batch_size = b.micro_batch_size;
   return out;
 }
 

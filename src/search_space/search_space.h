@@ -73,6 +73,26 @@ struct ConfigurationPin {
 // "free-lunch on, sharding zero_2, micro-batch 8"; empty for an empty pin.
 std::string describe(const ConfigurationPin& pin);
 
+// The method sets a bench searches, by name: a preset (naive, free-lunch, all), or one of the
+// reference benchmark's grids (its experiments/sweep_configs/training_time_empirical/*.json):
+// reference-naive (all_naive.json: no method, the naive preset) and reference-optimized
+// (all_optimized.json: free-lunch on with every other method, the all preset with free-lunch
+// pinned on: 12 method sets on one GPU, 22 on more).
+struct MethodSelection {
+  MethodPreset preset = MethodPreset::kAll;
+  ConfigurationPin pin;
+  bool operator==(const MethodSelection&) const = default;
+};
+MethodSelection parse_method_selection(const std::string& name);  // throws InputError naming them
+std::vector<std::string> method_selection_names();
+
+// `a` with the fields `b` pins as well; throws InputError when both pin a field differently
+// (`a_what` and `b_what` say where each came from: "--methods reference-optimized").
+ConfigurationPin combine_pins(const ConfigurationPin& a,
+                              const std::string& a_what,
+                              const ConfigurationPin& b,
+                              const std::string& b_what);
+
 // Every valid configuration: method sets x power-of-two micro-batches up to the per-GPU batch,
 // those that match `pin`. Throws InputError with the reason when the pin admits none.
 std::vector<Configuration> enumerate_configs(const ModelSpec& model,

@@ -18,14 +18,18 @@
 namespace gpudays {
 namespace {
 
-// Trials its database holds for its model, GPU and shape, stored after it was submitted.
+// Trials its database holds for its model, GPU and shape (a sweep's: every model and shape of its
+// GPU), stored after it was submitted.
 int64_t trials_since(const SubmittedJob& job) {
   if (!std::filesystem::exists(job.db)) return 0;
   TrialFilter filter;
   filter.model = job.model;
   filter.gpu = job.gpu;
-  filter.num_nodes = job.nodes;
-  filter.gpus_per_node = job.tasks_per_node;
+  if (job.kind != "sweep") {  // a sweep's job runs every shape of its GPU type up to its own
+    filter.num_nodes = job.nodes;
+    filter.gpus_per_node = job.tasks_per_node;
+  }
+  filter.rule = std::nullopt;  // a job measures under either rule
   return ResultsDb::open({job.db, /*read_only=*/true}).count_since(filter, job.submitted_at);
 }
 

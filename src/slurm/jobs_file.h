@@ -12,7 +12,7 @@ namespace gpudays {
 
 struct SubmittedJob {
   std::string job_id;
-  std::string kind;  // "bench" or "train"
+  std::string kind;  // "bench", "sweep" or "train"
   std::string name;
   std::string submitted_at;  // UTC, ISO 8601
   std::string script;

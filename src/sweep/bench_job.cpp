@@ -11,6 +11,7 @@
 #include "plan/planner.h"
 #include "slurm/cluster_file.h"
 #include "sweep/bench_job.h"
+#include "sweep/bench_run.h"
 
 namespace gpudays {
 namespace {
@@ -55,6 +56,16 @@ std::vector<std::string> bench_job_argv(const std::string& config_dir,
   if (r.memory_limit_bytes > 0) {
     argv.insert(argv.end(), {"--memory-limit", std::to_string(r.memory_limit_bytes)});
   }
+  const std::span<const MethodField> fields = method_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (r.pin.pinned(i)) {
+      argv.insert(argv.end(),
+                  {fmt::format("--{}", fields[i].label), fields[i].text(r.pin.methods)});
+    }
+  }
+  if (r.pin.micro_batch_size) {
+    argv.insert(argv.end(), {"--micro-batch-size", std::to_string(*r.pin.micro_batch_size)});
+  }
   if (r.no_retry_killed) argv.push_back("--no-retry-killed");
   if (!r.trial_stderr_dir.empty()) {
     argv.insert(argv.end(), {"--trial-stderr", absolute_path(r.trial_stderr_dir)});
@@ -66,32 +77,15 @@ std::vector<std::string> bench_job_argv(const std::string& config_dir,
   return argv;
 }
 
-// The plan's estimate of the sweep on a GPU: every configuration that fits, once, for its warm-up
-// and timed steps plus a start-up each (the guided search runs fewer; a bound, not a forecast).
+// The plan's estimate of the sweep on a GPU (bench_time_bound_s); 0 on the CPU.
 double bench_estimate_s(const Catalog& catalog,
                         const ModelSpec& model,
                         const BenchRequest& r,
                         std::string& what) {
   if (r.device == "cpu" || r.gpu.empty()) return 0.0;
-  constexpr double kTrialStartS = 30.0;  // process start, model build, first step's compilation
-  const Cluster cluster{{r.nodes, r.gpus_per_node}, &catalog.gpu(r.gpu)};
-  const PlanOptions options =
-      planner_options(
-          catalog, DeviceKind::kGpu, {.preset = parse_preset(r.methods), .links = r.links})
-          .options;
-  const PlanResult result = plan(model, cluster, options);
-  double total_s = 0.0;
-  int trials = 0;
-  for (const PlanRow& row : result.rows) {
-    if (!row.fits) continue;
-    ++trials;
-    total_s += kTrialStartS + static_cast<double>(1 + r.timed_steps) * row.step_time_s;
-  }
-  what = fmt::format("{} configurations that fit x ({} steps + {:.0f} s start-up)",
-                     trials,
-                     1 + r.timed_steps,
-                     kTrialStartS);
-  return total_s;
+  const BenchSetup setup(/*config_dir=*/"", r, catalog);
+  return bench_time_bound_s(
+      plan(model, setup.cluster(), setup.plan_options()), r.timed_steps, what);
 }
 
 }  // namespace

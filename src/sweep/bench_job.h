@@ -10,9 +10,15 @@
 #include "catalog/catalog.h"
 #include "catalog/model_spec.h"
 #include "search_space/cluster.h"
+#include "search_space/search_space.h"
 #include "slurm/slurm_submit.h"
 
 namespace gpudays {
+
+// A trial's time limit is at most a week; a memory limit is 0 (the device's) or at least 1 MiB (no
+// model's trial runs below it).
+inline constexpr double kMaxTrialTimeoutS = 7 * 86400.0;
+inline constexpr int64_t kMinMemoryLimitBytes = int64_t{1} << 20;
 
 struct BenchRequest {
   std::string model;
@@ -21,7 +27,8 @@ struct BenchRequest {
   std::string device = "cuda";
   int64_t gpus_per_node = 1;
   int64_t nodes = 1;
-  std::string methods = "all";
+  std::string methods = "all";  // a method selection (search_space.h: parse_method_selection)
+  ConfigurationPin pin;         // fields pinned on top of it (--free-lunch on, ...)
   std::string strategy = "guided";
   std::string timing = "parts";
   int64_t memory_limit_bytes = 0;

@@ -1,12 +1,19 @@
-// Exhaustive and planner-guided searches over method sets and micro-batches.
+// Exhaustive, reference and planner-guided searches over method sets and micro-batches.
 #include "sweep/search.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <string>
+
+#include "common/enum_names.h"
 
 namespace gpudays {
 namespace {
+
+constexpr EnumName<SearchStrategy> kStrategyNames[] = {{SearchStrategy::kGuided, "guided"},
+                                                       {SearchStrategy::kExhaustive, "exhaustive"},
+                                                       {SearchStrategy::kReference, "reference"}};
 
 // Planner rows of one method set, by increasing micro-batch.
 struct MethodGroup {
@@ -185,6 +192,20 @@ class Searcher {
   size_t later_groups_bound_ = 0;
 };
 
+// The reference's result: each method set's largest successful micro-batch (its doubling stops at
+// the first failure), and the fastest of those.
+std::optional<SearchTrial> fastest_pick(const std::vector<SearchTrial>& trials) {
+  std::map<std::string, const SearchTrial*> picks;  // by method set
+  for (const SearchTrial& t : trials) {
+    if (t.outcome.status == TrialStatus::kOk) picks[describe(t.request.methods)] = &t;
+  }
+  std::optional<SearchTrial> best;
+  for (const auto& [methods, t] : picks) {
+    if (!best || t->outcome.step_time_s < best->outcome.step_time_s) best = *t;
+  }
+  return best;
+}
+
 void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, int& skipped) {
   const double capacity = static_cast<double>(o.memory_capacity_bytes);
   std::vector<MethodGroup> kept;
@@ -210,6 +231,19 @@ void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, in
 
 }  // namespace
 
+std::string to_string(SearchStrategy strategy) {
+  return enum_name<SearchStrategy>(kStrategyNames, strategy);
+}
+
+SearchStrategy parse_search_strategy(const std::string& text) {
+  return parse_enum<SearchStrategy>(kStrategyNames, text, "strategy");
+}
+
+MeasurementRule measurement_rule(SearchStrategy strategy) {
+  return strategy == SearchStrategy::kReference ? MeasurementRule::kReference
+                                                : MeasurementRule::kGpudays;
+}
+
 SearchResult run_search(const PlanResult& prediction,
                         const TrialExecutor& execute,
                         const SearchOptions& options) {
@@ -219,7 +253,7 @@ SearchResult run_search(const PlanResult& prediction,
   result.method_sets_total = static_cast<int>(groups.size());
   // later[i]: the most trials of the method sets after the i-th.
   std::vector<size_t> later(groups.size() + 1, 0);
-  if (options.strategy == SearchStrategy::kExhaustive) {
+  if (options.strategy != SearchStrategy::kGuided) {
     for (size_t i = groups.size(); i-- > 0;) later[i] = later[i + 1] + groups[i].rows.size();
     for (size_t i = 0; i < groups.size(); ++i) {
       searcher.set_later_groups_bound(later[i + 1]);
@@ -228,6 +262,7 @@ SearchResult run_search(const PlanResult& prediction,
         if (!searcher.run(*g.rows[j], g.rows.size() - j)) break;
       }
     }
+    if (options.strategy == SearchStrategy::kReference) result.best = fastest_pick(result.trials);
     return std::move(result);
   }
   prepare_guided(groups, options, result.method_sets_skipped);

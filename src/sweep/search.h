@@ -1,10 +1,12 @@
 // The benchmark's search over the settings space: which trials to run, in which order, and when to
-// stop. Two strategies: `exhaustive` (the reference's: every method set, micro-batch doubled from 1
-// until out-of-memory) and `guided` (the planner skips method sets that cannot fit by a safe
-// margin, starts each micro-batch search at the planner's largest fitting micro-batch, tries the
-// most promising method sets first, and stops once the planner's bound, calibrated on the trials so
-// far, says no remaining method set can beat the best measured one). Trials run through a
-// TrialExecutor (a child process in production; a function in tests).
+// stop. Three strategies: `exhaustive` (every method set, every micro-batch from 1 doubled until
+// one fails, each timed; the best is the fastest of all), `reference` (the reference benchmark's
+// rule: the same doubling, but a method set's result is only its largest power-of-two micro-batch
+// that fits, and the best is the fastest of those) and `guided` (the planner skips method sets
+// that cannot fit by a safe margin, starts each micro-batch search at the planner's largest
+// fitting micro-batch, tries the most promising method sets first, and stops once the planner's
+// bound, calibrated on the trials so far, says no remaining method set can beat the best measured
+// one). Trials run through a TrialExecutor (a child process in production; a function in tests).
 #pragma once
 
 #include <functional>
@@ -25,7 +27,11 @@ struct TrialOutcome {
 
 using TrialExecutor = std::function<TrialOutcome(const Configuration&)>;
 
-enum class SearchStrategy { kExhaustive, kGuided };
+enum class SearchStrategy { kExhaustive, kGuided, kReference };
+std::string to_string(SearchStrategy strategy);                 // "exhaustive", ...
+SearchStrategy parse_search_strategy(const std::string& text);  // throws InputError naming them
+// The rule a strategy's trials are measured and stored under: reference for kReference.
+MeasurementRule measurement_rule(SearchStrategy strategy);
 
 struct SearchOptions {
   SearchStrategy strategy = SearchStrategy::kGuided;
@@ -52,7 +58,8 @@ struct SearchTrial {
 
 struct SearchResult {
   std::vector<SearchTrial> trials;  // in the order they ran
-  std::optional<SearchTrial> best;  // fastest trial with status ok
+  // The fastest trial with status ok (reference: the fastest of each method set's pick).
+  std::optional<SearchTrial> best;
   int method_sets_total = 0;
   int method_sets_skipped = 0;  // ruled out by the planner's memory prediction
   int method_sets_pruned = 0;   // never tried: the bound said they cannot win

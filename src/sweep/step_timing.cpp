@@ -39,6 +39,23 @@ ComposedStep compose_step(const PartTimes& parts, int64_t grad_acc_steps) {
   return c;
 }
 
+ComposedStep compose_reference_step(const PartTimes& parts, int64_t grad_acc_steps) {
+  if (grad_acc_steps < 1) throw std::invalid_argument("accumulation below 1");
+  if (parts.last_micro_s.empty() || parts.optimizer_s.empty()) {
+    throw std::invalid_argument("a part of the step was never measured");
+  }
+  const double acc = static_cast<double>(grad_acc_steps);
+  const Spread micro = spread_of(parts.last_micro_s);
+  const Spread optimizer = spread_of(parts.optimizer_s);
+  ComposedStep c;
+  c.last_micro_s = micro.median_s;
+  c.optimizer_s = optimizer.median_s;
+  c.step.median_s = acc * micro.median_s + optimizer.median_s;
+  c.step.min_s = acc * micro.min_s + optimizer.min_s;
+  c.step.max_s = acc * micro.max_s + optimizer.max_s;
+  return c;
+}
+
 double composition_error(double composed_s, double whole_s) {
   return (composed_s - whole_s) / whole_s;
 }

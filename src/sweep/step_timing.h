@@ -1,7 +1,8 @@
-// The benchmark's two ways of timing an optimizer step, as pure arithmetic on measured durations:
-// whole steps (their median and spread), or the distinct parts of a step (a micro-step without
-// gradient communication, the last micro-step with it, the optimizer) composed into a step, and the
-// check of a composition against whole measured steps. Measuring is left to `gpudays trial`.
+// The benchmark's ways of timing an optimizer step, as pure arithmetic on measured durations:
+// whole steps (their median and spread), the distinct parts of a step (a micro-step without
+// gradient communication, the last micro-step with it, the optimizer) composed into a step, the
+// reference benchmark's composition, and the check of a composition against whole measured steps.
+// Measuring is left to `gpudays trial`.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,12 @@ struct ComposedStep {
 };
 // Throws std::invalid_argument when a part needed for `grad_acc_steps` was never measured.
 ComposedStep compose_step(const PartTimes& parts, int64_t grad_acc_steps);
+
+// The reference benchmark's step (its src/benchmarking/step_time.py, estimate_step_time) from steps
+// of one micro-step: grad_acc_steps x the micro-step (which carries the gradient communication) +
+// the optimizer. Medians, where the reference takes means; min and max alike. Throws
+// std::invalid_argument when a part was never measured.
+ComposedStep compose_reference_step(const PartTimes& parts, int64_t grad_acc_steps);
 
 // (composed - whole) / whole.
 double composition_error(double composed_s, double whole_s);

@@ -101,6 +101,46 @@ class SweepDirectory {
   std::string path_;
 };
 
+// A trial's identity: its key finds it in the database before it runs.
+TrialRecord trial_identity(const std::string& model_digest,
+                           const ModelSpec& model,
+                           const Cluster& cluster,
+                           const SweepOptions& options,
+                           const Configuration& config) {
+  TrialRecord t;
+  t.model_digest = model_digest;
+  t.model = model.name;
+  t.gpu = cluster.gpu->name;  // the host CPU's spec is named "cpu" (catalog/host_cpu.h)
+  t.cluster = cluster.shape();
+  t.config = config;
+  t.memory_limit_bytes = options.memory_limit_bytes;
+  t.rule = measurement_rule(options.strategy);
+  return t;
+}
+
+// The stored trial of `record`'s key that a sweep reuses: none when absent, or killed from
+// outside and to be measured again.
+std::optional<TrialRecord> reusable(const ResultsDb& db,
+                                    const TrialRecord& record,
+                                    const SweepOptions& options) {
+  auto done = db.find(record.key());
+  if (done && done->measured.status == TrialStatus::kKilled && options.retry_killed) done.reset();
+  return done;
+}
+
+TrialOutcome outcome_of(const TrialRecord& t) {
+  const TrialMeasurement& m = t.measured;
+  return TrialOutcome{m.status, m.step_time_median_s, m.peak_memory_bytes, m.message};
+}
+
+SearchOptions search_options(const Cluster& cluster, const SweepOptions& options) {
+  SearchOptions search;
+  search.strategy = options.strategy;
+  search.memory_capacity_bytes =
+      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
+  return search;
+}
+
 class Sweep {
  public:
   Sweep(const ModelSpec& model,
@@ -128,10 +168,7 @@ class Sweep {
     progress_ << format_progress(
                      {trial_, trials_bound_, describe(request), seconds_since(start_), finished_s_})
               << std::flush;
-    auto done = db_.find(record.key());
-    if (done && done->measured.status == TrialStatus::kKilled && options_.retry_killed) {
-      done.reset();  // killed from outside last time: measure it again
-    }
+    const auto done = reusable(db_, record, options_);
     if (done) {
       ++summary_.trials_reused;
       note_timing_check(request, *done);
@@ -160,14 +197,7 @@ class Sweep {
 
  private:
   TrialRecord identity(const Configuration& r) const {
-    TrialRecord t;
-    t.model_digest = model_digest_;
-    t.model = model_.name;
-    t.gpu = cluster_.gpu->name;  // the host CPU's spec is named "cpu" (catalog/host_cpu.h)
-    t.cluster = cluster_.shape();
-    t.config = r;
-    t.memory_limit_bytes = options_.memory_limit_bytes;
-    return t;
+    return trial_identity(model_digest_, model_, cluster_, options_, r);
   }
 
   static double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -190,7 +220,8 @@ class Sweep {
     spec.warmup_steps = options_.warmup_steps;
     spec.timed_steps = options_.timed_steps;
     spec.memory_limit_bytes = options_.memory_limit_bytes;
-    spec.timing = options_.timing;
+    spec.timing =
+        options_.strategy == SearchStrategy::kReference ? StepTiming::kReference : options_.timing;
     if (spec.timing == StepTiming::kParts) {
       const auto family = families_.find(describe(r.methods));
       if (family == families_.end()) spec.check_steps = options_.check_steps;
@@ -292,11 +323,6 @@ class Sweep {
     }
   }
 
-  static TrialOutcome outcome_of(const TrialRecord& t) {
-    const TrialMeasurement& m = t.measured;
-    return TrialOutcome{m.status, m.step_time_median_s, m.peak_memory_bytes, m.message};
-  }
-
   // Completes the progress line with the trial's outcome.
   void report(const TrialRecord& record, const char* note) {
     const TrialMeasurement& t = record.measured;
@@ -351,20 +377,54 @@ SweepSummary run_sweep(const ModelSpec& model,
   const InterruptScope interrupt_scope;  // Ctrl-C stops the running trial and records nothing of it
   db.store_model(model);                 // its trials are re-derived from it when read
   Sweep sweep(model, cluster, options, db, progress);
-  SearchOptions search;
-  search.strategy = options.strategy;
-  search.memory_capacity_bytes =
-      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
+  SearchOptions search = search_options(cluster, options);
   search.on_trial = [&sweep](int trial, int bound) { sweep.on_trial(trial, bound); };
   auto execute = [&](const Configuration& r) {
     return sweep.execute(r, predicted_row(prediction, r));
   };
   SweepSummary summary = sweep.summary();
   summary.search = run_search(prediction, execute, search);
+  summary.rule = measurement_rule(options.strategy);
   summary.trials_reused = sweep.summary().trials_reused;
   summary.trials_run = sweep.summary().trials_run;
   summary.trials_not_stored = sweep.summary().trials_not_stored;
   return summary;
+}
+
+namespace {
+
+// Thrown by the replay's executor at the first trial the database lacks.
+struct NotStored {};
+
+}  // namespace
+
+SweepReplay replay_sweep(const ModelSpec& model,
+                         const Cluster& cluster,
+                         const PlanOptions& plan_options,
+                         const SweepOptions& options,
+                         const ResultsDb& db) {
+  const PlanResult prediction = plan(model, cluster, plan_options);
+  const std::string digest = model_digest(model);
+  SweepReplay replay;
+  int bound = 0;
+  SearchOptions search = search_options(cluster, options);
+  search.on_trial = [&](int trial, int trials_bound) {
+    replay.trials_stored = trial - 1;
+    bound = trials_bound - (trial - 1);
+  };
+  auto execute = [&](const Configuration& r) {
+    const auto done = reusable(db, trial_identity(digest, model, cluster, options, r), options);
+    if (!done) throw NotStored{};
+    return outcome_of(*done);
+  };
+  try {
+    const SearchResult result = run_search(prediction, execute, search);
+    replay.trials_stored = static_cast<int>(result.trials.size());
+    replay.best = result.best;
+  } catch (const NotStored&) {
+    replay.trials_left_bound = bound;
+  }
+  return replay;
 }
 
 // --trial-stderr (or $GPUDAYS_TRIAL_STDERR_DIR): a folder that exists or can be made, before any

@@ -6,6 +6,7 @@
 // The trials run on the cluster's device: the host CPU for a DeviceKind::kCpu spec, else CUDA.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ struct SweepOptions {
   int64_t warmup_steps = 1;
   int64_t timed_steps = 3;
   int64_t memory_limit_bytes = 0;  // 0: the device's memory
-  StepTiming timing = StepTiming::kParts;
+  StepTiming timing =
+      StepTiming::kParts;   // the gpudays rule's; the reference strategy's is its own
   int64_t check_steps = 3;  // whole steps checking each family's first composition (parts timing)
   SearchStrategy strategy = SearchStrategy::kGuided;
   // Where the sweep makes its own directory of trial specs and outputs, removed when it ends
@@ -41,8 +43,9 @@ struct SweepOptions {
 
 struct SweepSummary {
   SearchResult search;
-  int trials_reused = 0;  // found in the database
-  int trials_run = 0;     // run now
+  MeasurementRule rule = MeasurementRule::kGpudays;  // what its trials were measured under
+  int trials_reused = 0;                             // found in the database
+  int trials_run = 0;                                // run now
   // Run now but not stored as the key's trial: another sweep stored it first; this measurement is
   // kept as a repeat (ResultsDb::repeat_count) and the stored one is used.
   int trials_not_stored = 0;
@@ -54,6 +57,19 @@ SweepSummary run_sweep(const ModelSpec& model,
                        const SweepOptions& options,
                        ResultsDb& db,
                        std::ostream& progress);
+
+// What a sweep would still do, from the database alone: the search replayed over the stored
+// trials (its order is fixed by the plan and their outcomes) up to the first trial not stored.
+struct SweepReplay {
+  int trials_stored = 0;            // the search's trials found in the database, in its order
+  int trials_left_bound = 0;        // the most trials still to run; 0: the search is complete
+  std::optional<SearchTrial> best;  // when complete
+};
+SweepReplay replay_sweep(const ModelSpec& model,
+                         const Cluster& cluster,
+                         const PlanOptions& plan_options,
+                         const SweepOptions& options,
+                         const ResultsDb& db);
 
 // A folder for the trials' standard error (--trial-stderr) that exists or can be made, before any
 // trial runs; throws InputError.

@@ -1,6 +1,6 @@
-// The trial runner: whole-step and parts timing of a trainable built as engine/apply_methods.h
-// says, and around them the global-batch check, the memory cap, out-of-memory, the peak memory and
-// the provenance of one trial.
+// The trial runner: whole-step, parts and the reference's timing of a trainable built as
+// engine/apply_methods.h says, and around them the global-batch check, the memory cap,
+// out-of-memory, the peak memory and the provenance of one trial.
 #include "trial/trial_runner.h"
 
 #include <torch/version.h>
@@ -94,6 +94,23 @@ void check_composition(TrialMeasurement& r, const Spread& whole, int64_t whole_s
   r.step_time_max_s = whole.max_s;
 }
 
+// A successful measurement composed from parts.
+TrialMeasurement composed_measurement(const ComposedStep& composed,
+                                      StepTiming timing,
+                                      int64_t steps_timed) {
+  TrialMeasurement r;
+  r.status = TrialStatus::kOk;
+  r.timing = timing;
+  r.steps_timed = steps_timed;
+  r.step_time_median_s = composed.step.median_s;
+  r.step_time_min_s = composed.step.min_s;
+  r.step_time_max_s = composed.step.max_s;
+  r.micro_step_time_s = composed.micro_s;
+  r.last_micro_step_time_s = composed.last_micro_s;
+  r.optimizer_time_s = composed.optimizer_s;
+  return r;
+}
+
 // Parts: steps of min(accumulation, 2) micro-steps give a micro-step without gradient
 // communication, the last one with it, and the optimizer; composed for the real accumulation.
 // With check_steps, whole steps of the real accumulation are timed first to check the composition.
@@ -115,18 +132,27 @@ TrialMeasurement time_step_parts(const TrialContext& c) {
                      &whole.median_s,
                      &whole.min_s,
                      &whole.max_s});
-  TrialMeasurement r;
-  r.status = TrialStatus::kOk;
-  r.timing = StepTiming::kParts;
+  TrialMeasurement r = composed_measurement(composed, StepTiming::kParts, c.spec.timed_steps);
   r.cuda_graph = cuda_graph;
-  r.steps_timed = c.spec.timed_steps;
-  r.step_time_median_s = composed.step.median_s;
-  r.step_time_min_s = composed.step.min_s;
-  r.step_time_max_s = composed.step.max_s;
-  r.micro_step_time_s = composed.micro_s;
-  r.last_micro_step_time_s = composed.last_micro_s;
-  r.optimizer_time_s = composed.optimizer_s;
   if (c.spec.check_steps > 0) check_composition(r, whole, c.spec.check_steps);
+  return r;
+}
+
+// The reference benchmark's timing: steps of one micro-step each (at the real micro-batch, so
+// with the gradient communication every step) and the optimizer, composed as accumulation x the
+// micro-step + the optimizer (sweep/step_timing.h), on our synchronised clock.
+TrialMeasurement time_reference_steps(const TrialContext& c) {
+  PhaseClock clock({.device = c.device, .grad_acc_steps = 1, .now_s = {}});
+  const std::string cuda_graph = time_steps(c, 1, c.spec.timed_steps, &clock).cuda_graph;
+  ComposedStep composed = compose_reference_step(clock.parts(), c.spec.config.grad_acc_steps);
+  take_slowest_rank(c.comm,
+                    {&composed.step.median_s,
+                     &composed.step.min_s,
+                     &composed.step.max_s,
+                     &composed.last_micro_s,
+                     &composed.optimizer_s});
+  TrialMeasurement r = composed_measurement(composed, StepTiming::kReference, c.spec.timed_steps);
+  r.cuda_graph = cuda_graph;
   return r;
 }
 
@@ -141,8 +167,9 @@ TrialMeasurement measure(const TrialSpec& spec,
         const std::unique_ptr<Trainable> trainable = make_trainable(model, options.trainable);
         const TrialContext c{
             spec, comm, device, *trainable, options.engine, model.recipe.global_batch};
-        TrialMeasurement r =
-            spec.timing == StepTiming::kWhole ? time_whole_steps(c) : time_step_parts(c);
+        TrialMeasurement r = spec.timing == StepTiming::kWhole   ? time_whole_steps(c)
+                             : spec.timing == StepTiming::kParts ? time_step_parts(c)
+                                                                 : time_reference_steps(c);
         r.scan = trainable->scan_implementation();
         return r;
       },

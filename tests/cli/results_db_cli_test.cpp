@@ -497,7 +497,7 @@ TEST(ResultsDbCli, ADatabaseWithoutOneOfItsColumnsStopsBenchBeforeAnyTrial) {
                              "/bench-gpt-neox.toml --device cpu --db " + db);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.err,
-            fmt::format("gpudays: error: {} is a gpudays results database (schema 5) whose table "
+            fmt::format("gpudays: error: {} is a gpudays results database (schema 6) whose table "
                         "'trials' lacks the column 'peak_memory_bytes' (edited or damaged); left "
                         "untouched\n",
                         db));

@@ -73,6 +73,34 @@ TEST(ResultsDb, RoundTripAndNoDuplicates) {
   EXPECT_FALSE(db.find(sample_trial(16).key()));
 }
 
+// A reference-rule trial is another key than the gpudays rule's of the same configuration (whose
+// key is unchanged from before the rule existed); readers get the gpudays rule's unless they ask,
+// and among reference trials only each method set's largest successful micro-batch is its pick.
+TEST(ResultsDb, TheReferenceRuleIsStoredApartAndPicksTheLargestMicroBatch) {
+  const std::string path = test::fresh_path("rules.db");
+  TrialRecord gpudays_rule = sample_trial(4);
+  EXPECT_EQ(gpudays_rule.key().find("rule"), std::string::npos);
+  TrialRecord small = sample_trial(4);
+  small.rule = MeasurementRule::kReference;
+  TrialRecord large = sample_trial(8);
+  large.rule = MeasurementRule::kReference;
+  test::set_measured_step(large, 2.5);  // slower, yet the reference's pick
+  TrialRecord oom = sample_trial(16);
+  oom.rule = MeasurementRule::kReference;
+  oom.measured.status = TrialStatus::kOutOfMemory;
+  ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+  for (const TrialRecord& t : {gpudays_rule, small, large, oom}) EXPECT_TRUE(db.insert(t));
+  EXPECT_NE(small.key(), gpudays_rule.key());
+  EXPECT_EQ(db.query({.model = "pythia-14m"}).size(), 1u);
+  const auto reference = db.query({.model = "pythia-14m", .rule = MeasurementRule::kReference});
+  ASSERT_EQ(reference.size(), 3u);
+  EXPECT_EQ(db.query({.model = "pythia-14m", .rule = std::nullopt}).size(), 4u);
+  const TrialRecord* best = fastest_ok(reference);
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->config.micro_batch_size, 8);
+  EXPECT_EQ(reference_picks(reference).size(), 2u);  // micro-batch 8 and the out-of-memory 16
+}
+
 // Two runs measuring one configuration at once: the second measurement is kept as a repeat, never
 // dropped silently and never used in place of the stored trial.
 TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
@@ -279,7 +307,7 @@ TEST(ResultsDb, EveryMethodSetRoundTrips) {
   EXPECT_EQ(t.key(),
             model_digest(test::catalog().model("pythia-14m")) +
                 "|cpu|1x1|fl=1|ckpt=0|zero_2|offload=1|mb=2|acc=512|mem=0");
-  EXPECT_EQ(trial_columns_schema_version(), 5);
+  EXPECT_EQ(trial_columns_schema_version(), 6);
 }
 
 // Rewrites one column of every stored row behind the database's back (a hostile or damaged row).

@@ -292,7 +292,7 @@ TEST(ResultsDb, Schema4IsReKeyedByTheCatalogModelOfItsName) {
     EXPECT_EQ(db.repeat_count(known.key()), 1);
   }
   testing::internal::GetCapturedStderr();
-  EXPECT_EQ(column_of(path, "PRAGMA user_version"), std::vector<std::string>{"5"});
+  EXPECT_EQ(column_of(path, "PRAGMA user_version"), std::vector<std::string>{"6"});
   EXPECT_EQ(column_of(path, "SELECT trial_key FROM trials ORDER BY id"),
             (std::vector<std::string>{known.key(),
                                       "my-model|a100-80gb-sxm|1x8|fl=0|ckpt=0|none|"
@@ -317,7 +317,7 @@ TEST(ResultsDb, AStampedFileWithoutATableOrColumnIsRefused) {
     const std::string before = test::read_file(path);
     for (bool read_only : {false, true}) {
       const std::string error = open_error(path, read_only);
-      EXPECT_NE(error.find(path + " is a gpudays results database (schema 5) " + message +
+      EXPECT_NE(error.find(path + " is a gpudays results database (schema 6) " + message +
                            " (edited or damaged); left untouched"),
                 std::string::npos)
           << error;

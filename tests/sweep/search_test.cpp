@@ -253,3 +253,37 @@ TEST(Search, ProgressBoundIsAnUpperBoundThatNeverGrows) {
 
 }  // namespace
 }  // namespace gpudays
+
+namespace gpudays {
+namespace {
+
+// The reference's rule on a machine whose smaller micro-batches are faster: every method set's
+// micro-batch doubles from 1 until out of memory, and its result is the largest that fit, never
+// the faster smaller one; the best is the fastest of those picks.
+TEST(Search, ReferencePicksTheLargestFittingMicroBatchNotTheFastest) {
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100")};
+  PlanOptions plan_options;
+  plan_options.preset = MethodPreset::kFreeLunch;
+  const PlanResult prediction = plan(catalog().model("pythia-1b"), cluster, plan_options);
+  constexpr int64_t kFits = 8;  // micro-batches above it run out of memory
+  std::vector<int64_t> tried;
+  auto machine = [&](const Configuration& r) {
+    tried.push_back(r.micro_batch_size);
+    if (r.micro_batch_size > kFits) return TrialOutcome{TrialStatus::kOutOfMemory, 0.0, 0, "oom"};
+    return TrialOutcome{
+        TrialStatus::kOk, 1.0 + 0.1 * static_cast<double>(r.micro_batch_size), 1, ""};
+  };
+  SearchOptions options;
+  options.strategy = SearchStrategy::kReference;
+  options.memory_capacity_bytes = cluster.gpu->memory_bytes;
+  const SearchResult result = run_search(prediction, machine, options);
+  EXPECT_EQ(tried, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  ASSERT_TRUE(result.best);
+  EXPECT_EQ(result.best->request.micro_batch_size, kFits);
+  EXPECT_DOUBLE_EQ(result.best->outcome.step_time_s, 1.8);  // micro-batch 1 measured 1.1
+  EXPECT_EQ(measurement_rule(options.strategy), MeasurementRule::kReference);
+  EXPECT_EQ(parse_search_strategy("reference"), SearchStrategy::kReference);
+}
+
+}  // namespace
+}  // namespace gpudays

@@ -75,5 +75,19 @@ TEST(Progress, LineNamesTheTrialItsBoundTheConfigurationAndTheTimes) {
             "ETA ≤ 5.8 min | ");  // 10 trials left (this one included) x 35 s
 }
 
+// The reference's composition: accumulation x the one micro-step (which carries the gradient
+// communication) + the optimizer, of medians; no micro-step without communication is needed.
+TEST(StepTiming, ReferenceComposesAccumulationTimesTheMicroStep) {
+  PartTimes parts;
+  parts.last_micro_s = {0.30, 0.20, 0.25};
+  parts.optimizer_s = {0.05, 0.04, 0.06};
+  const ComposedStep c = compose_reference_step(parts, /*grad_acc_steps=*/8);
+  EXPECT_DOUBLE_EQ(c.step.median_s, 8 * 0.25 + 0.05);
+  EXPECT_DOUBLE_EQ(c.step.min_s, 8 * 0.20 + 0.04);
+  EXPECT_DOUBLE_EQ(c.step.max_s, 8 * 0.30 + 0.06);
+  EXPECT_DOUBLE_EQ(c.last_micro_s, 0.25);
+  EXPECT_THROW(compose_reference_step(PartTimes{}, 8), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace gpudays

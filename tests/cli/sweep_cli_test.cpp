@@ -1,0 +1,64 @@
+// `gpudays sweep` without running a trial: the shipped reference grid planned (--dry-run), a status
+// without a database, and bad sweep files answered with one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "test_util.h"
+
+namespace gpudays {
+namespace {
+
+using test::run_gpudays;
+
+const std::string kSweeps = std::string(GPUDAYS_TEST_DATA_DIR) + "/../../configs/sweeps/";
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// Every cell listed with the planner's prediction; the A100's cells marked as this machine's.
+TEST(SweepCli, DryRunListsEveryCellWithThePlannersPrediction) {
+  const auto r =
+      run_gpudays("sweep " + kSweeps + "reference-all-optimized.toml --dry-run --gpu a100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines(r.out), 145) << r.out;
+  EXPECT_NE(r.out.find("   9 here pythia-160m on 1 x 1 a100-80gb-sxm, reference-optimized: 12 "
+                       "method sets; planner: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("144 cells, 36 of them run here (GPU a100-80gb-sxm); strategy reference"),
+            std::string::npos)
+      << r.out;
+}
+
+// Nothing stored yet: one line saying so, not an empty report.
+TEST(SweepCli, StatusWithoutADatabaseSaysNothingIsDone) {
+  const std::string file = test::write_temp_file(
+      "status.toml", "models = [\"pythia-160m\"]\ngpus = [\"a100\"]\ngpus_per_node = [1, 2]\n");
+  const auto r = run_gpudays("sweep " + file + " --status --db " + test::fresh_path("none.db"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no results database yet"), std::string::npos) << r.err;
+}
+
+TEST(SweepCli, BadSweepFilesAreOneLineAndExit2) {
+  for (const auto& [text, needle] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"models = [\"pythia-160m\"]\n", "gpus: missing"},
+           {"models = [\"pythia-160m\"]\ngpus = [\"a100\"]\nstrategy = \"best\"\n",
+            "strategy: unknown strategy 'best'"},
+           {"models = [\"pythia-160m\"]\ngpus = [\"a100\"]\nnodes = [\"1\"]\n",
+            "nodes: must be an array of integers"}}) {
+    const std::string file = test::write_temp_file("bad.toml", text);
+    const auto r = run_gpudays("sweep " + file + " --dry-run");
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("gpudays: error: " + file + ": " + needle), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace gpudays
