@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "cli/cost_options.h"
+#include "common/error.h"
 #include "report/paper_section.h"
 
 namespace gpudays {
@@ -19,6 +20,7 @@ struct PaperRequest {
   std::string db = "gpudays.db";
   std::string methods = "all";
   std::string format = "table";
+  std::string rule = "gpudays";
 };
 
 void print_paper_table(std::ostream& out,
@@ -48,6 +50,10 @@ void run_paper(const GlobalOptions& global, const PaperRequest& r) {
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;
   source_options.catalog = &catalog;
+  source_options.rule = parse_measurement_rule(r.rule);
+  if (source_options.kind != TimeSourceKind::kBench && r.rule != "gpudays") {
+    throw InputError("--rule reference applies to --source bench");
+  }
   const std::unique_ptr<TrainingTimeSource> source = make_time_source(source_options);
   const std::vector<PaperCell> cells = compare_with_paper(catalog, *source);
   const RowFormat format = parse_row_format(r.format);
@@ -81,6 +87,13 @@ void add_paper_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"plan", "bench"}))
       ->capture_default_str();
   cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
+  cmd->add_option("--rule",
+                  r->rule,
+                  "With --source bench: whose measurements: gpudays (the fastest trial of "
+                  "gpudays' strategies) or reference (bench --strategy reference: the "
+                  "reference benchmark's largest fitting micro-batch, timed on gpudays' clock)")
+      ->check(CLI::IsMember({"gpudays", "reference"}))
+      ->capture_default_str();
   cmd->add_option("--methods", r->methods, "Planner method preset: naive, free-lunch or all")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();
@@ -89,7 +102,8 @@ void add_paper_command(CLI::App& app, const GlobalOptions& global) {
       "Data: configs/measurements/100k-or-100-days-paper.toml (the paper's benchmark cells, each "
       "with its citation) and the catalog models' [reported] runs. docs/paper.md.\nExamples:\n"
       "  gpudays paper\n"
-      "  gpudays paper --format csv");
+      "  gpudays paper --format csv\n"
+      "  gpudays paper --source bench --rule reference --db gpudays.db");
   cmd->callback([&global, r] { run_paper(global, *r); });
 }
 

@@ -79,9 +79,8 @@ std::string status_line(const CellStatus& s) {
 void print_status(const Catalog& catalog, const SweepGrid& grid, const GridOptions& o) {
   const std::vector<SweepCell> cells = sweep_cells(grid);
   if (!std::filesystem::exists(o.here.db)) {
-    throw InputError(fmt::format("{}: no results database yet (nothing of {} is done)",
-                                 o.here.db,
-                                 grid.path));
+    throw InputError(
+        fmt::format("{}: no results database yet (nothing of {} is done)", o.here.db, grid.path));
   }
   const ResultsDb db = ResultsDb::open({.path = o.here.db, .read_only = true, .catalog = &catalog});
   int done = 0;
@@ -116,9 +115,13 @@ void run_sweep_file(const GlobalOptions& global, SweepRequest& r) {
     throw InputError("sweep runs here with --device cpu, or --gpu NAME (this machine's GPU)");
   }
   const GridRunSummary s =
-      run_grid(catalog, grid, r.grid, std::cout, [](const BenchRequest& b, const ModelSpec& m, const SweepSummary& summary) {
-        print_sweep_summary(std::cout, /*json=*/false, b.db, m, summary);
-      });
+      run_grid(catalog,
+               grid,
+               r.grid,
+               std::cout,
+               [](const BenchRequest& b, const ModelSpec& m, const SweepSummary& summary) {
+                 print_sweep_summary(std::cout, /*json=*/false, b.db, m, summary);
+               });
   std::cout << fmt::format(
       "sweep {}: {} cells benched ({} with no successful configuration), {} already complete, {} "
       "skipped as invalid, {} for other hardware; {} trials run, {} reused\n",
@@ -146,7 +149,8 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::ExistingFile);
   BenchRequest& here = r->grid.here;
   add_gpu_option(*cmd, here.gpu, "This machine's GPU (catalog name or alias): its cells run here");
-  cmd->add_option("--device", here.device, "cuda (the GPU cells of --gpu) or cpu (the \"cpu\" cells)")
+  cmd->add_option(
+         "--device", here.device, "cuda (the GPU cells of --gpu) or cpu (the \"cpu\" cells)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
   cmd->add_option("--max-gpus-per-node",
@@ -161,9 +165,10 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_option("--db", here.db, "Results database: trials stored in it are reused")
       ->capture_default_str();
-  cmd->add_flag("--status",
-                r->status,
-                "Print what the database holds of each cell (done, partial, to do) and run nothing");
+  cmd->add_flag(
+      "--status",
+      r->status,
+      "Print what the database holds of each cell (done, partial, to do) and run nothing");
   cmd->add_flag("--no-retry-killed", here.no_retry_killed, "As bench --no-retry-killed");
   cmd->add_option("--trial-stderr", here.trial_stderr_dir, "As bench --trial-stderr");
   cmd->add_option("--launcher", here.launcher, "How a trial's ranks start: mpirun, or srun")

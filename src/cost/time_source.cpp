@@ -78,7 +78,7 @@ const std::vector<std::string>& time_source_names() {
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options) {
   if (options.kind == TimeSourceKind::kPlan) return std::make_unique<PlanTimeSource>(options.plan);
   if (options.catalog == nullptr) throw std::logic_error("a bench time source without a catalog");
-  return make_bench_time_source(options.results_path, *options.catalog);
+  return make_bench_time_source(options.results_path, *options.catalog, options.rule);
 }
 
 }  // namespace gpudays

@@ -12,6 +12,7 @@
 #include "catalog/model_spec.h"
 #include "cost/hardware_cost.h"
 #include "plan/planner.h"
+#include "results/trial_record.h"
 
 namespace gpudays {
 
@@ -53,12 +54,17 @@ struct TimeSourceOptions {
   PlanOptions plan;                  // kPlan: preset and model constants
   std::string results_path;          // kBench: the SQLite results database (empty: the default one)
   const Catalog* catalog = nullptr;  // kBench: what its rows are re-derived against
+  // kBench: whose trials (bench --strategy reference stores the reference benchmark's rule apart):
+  // the fastest of gpudays' rule, or the reference rule's pick (its largest micro-batch that fits)
+  MeasurementRule rule = MeasurementRule::kGpudays;
 };
 
 std::unique_ptr<TrainingTimeSource> make_time_source(const TimeSourceOptions& options);
 // The trials of the model itself (its digest, not its name), re-derived against `catalog`, which
 // outlives the source. Throws InputError when the database is missing, foreign or corrupted.
-std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path,
-                                                           const Catalog& catalog);
+std::unique_ptr<TrainingTimeSource> make_bench_time_source(
+    const std::string& results_path,
+    const Catalog& catalog,
+    MeasurementRule rule = MeasurementRule::kGpudays);
 
 }  // namespace gpudays

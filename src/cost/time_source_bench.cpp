@@ -12,12 +12,17 @@ namespace {
 
 class BenchTimeSource final : public TrainingTimeSource {
  public:
-  BenchTimeSource(const std::string& path, const Catalog& catalog)
+  BenchTimeSource(const std::string& path, const Catalog& catalog, MeasurementRule rule)
       : db_(ResultsDb::open(
-            {.path = path.empty() ? "gpudays.db" : path, .read_only = true, .catalog = &catalog})) {
-  }
+            {.path = path.empty() ? "gpudays.db" : path, .read_only = true, .catalog = &catalog})),
+        rule_(rule) {}
 
-  std::string name() const override { return "fastest measured trial (" + db_.path() + ")"; }
+  std::string name() const override {
+    if (rule_ == MeasurementRule::kReference) {
+      return "the reference rule's measured pick (" + db_.path() + ")";
+    }
+    return "fastest measured trial (" + db_.path() + ")";
+  }
 
   TrainingTime training_time(const ModelSpec& model,
                              const GpuSpec& gpu,
@@ -27,11 +32,13 @@ class BenchTimeSource final : public TrainingTimeSource {
     filter.gpu = gpu.name;
     filter.num_nodes = layout.num_nodes;
     filter.gpus_per_node = layout.gpus_per_node;
+    filter.rule = rule_;
     const auto trials = db_.query(filter);
     const TrialRecord* best = fastest_ok(trials);
     TrainingTime out;
     if (best == nullptr) {
-      out.reason = fmt::format("no successful benchmark trial on {} x {} in {}",
+      out.reason = fmt::format("no successful {}benchmark trial on {} x {} in {}",
+                               rule_ == MeasurementRule::kReference ? "reference-rule " : "",
                                layout.world_size(),
                                gpu.name,
                                db_.path());
@@ -51,13 +58,15 @@ class BenchTimeSource final : public TrainingTimeSource {
 
  private:
   ResultsDb db_;
+  MeasurementRule rule_;
 };
 
 }  // namespace
 
 std::unique_ptr<TrainingTimeSource> make_bench_time_source(const std::string& results_path,
-                                                           const Catalog& catalog) {
-  return std::make_unique<BenchTimeSource>(results_path, catalog);
+                                                           const Catalog& catalog,
+                                                           MeasurementRule rule) {
+  return std::make_unique<BenchTimeSource>(results_path, catalog, rule);
 }
 
 }  // namespace gpudays

@@ -127,6 +127,10 @@ void add_measured_blocks(Document& doc, SectionContext& c) {
   table.caption =
       "Measured / predicted step time of each benchmark row, with the row it came from.";
   doc.add(std::move(table));
+  if (std::optional<DocTable> rules = measurement_rules_table(data)) {
+    doc.add(DocHeading{3, "The reference benchmark's rule beside gpudays'", "measured-rules"});
+    doc.add(std::move(*rules));
+  }
 }
 
 std::vector<std::string> generate_report(const ReportData& data,

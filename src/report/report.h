@@ -87,6 +87,9 @@ DocTable cost_table(const ReportData& data, size_t model_index);
 DocTable feasibility_table(const ReportData& data);
 DocTable gpu_days_table(const ReportData& data);
 DocTable speedup_table(const ReportData& data);
+// Each cell measured under both rules (gpudays' fastest trial, the reference's pick), side by
+// side; none when no cell has a reference-rule measurement.
+std::optional<DocTable> measurement_rules_table(const ReportData& data);
 DocList sources_list(const ReportData& data);
 std::string cost_rows_csv(const ReportData& data);
 std::string tier_rows_csv(const ReportData& data);

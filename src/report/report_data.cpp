@@ -57,9 +57,12 @@ ReportData collect_report_data(const ReportDataOptions& options) {
     tier_sources.push_back(plan_source(options.plan, preset));
   const TrainingTimeSource& all_source = *tier_sources.back();
   std::unique_ptr<TrainingTimeSource> measured_source;
+  std::unique_ptr<TrainingTimeSource> reference_source;
   if (!options.results_path.empty()) {
     if (options.catalog == nullptr) throw std::logic_error("report measurements without a catalog");
     measured_source = make_bench_time_source(options.results_path, *options.catalog);
+    reference_source =
+        make_bench_time_source(options.results_path, *options.catalog, MeasurementRule::kReference);
     data.results_path = options.results_path;
   }
   data.cost_time_source = all_source.name();
@@ -75,6 +78,8 @@ ReportData collect_report_data(const ReportDataOptions& options) {
         if (measured_source) {
           TrainingTime m = measured_source->training_time(*model, *gpu, layout);
           if (m.fits) detail.measured = std::move(m);
+          TrainingTime r = reference_source->training_time(*model, *gpu, layout);
+          if (r.fits) detail.measured_reference = std::move(r);
         }
         detail.methods = compare_memory_methods(*model, *gpu, layout, options.plan);
         data.details.push_back(std::move(detail));

@@ -45,6 +45,9 @@ struct TierDetail {
   std::optional<TrainingTime> measured;
   // The fastest configuration of each memory-saving method set (preset all's planner rows).
   MethodComparison methods;
+  // The reference benchmark's rule on the same cell (bench --strategy reference: each method
+  // set's largest fitting micro-batch, the fastest of those); absent without such trials.
+  std::optional<TrainingTime> measured_reference = std::nullopt;
 };
 
 struct ReportDataOptions {

@@ -29,8 +29,8 @@ GpuSpec bench_host_cpu(const BenchRequest& r) {
 }
 
 SweepOptions make_sweep_options(const std::string& config_dir,
-                           const BenchRequest& r,
-                           const Cluster& cluster) {
+                                const BenchRequest& r,
+                                const Cluster& cluster) {
   SweepOptions options;
   options.trial_command = trial_command(config_dir, r, cluster);
   options.model_file = r.model_file;

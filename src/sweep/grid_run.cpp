@@ -34,13 +34,12 @@ bool runs_here(const SweepCell& cell, const GridOptions& o) {
 namespace {
 
 // Runs `use` on the cell's request, model and set-up; returns why the cell is not valid, or "".
-std::string with_cell(const Catalog& catalog,
-                      const SweepGrid& grid,
-                      const SweepCell& cell,
-                      const GridOptions& options,
-                      const std::function<void(const BenchRequest&,
-                                               const ModelSpec&,
-                                               const BenchSetup&)>& use) {
+std::string with_cell(
+    const Catalog& catalog,
+    const SweepGrid& grid,
+    const SweepCell& cell,
+    const GridOptions& options,
+    const std::function<void(const BenchRequest&, const ModelSpec&, const BenchSetup&)>& use) {
   try {
     const BenchRequest r = cell_request(grid, cell, options.here);
     const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
@@ -59,14 +58,19 @@ CellPlan plan_cell(const Catalog& catalog,
                    const SweepCell& cell,
                    const GridOptions& options) {
   CellPlan p;
-  p.problem = with_cell(
-      catalog, grid, cell, options, [&](const BenchRequest& r, const ModelSpec& model, const BenchSetup& setup) {
-        const PlanResult prediction = plan(model, setup.cluster(), setup.plan_options());
-        p.method_sets = method_set_count(prediction);
-        p.best = prediction.best;
-        std::string what;
-        if (r.device == "cuda") p.bench_bound_s = bench_time_bound_s(prediction, r.timed_steps, what);
-      });
+  p.problem =
+      with_cell(catalog,
+                grid,
+                cell,
+                options,
+                [&](const BenchRequest& r, const ModelSpec& model, const BenchSetup& setup) {
+                  const PlanResult prediction = plan(model, setup.cluster(), setup.plan_options());
+                  p.method_sets = method_set_count(prediction);
+                  p.best = prediction.best;
+                  std::string what;
+                  if (r.device == "cuda")
+                    p.bench_bound_s = bench_time_bound_s(prediction, r.timed_steps, what);
+                });
   return p;
 }
 
@@ -76,11 +80,15 @@ CellStatus cell_status(const Catalog& catalog,
                        const GridOptions& options,
                        const ResultsDb& db) {
   CellStatus s;
-  s.problem = with_cell(
-      catalog, grid, cell, options, [&](const BenchRequest&, const ModelSpec& model, const BenchSetup& setup) {
-        s.replay =
-            replay_sweep(model, setup.cluster(), setup.plan_options(), setup.sweep_options(), db);
-      });
+  s.problem =
+      with_cell(catalog,
+                grid,
+                cell,
+                options,
+                [&](const BenchRequest&, const ModelSpec& model, const BenchSetup& setup) {
+                  s.replay = replay_sweep(
+                      model, setup.cluster(), setup.plan_options(), setup.sweep_options(), db);
+                });
   return s;
 }
 
@@ -117,15 +125,15 @@ GridRunSummary run_grid(const Catalog& catalog,
       ++total.cells_elsewhere;
       continue;
     }
-    out << fmt::format("== cell {} of {}: {}\n", i + 1, cells.size(), cell.describe()) << std::flush;
+    out << fmt::format("== cell {} of {}: {}\n", i + 1, cells.size(), cell.describe())
+        << std::flush;
     if (std::filesystem::exists(options.here.db)) {
       const ResultsDb db =
           ResultsDb::open({.path = options.here.db, .read_only = true, .catalog = &catalog});
       const CellStatus status = cell_status(catalog, grid, cell, options, db);
       if (status.problem.empty() && status.replay.trials_left_bound == 0) {
-        out << fmt::format("complete: {} trials stored in {}\n",
-                           status.replay.trials_stored,
-                           options.here.db);
+        out << fmt::format(
+            "complete: {} trials stored in {}\n", status.replay.trials_stored, options.here.db);
         ++total.cells_complete;
         continue;
       }

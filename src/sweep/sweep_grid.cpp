@@ -18,7 +18,10 @@ constexpr std::string_view kSchemaDoc = "docs/sweep.md";
 
 // `check` on each value; its InputError becomes the key's one-line error.
 template <typename T, typename Check>
-std::vector<T> checked(const TomlFields& t, std::string_view key, std::vector<T> values, Check check) {
+std::vector<T> checked(const TomlFields& t,
+                       std::string_view key,
+                       std::vector<T> values,
+                       Check check) {
   if (values.empty()) t.fail(key, "an empty list");
   for (T& v : values) {
     try {
@@ -76,8 +79,8 @@ void load_models(const TomlFields& t, const Catalog& catalog, SweepGrid& g) {
   }
   if (t.has("model_files")) {
     const std::filesystem::path dir = std::filesystem::path(g.path).parent_path();
-    g.model_files = checked(
-        t, "model_files", t.get_string_array_or("model_files"), [&](const std::string& f) {
+    g.model_files =
+        checked(t, "model_files", t.get_string_array_or("model_files"), [&](const std::string& f) {
           const std::string path = std::filesystem::path(f).is_absolute() ? f : (dir / f).string();
           catalog.resolve_model("", path);  // a model file that loads
           return path;
@@ -96,7 +99,8 @@ void load_run_settings(const TomlFields& t, SweepGrid& g) {
   } catch (const InputError& e) {
     t.fail("strategy", e.what());
   }
-  if (g.timing != "whole" && g.timing != "parts") t.fail("timing", "must be \"parts\" or \"whole\"");
+  if (g.timing != "whole" && g.timing != "parts")
+    t.fail("timing", "must be \"parts\" or \"whole\"");
   g.timed_steps = t.get_int_or("steps", g.timed_steps);
   if (g.timed_steps < 3 || g.timed_steps > 1000) {
     t.fail("steps", fmt::format("{} is not in [3, 1000]", g.timed_steps));
@@ -148,8 +152,7 @@ std::string SweepCell::model_label() const {
 }
 
 std::string SweepCell::describe() const {
-  return fmt::format(
-      "{} on {} x {} {}, {}", model_label(), nodes, gpus_per_node, gpu, methods);
+  return fmt::format("{} on {} x {} {}, {}", model_label(), nodes, gpus_per_node, gpu, methods);
 }
 
 std::vector<SweepCell> sweep_cells(const SweepGrid& g) {

@@ -16,16 +16,17 @@ namespace gpudays {
 namespace {
 
 // The partition of the cluster file whose GPU is `gpu` ("cpu": one without GPUs).
-std::string partition_of(const Catalog& catalog, const SlurmRequest& slurm, const std::string& gpu) {
+std::string partition_of(const Catalog& catalog,
+                         const SlurmRequest& slurm,
+                         const std::string& gpu) {
   if (!slurm.partition.empty() || slurm.cluster_file.empty()) return slurm.partition;
   const SlurmCluster cluster = load_slurm_cluster(slurm.cluster_file);
   for (const SlurmPartition& p : cluster.partitions) {
     const bool cpu = gpu == kHostCpuName;
     if (cpu ? p.gpu.empty() : (!p.gpu.empty() && catalog.gpu(p.gpu).name == gpu)) return p.name;
   }
-  throw InputError(fmt::format("{}: partitions: none of GPU type {} (name one with --partition)",
-                               slurm.cluster_file,
-                               gpu));
+  throw InputError(fmt::format(
+      "{}: partitions: none of GPU type {} (name one with --partition)", slurm.cluster_file, gpu));
 }
 
 // `gpudays sweep FILE` for the cells of one GPU type, as the job runs it.

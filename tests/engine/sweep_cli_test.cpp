@@ -54,7 +54,8 @@ TEST(BenchCli, ReferenceStrategyKeepsTheLargestMicroBatchThatFits) {
   const std::string db = temp_path("reference.db");
   const ChildResult r = gpudays("bench --model-file " + kModel +
                                 " --device cpu --methods naive --strategy reference"
-                                " --memory-limit " + kCapBytes + " --format json --db " + db);
+                                " --memory-limit " +
+                                kCapBytes + " --format json --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["rule"], "reference");

@@ -167,6 +167,51 @@ TEST(ReportPaperTables, MeasuredCellsComeFromTheDatabaseAndAreMarked) {
   EXPECT_NE(csv.find("pythia-160m,a100-80gb-sxm,8,naive,true"), std::string::npos) << csv;
 }
 
+// bench --strategy reference's trials beside gpudays' on the same cell: the reference keeps the
+// largest micro-batch that fits (16, slower), gpudays the fastest (8).
+TEST(ReportPaperTables, TheReferenceRuleIsShownBesideGpudaysRule) {
+  const std::string db_path = test::write_temp_file("paper_rules.db", "");
+  std::filesystem::remove(db_path);
+  {
+    ResultsDb db = ResultsDb::open({db_path, /*read_only=*/false, &test::catalog()});
+    auto trial = [](int64_t micro, double step_s, MeasurementRule rule) {
+      TrialRecord t;
+      t.model = "pythia-160m";
+      t.gpu = "a100-80gb-sxm";
+      t.cluster = {1, 8};
+      t.rule = rule;
+      t.config.micro_batch_size = micro;
+      t.config.grad_acc_steps = 128 / micro;  // pythia-160m's global batch of 1024 over 8
+      test::set_measured_step(t, step_s);
+      t.predicted_step_time_s = 1.5;
+      t.created_at = "2026-12-02T07:00:00Z";
+      return t;
+    };
+    db.insert(trial(8, 1.95, MeasurementRule::kGpudays));
+    db.insert(trial(16, 2.50, MeasurementRule::kGpudays));
+    db.insert(trial(8, 1.95, MeasurementRule::kReference));
+    db.insert(trial(16, 2.50, MeasurementRule::kReference));
+  }
+  ReportDataOptions options = small_options();
+  const ReportData without = collect_report_data(options);
+  EXPECT_FALSE(measurement_rules_table(without).has_value());
+  options.results_path = db_path;
+  options.catalog = &catalog();
+  const ReportData data = collect_report_data(options);
+  const std::optional<DocTable> t = measurement_rules_table(data);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->rows.size(), 1u);
+  const std::vector<std::string>& row = t->rows[0];
+  EXPECT_EQ(row[0], "pythia-160m");
+  EXPECT_EQ(row[1], "8 x a100-80gb-sxm");
+  EXPECT_EQ(row[2].substr(0, row[2].find('\n')), fmt::format("{:.1f} days", 143000 * 1.95 / 86400));
+  EXPECT_NE(row[2].find("micro-batch 8"), std::string::npos) << row[2];
+  EXPECT_EQ(row[3].substr(0, row[3].find('\n')), fmt::format("{:.1f} days", 143000 * 2.5 / 86400));
+  EXPECT_NE(row[3].find("micro-batch 16"), std::string::npos) << row[3];
+  EXPECT_EQ(row[4], fmt::format("{:.2f}", 2.5 / 1.95));
+  EXPECT_EQ(t->name, "measured_rules");
+}
+
 CostRow option(const char* gpu, int64_t n, double days, double usd, bool fits = true) {
   CostRow r;
   r.gpu = gpu;
