@@ -154,4 +154,22 @@ void derive_figures(TrialRecord& trial, const ModelSpec& model) {
   trial.hfu = gpu != nullptr ? f.hfu : 0.0;
 }
 
+TrialRecord pythia_1b_trial(int64_t micro_batch, double step_s, double predicted_s) {
+  constexpr int64_t kGlobalBatch = 1024;  // pythia-1b's
+  TrialRecord t;
+  t.model = "pythia-1b";
+  t.gpu = "a100-80gb-sxm";
+  t.cluster = {1, 4};
+  t.config.methods.free_lunch = true;
+  t.config.methods.sharding = Sharding::kZero1;
+  t.config.micro_batch_size = micro_batch;
+  t.config.grad_acc_steps = kGlobalBatch / 4 / micro_batch;
+  set_measured_step(t, step_s);
+  t.measured.peak_memory_bytes = 30 * (int64_t{1} << 30);
+  t.measured.device_name = "NVIDIA A100-SXM4-80GB";
+  t.predicted_step_time_s = predicted_s;
+  t.created_at = "2026-12-01T00:00:00Z";
+  return t;
+}
+
 }  // namespace gpudays::test

@@ -27,6 +27,10 @@ CommandResult run_gpudays(const std::string& args);
 // A successful measurement of `step_s` seconds per step (3 steps, no spread), as a valid stored
 // row needs it, and the figures derived from it (derive_figures).
 void set_measured_step(TrialRecord& trial, double step_s);
+// A stored trial of pythia-1b on 4 x a100-80gb-sxm at `micro_batch` (free-lunch + zero_1, the
+// model's global batch of 1024), measured at `step_s`, 30 GiB peak, as the sweep stores it.
+TrialRecord pythia_1b_trial(int64_t micro_batch, double step_s, double predicted_s);
+
 // For a trial of a catalog model (by name): its model digest and, when it succeeded on a
 // configuration that makes the model's global batch, its figures derived from its step time as
 // the sweep stores them (results/trial_rederive.h; on the host CPU, MFU and HFU 0: unknown). Call

@@ -1,6 +1,8 @@
 // `gpudays data ...`: tokenize text into a Megatron-LM dataset, pack a folder of images, and
 // inspect either (what the trainer will see: tokens, documents, samples, the held-out split).
 // Parsing and printing only; the work is in src/data.
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -23,7 +25,12 @@ struct InspectRequest {
   int64_t sample = -1;  // print this sample's tokens (or label) too
 };
 
-void run_tokenize(const data::TokenizeOptions& options) {
+// Test-only (docs/data.md): GPUDAYS_TEST_TOKENIZE_READ_BYTES=N reads one-document files N bytes
+// at a time, so that a small file is tokenized in many pieces (tests/datasets/parity.py).
+void run_tokenize(data::TokenizeOptions options) {
+  if (const char* bytes = std::getenv("GPUDAYS_TEST_TOKENIZE_READ_BYTES")) {
+    options.read_bytes = std::clamp<size_t>(std::strtoull(bytes, nullptr, 10), 1, size_t{1} << 30);
+  }
   const data::TokenizeSummary s = data::tokenize_files(options);
   std::cout << fmt::format(
       "wrote {}.bin and {}.idx: {} documents, {} tokens ({}), {:.1f} MB of text in {:.2f} s "

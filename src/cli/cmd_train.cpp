@@ -61,7 +61,8 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   set_collective_environment(catalog, run, r);
   const std::unique_ptr<Communicator> comm =
       make_communicator(o.device.is_cpu() ? RankDevice::kCpu : RankDevice::kCuda,
-                        o.device.is_cuda() ? o.device.index() : 0);
+                        o.device.is_cuda() ? o.device.index() : 0,
+                        world_options_from_environment());
   // Rank 0 claims the run directory (a refusal ends the launch: mpirun and srun stop the rest).
   std::optional<RunDirectoryClaim> claim;
   if (comm->rank() == 0) claim.emplace(r.out, r.resume);

@@ -132,11 +132,15 @@ int gpudays::run(int argc, char** argv) {
     std::cerr << "gpudays: error: " << e.what() << "\n";
     return 2;
   } catch (const Interrupted& e) {
-    // `train` checkpoints before it stops (its own line names the step); the benchmark's commands
-    // stop the running trial and record nothing of it.
+    // `train` checkpoints before it stops (its own line names the step); `data` leaves its outputs
+    // as they were; the benchmark's commands stop the running trial and record nothing of it.
     std::cerr << (app.got_subcommand("train")
                       ? fmt::format("gpudays: interrupted by signal {}; training stopped after its "
                                     "checkpoint; continue with --resume\n",
+                                    e.signal())
+                  : app.got_subcommand("data")
+                      ? fmt::format("gpudays: interrupted by signal {}; nothing was written (any "
+                                    "earlier outputs are as they were)\n",
                                     e.signal())
                       : fmt::format(
                             "gpudays: interrupted by signal {}; the running trial was stopped "

@@ -8,6 +8,14 @@
 namespace gpudays::data {
 namespace {
 
+bool is_ascii_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+bool is_ascii_alnum(char c) {
+  return is_ascii_letter(c) || (c >= '0' && c <= '9');
+}
+
 bool is_white_space(char32_t code_point) {
   return char_class(code_point) == CharClass::kSpace;
 }
@@ -55,6 +63,37 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
     std::stable_sort(bucket.begin(), bucket.end(), [&](size_t a, size_t b) {
       return tokens[a].content.size() > tokens[b].content.size();
     });
+  for (const AddedToken& token : tokens)
+    longest_added_ = std::max(longest_added_, token.content.size());
+  cuttable_ =
+      !settings_.metaspace && settings_.split != WordSplit::kNone &&
+      std::all_of(
+          settings_.normalizer.begin(), settings_.normalizer.end(), [](const NormalizerStep& step) {
+            return step.kind == NormalizerStep::Kind::kNormalForm;
+          });
+}
+
+bool BpeTokenizer::splits_at(std::string_view text, size_t at) const {
+  if (!cuttable_ || at == 0 || at + 1 >= text.size() || text[at] != ' ' ||
+      !is_ascii_alnum(text[at - 1]) || !is_ascii_letter(text[at + 1])) {
+    return false;
+  }
+  // A match that covers byte at - 1 or at (or, taking the whitespace after it, ends at `at`) lies
+  // in [at - L, at + L) (L the longest); one byte more each side keeps a combining mark beyond it
+  // from changing what normalizes there.
+  const size_t reach = longest_added_ + 1;
+  const size_t lo = at > reach ? at - reach : 0;  // text[0] starts a piece: nothing covers it
+  const size_t hi = at + reach + 1;
+  if (hi > text.size()) return false;  // not yet known
+  for (size_t i = lo; i < hi; ++i)
+    if (static_cast<unsigned char>(text[i]) >= 0x80) return false;
+  for (const AddedToken& token : settings_.added_tokens) {
+    const size_t n = token.content.size();
+    const size_t first = at >= n + lo ? at - n : lo;  // a match from here on covers at - 1 or at
+    for (size_t start = first; start <= at && start + n <= hi; ++start)
+      if (n > 0 && text.compare(start, n, token.content) == 0) return false;
+  }
+  return true;
 }
 
 template <typename Next>

@@ -61,6 +61,16 @@ class BpeTokenizer {
 
   // Appends the ids of `text` (well-formed UTF-8) to ids.
   void encode(std::string_view text, std::vector<int64_t>& ids) const;
+  // Whether `text` may be cut at byte `at` into two pieces whose ids, concatenated, are the ids of
+  // the whole (encode is then run piece by piece in bounded memory): `at` is a space between an
+  // ASCII letter or digit and an ASCII letter, which every byte-level split (GPT-2's, Llama-3's,
+  // Qwen2's) splits before; the normalizer holds only Unicode normal forms, which keep ASCII as it
+  // is; and no added token occurs over the cut in the ASCII around it. Always false for the
+  // pre-tokenizers that do not split there (none, Metaspace).
+  // `text` must start where a piece starts. A cut within cut_lookahead() bytes of the end of
+  // `text` is not known yet (false).
+  bool splits_at(std::string_view text, size_t at) const;
+  size_t cut_lookahead() const { return longest_added_ + 2; }
   // The id of a token of the vocabulary or an added token.
   std::optional<int64_t> token_id(const std::string& token) const;
   int64_t vocab_size() const;  // the largest id + 1
@@ -82,6 +92,8 @@ class BpeTokenizer {
   TokenizerSettings settings_;
   std::shared_ptr<BpeModel> model_;
   std::vector<std::vector<size_t>> added_by_first_byte_;  // indices, longest first
+  bool cuttable_ = false;     // splits_at may say yes (the pre-tokenizer and normalizer allow it)
+  size_t longest_added_ = 0;  // bytes of the longest added token
 };
 
 }  // namespace gpudays::data

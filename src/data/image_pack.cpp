@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/output_files.h"
 #include "data/samples.h"
 
@@ -84,7 +85,9 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   const std::vector<LabelledFile> files = list_images(options.folder, summary.class_names);
   const std::vector<int64_t> order =
       epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
-  // Grows beside out_path and replaces it only when complete (common/output_files.h).
+  // Grows beside out_path and replaces it only when complete (common/output_files.h); SIGINT and
+  // SIGTERM stop it between images, removing the temporary file.
+  const InterruptScope interrupt_scope;
   AtomicFile out(options.out_path);
   const uint64_t count = files.size();
   const uint32_t shape[4] = {3,
@@ -98,6 +101,7 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   for (const int64_t i : order) labels.push_back(files[i].label);
   out.write(labels.data(), labels.size() * 4);
   for (const int64_t i : order) {
+    throw_if_interrupted();
     const std::vector<uint8_t> square = load_square_image(files[i].path, options.size_px);
     out.write(square.data(), square.size());
   }
@@ -106,6 +110,7 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
     out.write(&length, 4);
     out.write(name.data(), name.size());
   }
+  throw_if_interrupted();
   out.commit();
   summary.images = static_cast<int64_t>(count);
   summary.classes = static_cast<int64_t>(summary.class_names.size());

@@ -178,17 +178,31 @@ void append_token(int64_t token, int64_t item_bytes, std::vector<uint8_t>& out) 
 }  // namespace
 
 void MegatronWriter::add_document(const std::vector<int64_t>& tokens) {
-  if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+  add_tokens(tokens);
+  end_document();
+}
+
+void MegatronWriter::add_tokens(const std::vector<int64_t>& tokens) {
+  if (static_cast<uint64_t>(document_tokens_) + tokens.size() >
+      static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
     throw InputError(
-        fmt::format("a document of {} tokens is longer than the format's 2^31 - 1", tokens.size()));
+        fmt::format("a document of more than {} tokens is longer than the format's "
+                    "2^31 - 1",
+                    document_tokens_));
+  }
   for (const int64_t token : tokens) {
     if (token < 0 || token >= dtype_.vocab_limit)
       throw InputError(fmt::format("token {} does not fit the dtype {}", token, dtype_.name));
     append_token(token, dtype_.item_bytes, pending_);
   }
   if (pending_.size() >= (size_t{1} << 20)) flush_pending();
-  sequence_lengths_.push_back(static_cast<int32_t>(tokens.size()));
+  document_tokens_ += static_cast<int64_t>(tokens.size());
   tokens_ += static_cast<int64_t>(tokens.size());
+}
+
+void MegatronWriter::end_document() {
+  sequence_lengths_.push_back(static_cast<int32_t>(document_tokens_));
+  document_tokens_ = 0;
 }
 
 void MegatronWriter::flush_pending() {

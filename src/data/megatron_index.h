@@ -68,7 +68,11 @@ class MegatronWriter {
   MegatronWriter(const MegatronWriter&) = delete;
   MegatronWriter& operator=(const MegatronWriter&) = delete;
 
-  void add_document(const std::vector<int64_t>& tokens);
+  void add_document(const std::vector<int64_t>& tokens);  // add_tokens, then end_document
+  // A document in pieces: its tokens as they come, then its end (a document of any length is
+  // written without being held).
+  void add_tokens(const std::vector<int64_t>& tokens);
+  void end_document();
   void finish();  // writes the index and renames both; the files exist only after it
   int64_t documents() const { return static_cast<int64_t>(sequence_lengths_.size()); }
   int64_t tokens() const { return tokens_; }
@@ -82,6 +86,7 @@ class MegatronWriter {
   std::vector<int32_t> sequence_lengths_;
   std::vector<uint8_t> pending_;  // encoded tokens not yet written (written in 1 MiB pieces)
   int64_t tokens_ = 0;
+  int64_t document_tokens_ = 0;  // of the document not yet ended
 };
 
 }  // namespace gpudays::data

@@ -1,15 +1,16 @@
 // tokenize_files: reads each input, checks it is UTF-8, tokenizes its documents and writes them.
 #include "data/tokenize_files.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "data/bpe_tokenizer.h"
 #include "data/megatron_index.h"
 #include "data/unicode_text.h"
@@ -21,12 +22,10 @@ bool is_jsonl(const std::string& path) {
   return path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
 }
 
-std::string read_file(const std::string& path) {
+std::ifstream open_input(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot open {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return in;
 }
 
 void check_utf8(std::string_view text, const std::string& where, int64_t base_offset) {
@@ -35,23 +34,77 @@ void check_utf8(std::string_view text, const std::string& where, int64_t base_of
     throw InputError(fmt::format("{}: offset {}: not valid UTF-8", where, base_offset + bad));
 }
 
+// Documents into the writer, each either whole or in pieces that end where the tokenizer splits
+// anyway; polls for SIGINT/SIGTERM between pieces so that the writer's temporary files go.
 struct DocumentSink {
   const BpeTokenizer& tokenizer;
   MegatronWriter& writer;
   int64_t eod_id;
   std::vector<int64_t> ids;
-  void add(std::string_view text) {
+  int64_t held_bytes_max = 0;
+  void add_piece(std::string_view text) {
+    throw_if_interrupted();
+    held_bytes_max = std::max(held_bytes_max, static_cast<int64_t>(text.size()));
     ids.clear();
     tokenizer.encode(text, ids);
-    ids.push_back(eod_id);
-    writer.add_document(ids);
+    writer.add_tokens(ids);
+  }
+  void end_document() {
+    writer.add_tokens({eod_id});
+    writer.end_document();
+  }
+  void add(std::string_view text) {
+    add_piece(text);
+    end_document();
   }
 };
 
-void add_jsonl(const std::string& path, const std::string& contents, DocumentSink& sink) {
-  std::istringstream lines(contents);
+// The last byte of `text` before which the tokenizer splits anyway (0: none), looked for from
+// the end; only the newest `fresh` bytes (and the lookahead before them) are new since the last
+// look.
+size_t last_cut(const BpeTokenizer& tokenizer, std::string_view text, size_t fresh) {
+  const size_t back = fresh + tokenizer.cut_lookahead();
+  const size_t floor = text.size() > back ? text.size() - back : 0;
+  for (size_t at = text.size(); at-- > floor + 1;) {
+    if (tokenizer.splits_at(text, at)) return at;
+  }
+  return 0;
+}
+
+// A file that is one document, read `read_bytes` at a time and tokenized in pieces where the
+// tokenizer allows (BpeTokenizer::splits_at), else whole: memory is bounded by the longest stretch
+// without a place to cut, not by the file. Returns the bytes read.
+int64_t add_text_file(const std::string& path, size_t read_bytes, DocumentSink& sink) {
+  std::ifstream in = open_input(path);
+  std::string buffer;
+  std::vector<char> block(read_bytes);
+  int64_t offset = 0;  // of buffer[0] in the file
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    const size_t got = static_cast<size_t>(in.gcount());
+    buffer.append(block.data(), got);
+    const size_t cut = last_cut(sink.tokenizer, buffer, got);
+    if (cut == 0) continue;
+    const std::string_view piece(buffer.data(), cut);
+    check_utf8(piece, path, offset);
+    sink.add_piece(piece);
+    buffer.erase(0, cut);
+    offset += static_cast<int64_t>(cut);
+  }
+  if (in.bad()) throw InputError(fmt::format("cannot read {}", path));
+  check_utf8(buffer, path, offset);
+  sink.add_piece(buffer);
+  sink.end_document();
+  return offset + static_cast<int64_t>(buffer.size());
+}
+
+// One document per line (its "text"), read line by line. Returns the bytes read.
+int64_t add_jsonl_file(const std::string& path, DocumentSink& sink) {
+  std::ifstream in = open_input(path);
+  int64_t offset = 0;
   std::string line;
-  for (int64_t number = 1; std::getline(lines, line); ++number) {
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    check_utf8(line, path, offset);
+    offset += static_cast<int64_t>(line.size()) + (in.eof() ? 0 : 1);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string text;
     try {
@@ -61,6 +114,8 @@ void add_jsonl(const std::string& path, const std::string& contents, DocumentSin
     }
     sink.add(text);
   }
+  if (in.bad()) throw InputError(fmt::format("cannot read {}", path));
+  return offset;
 }
 
 // An input that is also an output would be replaced while it is read: refused first.
@@ -93,19 +148,16 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
   TokenizeSummary summary;
   summary.dtype = dtype.name;
   const auto start = std::chrono::steady_clock::now();
+  const InterruptScope interrupt_scope;  // SIGINT/SIGTERM: the temporary files are removed
   MegatronWriter writer(options.out_prefix, dtype);
   DocumentSink sink{tokenizer, writer, *eod, {}};
   for (const std::string& path : options.inputs) {
-    const std::string contents = read_file(path);
-    check_utf8(contents, path, 0);
-    summary.text_bytes += static_cast<int64_t>(contents.size());
-    if (is_jsonl(path)) {
-      add_jsonl(path, contents, sink);
-    } else {
-      sink.add(contents);
-    }
+    summary.text_bytes +=
+        is_jsonl(path) ? add_jsonl_file(path, sink) : add_text_file(path, options.read_bytes, sink);
   }
+  throw_if_interrupted();
   writer.finish();
+  summary.held_bytes_max = sink.held_bytes_max;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.documents = writer.documents();
   summary.tokens = writer.tokens();

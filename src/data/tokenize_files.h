@@ -1,7 +1,8 @@
 // `gpudays data tokenize`: documents from text files tokenized into a Megatron-LM dataset, one
 // sequence per document ending in the end-of-document token. A file ending in .jsonl holds one
-// document per line (its "text" field, as Megatron-LM's preprocessing reads); any other file is
-// one document.
+// document per line (its "text" field, as Megatron-LM's preprocessing reads), read line by line;
+// any other file is one document, read a block at a time and tokenized in pieces cut where the
+// tokenizer splits anyway (the ids those of the whole), so that memory does not grow with it.
 #pragma once
 
 #include <cstdint>
@@ -15,18 +16,21 @@ struct TokenizeOptions {
   std::vector<std::string> inputs;  // text or .jsonl files
   std::string out_prefix;           // writes PREFIX.bin and PREFIX.idx
   std::string eod_token = "<|endoftext|>";
+  size_t read_bytes = size_t{1} << 20;  // a one-document file is read this much at a time
 };
 
 struct TokenizeSummary {
   int64_t documents = 0;
   int64_t tokens = 0;
   int64_t text_bytes = 0;
+  int64_t held_bytes_max = 0;  // the most text of one document held at once
   std::string dtype;
   double seconds = 0.0;  // tokenizing and writing, the tokenizer's loading excluded
 };
 
 // Throws InputError for an unreadable or malformed input (naming the file, and the line or byte
-// offset), EnvironmentError when the output cannot be written.
+// offset), EnvironmentError when the output cannot be written, Interrupted on SIGINT or SIGTERM;
+// the outputs are then as they were (no temporary file left).
 TokenizeSummary tokenize_files(const TokenizeOptions& options);
 
 }  // namespace gpudays::data

@@ -19,13 +19,14 @@ struct WorldOptions {
   // Connecting to the store and to every other rank.
   double rendezvous_timeout_s = 300;
 };
-// The defaults, with GPUDAYS_COLLECTIVE_TIMEOUT_S (seconds) when set. Throws InputError for a value
-// that is not a positive number.
+// The defaults, with GPUDAYS_COLLECTIVE_TIMEOUT_S and GPUDAYS_RENDEZVOUS_TIMEOUT_S (seconds) when
+// set. Throws InputError for a value that is not a positive number.
 WorldOptions world_options_from_environment();
 
 // This launch's communicator for a rank computing on `device` (CUDA: on `cuda_device`). Throws
-// InputError for an inconsistent launch environment, and std::runtime_error when the ranks do not
-// meet within the rendezvous timeout or the build lacks NCCL for CUDA ranks.
+// InputError for an inconsistent launch environment, EnvironmentError (one line naming the store)
+// when CPU ranks do not meet within the rendezvous timeout, and std::runtime_error when the build
+// lacks NCCL for CUDA ranks.
 std::unique_ptr<Communicator> make_communicator(RankDevice device,
                                                 int cuda_device,
                                                 const WorldOptions& options = {});

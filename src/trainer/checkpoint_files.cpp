@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -28,22 +30,95 @@ namespace {
 
 constexpr const char* kManifest = "manifest.json";
 constexpr const char* kStepPrefix = "step-";
+// A manifest lists a few files and the slot layout: a few hundred kB for the largest models.
+constexpr uintmax_t kMaxManifestBytes = uintmax_t{64} << 20;
+
+// N of a folder named step-N, where N is written as checkpoint_dir writes it (no sign, no leading
+// zero, at most 2^63 - 1); nullopt for any other name.
+std::optional<int64_t> step_of_folder(const std::string& name) {
+  const std::string digits = name.substr(std::strlen(kStepPrefix));
+  int64_t step = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+  if (ec != std::errc() || end != digits.data() + digits.size() || step < 0 ||
+      std::to_string(step) != digits) {
+    return std::nullopt;
+  }
+  return step;
+}
+
+// A manifest's file name: a plain name inside the checkpoint directory.
+void check_file_name(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name == kManifest) {
+    throw InputError(fmt::format("manifest.json names the file '{}'", name));
+  }
+}
+
+// The step a directory's name gives it, or nullopt for a directory not named step-N.
+std::optional<int64_t> step_of_dir(const std::string& dir) {
+  const std::string name = fs::path(dir).lexically_normal().filename().string();
+  if (name.rfind(kStepPrefix, 0) != 0) return std::nullopt;
+  return step_of_folder(name);
+}
+
+struct Manifest {
+  FoundCheckpoint found;
+  std::vector<std::pair<std::string, std::string>> files;  // name, checksum
+};
+
+// Reads and checks dir/manifest.json; every error names manifest.json (the caller adds `dir`).
+Manifest parse_manifest(const std::string& dir) {
+  const std::string manifest_path = (fs::path(dir) / kManifest).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest_path, ec)) throw InputError("no manifest.json");
+  if (fs::file_size(manifest_path, ec) > kMaxManifestBytes) {
+    throw InputError(fmt::format("manifest.json is over {} bytes", kMaxManifestBytes));
+  }
+  std::ifstream in(manifest_path);
+  if (!in) throw InputError("no manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  const int64_t step = json_int64_field(manifest, "step", std::nullopt, "manifest.json");
+  if (step < 0) throw InputError(fmt::format("manifest.json: step {} is negative", step));
+  if (const std::optional<int64_t> named = step_of_dir(dir); named && *named != step) {
+    throw InputError(fmt::format("manifest.json is of step {}, not {}", step, *named));
+  }
+  if (!manifest.contains("state")) throw InputError("manifest.json has no state");
+  Manifest m{{dir, step, parse_run_state(manifest.at("state"), "manifest.json")}, {}};
+  if (m.found.state.step != step) {
+    throw InputError(
+        fmt::format("manifest.json: state.step {} is not its step {}", m.found.state.step, step));
+  }
+  if (!manifest.contains("files") || !manifest.at("files").is_object()) {
+    throw InputError("manifest.json has no files object");
+  }
+  for (const auto& [name, checksum] : manifest.at("files").items()) {
+    check_file_name(name);
+    if (!checksum.is_string()) {
+      throw InputError(fmt::format("manifest.json: the checksum of {} is not a string", name));
+    }
+    m.files.emplace_back(name, checksum.get<std::string>());
+  }
+  return m;
+}
 
 }  // namespace
 
-std::vector<int64_t> committed_steps(const std::string& checkpoints_dir) {
+std::vector<int64_t> committed_steps(const std::string& checkpoints_dir,
+                                     std::vector<std::string>* junk) {
   std::vector<int64_t> steps;
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(checkpoints_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (!e.is_directory() || name.rfind(kStepPrefix, 0) != 0) continue;
-    const std::string digits = name.substr(std::strlen(kStepPrefix));
-    if (digits.empty() || digits.size() > 18 ||
-        digits.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    steps.push_back(std::stoll(digits));
+    if (name.rfind(kStepPrefix, 0) != 0) continue;  // staging (.step-N.tmp) and other files
+    const std::optional<int64_t> step = step_of_folder(name);
+    if (step && e.is_directory(ec)) {
+      steps.push_back(*step);
+    } else if (junk != nullptr) {
+      junk->push_back(name);
+    }
   }
   std::sort(steps.rbegin(), steps.rend());
+  if (junk != nullptr) std::sort(junk->begin(), junk->end());
   return steps;
 }
 
@@ -86,9 +161,7 @@ void begin_checkpoint(const std::string& checkpoints_dir, int64_t step) {
   if (ec) throw IoError(fmt::format("{}: cannot create ({})", staging, ec.message()));
 }
 
-void commit_checkpoint(const std::string& checkpoints_dir,
-                       int64_t step,
-                       const nlohmann::json& state) {
+void commit_checkpoint(const std::string& checkpoints_dir, int64_t step, const RunState& state) {
   const std::string staging = staging_checkpoint_dir(checkpoints_dir, step);
   nlohmann::json files = nlohmann::json::object();
   for (const fs::directory_entry& e : fs::directory_iterator(staging)) {
@@ -96,7 +169,8 @@ void commit_checkpoint(const std::string& checkpoints_dir,
     fsync_path(path);
     files[e.path().filename().string()] = file_checksum(path);
   }
-  const nlohmann::json manifest = {{"step", step}, {"files", files}, {"state", state}};
+  const nlohmann::json manifest = {
+      {"step", step}, {"files", files}, {"state", run_state_json(state)}};
   write_file_atomically((fs::path(staging) / kManifest).string(), manifest.dump(2) + "\n");
   fsync_path(staging);
   const std::string final_dir = checkpoint_dir(checkpoints_dir, step);
@@ -108,32 +182,34 @@ void commit_checkpoint(const std::string& checkpoints_dir,
 }
 
 FoundCheckpoint read_checkpoint(const std::string& dir) {
-  const std::string manifest_path = (fs::path(dir) / kManifest).string();
-  std::ifstream in(manifest_path);
-  if (!in) throw InputError(fmt::format("{}: no manifest.json", dir));
-  nlohmann::json manifest;
   try {
-    manifest = nlohmann::json::parse(in);
-    FoundCheckpoint found{
-        dir, json_int64_field(manifest, "step", std::nullopt, manifest_path), manifest.at("state")};
-    for (const auto& [name, checksum] : manifest.at("files").items()) {
+    Manifest m = parse_manifest(dir);
+    for (const auto& [name, checksum] : m.files) {
       const std::string path = (fs::path(dir) / name).string();
-      if (!fs::exists(path)) throw InputError(fmt::format("{} is missing", name));
-      if (file_checksum(path) != checksum.get<std::string>()) {
+      if (!fs::is_regular_file(path)) throw InputError(fmt::format("{} is missing", name));
+      if (file_checksum(path) != checksum) {
         throw InputError(fmt::format("{} fails its checksum (truncated or corrupted)", name));
       }
     }
-    return found;
+    return std::move(m.found);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: malformed manifest ({})", dir, e.what()));
-  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: malformed manifest.json ({})", dir, one_line(e)));
+  } catch (const std::exception& e) {  // InputError, and IoError from a file that cannot be read
     throw InputError(fmt::format("{}: {}", dir, e.what()));
   }
 }
 
 std::optional<FoundCheckpoint> latest_checkpoint(const std::string& checkpoints_dir,
                                                  std::ostream& messages) {
-  for (int64_t step : committed_steps(checkpoints_dir)) {
+  std::vector<std::string> junk;
+  const std::vector<int64_t> steps = committed_steps(checkpoints_dir, &junk);
+  for (const std::string& name : junk) {
+    messages << fmt::format(
+        "gpudays: warning: {}: not a checkpoint (a directory step-N, N a step from 0 to 2^63 - 1); "
+        "skipped\n",
+        (fs::path(checkpoints_dir) / name).string());
+  }
+  for (int64_t step : steps) {
     try {
       return read_checkpoint(checkpoint_dir(checkpoints_dir, step));
     } catch (const std::exception& e) {

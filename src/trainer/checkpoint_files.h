@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "trainer/run_state.h"
 
 namespace gpudays {
 
@@ -22,9 +22,12 @@ std::string file_checksum(const std::string& path);
 // Flushes a file or a directory to disk (fsync). Throws IoError.
 void fsync_path(const std::string& path);
 
-// The steps of the committed checkpoints (step-N directories), newest first; their contents
-// unchecked (latest_checkpoint checks them).
-std::vector<int64_t> committed_steps(const std::string& checkpoints_dir);
+// The steps of the committed checkpoints (step-N directories, N a count of 64 bits written as
+// checkpoint_dir writes it), newest first; their contents unchecked (latest_checkpoint checks
+// them). Other entries named step-* (step-abc, step--3, step-99999999999999999999, step-007) are
+// not checkpoints: their names go to `junk` when given.
+std::vector<int64_t> committed_steps(const std::string& checkpoints_dir,
+                                     std::vector<std::string>* junk = nullptr);
 
 std::string checkpoint_dir(const std::string& checkpoints_dir, int64_t step);  // .../step-N
 std::string staging_checkpoint_dir(const std::string& checkpoints_dir, int64_t step);
@@ -33,20 +36,20 @@ std::string staging_checkpoint_dir(const std::string& checkpoints_dir, int64_t s
 void begin_checkpoint(const std::string& checkpoints_dir, int64_t step);
 // Checksums and fsyncs every file of the staging directory, writes manifest.json (`state` under
 // "state", plus "step" and "files"), and renames the directory to step-N.
-void commit_checkpoint(const std::string& checkpoints_dir,
-                       int64_t step,
-                       const nlohmann::json& state);
+void commit_checkpoint(const std::string& checkpoints_dir, int64_t step, const RunState& state);
 
 struct FoundCheckpoint {
   std::string dir;
   int64_t step = 0;
-  nlohmann::json state;
+  RunState state;
 };
-// The newest checkpoint whose manifest and files check out; each one skipped is reported on
-// `messages` with its reason. None: nullopt.
+// The newest checkpoint whose manifest and files check out; each one skipped, and each entry
+// named step-* that is not a checkpoint, is reported on `messages` with its reason. None: nullopt.
 std::optional<FoundCheckpoint> latest_checkpoint(const std::string& checkpoints_dir,
                                                  std::ostream& messages);
-// Checks one checkpoint directory; throws InputError naming the problem.
+// Checks one checkpoint directory: its manifest (the step, its state field by field, each file
+// named plainly) and each file's checksum; throws InputError naming the problem. A directory
+// named step-N must hold the manifest of step N.
 FoundCheckpoint read_checkpoint(const std::string& dir);
 
 // Test-only hook (docs/train.md): when the environment variable GPUDAYS_TEST_STALL_CHECKPOINT is

@@ -17,6 +17,7 @@
 #include "models/hf_export.h"
 #include "models/safetensors.h"
 #include "models/zoo.h"
+#include "trainer/checkpoint_check.h"
 #include "trainer/checkpoint_files.h"
 #include "trainer/train_state.h"
 
@@ -116,9 +117,22 @@ std::vector<at::Tensor> read_pretrained_parameters(const std::string& dir,
 
 std::string checkpoint_model_file(const std::string& checkpoint_dir, std::string& catalog_name) {
   const FoundCheckpoint found = read_checkpoint(checkpoint_dir);
-  const nlohmann::json& extra = found.state.at("extra");
-  catalog_name = extra.value("model", "");
-  const std::string file = extra.value("model_file", "");
+  const auto text = [&](const char* key) {
+    const nlohmann::json& v = found.state.extra.value(key, nlohmann::json(""));
+    if (!v.is_string()) {
+      throw InputError(
+          fmt::format("{}/manifest.json: state.extra.{} is not a string", checkpoint_dir, key));
+    }
+    return v.get<std::string>();
+  };
+  catalog_name = text("model");
+  const std::string file = text("model_file");
+  if (file.find('/') != std::string::npos || file == "..") {
+    throw InputError(
+        fmt::format("{}/manifest.json: state.extra.model_file '{}' is not a file of the checkpoint",
+                    checkpoint_dir,
+                    file));
+  }
   return file.empty() ? "" : (fs::path(checkpoint_dir) / file).string();
 }
 
@@ -128,7 +142,12 @@ int64_t export_hf(const HfExportOptions& o, const ModelSpec& model) {
   zoo.param_options = at::TensorOptions().dtype(at::kFloat);
   models::ZooModel built = models::make_model(model, zoo);
   std::vector<std::string> names;
-  for (const auto& item : built.module().named_parameters()) names.push_back(item.key());
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& item : built.module().named_parameters()) {
+    names.push_back(item.key());
+    shapes.push_back(item.value().sizes().vec());
+  }
+  check_model_tensors(o.checkpoint_dir, names, shapes);
   const std::vector<at::Tensor> weights = read_checkpoint_parameters(o.checkpoint_dir, names);
   const at::ScalarType dtype = export_dtype(model.recipe.precision);
   models::NamedTensors tensors;

@@ -1,6 +1,7 @@
 // Progress lines and the metrics file.
 #include "trainer/train_log.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -50,9 +51,20 @@ std::string progress_line(const StepMetrics& m, int64_t total_steps) {
   return line;
 }
 
+namespace {
+
+// Reads the lines of a regular file only: a device such as /dev/full or /dev/zero never ends.
+std::ifstream open_if_regular(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  return std::ifstream(path);
+}
+
+}  // namespace
+
 MetricsLog::MetricsLog(std::string path, int64_t resume_step) : path_(std::move(path)) {
   std::vector<std::string> kept;
-  std::ifstream in(path_);
+  std::ifstream in = open_if_regular(path_);
   for (std::string line; std::getline(in, line);) {
     try {
       const std::optional<int64_t> step = json_int64(nlohmann::json::parse(line).at("step"));
@@ -76,7 +88,7 @@ void MetricsLog::append(const StepMetrics& m) {
 }
 
 int64_t last_logged_step(const std::string& metrics_path) {
-  std::ifstream in(metrics_path);
+  std::ifstream in = open_if_regular(metrics_path);
   std::string line, last;
   while (std::getline(in, line)) {
     if (!line.empty()) last = line;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distributed/communicator.h"
+#include "trainer/run_state.h"
 
 namespace gpudays {
 
@@ -35,6 +36,7 @@ struct RunCounters {
 struct StateLayout {
   std::vector<std::string> parameter_names;
   std::vector<int64_t> parameter_numels;
+  std::vector<std::vector<int64_t>> parameter_shapes;
   std::vector<std::vector<int64_t>> slots;  // slot -> parameter indices, concatenated in the slot
   c10::Device device = c10::kCPU;
 };
@@ -56,15 +58,25 @@ void save_checkpoint(const std::string& checkpoints_dir,
                      const RunCounters& counters);
 
 // Collective. Restores the engine (weights, optimizer, counters) and the random states from a
-// checked checkpoint directory and returns its counters. The optimizer's moments are re-sliced
-// parameter by parameter when the checkpoint's slot layout differs from `layout` (another sharding
-// stage). Throws InputError for a checkpoint of another model, or one written before layouts were
-// recorded at another sharding stage.
+// checkpoint directory whose manifest was checked (read_checkpoint) and returns its counters.
+// Every tensor is checked against the manifest and the model first (trainer/checkpoint_check.h),
+// on every rank alike. The optimizer's moments are re-sliced parameter by parameter when the
+// checkpoint's slot layout differs from `layout` (another sharding stage). Throws InputError
+// naming the file and tensor for a checkpoint of another model or a tensor that does not fit, and
+// for one written before layouts were recorded at another sharding stage.
 RunCounters load_checkpoint(const std::string& dir,
-                            const nlohmann::json& state,
+                            const RunState& state,
                             Engine& engine,
                             const StateLayout& layout,
                             Communicator& comm);
+
+// The names of a checkpoint's files and tensors.
+inline constexpr const char* kCheckpointModelFile = "model.safetensors";
+inline constexpr const char* kCpuRngTensor = "rng.cpu";
+inline constexpr const char* kCudaRngTensor = "rng.cuda";
+std::string checkpoint_rank_file(int64_t rank);  // rank-R.safetensors
+// slot.S.MOMENT: a slot's moment (exp_avg, exp_avg_sq) or, as metadata, its start (first).
+std::string optimizer_tensor_name(size_t slot, const std::string& moment);
 
 // The parameters of a checkpoint's model.safetensors in `parameter_names` order (fp32, CPU).
 std::vector<at::Tensor> read_checkpoint_parameters(const std::string& dir,

@@ -4,18 +4,24 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "catalog/param_count.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/units.h"
 #include "engine/apply_methods.h"
 #include "engine/autocast_scope.h"
 #include "engine/cpu_memory.h"
@@ -95,8 +101,55 @@ void check_shapes(const std::vector<at::Tensor>& init,
   }
 }
 
-// Builds the model (seeded: every rank starts from the same weights) and the engine.
+void build_model_and_engine(Run& run);
+
+// MemAvailable of /proc/meminfo in bytes; nullopt where it cannot be read.
+std::optional<double> available_host_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0.0;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return std::nullopt;
+}
+
+// Bytes per parameter on the host at the least: fp32 weights, gradients and two Adam moments.
+constexpr double kHostBytesPerParameter = 16.0;
+
+// A model that cannot fit the host's available memory is refused before it is built: building it
+// would end in the kernel's OOM killer or a LibTorch allocation error, not in one line.
+void check_host_memory(const ModelSpec& model) {
+  const double params = static_cast<double>(count_params(model).total);
+  const double need_bytes = kHostBytesPerParameter * params;
+  const std::optional<double> available = available_host_memory_bytes();
+  if (!available || need_bytes <= *available) return;
+  throw EnvironmentError(fmt::format(
+      "{} has {:.3g} parameters: their fp32 weights, gradients and Adam moments need {:.1f} GiB "
+      "of host memory, more than the {:.1f} GiB available (MemAvailable, /proc/meminfo)",
+      model.name,
+      params,
+      need_bytes / kGiB,
+      *available / kGiB));
+}
+
+// Builds the model (seeded: every rank starts from the same weights) and the engine; an allocation
+// that fails is one line (exit 1), not a LibTorch error.
 void build(Run& run) {
+  if (run.o.device.is_cpu()) check_host_memory(run.o.model);
+  try {
+    build_model_and_engine(run);
+  } catch (const std::bad_alloc&) {
+    throw EnvironmentError(
+        fmt::format("not enough host memory to build {} and its optimizer", run.o.model.name));
+  } catch (const c10::Error& e) {
+    if (std::string(e.what()).find("can't allocate memory") == std::string::npos) throw;
+    throw EnvironmentError(fmt::format(
+        "not enough memory to build {} and its optimizer: {}", run.o.model.name, one_line(e)));
+  }
+}
+
+void build_model_and_engine(Run& run) {
   if (run.o.device.is_cpu()) keep_freed_host_memory();
   at::manual_seed(run.o.settings.seed);
   const MethodOptions methods = trainer_methods(run.o);

@@ -35,27 +35,8 @@ using test::run_gpudays;
 namespace fs = std::filesystem;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
-constexpr int64_t kGlobalBatch = 1024;  // pythia-1b's
 constexpr double kTrainSteps = 143000;  // pythia-1b's
 constexpr double kStepS = 20.0;         // MFU 52% (at 8 s, the reference's kind of time: 131%)
-
-// A stored trial of pythia-1b on 4 x a100-80gb-sxm, as the sweep derives its figures.
-TrialRecord trial(int64_t micro_batch, double step_s, double predicted_s) {
-  TrialRecord t;
-  t.model = "pythia-1b";
-  t.gpu = "a100-80gb-sxm";
-  t.cluster = {1, 4};
-  t.config.methods.free_lunch = true;
-  t.config.methods.sharding = Sharding::kZero1;
-  t.config.micro_batch_size = micro_batch;
-  t.config.grad_acc_steps = kGlobalBatch / 4 / micro_batch;
-  test::set_measured_step(t, step_s);
-  t.measured.peak_memory_bytes = 30 * kGiB;
-  t.measured.device_name = "NVIDIA A100-SXM4-80GB";
-  t.predicted_step_time_s = predicted_s;
-  t.created_at = "2026-12-01T00:00:00Z";
-  return t;
-}
 
 // Rows 1 to 5: one real trial at 20 s, and four no trial can have measured. Unless every row is
 // bad, the first is valid; the parts row would be the fastest, and with the 0 s row it would pull
@@ -64,24 +45,25 @@ std::string database_with_bad_rows(const std::string& name, bool keep_the_valid_
   const std::string path = test::write_temp_file(name, "");
   fs::remove(path);
   ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
-  TrialRecord valid = trial(1, kStepS, kStepS);
+  TrialRecord valid = test::pythia_1b_trial(1, kStepS, kStepS);
   if (!keep_the_valid_row) valid.measured.step_time_min_s = kStepS + 1;  // above its median
   db.insert(valid);
-  TrialRecord negative = trial(2, kStepS, kStepS);
+  TrialRecord negative = test::pythia_1b_trial(2, kStepS, kStepS);
   test::set_measured_step(negative, -5.0);
   negative.training_days = -1.0;
   db.insert(negative);
-  TrialRecord zero = trial(4, kStepS, kStepS);
+  TrialRecord zero = test::pythia_1b_trial(4, kStepS, kStepS);
   test::set_measured_step(zero, 0.0);
   db.insert(zero);
-  TrialRecord parts = trial(64, 7.49, 2.0);  // accumulation 4: 3 x 9.5 + 9.5 + 1.0 = 39 s
+  TrialRecord parts =
+      test::pythia_1b_trial(64, 7.49, 2.0);  // accumulation 4: 3 x 9.5 + 9.5 + 1.0 = 39 s
   parts.measured.timing = StepTiming::kParts;
   parts.measured.micro_step_time_s = 9.5;
   parts.measured.last_micro_step_time_s = 9.5;
   parts.measured.optimizer_time_s = 1.0;
   parts.hfu = 1.09;
   db.insert(parts);
-  TrialRecord calibration = trial(16, kStepS, 1.0);
+  TrialRecord calibration = test::pythia_1b_trial(16, kStepS, 1.0);
   test::set_measured_step(calibration, 0.0);
   db.insert(calibration);
   return path;
@@ -163,56 +145,6 @@ TEST(ResultsDbCli, OnlyBadRowsGiveNoAnswerRatherThanABadOne) {
   EXPECT_EQ(nlohmann::json::parse(cost.out)["rows"][0]["fits"], false) << cost.out;
 }
 
-// pythia-1b trials whose stored figures are not what their step time makes: a 1 us step stored
-// with the figures of a 20 s one (its MFU believed, it would be the best), a peak of 2^63 bytes,
-// an MFU edited up. best, results, export and cost never use them; each is named once.
-TEST(ResultsDbCli, RowsWhoseFiguresDoNotFollowFromTheirStepTimeAreNeverUsed) {
-  const std::string db = test::write_temp_file("poisoned-cli.db", "");
-  fs::remove(db);
-  {
-    ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
-    for (int64_t micro : {1, 2, 4, 8}) results.insert(trial(micro, kStepS, kStepS));
-  }
-  test::exec_sql(db,
-                 "UPDATE trials SET step_time_median_s = 1e-6, step_time_min_s = 1e-6, "
-                 "step_time_max_s = 1e-6 WHERE micro_batch_size = 2;"
-                 "UPDATE trials SET peak_memory_bytes = 9223372036854775808.0 WHERE "
-                 "micro_batch_size = 4;"
-                 "UPDATE trials SET mfu = 0.6, hfu = 0.6 WHERE micro_batch_size = 8;");
-  const auto expect_named = [&db](const std::string& what, const std::string& err) {
-    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 3) << what << ": " << err;
-    for (const auto& [row, problem] :
-         {std::pair<int, std::string>{2, "a step time of 1e-06 s means MFU"},
-          {3, "a peak memory of 8589934592.0 GiB above the 80.0 GiB of a100-80gb-sxm"},
-          {4, "stored MFU 60% where its step time of 20 s makes 52.5"}}) {
-      const size_t at = err.find(fmt::format("gpudays: warning: {}: trial row {} (", db, row));
-      ASSERT_NE(at, std::string::npos) << what << ": " << err;
-      EXPECT_NE(err.substr(at, err.find('\n', at) - at).find(problem), std::string::npos)
-          << what << ": " << err;
-    }
-  };
-  const std::string cluster = " --model pythia-1b --gpu a100 --gpus-per-node 4 --db " + db;
-  const auto best = run_gpudays("best" + cluster + " --format json");
-  ASSERT_EQ(best.exit_code, 0) << best.err;
-  expect_named("best", best.err);
-  EXPECT_EQ(nlohmann::json::parse(best.out)["best"]["micro_batch_size"], 1) << best.out;
-  const auto listed = run_gpudays("results --format json --db " + db);
-  ASSERT_EQ(listed.exit_code, 0) << listed.err;
-  expect_named("results", listed.err);
-  EXPECT_EQ(nlohmann::json::parse(listed.out)["rows"].size(), 1u) << listed.out;
-  const auto exported = run_gpudays("export" + cluster + " --source bench --format toml");
-  ASSERT_EQ(exported.exit_code, 0) << exported.err;
-  expect_named("export", exported.err);
-  EXPECT_NE(exported.out.find("micro_batch_size = 1\n"), std::string::npos) << exported.out;
-  const auto cost = run_gpudays(
-      "cost --model pythia-1b --gpus a100 --counts 4 --source bench --format json --db " + db);
-  ASSERT_EQ(cost.exit_code, 0) << cost.err;
-  expect_named("cost", cost.err);
-  EXPECT_NEAR(nlohmann::json::parse(cost.out)["rows"][0]["training_days"].get<double>(),
-              kTrainSteps * kStepS / 86400.0,
-              1e-6);
-}
-
 // A model file whose model is named "pythia-1b" but is not the catalog's pythia-1b (fewer layers)
 // has trials of its own: it never becomes the catalog model's best, export or cost, nor the
 // other way round.
@@ -224,8 +156,8 @@ TEST(ResultsDbCli, AModelFileNamedLikeACatalogModelHasItsOwnResults) {
   fs::remove(db);
   {
     ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
-    results.insert(trial(2, kStepS, kStepS));  // the catalog's, micro-batch 2
-    TrialRecord fast = trial(8, kStepS / 2, kStepS / 2);
+    results.insert(test::pythia_1b_trial(2, kStepS, kStepS));  // the catalog's, micro-batch 2
+    TrialRecord fast = test::pythia_1b_trial(8, kStepS / 2, kStepS / 2);
     test::derive_figures(fast, load_model_file(file));
     results.store_model(load_model_file(file));
     results.insert(fast);  // the file's, faster, micro-batch 8
@@ -269,7 +201,7 @@ TEST(ResultsDbCli, ANameOfTwoModelsFromFilesAsksForTheFile) {
       mine.name = "mine";
       mine.arch.n_layers = layers;
       files.push_back(test::write_temp_file(fmt::format("mine-{}.toml", layers), model_toml(mine)));
-      TrialRecord t = trial(4, kStepS, kStepS);
+      TrialRecord t = test::pythia_1b_trial(4, kStepS, kStepS);
       t.model = mine.name;
       test::derive_figures(t, mine);
       results.store_model(mine);
@@ -374,7 +306,10 @@ void write_probe_cache(const std::string& db) {
 TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
   const std::string dir = test::process_temp_dir().fresh_dir("unwritable-db");
   const std::string db = dir + "/gpudays.db";
-  { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
+  {
+    ResultsDb::open({db, /*read_only=*/false, &test::catalog()})
+        .insert(test::pythia_1b_trial(1, kStepS, kStepS));
+  }
   write_probe_cache(db);
   const std::string before = test::read_file(db);
   const PipedRun r =
@@ -489,7 +424,10 @@ TEST(BenchSignals, SigintAndSigtermStopTheRunningTrialAndLeaveNothing) {
 TEST(ResultsDbCli, ADatabaseWithoutOneOfItsColumnsStopsBenchBeforeAnyTrial) {
   const std::string dir = test::process_temp_dir().fresh_dir("dropped-column-db");
   const std::string db = dir + "/gpudays.db";
-  { ResultsDb::open({db, /*read_only=*/false, &test::catalog()}).insert(trial(1, kStepS, kStepS)); }
+  {
+    ResultsDb::open({db, /*read_only=*/false, &test::catalog()})
+        .insert(test::pythia_1b_trial(1, kStepS, kStepS));
+  }
   test::exec_sql(db, "ALTER TABLE trials DROP COLUMN peak_memory_bytes");
   write_probe_cache(db);
   const std::string before = test::read_file(db);

@@ -18,6 +18,7 @@
    written by megatron-core's IndexedDatasetBuilder is read by `gpudays data inspect --sample`.
 Exits 77 (skipped) when the reference packages are not installed (scripts/install-torch.sh ref)."""
 import json
+import os
 import random
 import subprocess
 import sys
@@ -257,7 +258,22 @@ def check_tokenizer(name, tok, tokenizer_json, eod, work, extra=()):
             if failures <= 3:
                 print(f"{name}: mismatch on {text[:80]!r}\n  expected {expected[:40]}\n  got      {got[:40]}")
     print(f"{name}: {len(texts) - failures}/{len(texts)} documents identical")
-    return failures == 0
+    return failures == 0 and check_one_document(name, tok, tokenizer_json, eod, work, texts)
+
+
+def check_one_document(name, tok, tokenizer_json, eod, work, texts):
+    """The texts as one document file, read 7 bytes at a time: tokenized in pieces (where the
+    tokenizer splits anyway), its ids must be those tokenizers gives the whole."""
+    text = "\n".join(texts)
+    (work / f"{name}-one.txt").write_text(text, encoding="utf-8")
+    subprocess.run([GPUDAYS, "data", "tokenize", "--tokenizer", str(tokenizer_json), "--eod", eod,
+                    "--out", str(work / f"{name}-one"), str(work / f"{name}-one.txt")], check=True,
+                   env=dict(os.environ, GPUDAYS_TEST_TOKENIZE_READ_BYTES="7"))
+    got = read_megatron(work / f"{name}-one")
+    expected = [tok.encode(text, add_special_tokens=False).ids + [tok.token_to_id(eod)]]
+    print(f"{name}: one document of {len(text.encode())} bytes in 7-byte reads: "
+          f"{'identical' if got == expected else 'DIFFERENT'}")
+    return got == expected
 
 
 def check_megatron_writer(work):

@@ -52,7 +52,9 @@ models::ZooModel write_random_checkpoint(const ModelSpec& spec, const fs::path& 
                 staging / "tiny.toml");
   std::ofstream(staging / "tokenizer.json") << "{\"version\": \"1.0\"}\n";
   commit_checkpoint(
-      checkpoints.string(), 1, {{"extra", {{"model", spec.name}, {"model_file", "tiny.toml"}}}});
+      checkpoints.string(),
+      1,
+      RunState{.step = 1, .extra = {{"model", spec.name}, {"model_file", "tiny.toml"}}});
   return model;
 }
 

@@ -234,7 +234,7 @@ void make_checkpoint(const std::string& dir, int64_t step) {
   begin_checkpoint(dir, step);
   write(fs::path(staging_checkpoint_dir(dir, step)) / "a.bin",
         "weights of step " + std::to_string(step));
-  commit_checkpoint(dir, step, {{"step", step}});
+  commit_checkpoint(dir, step, RunState{.step = step});
 }
 
 TEST(CheckpointFiles, CorruptedNewestIsSkippedForThePrevious) {

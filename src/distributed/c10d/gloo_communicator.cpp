@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "distributed/c10d/convert.h"
 #include "distributed/c10d/ledger.h"
 #include "distributed/c10d/store.h"
@@ -113,8 +114,14 @@ std::unique_ptr<Communicator> make_gloo_communicator(const c10::intrusive_ptr<c1
 
 std::unique_ptr<Communicator> make_gloo_communicator(const Rendezvous& rendezvous,
                                                      const WorldOptions& options) {
-  return make_gloo_communicator(
-      open_store(rendezvous, milliseconds(options.rendezvous_timeout_s)), rendezvous, options);
+  try {
+    const c10::intrusive_ptr<c10d::Store> store =
+        open_store(rendezvous, milliseconds(options.rendezvous_timeout_s));
+    await_every_rank(*store, rendezvous, options);  // else Gloo waits out the collective timeout
+    return make_gloo_communicator(store, rendezvous, options);
+  } catch (const c10::Error& e) {  // a rank that never arrives: a timeout, not a stack trace
+    throw EnvironmentError(rendezvous_failure(rendezvous, options, e));
+  }
 }
 
 }  // namespace gpudays

@@ -7,9 +7,13 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
+
+#include "common/error.h"
 
 namespace gpudays {
 namespace {
@@ -67,6 +71,50 @@ c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& r, std::chrono::mil
   }
   if (r.store.key_prefix.empty()) return store;
   return c10::make_intrusive<c10d::PrefixStore>(r.store.key_prefix, store);
+}
+
+namespace {
+
+std::string store_name(const Rendezvous& r) {
+  return r.store.file.empty() ? fmt::format("{}:{}", r.store.host, r.store.port)
+                              : fmt::format("the file store {}", r.store.file);
+}
+
+}  // namespace
+
+void await_every_rank(c10d::Store& store, const Rendezvous& r, const WorldOptions& options) {
+  const std::string key = "gpudays/arrived";
+  int64_t arrived = store.add(key, 1);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(options.rendezvous_timeout_s);
+  while (arrived < r.ranks.world_size) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw EnvironmentError(fmt::format(
+          "rank {}: {} of {} ranks arrived at {} within {:g} s (GPUDAYS_RENDEZVOUS_TIMEOUT_S): a "
+          "rank never started, died, or cannot reach it",
+          r.ranks.rank,
+          arrived,
+          r.ranks.world_size,
+          store_name(r),
+          options.rendezvous_timeout_s));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    arrived = store.add(key, 0);
+  }
+}
+
+std::string rendezvous_failure(const Rendezvous& r,
+                               const WorldOptions& options,
+                               const std::exception& e) {
+  return fmt::format(
+      "rank {} of {}: the ranks did not all meet at {} within {:g} s "
+      "(GPUDAYS_RENDEZVOUS_TIMEOUT_S): "
+      "a rank never started, died, or cannot reach it ({})",
+      r.ranks.rank,
+      r.ranks.world_size,
+      store_name(r),
+      options.rendezvous_timeout_s,
+      one_line(e));
 }
 
 }  // namespace gpudays

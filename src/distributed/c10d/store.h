@@ -4,8 +4,11 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
+#include <exception>
+#include <string>
 
 #include "distributed/rendezvous.h"
+#include "distributed/world.h"
 
 namespace gpudays {
 
@@ -14,5 +17,17 @@ namespace gpudays {
 // small and is removed once every rank has read it.
 c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& rendezvous,
                                            std::chrono::milliseconds timeout);
+
+// Counts this rank in at the store and waits until every rank has: EnvironmentError (one line:
+// how many arrived, the store) when they have not within the rendezvous timeout.
+void await_every_rank(c10d::Store& store,
+                      const Rendezvous& rendezvous,
+                      const WorldOptions& options);
+
+// The one line for ranks that did not all meet within the rendezvous timeout (c10d's error `e`
+// reduced to its first line): this rank, the store, and what to look at.
+std::string rendezvous_failure(const Rendezvous& rendezvous,
+                               const WorldOptions& options,
+                               const std::exception& e);
 
 }  // namespace gpudays

@@ -11,18 +11,29 @@
 
 namespace gpudays {
 
-WorldOptions world_options_from_environment() {
-  WorldOptions options;
-  const char* value = std::getenv("GPUDAYS_COLLECTIVE_TIMEOUT_S");
-  if (value == nullptr) return options;
+namespace {
+
+// The environment variable `name` as a positive number of seconds, or `fallback` when unset.
+double seconds_from_environment(const char* name, double fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return fallback;
   char* end = nullptr;
   errno = 0;
   const double seconds = std::strtod(value, &end);
   if (end == value || *end != '\0' || errno != 0 || !(seconds > 0)) {
-    throw InputError(fmt::format(
-        "GPUDAYS_COLLECTIVE_TIMEOUT_S='{}' is not a positive number of seconds", value));
+    throw InputError(fmt::format("{}='{}' is not a positive number of seconds", name, value));
   }
-  options.collective_timeout_s = seconds;
+  return seconds;
+}
+
+}  // namespace
+
+WorldOptions world_options_from_environment() {
+  WorldOptions options;
+  options.collective_timeout_s =
+      seconds_from_environment("GPUDAYS_COLLECTIVE_TIMEOUT_S", options.collective_timeout_s);
+  options.rendezvous_timeout_s =
+      seconds_from_environment("GPUDAYS_RENDEZVOUS_TIMEOUT_S", options.rendezvous_timeout_s);
   return options;
 }
 
