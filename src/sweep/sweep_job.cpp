@@ -103,6 +103,9 @@ void submit_sweep_jobs(const Catalog& catalog,
   for (const std::string& gpu : grid.gpus) {
     if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
   }
+  // Every GPU type's partition first: a cluster file that lacks one is refused before any job is
+  // written or submitted, never after some.
+  for (const std::string& gpu : gpus) partition_of(catalog, slurm, gpu);
   for (const std::string& gpu : gpus) submit_gpu_job(catalog, grid, options, slurm, gpu);
 }
 

@@ -2,6 +2,7 @@
 // without a database, and bad sweep files answered with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -58,6 +59,34 @@ TEST(SweepCli, BadSweepFilesAreOneLineAndExit2) {
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("gpudays: error: " + file + ": " + needle), std::string::npos) << r.err;
   }
+}
+
+// --slurm: one script per GPU type in the cluster file's partition of that type; a GPU type the
+// file has no partition for is refused before any script is written.
+TEST(SweepCli, SlurmWritesOneScriptPerGpuTypeOrNoneAtAll) {
+  const std::string cluster = std::string(GPUDAYS_TEST_DATA_DIR) + "/slurm-cluster.toml";
+  const std::string file = test::write_temp_file(
+      "slurm.toml", "models = [\"pythia-160m\"]\ngpus = [\"a100\"]\ngpus_per_node = [1, 2]\n");
+  const std::string dir = test::fresh_path("sweep-slurm");
+  const auto r = run_gpudays("sweep " + file + " --slurm --dry-run --cluster " + cluster +
+                             " --slurm-dir " + dir + " --db " + test::fresh_path("s.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("#SBATCH --partition=a100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#SBATCH --gres=gpu:2"), std::string::npos) << r.out;  // its largest cell
+  EXPECT_NE(r.out.find("--gpu a100-80gb-sxm --max-nodes 1 --max-gpus-per-node 2"),
+            std::string::npos)
+      << r.out;
+  const std::string two = test::write_temp_file(
+      "slurm2.toml", "models = [\"pythia-160m\"]\ngpus = [\"a100\", \"rtx-3090\"]\n");
+  const std::string dir2 = test::fresh_path("sweep-slurm2");
+  const auto refused = run_gpudays("sweep " + two + " --slurm --dry-run --cluster " + cluster +
+                                   " --slurm-dir " + dir2 + " --db " + test::fresh_path("s2.db"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(count_lines(refused.err), 1) << refused.err;
+  EXPECT_NE(refused.err.find("partitions: none of GPU type rtx-3090"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.out.find("#SBATCH"), std::string::npos) << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(dir2) && !std::filesystem::is_empty(dir2));
 }
 
 }  // namespace
