@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Peak memory of `gpudays data tokenize` on one large one-document file (docs/data.md): the
-# Genesis texts of tests/data, joined and repeated to MB megabytes (default 200), tokenized with
-# tests/data/kjv-genesis-tokenizer.json under /usr/bin/time -v. GPUDAYS picks the binary.
+# Genesis texts of tests/data, joined and repeated to MB megabytes (default 200), tokenized under
+# /usr/bin/time -v. GPUDAYS picks the binary; TOKENIZER the tokenizer.json (default
+# tests/data/kjv-genesis-tokenizer.json) and EOD its end-of-document token (default <|endoftext|>;
+# </s> for tests/data/kjv-genesis-llama-tokenizer.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mb=${1:-200}
 gpudays=${GPUDAYS:-build/gpudays}
+tokenizer=${TOKENIZER:-tests/data/kjv-genesis-tokenizer.json}
+eod=${EOD:-<|endoftext|>}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work/doc.txt" "$mb" <<'PY'
@@ -19,6 +23,7 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
         written += len(text.encode())
 PY
 echo "tokenize-memory: one document of $(stat -c %s "$work/doc.txt") bytes; $("$gpudays" --version)"
-/usr/bin/time -v "$gpudays" data tokenize --tokenizer tests/data/kjv-genesis-tokenizer.json \
+/usr/bin/time -v "$gpudays" data tokenize --tokenizer "$tokenizer" --eod "$eod" \
   "$work/doc.txt" --out "$work/ds" 2> "$work/time"
 grep -E "Maximum resident set size|Elapsed \(wall clock\)" "$work/time"
+sha256sum "$work/ds.bin" "$work/ds.idx" | sed "s|$work/||"

@@ -4,7 +4,9 @@
 // O(n log n) even when it is very long.
 #include "data/bpe_model.h"
 
+#include <algorithm>
 #include <queue>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -33,6 +35,30 @@ struct Candidate {
 int32_t token_or(const std::unordered_map<std::string, int32_t>& vocab, const std::string& token) {
   const auto found = vocab.find(token);
   return found == vocab.end() ? -1 : found->second;
+}
+
+// A merge's left (or right) id -> the id it makes.
+using MergeIndex = std::unordered_multimap<int32_t, int32_t>;
+
+// `start` and every id that merges keyed in `index` make from a member, transitively.
+std::unordered_set<int32_t> grown(int32_t start, const MergeIndex& index) {
+  std::unordered_set<int32_t> ids{start};
+  std::vector<int32_t> todo{start};
+  while (!todo.empty()) {
+    const auto [first, last] = index.equal_range(todo.back());
+    todo.pop_back();
+    for (auto it = first; it != last; ++it)
+      if (ids.insert(it->second).second) todo.push_back(it->second);
+  }
+  return ids;
+}
+
+int32_t left_of(uint64_t key) {
+  return static_cast<int32_t>(key >> 32);
+}
+
+int32_t right_of(uint64_t key) {
+  return static_cast<int32_t>(key & 0xFFFFFFFFu);
 }
 
 }  // namespace
@@ -103,6 +129,44 @@ void BpeModel::initial_symbols(std::string_view bytes, std::vector<int32_t>& id)
       in_unknown = true;
     }
   }
+}
+
+std::vector<int32_t> BpeModel::known_symbols(std::string_view character) const {
+  char32_t c = 0;
+  decode_utf8(character, 0, c);
+  if (options_.byte_level || (!char_ids_.contains(c) && !options_.byte_fallback)) return {};
+  std::vector<int32_t> ids;
+  initial_symbols(character, ids);
+  return ids;
+}
+
+// Inside one word, the symbol that starts the text after a cut only grows by merging with its
+// right neighbour and the one that ends the text before it with its left neighbour, until a merge
+// joins the two; merges elsewhere run as in either half alone (lowest rank, then leftmost, keeps
+// each half's order). So the halves are never joined when no merge pairs an id the last symbol
+// can become with one the first can become.
+std::string BpeModel::lefts_never_joined(std::string_view ascii_lefts,
+                                         std::string_view right) const {
+  std::string never;
+  const std::vector<int32_t> right_symbols = known_symbols(right);
+  if (options_.ignore_merges || right_symbols.empty()) return never;
+  MergeIndex by_left, by_right;
+  for (const auto& [key, merge] : merges_) {
+    by_left.emplace(left_of(key), merge.merged_id);
+    by_right.emplace(right_of(key), merge.merged_id);
+  }
+  const std::unordered_set<int32_t> firsts = grown(right_symbols.front(), by_left);
+  std::unordered_set<int32_t> joinable;  // the left ids of merges whose right id is in firsts
+  for (const auto& [key, merge] : merges_)
+    if (firsts.contains(right_of(key))) joinable.insert(left_of(key));
+  for (const char c : ascii_lefts) {
+    const std::vector<int32_t> symbols = known_symbols(std::string_view(&c, 1));
+    if (symbols.empty()) continue;
+    const std::unordered_set<int32_t> lasts = grown(symbols.back(), by_right);
+    if (std::none_of(lasts.begin(), lasts.end(), [&](int32_t id) { return joinable.contains(id); }))
+      never.push_back(c);
+  }
+  return never;
 }
 
 void BpeModel::merge_word(std::string_view bytes, std::vector<int32_t>& out) const {

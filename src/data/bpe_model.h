@@ -35,6 +35,12 @@ class BpeModel {
   // Appends the ids of word `bytes` (one pre-tokenized word, raw bytes) to ids.
   void encode_word(std::string_view bytes, std::vector<int64_t>& ids) const;
   const std::unordered_map<std::string, int32_t>& vocab() const { return options_.vocab; }
+  // The characters of `ascii_lefts` after which a word may be cut before the character `right`
+  // (UTF-8) with the word's ids those of the two halves concatenated, whatever else the word
+  // holds: no merge can ever join the halves' facing symbols. Empty for byte-level models and with
+  // ignore_merges (a whole-word token may span the cut); a character that is unknown (no token,
+  // no byte fallback) is never one (its <unk> may fuse with the next).
+  std::string lefts_never_joined(std::string_view ascii_lefts, std::string_view right) const;
 
  private:
   struct Merge {
@@ -42,6 +48,8 @@ class BpeModel {
     int32_t merged_id;
   };
   void initial_symbols(std::string_view bytes, std::vector<int32_t>& id) const;
+  // The initial symbols of one character (UTF-8); empty when it is unknown.
+  std::vector<int32_t> known_symbols(std::string_view character) const;
   void merge_word(std::string_view bytes, std::vector<int32_t>& out) const;
   const Merge* find_merge(int32_t left, int32_t right) const;
 

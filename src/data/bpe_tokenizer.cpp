@@ -12,10 +12,6 @@ bool is_ascii_letter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-bool is_ascii_alnum(char c) {
-  return is_ascii_letter(c) || (c >= '0' && c <= '9');
-}
-
 bool is_white_space(char32_t code_point) {
   return char_class(code_point) == CharClass::kSpace;
 }
@@ -46,6 +42,48 @@ size_t whitespace_after(std::string_view text, size_t begin) {
   return stop;
 }
 
+bool is_normal_form(const NormalizerStep& step) {
+  return step.kind == NormalizerStep::Kind::kNormalForm;
+}
+
+// Whether the normalizer gives a text cut before a space (between ASCII characters) as its two
+// pieces, the second without Prepend: Prepend (at the text's start only), Replace of " " (one
+// character: whatever the cut, the same occurrences) and normal forms before any Replace (a space
+// starts a normalization segment in each; after a Replace, what the space became might not).
+bool keeps_cut_exact(const std::vector<NormalizerStep>& steps) {
+  bool replaced = false;
+  for (const NormalizerStep& step : steps) {
+    if (step.kind == NormalizerStep::Kind::kReplace && (step.text != " " || step.content.empty()))
+      return false;
+    if (is_normal_form(step) && replaced) return false;
+    replaced = replaced || step.kind == NormalizerStep::Kind::kReplace;
+  }
+  return true;
+}
+
+// The first character (UTF-8) of `text`, which is not empty.
+std::string_view first_character(std::string_view text) {
+  char32_t code_point = 0;
+  return text.substr(0, static_cast<size_t>(decode_utf8(text, 0, code_point)));
+}
+
+// The ASCII letters and digits a cut before a space may follow (BpeTokenizer::splits_at).
+std::string cut_after_characters(const TokenizerSettings& settings, const BpeModel& model) {
+  const std::string alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const bool normal_forms_only =
+      std::all_of(settings.normalizer.begin(), settings.normalizer.end(), is_normal_form);
+  if (settings.metaspace) {
+    if (!normal_forms_only) return "";
+    if (settings.metaspace->split) return alnum;
+    return model.lefts_never_joined(alnum, settings.metaspace->replacement);
+  }
+  if (settings.split != WordSplit::kNone) return normal_forms_only ? alnum : "";
+  if (!keeps_cut_exact(settings.normalizer)) return "";
+  // One word: the space becomes what the normalizer makes of it (Llama-2's "▁").
+  const std::string space = apply_normalizer(settings.normalizer, " ", TextStart::kContinuation);
+  return model.lefts_never_joined(alnum, first_character(space));
+}
+
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
@@ -65,17 +103,15 @@ BpeTokenizer::BpeTokenizer(TokenizerSettings settings, BpeModelOptions model)
     });
   for (const AddedToken& token : tokens)
     longest_added_ = std::max(longest_added_, token.content.size());
-  cuttable_ =
-      !settings_.metaspace && settings_.split != WordSplit::kNone &&
-      std::all_of(
-          settings_.normalizer.begin(), settings_.normalizer.end(), [](const NormalizerStep& step) {
-            return step.kind == NormalizerStep::Kind::kNormalForm;
-          });
+  for (const char c : cut_after_characters(settings_, *model_))
+    cut_after_[static_cast<unsigned char>(c)] = true;
+  cut_before_letter_only_ = !settings_.metaspace && settings_.split != WordSplit::kNone;
 }
 
 bool BpeTokenizer::splits_at(std::string_view text, size_t at) const {
-  if (!cuttable_ || at == 0 || at + 1 >= text.size() || text[at] != ' ' ||
-      !is_ascii_alnum(text[at - 1]) || !is_ascii_letter(text[at + 1])) {
+  const auto before = static_cast<unsigned char>(at > 0 ? text[at - 1] : 0);
+  if (at == 0 || at + 1 >= text.size() || text[at] != ' ' || before >= 0x80 ||
+      !cut_after_[before] || (cut_before_letter_only_ && !is_ascii_letter(text[at + 1]))) {
     return false;
   }
   // A match that covers byte at - 1 or at (or, taking the whitespace after it, ends at `at`) lies
@@ -87,13 +123,30 @@ bool BpeTokenizer::splits_at(std::string_view text, size_t at) const {
   if (hi > text.size()) return false;  // not yet known
   for (size_t i = lo; i < hi; ++i)
     if (static_cast<unsigned char>(text[i]) >= 0x80) return false;
+  return !added_token_over(text, at, lo, hi);
+}
+
+bool BpeTokenizer::added_token_over(std::string_view text, size_t at, size_t lo, size_t hi) const {
+  const bool ascii_kept =  // normal forms keep ASCII as it is; a Replace may not
+      std::all_of(settings_.normalizer.begin(), settings_.normalizer.end(), is_normal_form);
+  std::string normal;  // the window normalized, when ASCII is not kept
   for (const AddedToken& token : settings_.added_tokens) {
     const size_t n = token.content.size();
+    if (n == 0) continue;
+    if (token.normalized && !ascii_kept) {
+      // Matched in the normalized text: anywhere in the window's (each ASCII byte there gives at
+      // least one byte, so a match over the cut lies in it).
+      if (normal.empty())
+        normal = apply_normalizer(
+            settings_.normalizer, text.substr(lo, hi - lo), TextStart::kContinuation);
+      if (normal.find(token.content) != std::string::npos) return true;
+      continue;
+    }
     const size_t first = at >= n + lo ? at - n : lo;  // a match from here on covers at - 1 or at
     for (size_t start = first; start <= at && start + n <= hi; ++start)
-      if (n > 0 && text.compare(start, n, token.content) == 0) return false;
+      if (text.compare(start, n, token.content) == 0) return true;
   }
-  return true;
+  return false;
 }
 
 template <typename Next>
@@ -127,11 +180,15 @@ void BpeTokenizer::split_added(std::string_view text,
   if (piece_start < text.size()) next(text.substr(piece_start), piece_start);
 }
 
-void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>& ids) const {
+// A continuation's first part is neither the text's first piece (Metaspace's "first") nor a
+// piece's start (Prepend); the parts after its added tokens are pieces' starts as in a whole text.
+void BpeTokenizer::encode(std::string_view text, std::vector<int64_t>& ids, TextStart start) const {
   split_added(text, /*normalized=*/false, ids, [&](std::string_view piece, size_t offset) {
-    if (settings_.normalizer.empty()) return encode_normalized(piece, offset == 0, ids);
-    const std::string normal = apply_normalizer(settings_.normalizer, piece);
-    if (!normal.empty()) encode_normalized(normal, offset == 0, ids);
+    const TextStart piece_start = offset == 0 ? start : TextStart::kStart;
+    const bool first = offset == 0 && start == TextStart::kStart;
+    if (settings_.normalizer.empty()) return encode_normalized(piece, first, ids);
+    const std::string normal = apply_normalizer(settings_.normalizer, piece, piece_start);
+    if (!normal.empty()) encode_normalized(normal, first, ids);
   });
 }
 

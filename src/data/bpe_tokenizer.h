@@ -9,6 +9,7 @@
 // InputError naming it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,14 +60,22 @@ class BpeTokenizer {
   static BpeTokenizer load(const std::string& path);
   BpeTokenizer(TokenizerSettings settings, BpeModelOptions model);
 
-  // Appends the ids of `text` (well-formed UTF-8) to ids.
-  void encode(std::string_view text, std::vector<int64_t>& ids) const;
-  // Whether `text` may be cut at byte `at` into two pieces whose ids, concatenated, are the ids of
-  // the whole (encode is then run piece by piece in bounded memory): `at` is a space between an
-  // ASCII letter or digit and an ASCII letter, which every byte-level split (GPT-2's, Llama-3's,
-  // Qwen2's) splits before; the normalizer holds only Unicode normal forms, which keep ASCII as it
-  // is; and no added token occurs over the cut in the ASCII around it. Always false for the
-  // pre-tokenizers that do not split there (none, Metaspace).
+  // Appends the ids of `text` (well-formed UTF-8) to ids; `start` says whether it starts a text
+  // or continues the piece cut before it (TextStart, data/normalizer.h).
+  void encode(std::string_view text,
+              std::vector<int64_t>& ids,
+              TextStart start = TextStart::kStart) const;
+  // Whether `text` may be cut at byte `at` into two pieces whose ids, concatenated (the second
+  // encoded as a TextStart::kContinuation), are the ids of the whole, so that encode runs piece by
+  // piece in bounded memory. `at` is a space after an ASCII letter or digit that the tokenizer
+  // allows (computed once at load), with no added token over the cut in the ASCII around it:
+  // - byte-level splits (GPT-2's, Llama-3's, Qwen2's): before an ASCII letter too, where every
+  //   one starts a word; the normalizer holds only Unicode normal forms, which keep ASCII as it is.
+  // - Metaspace with split: after any letter or digit (a word starts at each replacement).
+  // - one word (Metaspace without split; no pre-tokenizer, as Llama-2's Prepend and Replace
+  //   normalizers): after a character that no merge can ever join to what the space becomes
+  //   (BpeModel::lefts_never_joined), when the normalizer keeps the cut exact.
+  // Never for any other tokenizer: its documents are held whole.
   // `text` must start where a piece starts. A cut within cut_lookahead() bytes of the end of
   // `text` is not known yet (false).
   bool splits_at(std::string_view text, size_t at) const;
@@ -88,12 +97,15 @@ class BpeTokenizer {
   void pre_tokenize(std::string_view piece, bool first, std::vector<int64_t>& ids) const;
   void encode_metaspace(std::string_view piece, bool first, std::vector<int64_t>& ids) const;
   void encode_words(std::string_view text, std::vector<int64_t>& ids) const;
+  // Whether an added token lies over the cut at `at`, in the ASCII window [lo, hi) of `text`.
+  bool added_token_over(std::string_view text, size_t at, size_t lo, size_t hi) const;
 
   TokenizerSettings settings_;
   std::shared_ptr<BpeModel> model_;
   std::vector<std::vector<size_t>> added_by_first_byte_;  // indices, longest first
-  bool cuttable_ = false;     // splits_at may say yes (the pre-tokenizer and normalizer allow it)
-  size_t longest_added_ = 0;  // bytes of the longest added token
+  std::array<bool, 128> cut_after_{};    // ASCII characters a cut before a space may follow
+  bool cut_before_letter_only_ = false;  // and only if an ASCII letter follows the space
+  size_t longest_added_ = 0;             // bytes of the longest added token
 };
 
 }  // namespace gpudays::data

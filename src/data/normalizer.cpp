@@ -1,5 +1,6 @@
 // The normalizer steps of normalizer.h, as `tokenizers` runs them on each piece of text between
-// added tokens: Prepend leaves an empty piece empty, Replace takes non-overlapping occurrences.
+// added tokens: Prepend leaves an empty piece empty (and a continuation as it is), Replace takes
+// non-overlapping occurrences.
 #include "data/normalizer.h"
 
 namespace gpudays::data {
@@ -32,9 +33,13 @@ std::string apply_step(const NormalizerStep& step, std::string text) {
 
 }  // namespace
 
-std::string apply_normalizer(const std::vector<NormalizerStep>& steps, std::string_view text) {
+std::string apply_normalizer(const std::vector<NormalizerStep>& steps,
+                             std::string_view text,
+                             TextStart start) {
   std::string out(text);
-  for (const NormalizerStep& step : steps) out = apply_step(step, std::move(out));
+  for (const NormalizerStep& step : steps)
+    if (step.kind != NormalizerStep::Kind::kPrepend || start == TextStart::kStart)
+      out = apply_step(step, std::move(out));
   return out;
 }
 

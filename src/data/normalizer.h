@@ -20,7 +20,14 @@ struct NormalizerStep {
   bool operator==(const NormalizerStep&) const = default;
 };
 
-// `text` (well-formed UTF-8) after each of `steps` in turn.
-std::string apply_normalizer(const std::vector<NormalizerStep>& steps, std::string_view text);
+// Where a text handed to the tokenizer begins: at its start (a whole text, or the first piece of
+// one), or continuing the text of the piece before it, cut where the tokenizer allows
+// (BpeTokenizer::splits_at). A continuation's first part is no start: Prepend skips it.
+enum class TextStart { kStart, kContinuation };
+
+// `text` (well-formed UTF-8) after each of `steps` in turn; Prepend steps only at a kStart.
+std::string apply_normalizer(const std::vector<NormalizerStep>& steps,
+                             std::string_view text,
+                             TextStart start = TextStart::kStart);
 
 }  // namespace gpudays::data

@@ -42,16 +42,19 @@ struct DocumentSink {
   int64_t eod_id;
   std::vector<int64_t> ids;
   int64_t held_bytes_max = 0;
+  TextStart next_start = TextStart::kStart;  // a document's later pieces continue its first
   void add_piece(std::string_view text) {
     throw_if_interrupted();
     held_bytes_max = std::max(held_bytes_max, static_cast<int64_t>(text.size()));
     ids.clear();
-    tokenizer.encode(text, ids);
+    tokenizer.encode(text, ids, next_start);
+    next_start = TextStart::kContinuation;
     writer.add_tokens(ids);
   }
   void end_document() {
     writer.add_tokens({eod_id});
     writer.end_document();
+    next_start = TextStart::kStart;
   }
   void add(std::string_view text) {
     add_piece(text);

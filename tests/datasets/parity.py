@@ -10,10 +10,13 @@
    with Qwen2's (NFC) and with GPT-2's written as a Split; SentencePiece-style BPE with byte fallback
    (<unk> <s> </s>, <0x00>..<0xFF>, a small alphabet so that Unicode text falls back to bytes) in
    Llama-2's form (Prepend and Replace normalizers, no pre-tokenizer; also without byte fallback, to
-   fuse unknown characters into one <unk>) and two Metaspace forms (a vocabulary trained on whole
-   lines, whose tokens span "▁", tells splitting at "▁" from not), and the committed
-   tests/data/kjv-genesis-llama-tokenizer.json; on
-   the texts above, tricky ones for those patterns and the King James Genesis of tests/data;
+   fuse unknown characters into one <unk>) and Metaspace forms (each prepend_scheme, with and
+   without split; a vocabulary trained on whole lines, whose tokens span "▁", tells splitting at
+   "▁" from not), and the committed tests/data/kjv-genesis-llama-tokenizer.json; on
+   the texts above, tricky ones for those patterns and the King James Genesis of tests/data; and
+   each tokenizer's texts as one document read 7 bytes at a time, which gpudays tokenizes in pieces
+   (for the SentencePiece kinds too: cut only where no merge joins the space to what precedes it,
+   which the line-trained vocabulary's tokens that span "▁" put to the test);
 2. the Megatron-LM format: what gpudays writes is read by megatron-core's IndexedDataset, and a file
    written by megatron-core's IndexedDatasetBuilder is read by `gpudays data inspect --sample`.
 Exits 77 (skipped) when the reference packages are not installed (scripts/install-torch.sh ref)."""
@@ -263,7 +266,9 @@ def check_tokenizer(name, tok, tokenizer_json, eod, work, extra=()):
 
 def check_one_document(name, tok, tokenizer_json, eod, work, texts):
     """The texts as one document file, read 7 bytes at a time: tokenized in pieces (where the
-    tokenizer splits anyway), its ids must be those tokenizers gives the whole."""
+    tokenizer splits anyway, or for the one-word SentencePiece kinds where no merge crosses the
+    cut, the later pieces without Prepend's "▁"), its ids must be those tokenizers gives the
+    whole."""
     text = "\n".join(texts)
     (work / f"{name}-one.txt").write_text(text, encoding="utf-8")
     subprocess.run([GPUDAYS, "data", "tokenize", "--tokenizer", str(tokenizer_json), "--eod", eod,
@@ -315,6 +320,9 @@ def main():
         for name, model, form in [("llama2", words, "prepend"), ("llama2-unk", words, "prepend-unk"),
                                   ("llama2-lines", lines, "prepend"),
                                   ("metaspace-first", lines, ("first", False)),
+                                  ("metaspace-always", lines, ("always", False)),
+                                  ("metaspace-never", lines, ("never", False)),
+                                  ("metaspace-first-split", words, ("first", True)),
                                   ("metaspace-always-split", lines, ("always", True))]:
             tok = sentencepiece_style(work / f"{name}.json", model, form)
             ok &= check_tokenizer(name, tok, work / f"{name}.json", "</s>", work, llama)

@@ -171,20 +171,35 @@ BpeModelOptions sentencepiece_model(bool byte_fallback, bool fuse_unk) {
   return model;
 }
 
-std::vector<int64_t> encode(const BpeTokenizer& tok, const std::string& text) {
+std::vector<int64_t> encode(const BpeTokenizer& tok,
+                            const std::string& text,
+                            TextStart start = TextStart::kStart) {
   std::vector<int64_t> ids;
-  tok.encode(text, ids);
+  tok.encode(text, ids, start);
   return ids;
+}
+
+// Llama-2's form: Prepend("▁"), Replace(" " -> "▁"), no pre-tokenizer (the text is one word).
+TokenizerSettings llama2_settings() {
+  TokenizerSettings llama2;
+  llama2.normalizer = {{NormalizerStep::Kind::kPrepend, NormalForm::kNfc, "\u2581", ""},
+                       {NormalizerStep::Kind::kReplace, NormalForm::kNfc, " ", "\u2581"}};
+  llama2.split = WordSplit::kNone;
+  llama2.added_tokens = {{"<s>", 1, false, true}};
+  return llama2;
+}
+
+TokenizerSettings metaspace_settings(Metaspace::Prepend prepend, bool split) {
+  TokenizerSettings settings;
+  settings.metaspace = Metaspace{"\u2581", prepend, split};
+  settings.added_tokens = {{"<s>", 1, false, true}};
+  return settings;
 }
 
 using Ids = std::vector<int64_t>;
 
 TEST(DataBpe, SentencePieceStyleFallsBackToBytes) {
-  TokenizerSettings llama2;  // Prepend("▁"), Replace(" " -> "▁"), no pre-tokenizer
-  llama2.normalizer = {{NormalizerStep::Kind::kPrepend, NormalForm::kNfc, "\u2581", ""},
-                       {NormalizerStep::Kind::kReplace, NormalForm::kNfc, " ", "\u2581"}};
-  llama2.split = WordSplit::kNone;
-  llama2.added_tokens = {{"<s>", 1, false, true}};
+  const TokenizerSettings llama2 = llama2_settings();
   const BpeTokenizer tok(llama2, sentencepiece_model(/*byte_fallback=*/true, /*fuse_unk=*/true));
   EXPECT_EQ(encode(tok, "a b \u00E9"), (Ids{262, 263, 259, 3 + 0xC3, 3 + 0xA9}));
   EXPECT_EQ(encode(tok, "<s>a <s> b"), (Ids{1, 262, 259, 1, 259, 263}));  // "▁" before each piece
@@ -195,9 +210,7 @@ TEST(DataBpe, SentencePieceStyleFallsBackToBytes) {
 }
 
 TEST(DataBpe, MetaspacePrependsPerSchemeAndSplitsAtEachMark) {
-  TokenizerSettings first;
-  first.metaspace = Metaspace{"\u2581", Metaspace::Prepend::kFirst, /*split=*/true};
-  first.added_tokens = {{"<s>", 1, false, true}};
+  const TokenizerSettings first = metaspace_settings(Metaspace::Prepend::kFirst, /*split=*/true);
   const BpeTokenizer tok(first, sentencepiece_model(true, true));
   EXPECT_EQ(encode(tok, "a b"), (Ids{262, 263}));
   EXPECT_EQ(encode(tok, "<s>a b"), (Ids{1, 260, 263}));  // not the text's first piece: no "▁"
@@ -206,6 +219,87 @@ TEST(DataBpe, MetaspacePrependsPerSchemeAndSplitsAtEachMark) {
   always.metaspace->prepend = Metaspace::Prepend::kAlways;
   EXPECT_EQ(encode(BpeTokenizer(always, sentencepiece_model(true, true)), "<s>a  b"),
             (Ids{1, 262, 259, 263}));
+}
+
+// A text cut where splits_at allows goes on as a continuation: no Prepend (" b" is "▁b", not
+// "▁▁b") and no Metaspace "first" mark before its first part; after an added token as always.
+TEST(DataBpe, AContinuationGetsNeitherPrependNorTheFirstMark) {
+  const BpeTokenizer llama2(llama2_settings(), sentencepiece_model(true, true));
+  EXPECT_EQ(encode(llama2, " b"), (Ids{259, 263}));
+  EXPECT_EQ(encode(llama2, " b", TextStart::kContinuation), (Ids{263}));
+  EXPECT_EQ(encode(llama2, "b<s>a", TextStart::kContinuation), (Ids{261, 1, 262}));
+  const BpeTokenizer first(metaspace_settings(Metaspace::Prepend::kFirst, /*split=*/false),
+                           sentencepiece_model(true, true));
+  EXPECT_EQ(encode(first, "a"), (Ids{262}));
+  EXPECT_EQ(encode(first, "a", TextStart::kContinuation), (Ids{260}));
+  const BpeTokenizer always(metaspace_settings(Metaspace::Prepend::kAlways, /*split=*/false),
+                            sentencepiece_model(true, true));
+  EXPECT_EQ(encode(always, "a", TextStart::kContinuation),
+            (Ids{262}));  // as tokenizers: each piece
+}
+
+// sentencepiece_model() with "a▁" (264) merged first: it joins a word's "a" to the "▁" after it.
+BpeModelOptions joining_model(bool byte_fallback) {
+  BpeModelOptions model = sentencepiece_model(byte_fallback, /*fuse_unk=*/true);
+  model.vocab["a\u2581"] = 264;
+  model.merges.insert(model.merges.begin(), {"a", "\u2581"});
+  return model;
+}
+
+// The ids of `text` cut at byte `at` into a start and a continuation.
+Ids encode_cut(const BpeTokenizer& tok, const std::string& text, size_t at) {
+  Ids ids = encode(tok, text.substr(0, at));
+  const Ids rest = encode(tok, text.substr(at), TextStart::kContinuation);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  return ids;
+}
+
+// In one word (Llama-2's form, Metaspace without split) a cut before a space is exact only after a
+// character no merge joins to "▁"; with split the "▁" starts a word, so anywhere.
+TEST(DataBpe, OneWordKindsCutOnlyWhereNoMergeJoinsTheSpace) {
+  const std::string text = "ba bb ab bbbbbb";  // cuts at 2 ("ba| bb"), 5 ("bb| ab")
+  const BpeTokenizer llama2(llama2_settings(), joining_model(/*byte_fallback=*/true));
+  EXPECT_FALSE(llama2.splits_at(text, 2));
+  EXPECT_NE(encode_cut(llama2, text, 2), encode(llama2, text));  // "a▁" would be lost there
+  EXPECT_TRUE(llama2.splits_at(text, 5));
+  EXPECT_EQ(encode_cut(llama2, text, 5), encode(llama2, text));
+  const BpeTokenizer one_word(metaspace_settings(Metaspace::Prepend::kFirst, /*split=*/false),
+                              joining_model(true));
+  EXPECT_FALSE(one_word.splits_at(text, 2));
+  EXPECT_TRUE(one_word.splits_at(text, 5));
+  const BpeTokenizer split(metaspace_settings(Metaspace::Prepend::kFirst, /*split=*/true),
+                           joining_model(true));
+  EXPECT_TRUE(split.splits_at(text, 2));
+  EXPECT_EQ(encode_cut(split, text, 2), encode(split, text));
+  // The plain model merges nothing into "▁": a cut after any letter it knows.
+  const BpeTokenizer plain(llama2_settings(), sentencepiece_model(true, true));
+  EXPECT_TRUE(plain.splits_at(text, 2));
+  EXPECT_TRUE(plain.splits_at("bc bb ab bbbbbb", 2));  // "c": its byte tokens
+  const BpeTokenizer unknown(llama2_settings(), sentencepiece_model(/*byte_fallback=*/false, true));
+  EXPECT_FALSE(unknown.splits_at("bc bb ab bbbbbb", 2));  // "c": <unk>, which may fuse
+  EXPECT_TRUE(unknown.splits_at(text, 2));
+}
+
+// What keeps a one-word kind whole: ignore_merges, a normal form after the Replace; and a
+// normalized added token near the cut in the normalized text ("▁b▁a" over "b| a").
+TEST(DataBpe, OneWordKindsAreNotCutWhereTheRuleCannotProveIt) {
+  const std::string text = "ba bb ab bbbbbb";
+  BpeModelOptions whole_words = sentencepiece_model(true, true);
+  whole_words.ignore_merges = true;
+  EXPECT_FALSE(BpeTokenizer(llama2_settings(), whole_words).splits_at(text, 5));
+  TokenizerSettings nfc_after = llama2_settings();
+  nfc_after.normalizer.push_back({});  // NFC
+  EXPECT_FALSE(BpeTokenizer(nfc_after, sentencepiece_model(true, true)).splits_at(text, 5));
+  TokenizerSettings nfc_before = llama2_settings();
+  nfc_before.normalizer.insert(nfc_before.normalizer.begin(), NormalizerStep{});
+  EXPECT_TRUE(BpeTokenizer(nfc_before, sentencepiece_model(true, true)).splits_at(text, 5));
+  TokenizerSettings added = llama2_settings();
+  added.added_tokens.push_back({"b a", 300, /*normalized=*/true, false});
+  const BpeTokenizer tok(added, sentencepiece_model(true, true));
+  const std::string spaced = "bb b ab bbbb bbbb bbbb bbbbbbbbbbbbbb";
+  EXPECT_FALSE(tok.splits_at(spaced, 4));
+  EXPECT_EQ(encode(tok, spaced)[2], 300);
+  EXPECT_TRUE(tok.splits_at(spaced, 17));
 }
 
 // The committed Llama-2-format fixture (tests/data/kjv-genesis.py); the ids are `tokenizers`'.
