@@ -78,11 +78,11 @@ std::string status_line(const CellStatus& s) {
 
 void print_status(const Catalog& catalog, const SweepGrid& grid, const GridOptions& o) {
   const std::vector<SweepCell> cells = sweep_cells(grid);
-  if (!std::filesystem::exists(o.here.db)) {
-    throw InputError(
-        fmt::format("{}: no results database yet (nothing of {} is done)", o.here.db, grid.path));
-  }
-  const ResultsDb db = ResultsDb::open({.path = o.here.db, .read_only = true, .catalog = &catalog});
+  // No database yet: every valid cell is to do, judged against an empty one in memory.
+  const bool none_yet = !std::filesystem::exists(o.here.db);
+  if (none_yet) std::cout << o.here.db << ": no results database yet; nothing is done\n";
+  const ResultsDb db = ResultsDb::open(
+      {.path = none_yet ? ":memory:" : o.here.db, .read_only = !none_yet, .catalog = &catalog});
   int done = 0;
   int invalid = 0;
   for (size_t i = 0; i < cells.size(); ++i) {

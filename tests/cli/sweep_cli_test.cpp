@@ -36,14 +36,17 @@ TEST(SweepCli, DryRunListsEveryCellWithThePlannersPrediction) {
       << r.out;
 }
 
-// Nothing stored yet: one line saying so, not an empty report.
-TEST(SweepCli, StatusWithoutADatabaseSaysNothingIsDone) {
+// Nothing stored yet: said once, then every cell listed as to do (the reference's
+// print-incomplete on a fresh start); no database file is made.
+TEST(SweepCli, StatusWithoutADatabaseListsEveryCellToDo) {
   const std::string file = test::write_temp_file(
       "status.toml", "models = [\"pythia-160m\"]\ngpus = [\"a100\"]\ngpus_per_node = [1, 2]\n");
-  const auto r = run_gpudays("sweep " + file + " --status --db " + test::fresh_path("none.db"));
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(count_lines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find("no results database yet"), std::string::npos) << r.err;
+  const std::string db = test::fresh_path("none.db");
+  const auto r = run_gpudays("sweep " + file + " --status --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no results database yet; nothing is done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 cells: 0 done, 2 to do, 0 invalid"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(db));
 }
 
 TEST(SweepCli, BadSweepFilesAreOneLineAndExit2) {
