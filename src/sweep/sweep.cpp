@@ -25,6 +25,7 @@
 #include "distributed/launcher.h"
 #include "sweep/progress.h"
 #include "sweep/trial_spec.h"
+#include "sweep/trial_store.h"
 
 namespace gpudays {
 namespace {
@@ -100,46 +101,6 @@ class SweepDirectory {
  private:
   std::string path_;
 };
-
-// A trial's identity: its key finds it in the database before it runs.
-TrialRecord trial_identity(const std::string& model_digest,
-                           const ModelSpec& model,
-                           const Cluster& cluster,
-                           const SweepOptions& options,
-                           const Configuration& config) {
-  TrialRecord t;
-  t.model_digest = model_digest;
-  t.model = model.name;
-  t.gpu = cluster.gpu->name;  // the host CPU's spec is named "cpu" (catalog/host_cpu.h)
-  t.cluster = cluster.shape();
-  t.config = config;
-  t.memory_limit_bytes = options.memory_limit_bytes;
-  t.rule = measurement_rule(options.strategy);
-  return t;
-}
-
-// The stored trial of `record`'s key that a sweep reuses: none when absent, or killed from
-// outside and to be measured again.
-std::optional<TrialRecord> reusable(const ResultsDb& db,
-                                    const TrialRecord& record,
-                                    const SweepOptions& options) {
-  auto done = db.find(record.key());
-  if (done && done->measured.status == TrialStatus::kKilled && options.retry_killed) done.reset();
-  return done;
-}
-
-TrialOutcome outcome_of(const TrialRecord& t) {
-  const TrialMeasurement& m = t.measured;
-  return TrialOutcome{m.status, m.step_time_median_s, m.peak_memory_bytes, m.message};
-}
-
-SearchOptions search_options(const Cluster& cluster, const SweepOptions& options) {
-  SearchOptions search;
-  search.strategy = options.strategy;
-  search.memory_capacity_bytes =
-      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : cluster.gpu->memory_bytes;
-  return search;
-}
 
 class Sweep {
  public:
@@ -389,68 +350,6 @@ SweepSummary run_sweep(const ModelSpec& model,
   summary.trials_run = sweep.summary().trials_run;
   summary.trials_not_stored = sweep.summary().trials_not_stored;
   return summary;
-}
-
-namespace {
-
-// Thrown by the replay's executor at the first trial the database lacks.
-struct NotStored {};
-
-}  // namespace
-
-SweepReplay replay_sweep(const ModelSpec& model,
-                         const Cluster& cluster,
-                         const PlanOptions& plan_options,
-                         const SweepOptions& options,
-                         const ResultsDb& db) {
-  const PlanResult prediction = plan(model, cluster, plan_options);
-  const std::string digest = model_digest(model);
-  SweepReplay replay;
-  int bound = 0;
-  SearchOptions search = search_options(cluster, options);
-  search.on_trial = [&](int trial, int trials_bound) {
-    replay.trials_stored = trial - 1;
-    bound = trials_bound - (trial - 1);
-  };
-  auto execute = [&](const Configuration& r) {
-    const auto done = reusable(db, trial_identity(digest, model, cluster, options, r), options);
-    if (!done) throw NotStored{};
-    return outcome_of(*done);
-  };
-  try {
-    const SearchResult result = run_search(prediction, execute, search);
-    replay.trials_stored = static_cast<int>(result.trials.size());
-    replay.best = result.best;
-  } catch (const NotStored&) {
-    replay.trials_left_bound = bound;
-  }
-  return replay;
-}
-
-// --trial-stderr (or $GPUDAYS_TRIAL_STDERR_DIR): a folder that exists or can be made, before any
-// trial runs.
-void check_stderr_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    throw InputError(fmt::format("--trial-stderr {}: not a folder that can be made ({})",
-                                 dir,
-                                 ec ? ec.message() : "a file is in the way"));
-  }
-}
-
-// Before any trial: can this build and machine run trials on the device? (No CUDA build or no GPU
-// visible: the trial's one-line error, and nothing recorded.)
-void check_trial_device(const std::string& device) {
-  const ChildResult child =
-      run_child({self_path(), "trial", "--check-device", device}, ChildOptions{120.0, ""});
-  if (child.exit_code == 0 && !child.signaled && !child.timed_out) return;
-  std::string error = error_line(child.err);
-  for (const char* prefix : {"gpudays: ", "error: "}) {
-    if (error.rfind(prefix, 0) == 0) error = error.substr(std::string(prefix).size());
-  }
-  throw EnvironmentError(fmt::format(
-      "cannot run trials on {}: {}", device, error.empty() ? "the device check failed" : error));
 }
 
 }  // namespace gpudays
