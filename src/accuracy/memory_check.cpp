@@ -20,15 +20,13 @@ std::optional<double> published_peak_gib(const PublishedFigures& p) {
   return std::nullopt;
 }
 
-MemoryCheckReport check_memory(const std::vector<Measurement>& measurements,
-                               const ValidationReport& report) {
+MemoryCheckReport check_memory(const ValidationReport& report) {
   MemoryCheckReport out;
-  const size_t n = std::min(measurements.size(), report.cases.size());
   double abs_sum = 0.0;
   double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < report.cases.size(); ++i) {
     const ValidationCase& v = report.cases[i];
-    const std::optional<double> published = published_peak_gib(measurements[i].published);
+    const std::optional<double> published = v.published_peak_gib;
     if (!published || !v.evaluated() || !v.trusted || !v.row) continue;
     MemoryComparison c;
     c.case_index = i;

@@ -35,8 +35,7 @@ struct MemoryCheckReport {
   int within_10_percent = 0;
 };
 
-// The comparisons of the report's cases whose measurement (same order) publishes a peak.
-MemoryCheckReport check_memory(const std::vector<Measurement>& measurements,
-                               const ValidationReport& report);
+// The comparisons of the report's evaluated, trusted cases that publish a peak.
+MemoryCheckReport check_memory(const ValidationReport& report);
 
 }  // namespace gpudays

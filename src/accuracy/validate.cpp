@@ -212,6 +212,7 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
   const double batch = static_cast<double>(v.global_batch);
   v.predicted_tokens_per_s_per_gpu = row.tokens_per_s / world;
   v.approximate = p.approximate;
+  v.published_peak_gib = published_peak_gib(p);
   // higher_is_better: throughput figures; otherwise a time at the published batch.
   auto set = [&](const char* metric,
                  double published,
@@ -420,7 +421,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   });
   if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
   report.coverage = range_coverage(report.cases);
-  report.memory = check_memory(measurements, report);
+  report.memory = check_memory(report);
   return report;
 }
 

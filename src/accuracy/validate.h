@@ -52,6 +52,7 @@ struct ValidationCase {
   std::optional<double> published_tokens_per_s_per_gpu;  // when plain arithmetic gives it
   double predicted_tokens_per_s_per_gpu = 0.0;  // vision: images (convnext) or patches+cls (vit)
   std::optional<PlanRow> row;                   // the planner's row (absent when skipped)
+  std::optional<double> published_peak_gib;     // the source's peak memory per GPU, if any
 
   bool evaluated() const { return !skipped; }
 };

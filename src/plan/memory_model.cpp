@@ -41,11 +41,18 @@ StateBytesPerParam state_bytes_per_param(Precision precision) {
   return {2.0, 2.0, 12.0};
 }
 
-MemoryBreakdown model_state_memory(
-    double params, Precision precision, Sharding sharding, bool offloading, int64_t world_size) {
-  const StateBytesPerParam per = state_bytes_per_param(precision);
+MemoryBreakdown model_state_memory(double params,
+                                   Precision precision,
+                                   Sharding sharding,
+                                   bool offloading,
+                                   int64_t world_size,
+                                   bool autocast_fp32_weights_at_stage_1) {
+  StateBytesPerParam per = state_bytes_per_param(precision);
   const double n = static_cast<double>(world_size);
   const int stage = sharding_stage(sharding);
+  if (autocast_fp32_weights_at_stage_1 && precision != Precision::kFp32 && stage == 1) {
+    per = {4.0, 4.0, 8.0};  // the fp32 weights are the master copy: the optimizer keeps moments
+  }
   MemoryBreakdown m;
   m.weights_bytes = per.weights * params / (stage >= 3 ? n : 1.0);
   m.gradients_bytes = per.gradients * params / (stage >= 2 ? n : 1.0);
@@ -69,21 +76,17 @@ MemoryBreakdown predict_memory(double params,
                                const Cluster& cluster,
                                const WorkloadSummary& w,
                                const MemoryModelConstants& c) {
-  MemoryBreakdown m = model_state_memory(
-      params, precision, methods.sharding, methods.offloading, cluster.world_size());
+  MemoryBreakdown m = model_state_memory(params,
+                                         precision,
+                                         methods.sharding,
+                                         methods.offloading,
+                                         cluster.world_size(),
+                                         c.autocast_fp32_weights_at_stage_1);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
   m.activations_bytes = w.stem_saved_bytes + (methods.activation_checkpointing
                                                   ? w.block_input_bytes + w.max_block_saved_bytes
                                                   : w.block_saved_bytes);
   m.logits_loss_bytes = w.head_saved_bytes + w.head_transient_bytes;
-  const bool mixed = precision != Precision::kFp32;
-  if (c.autocast_fp32_weights_at_stage_1 && mixed && sharding_stage(methods.sharding) == 1 &&
-      !methods.offloading) {
-    const double n = static_cast<double>(cluster.world_size());
-    m.weights_bytes = 4.0 * params;
-    m.gradients_bytes = 4.0 * params;
-    m.optimizer_bytes = 8.0 * params / n;
-  }
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
   // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.

@@ -67,9 +67,14 @@ StateBytesPerParam state_bytes_per_param(Precision precision);
 // without checkpointing or sharding, on a GPU.
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster);
 
-// Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage.
-MemoryBreakdown model_state_memory(
-    double params, Precision precision, Sharding sharding, bool offloading, int64_t world_size);
+// Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage;
+// `autocast_fp32_weights_at_stage_1`: MemoryModelConstants' stack layout.
+MemoryBreakdown model_state_memory(double params,
+                                   Precision precision,
+                                   Sharding sharding,
+                                   bool offloading,
+                                   int64_t world_size,
+                                   bool autocast_fp32_weights_at_stage_1 = false);
 
 MemoryBreakdown predict_memory(double params,
                                Precision precision,
