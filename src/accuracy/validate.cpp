@@ -33,6 +33,22 @@ struct Candidate {
   int64_t global_batch = 0;
 };
 
+// What the published run's checkpointing kept (docs/planner.md, "Selective checkpointing").
+CheckpointPolicy checkpoint_policy(const Measurement& m, std::vector<std::string>& notes) {
+  CheckpointPolicy policy;
+  if (m.checkpointed_block_share) {
+    policy.block_share = *m.checkpointed_block_share;
+    notes.push_back(fmt::format("checkpointing {:.2f} of the blocks", policy.block_share));
+  }
+  if (m.activation_checkpointing == "selective_op") {
+    policy.keep_alternate_matmuls = true;
+    notes.push_back(
+        "per-op checkpointing: every other matmul's output and the attention's kept, the rest "
+        "recomputed");
+  }
+  return policy;
+}
+
 Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
   Pinned p;
   if (m.fused_attention) {
@@ -47,16 +63,10 @@ Pinned pin(const Measurement& m, std::vector<std::string>& notes) {
     notes.push_back("fused attention not published; TF32 is, so free-lunch is on");
   }
   const std::string& ac = m.activation_checkpointing;
-  if (ac == "none") {
-    p.checkpointing = false;
-  } else if (ac == "full") {
-    p.checkpointing = true;
-  } else if (!ac.empty()) {
-    p.checkpointing = true;
-    notes.push_back(
-        fmt::format("'{}' checkpointing planned as full (the planner recomputes "
-                    "whole blocks)",
-                    ac));
+  if (!ac.empty()) p.checkpointing = ac != "none";
+  if ((ac == "selective" || ac == "selective_layer") && !m.checkpointed_block_share) {
+    notes.push_back(fmt::format(
+        "'{}' checkpointing planned as every block (the share of blocks is not published)", ac));
   }
   if (m.sharding == "fsdp_hybrid_shard") {
     p.sharding = Sharding::kFsdpFullShard;
@@ -310,7 +320,11 @@ ValidationCase validate_case(const Measurement& m,
     if (!m.untrusted_reason.empty()) return skip("untrusted case: " + m.untrusted_reason);
     return skip("untrusted source (trusted = false): kept for comparison only");
   }
-  const GpuSpec& gpu = catalog.gpu(m.gpu);
+  GpuSpec gpu = catalog.gpu(m.gpu);  // the measured variant's memory, where it differs
+  if (m.gpu_memory_gib)
+    gpu.memory_bytes = std::llround(*m.gpu_memory_gib * 1024.0 * 1024.0 * 1024.0);
+  if (m.gpu_memory_bandwidth_gb_per_s)
+    gpu.memory_bandwidth_gb_per_s = *m.gpu_memory_bandwidth_gb_per_s;
   const Cluster cluster{{m.nodes, m.gpus_per_node}, &gpu};
   // Inline models' counts leave out ArchExtras (a gated MLP's third matrix): a scale, no more.
   v.point = {m.gpu,
@@ -328,6 +342,7 @@ ValidationCase validate_case(const Measurement& m,
   opts.implementation.compiled = m.compiled.value_or(false);
   opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
   opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
+  opts.implementation.checkpointing = checkpoint_policy(m, v.notes);
   opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;

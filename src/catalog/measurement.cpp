@@ -236,6 +236,12 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("gpu", fmt::format("'{}' is an alias; use the catalog name '{}'", c.gpu, gpu->name));
   }
   c.gpu_note = t.get_string_or("gpu_note", "");
+  c.gpu_memory_gib = optional_positive(t, "gpu_memory_gib");
+  c.gpu_memory_bandwidth_gb_per_s = optional_positive(t, "gpu_memory_bandwidth_gb_per_s");
+  if ((c.gpu_memory_gib || c.gpu_memory_bandwidth_gb_per_s) && c.gpu_note.empty()) {
+    t.fail(c.gpu_memory_gib ? "gpu_memory_gib" : "gpu_memory_bandwidth_gb_per_s",
+           "needs a gpu_note saying how the measured GPU differs from the catalog's");
+  }
   c.nodes = optional_count(t, "nodes").value_or(1);
   if (!t.has("gpus_per_node")) t.fail("gpus_per_node", "missing (an integer)");
   c.gpus_per_node = *optional_count(t, "gpus_per_node");
@@ -259,6 +265,12 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   }
   c.sharding = one_of(t, "sharding", kShardings);
   c.activation_checkpointing = one_of(t, "activation_checkpointing", kCheckpointing);
+  c.checkpointed_block_share = optional_fraction(t, "checkpointed_block_share", 1.0);
+  if (c.checkpointed_block_share && c.activation_checkpointing != "selective" &&
+      c.activation_checkpointing != "selective_layer") {
+    t.fail("checkpointed_block_share",
+           "needs activation_checkpointing = \"selective\" or \"selective_layer\"");
+  }
   c.optimizer = one_of(t, "optimizer", kOptimizers);
   c.micro_batch_size = optional_count(t, "micro_batch_size");
   c.gradient_accumulation = optional_count(t, "gradient_accumulation");

@@ -84,6 +84,10 @@ struct Measurement {
 
   std::string gpu;       // catalog GPU name
   std::string gpu_note;  // how the measured GPU differs from the catalog's, when it does
+  // The measured part's memory where the source states it and it differs from the catalog GPU's
+  // (a variant of the same chip); validate plans the catalog GPU with these.
+  std::optional<double> gpu_memory_gib;
+  std::optional<double> gpu_memory_bandwidth_gb_per_s;
   int64_t nodes = 1;
   int64_t gpus_per_node = 1;
   std::optional<double> inter_node_gbit_per_s;          // per node, as published
@@ -102,8 +106,11 @@ struct Measurement {
   Precision precision = Precision::kBf16;
   bool tf32 = false;     // fp32 recipes: matmuls in TF32
   std::string sharding;  // none, zero_1..3, fsdp_shard_grad_op, fsdp_full_shard, fsdp_hybrid_shard
-  std::string activation_checkpointing;     // none, full, selective, selective_op, selective_layer
-  std::optional<int64_t> micro_batch_size;  // samples per GPU per micro-step
+  std::string activation_checkpointing;  // none, full, selective, selective_op, selective_layer
+  // selective, selective_layer: the share of the repeated blocks checkpointed, as the source
+  // states or its figures imply (notes say how); absent: planned as every block.
+  std::optional<double> checkpointed_block_share;
+  std::optional<int64_t> micro_batch_size;       // samples per GPU per micro-step
   std::optional<int64_t> gradient_accumulation;  // micro-steps per optimizer step
   std::optional<int64_t> global_batch_size;      // samples per optimizer step, all GPUs
   std::optional<int64_t> train_steps;            // steps behind train_time_days

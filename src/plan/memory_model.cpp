@@ -83,9 +83,10 @@ MemoryBreakdown predict_memory(double params,
                                          cluster.world_size(),
                                          c.autocast_fp32_weights_at_stage_1);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
-  m.activations_bytes = w.stem_saved_bytes + (methods.activation_checkpointing
-                                                  ? w.block_input_bytes + w.max_block_saved_bytes
-                                                  : w.block_saved_bytes);
+  m.activations_bytes =
+      w.stem_saved_bytes + (methods.activation_checkpointing
+                                ? w.checkpointed_block_bytes + w.max_block_saved_bytes
+                                : w.block_saved_bytes);
   m.logits_loss_bytes = w.head_saved_bytes + w.head_transient_bytes;
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved

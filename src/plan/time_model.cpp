@@ -103,7 +103,7 @@ TimeBreakdown predict_step_time(double params,
   const double acc = static_cast<double>(grad_acc_steps);
   const double n = static_cast<double>(cluster.world_size());
   t.compute_s = acc * (w.forward_s + w.backward_s);
-  if (methods.activation_checkpointing) t.recompute_s = acc * w.block_forward_s;
+  if (methods.activation_checkpointing) t.recompute_s = acc * w.recompute_s;
 
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
@@ -115,7 +115,7 @@ TimeBreakdown predict_step_time(double params,
     const double bw = collective_bandwidth_bytes_per_s(cluster, o);
     const double shard_s = (n - 1) / n * params * per.gradients / bw;  // one RS or AG
     const double backward_s =
-        w.backward_s + (methods.activation_checkpointing ? w.block_forward_s : 0.0);
+        w.backward_s + (methods.activation_checkpointing ? w.recompute_s : 0.0);
     switch (stage) {
       case 0:
         t.communication_s = exposed_s(2 * shard_s, backward_s, o);

@@ -78,7 +78,9 @@ double sum_model_flops(const std::vector<Op>& ops) {
   return total;
 }
 
-Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
+namespace {
+
+Workload build_family_workload(const ModelSpec& model, const WorkloadOptions& options) {
   switch (model.family) {
     case Family::kGptNeox:
     case Family::kRoberta:
@@ -91,6 +93,14 @@ Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) 
       return build_mamba_workload(model, options);
   }
   return {};
+}
+
+}  // namespace
+
+Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
+  Workload w = build_family_workload(model, options);
+  w.checkpointed_block_share = options.implementation.checkpointing.block_share;
+  return w;
 }
 
 double forward_flops_per_sample(const ModelSpec& model) {

@@ -36,6 +36,10 @@ struct Op {
   // GEMMs in a batched matmul: one kernel on a GPU (cuBLAS's strided batched GEMM), one BLAS call
   // each on the host CPU (ATen's CPU bmm: 6-11 us per call on the development machine).
   double batch = 1.0;
+  // Under a per-op checkpointing policy (CheckpointPolicy::keep_alternate_matmuls): the output
+  // bytes it keeps of this op, and the share of the op's forward that is not recomputed.
+  double policy_kept_bytes = 0.0;
+  double policy_kept_share = 0.0;
 };
 
 // A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.
@@ -49,6 +53,7 @@ struct Block {
 };
 
 struct Workload {
+  double checkpointed_block_share = 1.0;  // CheckpointPolicy::block_share
   std::vector<Op> stem_ops;  // what is not in a repeated block and not the head: embeddings,
                              // patchify, ConvNeXt's downsampling (never checkpointed)
   std::vector<Block> blocks;
@@ -79,6 +84,19 @@ enum class ModelCode {
 ModelCode parse_model_code(const std::string& name);
 std::string to_string(ModelCode code);
 
+// What a checkpointed run keeps (docs/planner.md, "Selective checkpointing"). The engine, and so
+// `plan`, checkpoints every repeated block whole; published runs also checkpointed some blocks
+// only, or kept some operations' outputs inside each block.
+struct CheckpointPolicy {
+  // Share of the repeated blocks checkpointed (fms-fsdp's selective_checkpointing p; torchtitan's
+  // "every k-th layer" is 1/k); the others keep all their activations.
+  double block_share = 1.0;
+  // torchtitan's per-op policy inside a checkpointed block: in call order, the outputs of the odd
+  // matmul calls (the 1st, 3rd, ...) and of the fused attention are kept; the rest is recomputed.
+  bool keep_alternate_matmuls = false;
+  bool operator==(const CheckpointPolicy&) const = default;
+};
+
 struct Implementation {
   ModelCode code = ModelCode::kEngine;
   // torch.compile (TorchInductor; Ansel et al. 2024, "PyTorch 2", Sec. 4.3): every chain of
@@ -92,6 +110,7 @@ struct Implementation {
   // fp32 matmuls in TF32 whatever the method set (NVIDIA's training scripts turn it on globally);
   // otherwise TF32 comes with free-lunch.
   bool tf32 = false;
+  CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };
 

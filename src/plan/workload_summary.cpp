@@ -9,6 +9,8 @@ namespace {
 struct OpTotals {
   double forward_s = 0.0, backward_s = 0.0, saved = 0.0, transient = 0.0, tensor = 0.0, flops = 0.0;
   double exec_flops = 0.0;
+  // Under a per-op checkpointing policy: what it keeps, and what it recomputes.
+  double policy_kept = 0.0, recompute_s = 0.0, recompute_flops = 0.0, recompute_exec_flops = 0.0;
 };
 
 OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
@@ -21,6 +23,11 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
     t.tensor = std::max(t.tensor, op.saved_bytes);
     t.flops += op.model_flops;
     t.exec_flops += op.exec_flops;
+    const double recomputed = 1.0 - op.policy_kept_share;
+    t.policy_kept += op.policy_kept_bytes;
+    t.recompute_s += recomputed * device.op_time_s(op, /*backward=*/false);
+    t.recompute_flops += recomputed * op.model_flops;
+    t.recompute_exec_flops += recomputed * op.exec_flops;
   }
   return t;
 }
@@ -40,20 +47,24 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.max_tensor_bytes = stem.tensor;  // the head's gradient buffers are in head_transient_bytes
   double forward_flops = stem.flops + head.flops;
   double forward_exec_flops = stem.exec_flops + head.exec_flops;
+  // Checkpointed blocks: a share p of each kind (the whole block's count when p = 1).
+  const double p = w.checkpointed_block_share;
   for (const Block& b : w.blocks) {
     const OpTotals t = total(b.ops, device);
     s.forward_s += b.count * t.forward_s;
     s.backward_s += b.count * t.backward_s;
-    s.block_forward_s += b.count * t.forward_s;
+    s.recompute_s += p * b.count * t.recompute_s;
     s.block_saved_bytes += b.count * t.saved;
-    s.block_input_bytes += b.count * b.input_bytes;
-    s.max_block_saved_bytes = std::max(s.max_block_saved_bytes, t.saved);
+    s.checkpointed_block_bytes +=
+        b.count * (p * (b.input_bytes + t.policy_kept) + (1.0 - p) * t.saved);
+    // While a block is recomputed its other activations join what the policy kept of it.
+    s.max_block_saved_bytes = std::max(s.max_block_saved_bytes, t.saved - t.policy_kept);
     s.max_transient_bytes = std::max(s.max_transient_bytes, t.transient);
     s.max_tensor_bytes = std::max(s.max_tensor_bytes, t.tensor);
     forward_flops += b.count * t.flops;
     forward_exec_flops += b.count * t.exec_flops;
-    s.recompute_flops += b.count * t.flops;
-    s.recompute_exec_flops += b.count * t.exec_flops;
+    s.recompute_flops += p * b.count * t.recompute_flops;
+    s.recompute_exec_flops += p * b.count * t.recompute_exec_flops;
     s.largest_block_params = std::max(s.largest_block_params, b.params);
   }
   s.model_flops = kTrainingFlopsPerForwardFlop * forward_flops;

@@ -10,17 +10,20 @@ namespace gpudays {
 struct WorkloadSummary {
   double forward_s = 0.0;
   double backward_s = 0.0;
-  double block_forward_s = 0.0;        // forward of all repeated blocks (recomputation cost)
-  double stem_saved_bytes = 0.0;       // outside the blocks and the head (kept either way)
-  double block_saved_bytes = 0.0;      // all blocks, no checkpointing
-  double block_input_bytes = 0.0;      // all blocks' inputs (what checkpointing keeps)
-  double max_block_saved_bytes = 0.0;  // one block's activations, alive while it is recomputed
-  double head_saved_bytes = 0.0;       // logits and loss
+  double recompute_s = 0.0;               // what checkpointing recomputes: the checkpointed blocks'
+                                          // forward, less what a per-op policy keeps
+  double stem_saved_bytes = 0.0;          // outside the blocks and the head (kept either way)
+  double block_saved_bytes = 0.0;         // all blocks, no checkpointing
+  double checkpointed_block_bytes = 0.0;  // all blocks under checkpointing: a checkpointed
+                                          // block's input (and what a per-op policy keeps),
+                                          // the other blocks' activations
+  double max_block_saved_bytes = 0.0;     // one block's activations, alive while it is recomputed
+  double head_saved_bytes = 0.0;          // logits and loss
   double head_transient_bytes = 0.0;
   double max_transient_bytes = 0.0;  // largest short-lived buffer in the blocks and stem
   double max_tensor_bytes = 0.0;     // largest saved tensor group (its gradient is a buffer too)
   double model_flops = 0.0;          // forward + backward = 3x forward
-  double recompute_flops = 0.0;      // forward FLOPs of the blocks
+  double recompute_flops = 0.0;      // forward FLOPs recomputed under checkpointing
   // What the kernels execute (causal fused attention skips the masked half): the FLOPs a device
   // must do, which no step time may beat at the matmul ceiling. Model FLOPs count attention whole.
   double exec_flops = 0.0;  // forward + backward

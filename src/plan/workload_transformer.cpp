@@ -6,6 +6,7 @@
 // of the model code that runs them (ModelCode) and, under torch.compile, one fused kernel per chain
 // (docs/planner.md, "Model code and torch.compile").
 #include <algorithm>
+#include <initializer_list>
 
 #include "catalog/family_traits.h"
 #include "catalog/param_count.h"
@@ -205,6 +206,38 @@ double layer_param_tensors(const ModelSpec& model) {
   return 7 + (a.qkv_bias ? 3 : 0) + (a.parameter_free_layer_norm ? 0 : 2);
 }
 
+// torchtitan's per-op checkpointing policy (torchtitan/models/llama/parallelize_llama.py,
+// _get_custom_policy, at 9dec370): a checkpointed layer counts its matmul calls (aten.mm) in
+// order and keeps the outputs of the odd ones, and keeps the flash attention kernel's output and
+// log-sum-exp; everything else is recomputed. One Op may stand for several calls of the model
+// code (Meta's Llama code projects q, k and v, and the gate and up of SwiGLU, separately).
+class AlternateMatmulPolicy {
+ public:
+  explicit AlternateMatmulPolicy(const Dims& x)
+      : x_(x), on_(x.impl.checkpointing.keep_alternate_matmuls) {}
+  // `call_widths`: the output width of each call the op stands for, in call order.
+  void matmul(Op& op, std::initializer_list<double> call_widths) {
+    if (!on_) return;
+    double total = 0.0, kept = 0.0;
+    for (double width : call_widths) {
+      total += width;
+      if (++calls_ % 2 == 1) kept += width;
+    }
+    op.policy_kept_bytes = x_.n * kept * x_.elt;
+    op.policy_kept_share = kept / total;
+  }
+  void fused_attention(Op& op) {
+    if (!on_ || op.cls != OpClass::kFusedAttention) return;
+    op.policy_kept_bytes = x_.n * x_.q * x_.elt + x_.b * x_.h * x_.t * kFp32;  // out, lse
+    op.policy_kept_share = 1.0;
+  }
+
+ private:
+  const Dims& x_;
+  bool on_;
+  int calls_ = 0;
+};
+
 Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   const bool causal = family_traits(model.family).objective == Objective::kCausalLm;
   Block block;
@@ -215,9 +248,16 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   std::vector<Op>& ops = block.ops;
   const double hidden = x.n * x.d;
   ops.push_back(make_norm("ln_attention", x, /*keeps_input=*/true));
+  const bool separate_projections = x.impl.code == ModelCode::kLlamaReference;
+  AlternateMatmulPolicy policy(x);
   const double qkv_width = x.q + 2 * x.kv;
   Op qkv = make_matmul("qkv", x.n, qkv_width, x.d, x.elt);
   qkv.saved_bytes = hidden * x.elt;
+  if (separate_projections) {
+    policy.matmul(qkv, {x.q, x.kv, x.kv});
+  } else {
+    policy.matmul(qkv, {qkv_width});
+  }
   ops.push_back(qkv);
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
@@ -226,9 +266,11 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   }
   if (model.arch.rotary_pct > 0.0) add_rotary(ops, model, x);
   add_attention(ops, x, fused, causal);
+  policy.fused_attention(ops.back());
   ops.push_back(make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0));
   Op dense = make_matmul("attention_out", x.n, x.d, x.q, x.elt);
   dense.saved_bytes = hidden * x.elt;
+  policy.matmul(dense, {x.d});
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
   if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
@@ -240,10 +282,16 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   const double mlp_inputs = model.arch.gated_ffn ? 2.0 : 1.0;
   Op fc1 = make_matmul("mlp_in", x.n, mlp_inputs * x.f, x.d, x.elt);
   fc1.saved_bytes = hidden * x.elt;
+  if (model.arch.gated_ffn && separate_projections) {
+    policy.matmul(fc1, {x.f, x.f});  // w1 (gate), w3 (up)
+  } else {
+    policy.matmul(fc1, {mlp_inputs * x.f});
+  }
   ops.push_back(fc1);
   ops.push_back(make_activation(model, x));
   Op fc2 = make_matmul("mlp_out", x.n, x.d, x.f, x.elt);
   fc2.saved_bytes = x.n * x.f * x.elt;
+  policy.matmul(fc2, {x.d});
   ops.push_back(fc2);
   if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
   ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));

@@ -188,6 +188,34 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   EXPECT_DOUBLE_EQ(dropped.cases[0].model.recipe.dropout, 0.1);
 }
 
+// A selective run's share of checkpointed blocks, and the measured GPU variant's memory
+// (docs/catalog.md).
+TEST(MeasurementFile, CheckpointShareAndGpuVariantAreChecked) {
+  const auto file = load_measurement_file(
+      test::write_temp_file("meas.toml",
+                            edit("precision = \"bf16\"",
+                                 "precision = \"bf16\"\nactivation_checkpointing = \"selective\"\n"
+                                 "checkpointed_block_share = 0.5\ngpu_note = \"a variant\"\n"
+                                 "gpu_memory_gib = 96.0\ngpu_memory_bandwidth_gb_per_s = 2400.0")),
+      test::catalog());
+  EXPECT_DOUBLE_EQ(*file.cases[0].checkpointed_block_share, 0.5);
+  EXPECT_DOUBLE_EQ(*file.cases[0].gpu_memory_gib, 96.0);
+  EXPECT_DOUBLE_EQ(*file.cases[0].gpu_memory_bandwidth_gb_per_s, 2400.0);
+  expect_error(edit("precision = \"bf16\"",
+                    "precision = \"bf16\"\nactivation_checkpointing = \"full\"\n"
+                    "checkpointed_block_share = 0.5"),
+               {"case 'one'", "checkpointed_block_share", "selective"});
+  expect_error(edit("precision = \"bf16\"",
+                    "precision = \"bf16\"\nactivation_checkpointing = \"selective\"\n"
+                    "checkpointed_block_share = 1.5"),
+               {"checkpointed_block_share", "(0, 1]"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ngpu_memory_gib = 96.0"),
+               {"case 'one'", "gpu_memory_gib", "gpu_note"});
+  expect_error(edit("precision = \"bf16\"",
+                    "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_memory_bandwidth_gb_per_s = -1"),
+               {"gpu_memory_bandwidth_gb_per_s", "positive"});
+}
+
 TEST(MeasurementFile, GpuMustBeACatalogName) {
   expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"a100x\""),
                {"case 'one'", "gpu: unknown GPU 'a100x'"});

@@ -69,7 +69,8 @@ void expect_saving_as_planned(const ModelSpec& spec, int64_t batch) {
   const StepMemory checkpointed = measure_step(spec, batch, /*checkpointing=*/true);
   const WorkloadSummary w = planned(spec, batch);
   const double measured = static_cast<double>(plain.peak_bytes - checkpointed.peak_bytes);
-  const double predicted = w.block_saved_bytes - (w.block_input_bytes + w.max_block_saved_bytes);
+  const double predicted =
+      w.block_saved_bytes - (w.checkpointed_block_bytes + w.max_block_saved_bytes);
   const double planned_forward = w.stem_saved_bytes + w.block_saved_bytes + w.head_saved_bytes;
   std::printf(
       "[checkpoint memory] %s batch %lld: saving measured %.3f MB, planned %.3f MB "
