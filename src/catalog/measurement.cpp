@@ -36,7 +36,7 @@ const std::vector<std::string> kOptimizers = {"adam", "adamw", "lamb", "sgd"};
 const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // The model code behind a case (plan/workload.h's ModelCode, by name).
 const std::vector<std::string> kImplementations = {
-    "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"};
+    "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
 
@@ -358,6 +358,9 @@ Measurement read_case(const TomlFields& t,
   read_model(t, catalog, c);
   if (!c.model_from_catalog) c.model.recipe = placeholder_recipe(c);
   validate_model(c.model);
+  if (c.implementation == "mamba_ssm" && c.model.family != Family::kMamba) {
+    t.fail("implementation", "mamba_ssm runs Mamba models only");
+  }
   c.published = read_published(t.table("published"));
   if (c.published.train_time_days && !c.train_steps) {
     t.fail("train_steps", "missing: train_time_days needs the number of optimizer steps");

@@ -76,7 +76,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       break;
     }
     case OpClass::kVector:
-      compute_s = flops / (gpu_->peak_fp32_tflops * kTera * c_.vector_efficiency);
+      compute_s = flops / (gpu_->peak_fp32_tflops * kTera *
+                           (gpu_->kind == DeviceKind::kCpu ? c_.vector_efficiency
+                                                           : c_.cuda_scan_efficiency));
       break;
     case OpClass::kMemory:
     case OpClass::kDepthwiseConv:

@@ -11,12 +11,13 @@
 namespace gpudays {
 namespace {
 
-constexpr std::array<std::pair<ModelCode, const char*>, 5> kModelCodes = {{
+constexpr std::array<std::pair<ModelCode, const char*>, 6> kModelCodes = {{
     {ModelCode::kEngine, "engine"},
     {ModelCode::kHuggingFace, "huggingface"},
     {ModelCode::kFlashAttn, "flash_attn"},
     {ModelCode::kLlamaReference, "llama_reference"},
     {ModelCode::kLlmC, "llm_c"},
+    {ModelCode::kMambaSsm, "mamba_ssm"},
 }};
 
 }  // namespace
@@ -70,6 +71,13 @@ Op make_cross_entropy(double rows, double classes, double elt) {
   op.bytes = logits * (elt + 3.0 * kFp32);
   op.transient_bytes = logits * (kFp32 + elt);  // gradients of the log-probabilities and logits
   return op;
+}
+
+Op make_inplace_cross_entropy(double rows, double classes, double elt) {
+  const double logits = rows * classes;
+  Op loss = make_memory("inplace_cross_entropy", logits, elt, logits * elt, 1);
+  loss.backward_factor = 2.0;  // reads the logits, writes their gradient in place
+  return loss;
 }
 
 double sum_model_flops(const std::vector<Op>& ops) {

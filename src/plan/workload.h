@@ -78,9 +78,12 @@ enum class ModelCode {
   kLlmC,  // llm.c's hand-written CUDA (train_gpt2.cu): pointwise chains fused by hand (residual +
           // LayerNorm, as a compiler would), and the fused classifier (llmc/fused_classifier.cuh):
           // softmax, loss and the logits' gradient in one pass that overwrites the logits
+  kMambaSsm,  // Mamba only: the mamba-ssm package's fast path (mamba_inner_fn): the fused CUDA
+              // selective scan and causal conv1d, fused add + RMSNorm with an fp32 residual, and
+              // flash-attn's cross-entropy with its gradient in place, as its authors train it
 };
-// "engine", "huggingface", "flash_attn", "llama_reference", "llm_c"; a failed look-up names the
-// choices.
+// "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"; a failed
+// look-up names the choices.
 ModelCode parse_model_code(const std::string& name);
 std::string to_string(ModelCode code);
 
@@ -144,6 +147,9 @@ Op make_memory(
 // Cross-entropy over rows x classes logits: upcast to fp32, log-softmax, NLL; keeps the logits
 // and the fp32 log-probabilities for backward.
 Op make_cross_entropy(double rows, double classes, double elt);
+// A fused cross-entropy that keeps only the logits and writes their gradient over them (apex's
+// and flash-attn's xentropy with inplace_backward): one pass forward, a read and a write back.
+Op make_inplace_cross_entropy(double rows, double classes, double elt);
 double sum_model_flops(const std::vector<Op>& ops);
 
 Workload build_transformer_workload(const ModelSpec& model, const WorkloadOptions& options);

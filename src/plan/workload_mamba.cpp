@@ -21,6 +21,9 @@ constexpr double kFp32 = 4.0;
 constexpr double kScanFlopsPerElement = 9.0;
 // Tokens per chunk of the chunked scan (models/selective_scan.h, kDefaultScanChunk).
 constexpr double kScanChunk = 64.0;
+// Tokens per chunk of mamba-ssm's CUDA scan, whose entering states it writes for backward
+// (csrc/selective_scan: kChunkSize 2048).
+constexpr double kCudaScanChunk = 2048.0;
 
 // The fused CPU kernel (models/selective_scan_cpu.cpp): one pass over its inputs and output.
 void add_fused_scan(std::vector<Op>& ops, double n, double e, double state, double elt) {
@@ -104,6 +107,76 @@ void add_plain_scan(std::vector<Op>& ops, double b, double t, double e, double s
   readout.backward_factor = 2.0;
   ops.push_back(readout);
 }
+// One Mamba block as the mamba-ssm package runs it (mamba_ssm/modules/mamba_simple.py, fast path;
+// ops/selective_scan_interface.py, MambaInnerFn with its default checkpoint_lvl 1; Block with
+// fused_add_norm and residual_in_fp32, ops/triton/layer_norm.py): the residual add and RMSNorm in
+// one kernel that keeps an fp32 residual; in_proj; the causal conv1d with its SiLU in one kernel
+// (causal_conv1d_fn); x_proj; delta by dt_proj; B and C copied contiguous; the fused selective
+// scan (softplus, the scan, D skip and SiLU(z) gating in one kernel; states in registers, one per
+// chunk of 2,048 tokens written for backward, the scan recomputed there); out_proj. MambaInnerFn
+// keeps xz, x_proj's output, B, C and the scan's output; the conv output and delta are recomputed
+// in backward (the conv and dt_proj run forward once more there).
+void add_mamba_ssm_block(std::vector<Op>& ops,
+                         double b,
+                         double t,
+                         double d,
+                         double e,
+                         double state,
+                         double rank,
+                         double elt) {
+  const double n = b * t;
+  // Reads the block's output and the fp32 residual, writes the new fp32 residual and the
+  // normalised input; keeps the residual and one fp32 rstd per token.
+  Op norm = make_memory("add_rms_norm", n * d * (2.0 * elt + 2.0 * kFp32), 1.0, 0.0);
+  norm.saved_bytes = n * d * kFp32 + n * kFp32;
+  ops.push_back(norm);
+  Op in_proj = make_matmul("in_proj", n, 2 * e, d, elt);
+  in_proj.saved_bytes = n * d * elt + n * 2 * e * elt;  // its input; xz (kept by MambaInnerFn)
+  ops.push_back(in_proj);
+  Op conv = make_memory("causal_conv1d_silu", 2 * n * e, elt, 0.0);
+  conv.cls = OpClass::kDepthwiseConv;
+  conv.model_flops = 0.0;      // counted below, once
+  conv.backward_factor = 3.0;  // recomputed forward, then its backward (input and weight)
+  ops.push_back(conv);
+  Op x_proj = make_matmul("x_proj", n, rank + 2 * state, e, elt);
+  x_proj.saved_bytes = n * (rank + 2 * state) * elt;  // x_dbl
+  ops.push_back(x_proj);
+  Op dt_proj = make_matmul("dt_proj", n, e, rank, elt);
+  dt_proj.backward_factor = 3.0;  // delta recomputed in backward
+  ops.push_back(dt_proj);
+  ops.push_back(make_memory("b_c_contiguous", 4 * n * state, elt, 2 * n * state * elt, 2));
+  Op scan;
+  scan.name = "selective_scan_cuda";
+  scan.cls = OpClass::kVector;
+  scan.model_flops = kScanFlopsPerElement * n * e * state;
+  scan.exec_flops = scan.model_flops;
+  // Reads u, delta, z, B and C; writes the scan's output and the gated output.
+  scan.bytes = (5.0 * n * e + 2.0 * n * state) * elt;
+  const double chunks = std::ceil(t / kCudaScanChunk);
+  scan.saved_bytes = n * e * elt + b * e * chunks * 2.0 * state * kFp32;  // out; chunk states
+  scan.backward_factor = 2.5;  // the forward again, then the reverse scan
+  ops.push_back(scan);
+  Op out_proj = make_matmul("out_proj", n, d, e, elt);  // its input recomputed by the scan's bwd
+  ops.push_back(out_proj);
+}
+
+// The final norm, the unembedding and the loss (mamba-ssm: the fused add + RMSNorm, and
+// flash-attn's in-place cross-entropy as the Mamba authors' and Samba's training code use it).
+void add_mamba_head(
+    Workload& w, const ArchSpec& a, double n, double d, double elt, bool mamba_ssm) {
+  if (mamba_ssm) {
+    w.head_ops.push_back(
+        make_memory("final_add_rms_norm", n * d * (2.0 * elt + kFp32), 1.0, n * d * elt));
+  } else {
+    w.head_ops.push_back(make_memory("final_norm", 2 * n * d, elt, 2 * n * d * elt));
+  }
+  Op unembed = make_matmul("unembed", n, a.vocab_size, d, elt);
+  unembed.saved_bytes = n * d * elt;
+  w.head_ops.push_back(unembed);
+  w.head_ops.push_back(mamba_ssm ? make_inplace_cross_entropy(n, a.vocab_size, elt)
+                                 : make_cross_entropy(n, a.vocab_size, elt));
+}
+
 }  // namespace
 
 Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& options) {
@@ -128,6 +201,17 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   block.params = count_params(model).largest_block;
   block.param_tensors = 11;
   auto& ops = block.ops;
+  const bool mamba_ssm = options.implementation.code == ModelCode::kMambaSsm;
+  if (mamba_ssm) {
+    add_mamba_ssm_block(ops, b, t, d, e, state, rank, elt);
+    Op& conv = ops[2];
+    conv.model_flops = 2.0 * a.d_conv * n * e;
+    conv.exec_flops = conv.model_flops;
+    w.blocks.push_back(block);
+    add_mamba_head(w, a, n, d, elt, mamba_ssm);
+    w.param_tensors = a.n_layers * block.param_tensors + 2;
+    return w;
+  }
   // RMSNorm keeps its input and the normalised x (for the weight's gradient).
   ops.push_back(make_memory("rms_norm", 2 * n * d, elt, 2 * n * d * elt));
   Op in_proj = make_matmul("in_proj", n, 2 * e, d, elt);
@@ -162,11 +246,7 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   ops.push_back(make_memory("residual", 3 * n * d, elt, 0.0));
   w.blocks.push_back(block);
 
-  w.head_ops.push_back(make_memory("final_norm", 2 * n * d, elt, 2 * n * d * elt));
-  Op unembed = make_matmul("unembed", n, a.vocab_size, d, elt);
-  unembed.saved_bytes = n * d * elt;
-  w.head_ops.push_back(unembed);
-  w.head_ops.push_back(make_cross_entropy(n, a.vocab_size, elt));
+  add_mamba_head(w, a, n, d, elt, mamba_ssm);
   w.param_tensors = a.n_layers * block.param_tensors + 2;
   return w;
 }

@@ -71,6 +71,7 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
       return make_chain(
           name, hidden, x.elt + kFp32 + kFp32 + x.elt, 2, minimal, saved, x.impl.compiled);
     case ModelCode::kEngine:
+    case ModelCode::kMambaSsm:  // Mamba only: planned as the engine here
     case ModelCode::kFlashAttn:
     case ModelCode::kLlmC:
       break;
@@ -96,6 +97,7 @@ void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
                                x.impl.compiled));
       return;
     case ModelCode::kEngine:
+    case ModelCode::kMambaSsm:  // Mamba only: planned as the engine here
     case ModelCode::kHuggingFace:
     case ModelCode::kFlashAttn:
     case ModelCode::kLlmC:
@@ -136,6 +138,7 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
       // backward GEMM's epilogue to read: no launch of its own.
       return make_memory("gelu_epilogue", elements, x.elt, saved, /*kernels=*/0);
     case ModelCode::kEngine:
+    case ModelCode::kMambaSsm:  // Mamba only: planned as the engine here
     case ModelCode::kLlamaReference:
     case ModelCode::kLlmC:
       break;
@@ -344,10 +347,7 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     // base.yaml: CrossEntropyLossApex, inplace_backward "to save memory"): one pass for the rows'
     // fp32 statistics and the loss, and a backward that writes the logits' gradient over the
     // logits: only the logits are kept, nothing in fp32 and no second buffer.
-    const double logits = rows * a.vocab_size;
-    Op loss = make_memory("apex_cross_entropy", logits, x.elt, logits * x.elt, 1);
-    loss.backward_factor = 2.0;  // reads the logits, writes their gradient in place
-    w.head_ops.push_back(loss);
+    w.head_ops.push_back(make_inplace_cross_entropy(rows, a.vocab_size, x.elt));
     return;
   }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));

@@ -179,6 +179,8 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   EXPECT_TRUE(file.cases[0].autocast_fp32_weights);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nimplementation = \"megatron\""),
                {"case 'one'", "implementation", "llama_reference"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nimplementation = \"mamba_ssm\""),
+               {"case 'one'", "implementation", "Mamba models only"});
   expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nautocast_fp32_weights = true"),
                {"case 'one'", "autocast_fp32_weights", "mixed precision"});
   expect_error(edit("seq_len = 128", "seq_len = 128\ndropout = 1.5"), {"[arch]", "dropout"});
