@@ -13,7 +13,7 @@ namespace gpudays {
 ErrorBands error_bands(const ValidationReport& report) {
   std::vector<BandResidual> residuals;
   for (const ValidationCase& v : report.cases) {
-    if (v.skipped || !v.trusted) continue;
+    if (!v.timed() || !v.trusted) continue;  // memory-only cases have no time error
     residuals.push_back({v.point, v.error, v.source_id});
   }
   if (residuals.empty()) throw std::logic_error("error bands of a validation without cases");

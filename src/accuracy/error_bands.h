@@ -13,7 +13,7 @@ class Catalog;
 struct PlanOptions;
 struct ValidationReport;
 
-// The bands of a validation report's trusted, evaluated cases.
+// The bands of a validation report's trusted cases compared on time (memory-only ones left out).
 ErrorBands error_bands(const ValidationReport& report);
 
 // The bands of the catalog's whole validation set planned with `options` (their error bands

@@ -214,7 +214,8 @@ bool better(const PlanRow& a, const PlanRow& b) {
   return a.samples_per_s > b.samples_per_s;
 }
 
-// Compares the row with the case's first published throughput figure, in this order.
+// Compares the row with the case's first published throughput figure, in this order; without one,
+// with its published peak memory (a memory-only case).
 void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
   const PublishedFigures& p = m.published;
   const double world = static_cast<double>(m.gpus());
@@ -278,8 +279,17 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
     set("mfu", *p.mfu, row.mfu, true, std::nullopt);
   } else if (p.mfu_percent) {
     set("mfu_percent", *p.mfu_percent, 100.0 * row.mfu, true, std::nullopt);
+  } else if (v.published_peak_gib) {
+    // Memory only: the peak per GPU, as the memory check compares it (predicted / published - 1).
+    v.memory_only = true;
+    set("peak_memory_gib",
+        *v.published_peak_gib,
+        row.peak_memory_bytes() / kGiB,
+        true,
+        std::nullopt);
+    v.notes.push_back("memory only: no throughput published, so in no time statistic");
   } else {
-    throw InputError("no comparable throughput figure");
+    throw InputError("no comparable throughput figure or peak memory");
   }
 }
 
@@ -418,7 +428,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   std::map<MeasurementSplit, std::vector<double>> by_split;
   for (const Measurement& m : measurements) {
     ValidationCase v = validate_case(m, catalog, options, validation);
-    if (v.evaluated() && v.trusted) {
+    if (v.timed() && v.trusted) {
       all.push_back(v.error);
       by_gpu[v.gpu].push_back(v.error);
       by_split[v.split].push_back(v.error);
@@ -460,7 +470,7 @@ std::vector<RangeCoverage> values(const std::map<std::string, RangeCoverage>& gr
 std::optional<CoverageReport> range_coverage(const std::vector<ValidationCase>& cases) {
   std::vector<BandResidual> fit;
   for (const ValidationCase& v : cases) {
-    if (v.evaluated() && v.trusted && v.split == MeasurementSplit::kFit)
+    if (v.timed() && v.trusted && v.split == MeasurementSplit::kFit)
       fit.push_back({v.point, v.error, v.source_id});
   }
   if (fit.empty()) return std::nullopt;
@@ -471,7 +481,7 @@ std::optional<CoverageReport> range_coverage(const std::vector<ValidationCase>& 
   std::map<std::string, RangeCoverage> by_family;
   for (size_t i = 0; i < cases.size(); ++i) {
     const ValidationCase& v = cases[i];
-    if (!v.evaluated() || !v.trusted || v.split != MeasurementSplit::kCheck) continue;
+    if (!v.timed() || !v.trusted || v.split != MeasurementSplit::kCheck) continue;
     const bool inside = bands.for_point(v.point).contains_error(v.error);
     ++report.overall.cases;
     report.overall.inside += inside ? 1 : 0;

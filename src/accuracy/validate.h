@@ -42,12 +42,20 @@ struct ValidationCase {
   // (selective checkpointing planned as full, HSDP as full sharding, unpublished parts searched).
   std::vector<std::string> notes;
 
+  // A memory-only case: the source publishes a peak memory per GPU and no throughput. It is
+  // planned as any other, but has no time to compare: metric is "peak_memory_gib", published and
+  // predicted are GiB per GPU and error is the memory error (predicted / published - 1, positive:
+  // the planner asks for more). It is in the peak-memory check only, never in a time statistic
+  // (MAPE, worst cases, range coverage, error bands, the calibration fit).
+  bool memory_only = false;
+
   std::string metric;        // the published key compared, e.g. "tokens_per_s", "step_time_ms"
   double published = 0.0;    // that figure as published, in its unit
   double predicted = 0.0;    // the planner's figure in the same unit
   bool approximate = false;  // the source marks its figure as approximate
   // predicted throughput / published throughput - 1: positive means the planner is optimistic.
   // For step times and run times, throughput at the published batch is exactly their inverse.
+  // Memory-only cases: the memory error (above).
   double error = 0.0;
   std::optional<double> published_tokens_per_s_per_gpu;  // when plain arithmetic gives it
   double predicted_tokens_per_s_per_gpu = 0.0;  // vision: images (convnext) or patches+cls (vit)
@@ -55,9 +63,11 @@ struct ValidationCase {
   std::optional<double> published_peak_gib;     // the source's peak memory per GPU, if any
 
   bool evaluated() const { return !skipped; }
+  // Planned and compared on time: what the time statistics take (trusted cases only).
+  bool timed() const { return evaluated() && !memory_only; }
 };
 
-// Mean absolute percentage error of a group of evaluated, trusted cases.
+// Mean absolute percentage error of a group of trusted cases compared on time (timed()).
 struct ErrorSummary {
   std::string group;  // a GPU name, a split ("fit", "check") or "all"
   int cases = 0;
@@ -94,11 +104,11 @@ struct ValidationOptions {
 
 struct ValidationReport {
   std::vector<ValidationCase> cases;   // every case given, in order, skipped ones included
-  ErrorSummary overall;                // evaluated trusted cases
+  ErrorSummary overall;                // trusted cases compared on time (not memory-only)
   std::vector<ErrorSummary> by_gpu;    // sorted by GPU name
   std::vector<ErrorSummary> by_split;  // fit, then check (those present)
-  std::vector<size_t> worst;  // indices into `cases`: trusted evaluated, largest |error| first
-  // Absent unless both halves have trusted, evaluated cases.
+  std::vector<size_t> worst;           // indices into `cases`: trusted timed, largest |error| first
+  // Absent unless both halves have trusted cases compared on time.
   std::optional<CoverageReport> coverage;
   MemoryCheckReport memory;  // predicted against published peak memory, where published
 };

@@ -213,12 +213,13 @@ PublishedFigures read_published(const TomlFields& t) {
   p.peak_memory_gb = optional_positive(t, "peak_memory_gb");
   p.train_time_days = optional_positive(t, "train_time_days");
   p.approximate = t.get_bool_or("approximate", false);
-  if (!p.tokens_per_s_per_gpu && !p.tokens_per_s && !p.samples_per_s && !p.step_time_s &&
-      !p.step_time_ms && !p.tflops_per_gpu && !p.mfu && !p.mfu_percent && !p.train_time_days) {
+  // A peak memory alone makes a memory-only case: validate checks its memory, not its time.
+  if (!p.has_throughput() && !p.peak_memory_gib && !p.peak_memory_gb) {
     t.fail("tokens_per_s_per_gpu",
-           "no throughput given (tokens_per_s_per_gpu, tokens_per_s, "
-           "samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, "
-           "mfu, mfu_percent or train_time_days)");
+           "no throughput and no peak memory given: give a throughput (tokens_per_s_per_gpu, "
+           "tokens_per_s, samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, mfu, "
+           "mfu_percent or train_time_days) or a peak memory per GPU (peak_memory_gib or "
+           "peak_memory_gb)");
   }
   t.check_all_used();
   return p;
@@ -365,7 +366,13 @@ Measurement read_case(const TomlFields& t,
   if (c.published.train_time_days && !c.train_steps) {
     t.fail("train_steps", "missing: train_time_days needs the number of optimizer steps");
   }
-  if (auto derived = t.table_or_none("derived")) read_derived(*derived, c);
+  if (auto derived = t.table_or_none("derived")) {
+    if (!c.published.has_throughput()) {
+      derived->fail("tokens_per_s_per_gpu",
+                    "a memory-only case (no published throughput) has no derived throughput");
+    }
+    read_derived(*derived, c);
+  }
   t.check_all_used();
   return c;
 }
@@ -382,6 +389,11 @@ std::string to_string(MeasurementSplit split) {
       return "excluded";
   }
   return "?";
+}
+
+bool PublishedFigures::has_throughput() const {
+  return tokens_per_s_per_gpu || tokens_per_s || samples_per_s || step_time_s || step_time_ms ||
+         tflops_per_gpu || mfu || mfu_percent || train_time_days;
 }
 
 bool Measurement::representable() const {

@@ -48,7 +48,8 @@ struct ArchExtras {
 };
 
 // The figures exactly as the source publishes them, each in its own unit; absent when not given.
-// Rates and times are of the whole job unless the name says per GPU.
+// Rates and times are of the whole job unless the name says per GPU. The loader needs a
+// throughput figure or a peak memory.
 struct PublishedFigures {
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> tokens_per_s;   // all GPUs together
@@ -63,6 +64,10 @@ struct PublishedFigures {
   std::optional<double> peak_memory_gb;   // per GPU, as the source writes "GB"
   std::optional<double> train_time_days;  // a whole run of `train_steps` optimizer steps
   bool approximate = false;               // the source itself marks the figure "~" or "about"
+
+  // Whether any figure validate compares as throughput is given (hfu and the peaks are not);
+  // without one the case has a peak memory only and is checked for memory alone.
+  bool has_throughput() const;
 
   bool operator==(const PublishedFigures&) const = default;
 };

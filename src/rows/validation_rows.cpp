@@ -1,6 +1,8 @@
 // The validation report as a table, CSV or JSON.
 #include "rows/validation_rows.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -97,6 +99,7 @@ nlohmann::json case_json(const ValidationCase& v) {
             {"micro_batch_size", v.config.micro_batch_size},
             {"grad_acc_steps", v.config.grad_acc_steps},
             {"global_batch", v.global_batch},
+            {"memory_only", v.memory_only},
             {"metric", v.metric},
             {"published", v.published},
             {"predicted", v.predicted},
@@ -143,6 +146,16 @@ Table cases_table(const ValidationReport& report) {
 
 void print_table(std::ostream& out, const ValidationReport& report) {
   cases_table(report).print(out);
+  const bool memory_only =
+      std::any_of(report.cases.begin(), report.cases.end(), [](const ValidationCase& v) {
+        return v.evaluated() && v.memory_only;
+      });
+  if (memory_only) {
+    out << "\nMemory-only cases (metric peak_memory_gib: the source publishes a peak per GPU and "
+           "no throughput) compare GiB per GPU, error = predicted / published - 1 (positive: the "
+           "planner asks for more); they are in the peak-memory check only, in no time "
+           "statistic below.\n";
+  }
   out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
          "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
   print_summaries(out, report);

@@ -4,11 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "accuracy/calibration_fit.h"
+#include "accuracy/error_bands.h"
 #include "accuracy/validate.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
 #include "plan/workload.h"
+#include "rows/validation_rows.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -191,6 +197,218 @@ TEST(Validate, GroupedQueryAttentionAndGatedMlpAreCounted) {
     const double palm = 6.0 * n + 12.0 * a.n_layers * a.d_model * a.seq_len;
     EXPECT_NEAR(3.0 * forward_flops_per_sample(m->model) / a.seq_len / palm, 1.0, 0.01);
   }
+}
+
+// A small validation set of two sources, one per half, each with timed cases and a memory-only
+// case (a peak memory per GPU, no throughput), in temporary measurement files.
+std::string memory_source(const std::string& id, const std::string& split) {
+  std::string text =
+      "[source]\nid = \"" + id + "\"\ntitle = \"t\"\ncitation = \"c\"\nsplit = \"" + split + "\"\n";
+  auto add = [&text](const std::string& name,
+                     int gpus,
+                     const std::string& batch,
+                     const std::string& published) {
+    text +=
+        "\n[[cases]]\nname = \"" + name + "\"\ncitation = \"row\"\nmodel = \"pythia-160m\"\n" +
+        "gpu = \"a100-80gb-sxm\"\ngpus_per_node = " + std::to_string(gpus) +
+        "\nprecision = \"bf16\"\nfused_attention = true\nactivation_checkpointing = \"none\"\n" +
+        "sharding = \"none\"\n" + batch + "[cases.published]\n" + published;
+  };
+  if (split == "fit") {
+    add("timed-1",
+        1,
+        "micro_batch_size = 8\ngradient_accumulation = 1\n",
+        "tokens_per_s_per_gpu = 60000.0\npeak_memory_gib = 12.0\n");
+    add("timed-8",
+        8,
+        "micro_batch_size = 16\ngradient_accumulation = 1\n",
+        "tokens_per_s = 400000.0\n");
+    // The micro-batch is not published: searched as for any case.
+    add("memory-only", 1, "global_batch_size = 32\n", "peak_memory_gib = 20.0\n");
+  } else {
+    add("timed-4", 4, "micro_batch_size = 8\ngradient_accumulation = 2\n", "step_time_s = 1.5\n");
+    add("memory-only-gb",
+        4,
+        "micro_batch_size = 4\ngradient_accumulation = 1\n",
+        "peak_memory_gb = 30.0\napproximate = true\n");
+  }
+  return text;
+}
+
+std::vector<Measurement> memory_set(bool with_memory_only) {
+  std::vector<Measurement> out;
+  const std::pair<std::string, std::string> sources[] = {{"memonly-fit", "fit"},
+                                                         {"memonly-check", "check"}};
+  for (const auto& [id, split] : sources) {
+    const std::string path = test::write_temp_file(id + ".toml", memory_source(id, split));
+    for (const Measurement& m : load_measurement_file(path, catalog()).cases) {
+      if (with_memory_only || m.published.has_throughput()) out.push_back(m);
+    }
+  }
+  return out;
+}
+
+const ValidationCase& find_in(const ValidationReport& report, const std::string& name) {
+  for (const ValidationCase& v : report.cases) {
+    if (v.name == name) return v;
+  }
+  throw std::runtime_error("no case " + name);
+}
+
+void expect_same_summary(const ErrorSummary& a, const ErrorSummary& b) {
+  EXPECT_EQ(a.group, b.group);
+  EXPECT_EQ(a.cases, b.cases) << a.group;
+  EXPECT_EQ(a.mape, b.mape) << a.group;
+  EXPECT_EQ(a.mean_error, b.mean_error) << a.group;
+  EXPECT_EQ(a.max_abs_error, b.max_abs_error) << a.group;
+  EXPECT_EQ(a.low_error, b.low_error) << a.group;
+  EXPECT_EQ(a.high_error, b.high_error) << a.group;
+}
+
+// A memory-only case is planned as any other (its unpublished micro-batch searched) and compared
+// on its peak memory per GPU: in GiB, the memory check's error.
+TEST(Validate, MemoryOnlyCaseIsPlannedAndComparedOnMemory) {
+  const ValidationReport report = validate(memory_set(true), catalog(), PlanOptions{}, {});
+  const ValidationCase& v = find_in(report, "memory-only");
+  ASSERT_FALSE(v.skipped) << v.skip_reason;
+  ASSERT_TRUE(v.row.has_value());
+  EXPECT_TRUE(v.memory_only);
+  EXPECT_FALSE(v.timed());
+  EXPECT_EQ(v.metric, "peak_memory_gib");
+  EXPECT_DOUBLE_EQ(v.published, 20.0);
+  EXPECT_NEAR(v.predicted, v.row->peak_memory_bytes() / (1 << 30), 1e-9);
+  EXPECT_NEAR(v.error, v.predicted / v.published - 1.0, 1e-12);
+  EXPECT_FALSE(v.published_tokens_per_s_per_gpu.has_value());
+  EXPECT_EQ(v.global_batch, 32);
+  EXPECT_EQ(v.config.micro_batch_size * v.config.grad_acc_steps, 32);
+  bool searched = false;
+  for (const std::string& note : v.notes) searched |= note.find("micro-batch not published") == 0;
+  EXPECT_TRUE(searched);
+  const ValidationCase& gb = find_in(report, "memory-only-gb");
+  EXPECT_TRUE(gb.memory_only);
+  EXPECT_NEAR(gb.published, 30e9 / (1 << 30), 1e-9);
+  EXPECT_TRUE(gb.approximate);
+  EXPECT_FALSE(find_in(report, "timed-1").memory_only);
+  // Both memory-only cases are in the memory check, beside the timed case with a peak.
+  std::vector<std::string> compared;
+  for (const MemoryComparison& c : report.memory.comparisons) {
+    const ValidationCase& m = report.cases[c.case_index];
+    compared.push_back(m.name);
+    if (m.memory_only) {
+      EXPECT_NEAR(c.error, m.error, 1e-12) << m.name;
+    }
+  }
+  EXPECT_EQ(compared, (std::vector<std::string>{"timed-1", "memory-only", "memory-only-gb"}));
+}
+
+// Memory-only cases change no time statistic: MAPE by GPU and split, the worst cases, the range
+// coverage, the error bands and the calibration fit are those of the timed cases alone.
+TEST(Validate, MemoryOnlyCaseIsInNoTimeStatistic) {
+  const ValidationReport with = validate(memory_set(true), catalog(), PlanOptions{}, {});
+  const ValidationReport without = validate(memory_set(false), catalog(), PlanOptions{}, {});
+  ASSERT_EQ(with.cases.size(), without.cases.size() + 2);
+  EXPECT_EQ(with.overall.cases, 3);
+  expect_same_summary(with.overall, without.overall);
+  ASSERT_EQ(with.by_gpu.size(), without.by_gpu.size());
+  for (size_t i = 0; i < with.by_gpu.size(); ++i)
+    expect_same_summary(with.by_gpu[i], without.by_gpu[i]);
+  ASSERT_EQ(with.by_split.size(), without.by_split.size());
+  for (size_t i = 0; i < with.by_split.size(); ++i) {
+    expect_same_summary(with.by_split[i], without.by_split[i]);
+  }
+  auto names = [](const ValidationReport& r, const std::vector<size_t>& indices) {
+    std::vector<std::string> out;
+    for (size_t i : indices) out.push_back(r.cases[i].name);
+    return out;
+  };
+  EXPECT_EQ(names(with, with.worst), names(without, without.worst));
+  EXPECT_EQ(with.worst.size(), 3u);
+  ASSERT_TRUE(with.coverage.has_value());
+  ASSERT_TRUE(without.coverage.has_value());
+  EXPECT_EQ(with.coverage->overall.cases, 1);
+  EXPECT_EQ(with.coverage->overall.inside, without.coverage->overall.inside);
+  EXPECT_EQ(names(with, with.coverage->outside), names(without, without.coverage->outside));
+  const ErrorBands bands_with = error_bands(with);
+  const ErrorBands bands_without = error_bands(without);
+  EXPECT_EQ(bands_with.residuals().size(), 3u);
+  EXPECT_EQ(bands_with.all(), bands_without.all());
+  EXPECT_EQ(bands_with.for_point(find_in(with, "memory-only").point),
+            bands_without.for_point(find_in(with, "memory-only").point));
+  EXPECT_EQ(with.memory.comparisons.size(), 3u);
+  EXPECT_EQ(without.memory.comparisons.size(), 1u);
+  // The calibration fit on the fitting half, with and without its memory-only case.
+  std::vector<Measurement> fit_with, fit_without;
+  for (const Measurement& m : memory_set(true)) {
+    if (m.split == MeasurementSplit::kFit) fit_with.push_back(m);
+  }
+  for (const Measurement& m : memory_set(false)) {
+    if (m.split == MeasurementSplit::kFit) fit_without.push_back(m);
+  }
+  FitOptions one_pass;
+  one_pass.max_passes = 1;
+  const CalibrationFit a = fit_calibration(fit_with, catalog(), PlanOptions{}, one_pass);
+  const CalibrationFit b = fit_calibration(fit_without, catalog(), PlanOptions{}, one_pass);
+  EXPECT_EQ(a.fit_cases, 2);
+  EXPECT_EQ(a.fit_cases, b.fit_cases);
+  EXPECT_EQ(a.fit_mape_before, b.fit_mape_before);
+  EXPECT_EQ(a.fit_mape_after, b.fit_mape_after);
+  EXPECT_EQ(a.values, b.values);
+}
+
+// A memory-only case shows in every format with its metric peak_memory_gib, GiB and its memory
+// error; the JSON keeps every key of an ordinary case and says which cases are memory-only.
+TEST(Validate, MemoryOnlyCaseRendersInEveryFormat) {
+  const ValidationReport report = validate(memory_set(true), catalog(), PlanOptions{}, {});
+  std::ostringstream csv;
+  cases_table(report).print_csv(csv);
+  EXPECT_NE(csv.str().find("memory-only,pythia-160m,1,a100-80gb-sxm,"), std::string::npos)
+      << csv.str();
+  EXPECT_NE(csv.str().find(",peak_memory_gib,20,"), std::string::npos) << csv.str();
+  std::ostringstream text;
+  print_table(text, report);
+  EXPECT_NE(text.str().find("peak_memory_gib"), std::string::npos);
+  EXPECT_NE(text.str().find("Memory-only cases"), std::string::npos);
+  std::ostringstream json;
+  print_json(json, report, "");
+  const auto j = nlohmann::json::parse(json.str());
+  ASSERT_EQ(j["cases"].size(), 5u);
+  for (const auto& c : j["cases"]) {
+    for (const char* key : {"metric",
+                            "published",
+                            "predicted",
+                            "error",
+                            "memory_only",
+                            "micro_batch_size",
+                            "published_tokens_per_s_per_gpu",
+                            "predicted_tokens_per_s_per_gpu",
+                            "fits"}) {
+      EXPECT_TRUE(c.contains(key)) << c["case"] << ": " << key;
+    }
+    const bool memory_only = c["case"].get<std::string>().rfind("memory-only", 0) == 0;
+    EXPECT_EQ(c["memory_only"], memory_only) << c["case"];
+    if (!memory_only) continue;
+    EXPECT_EQ(c["metric"], "peak_memory_gib");
+    EXPECT_TRUE(c["published_tokens_per_s_per_gpu"].is_null());
+    const ValidationCase& v = find_in(report, c["case"].get<std::string>());
+    EXPECT_DOUBLE_EQ(c["error"].get<double>(), v.error);
+  }
+  EXPECT_EQ(j["overall"]["cases"], 3);
+  EXPECT_EQ(j["worst"].size(), 3u);
+  EXPECT_EQ(j["peak_memory"]["count"], 3);
+}
+
+// A case with neither a throughput nor a peak (the loader refuses one) is skipped with why.
+TEST(Validate, CaseWithNeitherFigureIsSkipped) {
+  Measurement m = memory_set(false).front();
+  m.published = PublishedFigures{};
+  const ValidationReport report = validate({m}, catalog(), PlanOptions{}, {});
+  ASSERT_EQ(report.cases.size(), 1u);
+  EXPECT_TRUE(report.cases[0].skipped);
+  EXPECT_NE(report.cases[0].skip_reason.find("no comparable throughput figure or peak memory"),
+            std::string::npos)
+      << report.cases[0].skip_reason;
+  EXPECT_EQ(report.overall.cases, 0);
+  EXPECT_TRUE(report.memory.comparisons.empty());
 }
 
 // The one-configuration path evaluates exactly what the full search evaluates.

@@ -240,11 +240,46 @@ TEST(MeasurementFile, ConsistencyChecks) {
   expect_error(edit("tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1000.1"),
                {"case 'one' [derived]", "tokens_per_s_per_gpu", "give 1000"});
   expect_error(edit("global_batch_size = 64", "global_batch_size = 60"), {"global_batch_size"});
-  expect_error(edit("tokens_per_s = 8000.0", "peak_memory_gb = 10.0"), {"no throughput"});
+  // Neither a throughput nor a peak memory (hfu is neither): one line naming both kinds of key.
+  expect_error(edit("tokens_per_s = 8000.0", "hfu = 0.5"),
+               {"case 'one' [published]",
+                "no throughput and no peak memory",
+                "tokens_per_s_per_gpu",
+                "train_time_days",
+                "peak_memory_gib",
+                "peak_memory_gb"});
+  // A memory-only case has nothing to derive a throughput from.
+  expect_error(edit("tokens_per_s = 8000.0", "peak_memory_gb = 10.0"),
+               {"case 'one' [derived]", "tokens_per_s_per_gpu", "memory-only"});
   expect_error(edit("split = \"fit\"", "split = \"fit\"\ntrusted = false"), {"split", "excluded"});
   expect_error(edit("id = \"meas\"", "id = \"other\""), {"[source]", "id"});
   expect_error(edit("precision = \"bf16\"", "precision = \"fp8\""), {"precision"});
   expect_error(edit("tokens_per_s = 8000.0", "train_time_days = 2.0"), {"train_steps"});
+}
+
+// A peak memory per GPU without a throughput is a memory-only case: it loads, and validate checks
+// its memory alone (docs/catalog.md).
+TEST(MeasurementFile, MemoryOnlyCaseLoads) {
+  const std::string no_derived =
+      std::string(kValid).substr(0, std::string(kValid).find("[cases.derived]"));
+  auto memory_only = [&](const std::string& peak) {
+    std::string text = no_derived;
+    text.replace(text.find("tokens_per_s = 8000.0"), 21, peak);
+    return load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog());
+  };
+  const MeasurementFile gib = memory_only("peak_memory_gib = 10.0");
+  ASSERT_EQ(gib.cases.size(), 1U);
+  const PublishedFigures& p = gib.cases[0].published;
+  EXPECT_FALSE(p.has_throughput());
+  EXPECT_DOUBLE_EQ(*p.peak_memory_gib, 10.0);
+  EXPECT_FALSE(gib.cases[0].derived_tokens_per_s_per_gpu.has_value());
+  const MeasurementFile gb = memory_only("peak_memory_gb = 10.0\napproximate = true");
+  EXPECT_FALSE(gb.cases[0].published.has_throughput());
+  EXPECT_DOUBLE_EQ(*gb.cases[0].published.peak_memory_gb, 10.0);
+  EXPECT_TRUE(gb.cases[0].published.approximate);
+  // A throughput beside the peak: an ordinary case.
+  const MeasurementFile both = memory_only("tokens_per_s = 8000.0\npeak_memory_gib = 10.0");
+  EXPECT_TRUE(both.cases[0].published.has_throughput());
 }
 
 // A source may give its network per GPU (one NIC each, as torchtitan's "400 Gb/s RDMA per GPU"):
