@@ -60,11 +60,11 @@ TEST(MambaSsm, KeepsWhatMambaInnerFnKeeps) {
   const ModelSpec m = mamba();
   const double n = 2.0 * m.arch.seq_len, d = m.arch.d_model, e = m.arch.expand * d;
   const double state = m.arch.d_state, rank = m.arch.dt_rank, elt = 2.0;
-  const double expected = n * d * 4.0 + n * 4.0              // fp32 residual, rstd
-                          + n * d * elt + n * 2.0 * e * elt  // in_proj's input, xz
-                          + n * (rank + 2.0 * state) * elt   // x_dbl
-                          + 2.0 * n * state * elt            // B, C
-                          + n * e * elt                      // the scan's output
+  const double expected = n * d * 4.0 + n * 4.0                 // fp32 residual, rstd
+                          + n * d * elt + n * 2.0 * e * elt     // in_proj's input, xz
+                          + n * (rank + 2.0 * state) * elt      // x_dbl
+                          + 2.0 * n * state * elt               // B, C
+                          + n * e * elt                         // the scan's output
                           + 2.0 * e * 2.0 * 2.0 * state * 4.0;  // 2 chunks of states, 2 samples
   const Workload fused = workload(ModelCode::kMambaSsm);
   EXPECT_NEAR(block_saved(fused), expected, 1e-9 * expected);
@@ -88,7 +88,8 @@ TEST(MambaSsm, TheCudaScanRunsAtItsOwnEfficiency) {
   const GpuSpec& a100 = catalog().gpu("a100-80gb-sxm");
   DeviceModelConstants c;
   const DeviceModel device(a100, Precision::kBf16, /*free_lunch=*/true, c);
-  const double compute_s = scan.exec_flops / (a100.peak_fp32_tflops * 1e12 * c.cuda_scan_efficiency);
+  const double compute_s =
+      scan.exec_flops / (a100.peak_fp32_tflops * 1e12 * c.cuda_scan_efficiency);
   EXPECT_NEAR(device.op_time_s(scan, /*backward=*/false), compute_s, 1e-12);
   c.cuda_scan_efficiency /= 2.0;
   const DeviceModel slower(a100, Precision::kBf16, /*free_lunch=*/true, c);
