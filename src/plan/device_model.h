@@ -34,12 +34,13 @@ struct DeviceModelConstants {
   // The fused selective scan on the host CPU (the engine's kernel): fraction of the FP32 peak.
   double vector_efficiency = 0.5;
   // mamba-ssm's fused CUDA selective scan, as a fraction of the FP32 CUDA-core peak: Gu and Dao
-  // 2023 ("Mamba", Sec. 4.5, Fig. 8 and App. E.5) measure its forward as fast as causal
-  // FlashAttention-2 at 2,048 tokens (model width 1,024, state 16, batch 1, bf16, A100 80GB
-  // PCIe) and faster beyond. With this model's FlashAttention-2 forward (0.70 of the ceiling,
-  // times the fitted scale 0.80) that crossing puts 9 L D N scan FLOPs in the time of
-  // 2 L^2 D attention FLOPs on that GPU: 0.25 of the FP32 peak (docs/planner.md, "Mamba").
-  double cuda_scan_efficiency = 0.25;
+  // 2023 ("Mamba", Sec. 4.5, Fig. 8 "Training", App. E.5) measure it faster than causal
+  // FlashAttention-2 beyond 2,048 tokens (width 1,024, state 16, batch 1, bf16, A100 80GB PCIe),
+  // causal being "about 1.7x faster" than non-causal. With this model's FlashAttention-2 (0.70 /
+  // 0.59 of the ceiling, times the fitted 0.80) and the scan's 9 L D N FLOPs forward and 2.5 times
+  // that backward, that crossing gives 0.19; the paper's "up to 7x faster at 32K" gives 0.08
+  // (docs/planner.md, "Mamba").
+  double cuda_scan_efficiency = 0.19;
   // The host CPU, measured with LibTorch on one thread of the development machine's AMD EPYC
   // (tools/cpu_op_bench.cpp; docs/planner.md, "The host CPU").
   // Depthwise convolution backward on the CPU, as fractions of the matmul rate the probe

@@ -165,8 +165,9 @@ void add_mamba_ssm_block(std::vector<Op>& ops,
 void add_mamba_head(
     Workload& w, const ArchSpec& a, double n, double d, double elt, bool mamba_ssm) {
   if (mamba_ssm) {
-    w.head_ops.push_back(
-        make_memory("final_add_rms_norm", n * d * (2.0 * elt + kFp32), 1.0, n * d * elt));
+    // Keeps the fp32 residual sum and one fp32 rstd per token.
+    w.head_ops.push_back(make_memory(
+        "final_add_rms_norm", n * d * (2.0 * elt + kFp32), 1.0, n * d * kFp32 + n * kFp32));
   } else {
     w.head_ops.push_back(make_memory("final_norm", 2 * n * d, elt, 2 * n * d * elt));
   }
