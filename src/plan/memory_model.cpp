@@ -83,6 +83,15 @@ MemoryBreakdown predict_memory(double params,
                                          cluster.world_size(),
                                          c.autocast_fp32_weights_at_stage_1);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
+  // Autocast over fp32 weights (PyTorch AMP, the engine's autocast): every weight is cast to the
+  // compute dtype once per forward (torch.autocast caches the casts of leaf weights) and autograd
+  // keeps each copy for its input's gradient, so all of them are alive when backward starts.
+  const int weight_stage = sharding_stage(methods.sharding);
+  const bool fp32_weights =
+      weight_stage == 0 || (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
+  if (precision != Precision::kFp32 && fp32_weights && !methods.offloading) {
+    m.weights_bytes += params * state_bytes_per_param(precision).weights;
+  }
   m.activations_bytes =
       w.stem_saved_bytes + (methods.activation_checkpointing
                                 ? w.checkpointed_block_bytes + w.max_block_saved_bytes
