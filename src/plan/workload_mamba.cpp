@@ -117,6 +117,7 @@ void add_plain_scan(std::vector<Op>& ops, double b, double t, double e, double s
 // keeps xz, x_proj's output, B, C and the scan's output; the conv output and delta are recomputed
 // in backward (the conv and dt_proj run forward once more there).
 void add_mamba_ssm_block(std::vector<Op>& ops,
+                         double d_conv,
                          double b,
                          double t,
                          double d,
@@ -135,7 +136,8 @@ void add_mamba_ssm_block(std::vector<Op>& ops,
   ops.push_back(in_proj);
   Op conv = make_memory("causal_conv1d_silu", 2 * n * e, elt, 0.0);
   conv.cls = OpClass::kDepthwiseConv;
-  conv.model_flops = 0.0;      // counted below, once
+  conv.model_flops = 2.0 * d_conv * n * e;
+  conv.exec_flops = conv.model_flops;
   conv.backward_factor = 3.0;  // recomputed forward, then its backward (input and weight)
   ops.push_back(conv);
   Op x_proj = make_matmul("x_proj", n, rank + 2 * state, e, elt);
@@ -204,10 +206,7 @@ Workload build_mamba_workload(const ModelSpec& model, const WorkloadOptions& opt
   auto& ops = block.ops;
   const bool mamba_ssm = options.implementation.code == ModelCode::kMambaSsm;
   if (mamba_ssm) {
-    add_mamba_ssm_block(ops, b, t, d, e, state, rank, elt);
-    Op& conv = ops[2];
-    conv.model_flops = 2.0 * a.d_conv * n * e;
-    conv.exec_flops = conv.model_flops;
+    add_mamba_ssm_block(ops, static_cast<double>(a.d_conv), b, t, d, e, state, rank, elt);
     w.blocks.push_back(block);
     add_mamba_head(w, a, n, d, elt, mamba_ssm);
     w.param_tensors = a.n_layers * block.param_tensors + 2;
