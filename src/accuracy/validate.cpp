@@ -354,6 +354,9 @@ ValidationCase validate_case(const Measurement& m,
   opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
   opts.implementation.checkpointing = checkpoint_policy(m, v.notes);
   opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  opts.time.optimizer =
+      m.optimizer == "sgd" ? OptimizerUpdate::kSgdNesterov : OptimizerUpdate::kAdam;
+  opts.time.fp16_loss_scaling = m.loss_scaling;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
   try {

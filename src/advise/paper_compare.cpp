@@ -68,9 +68,10 @@ ImpliedUtilisation implied_utilisation(const ModelSpec& model,
   u.model_flops_per_token = flops_per_sample / static_cast<double>(model.tokens_per_sample());
   u.run_flops = flops_per_sample * static_cast<double>(model.recipe.global_batch) *
                 static_cast<double>(model.recipe.train_steps);
-  u.peak_flops_per_gpu = DeviceModel(gpu, model.recipe.precision, /*free_lunch=*/true).peak_flops();
+  const DeviceModel device(gpu, model.recipe.precision, /*free_lunch=*/true);
+  u.peak_flops_per_gpu = device.peak_flops();
   u.mfu = u.run_flops / (days * kSecondsPerDay * static_cast<double>(gpus) * u.peak_flops_per_gpu);
-  u.matmul_ceiling = gpu.matmul_ceiling_fraction;
+  u.matmul_ceiling = device.ceiling_fraction();
   u.impossible = u.mfu > u.matmul_ceiling;
   return u;
 }

@@ -8,8 +8,9 @@
 namespace gpudays {
 
 struct MatmulPeak {
-  const char* dtype = "fp32";  // "fp16", "bf16", "tf32" or "fp32"
-  double tflops = 0.0;         // 0: not known (a host CPU's fp16)
+  const char* dtype = "fp32";     // "fp16", "bf16", "tf32" or "fp32"
+  double tflops = 0.0;            // 0: not known (a host CPU's fp16)
+  double ceiling_fraction = 0.0;  // the best measured matmul of that dtype, a fraction of tflops
 };
 
 MatmulPeak matmul_peak(const GpuSpec& gpu, Precision precision, bool tf32_allowed);

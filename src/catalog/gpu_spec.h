@@ -30,8 +30,11 @@ struct GpuSpec {
   double peak_fp16_tflops = 0.0;
   double peak_bf16_tflops = 0.0;
   // Best achievable matmul throughput as a fraction of peak (measured where published; the host
-  // CPU's peaks are its measured matmul throughput, so its fraction is 1).
+  // CPU's peaks are its measured matmul throughput, so its fraction is 1): of the tensor-core
+  // peaks (tf32, fp16, bf16), and of the fp32 peak on the CUDA cores where it differs (0: the
+  // same).
   double matmul_ceiling_fraction = 0.0;
+  double fp32_matmul_ceiling_fraction = 0.0;
   bool matmul_ceiling_measured = false;
 
   int64_t memory_bytes = 0;

@@ -130,7 +130,10 @@ struct Measurement {
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;
-  std::string optimizer;  // adam, adamw, lamb, sgd
+  std::string optimizer;  // adam, adamw, lamb, sgd (planned as SGD with Nesterov momentum)
+  // fp16 with dynamic loss scaling (GradScaler), as the engine trains it; false: fp16 autocast
+  // without it (no unscaling pass before the update).
+  bool loss_scaling = true;
   int64_t tensor_parallel = 1;
   int64_t pipeline_parallel = 1;
 

@@ -30,6 +30,7 @@ DeviceModel::DeviceModel(const GpuSpec& gpu,
     : gpu_(&gpu), c_(constants) {
   const MatmulPeak peak = matmul_peak(gpu, precision, free_lunch || tf32);
   peak_flops_ = peak.tflops * kTera;
+  ceiling_fraction_ = peak.ceiling_fraction;
   matmul_dtype_ = peak.dtype;
   // CUDA graphs replay kernels on a GPU; on the host CPU every operation is dispatched eagerly.
   const bool graphs = free_lunch && gpu.kind == DeviceKind::kGpu;
@@ -45,8 +46,8 @@ double DeviceModel::bandwidth_bytes_per_s() const {
 
 double DeviceModel::matmul_efficiency(const Op& op) const {
   const double h = half_dim_;
-  return gpu_->matmul_ceiling_fraction * matmul_fraction_ * shape_factor(op.m, h) *
-         shape_factor(op.n, h) * shape_factor(op.k, h);
+  return ceiling_fraction_ * matmul_fraction_ * shape_factor(op.m, h) * shape_factor(op.n, h) *
+         shape_factor(op.k, h);
 }
 
 // What only the host CPU pays on top of the roofline: the slow backward of a depthwise convolution
@@ -72,7 +73,7 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
           (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
           c_.fused_attention_scale;
       const double sequence = shape_factor(op.m, half_dim_);
-      compute_s = flops / (peak_flops_ * gpu_->matmul_ceiling_fraction * sequence * fraction);
+      compute_s = flops / (ceiling_flops() * sequence * fraction);
       break;
     }
     case OpClass::kVector:

@@ -67,7 +67,9 @@ class DeviceModel {
 
   double op_time_s(const Op& op, bool backward) const;
   double peak_flops() const { return peak_flops_; }  // dense peak of the matmul dtype, FLOP/s
-  double ceiling_flops() const { return peak_flops_ * gpu_->matmul_ceiling_fraction; }
+  // The best measured matmul of the dtype, as a fraction of its peak, and in FLOP/s.
+  double ceiling_fraction() const { return ceiling_fraction_; }
+  double ceiling_flops() const { return peak_flops_ * ceiling_fraction_; }
   double matmul_fraction_of_ceiling() const { return matmul_fraction_; }
   double bandwidth_bytes_per_s() const;
   const char* matmul_dtype() const { return matmul_dtype_; }
@@ -80,6 +82,7 @@ class DeviceModel {
   DeviceModelConstants c_;
   double half_dim_ = 0.0;  // the matmul half dimension of this device's kind
   double peak_flops_ = 0.0;
+  double ceiling_fraction_ = 0.0;
   double dispatch_s_ = 0.0;
   double matmul_fraction_ = 1.0;  // of the ceiling, for this GPU's generation
   const char* matmul_dtype_ = "";

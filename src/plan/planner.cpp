@@ -44,8 +44,10 @@ PlanRow evaluate(const ModelSpec& model,
   row.cluster = cluster.shape();
   row.config = config;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
+  TimeModelOptions time = options.time;
+  time.weight_decay = model.recipe.weight_decay > 0.0;
   row.time = predict_step_time(
-      params, precision, config.methods, cluster, config.grad_acc_steps, w, device, options.time);
+      params, precision, config.methods, cluster, config.grad_acc_steps, w, device, time);
   row.collective = collective_link(cluster, options.time);
   row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
@@ -103,14 +105,15 @@ PlanRow evaluate(const ModelSpec& model,
   // MFU counts attention whole (PaLM's definition), so with causal fused attention it can pass
   // the ceiling on long sequences; the executed FLOPs cannot.
   row.executed_utilisation = exec_step_flops / capacity;
-  if (row.executed_utilisation > cluster.gpu->matmul_ceiling_fraction * (1.0 + 1e-9)) {
+  row.matmul_ceiling_fraction = device.ceiling_fraction();
+  if (row.executed_utilisation > row.matmul_ceiling_fraction * (1.0 + 1e-9)) {
     throw std::logic_error(
         fmt::format("planner bug: {} on {} predicts executed FLOPs at {:.3f} of "
                     "peak, above the matmul ceiling {:.3f}",
                     model.name,
                     cluster.gpu->name,
                     row.executed_utilisation,
-                    cluster.gpu->matmul_ceiling_fraction));
+                    row.matmul_ceiling_fraction));
   }
   return row;
 }
@@ -160,11 +163,11 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
   result.pin = options.pin;
   result.host_memory_bytes_per_node = host_memory_limit_bytes(cluster, options);
   result.host_memory_is_default = !options.host_memory_bytes_per_node.has_value();
-  result.matmul_ceiling_fraction = cluster.gpu->matmul_ceiling_fraction;
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
     const DeviceModel& device = fl ? free_lunch : plain;
     result.matmul_dtype = device.matmul_dtype();
+    result.matmul_ceiling_fraction = device.ceiling_fraction();
     auto key = std::make_pair(fl, config.micro_batch_size);
     auto it = summaries.find(key);
     if (it == summaries.end()) {

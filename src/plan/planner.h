@@ -68,7 +68,8 @@ struct PlanRow {
   // Executed FLOPs (causal attention's skipped half excluded, recomputation included) / peak: a
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
-  double model_flops_per_sample = 0.0;  // forward + backward
+  double matmul_ceiling_fraction = 0.0;  // of the matmul dtype's peak (GpuSpec)
+  double model_flops_per_sample = 0.0;   // forward + backward
   // The input pipeline's time for one step on one GPU; a step never takes less (input_bound).
   InputBound input;
   bool input_bound = false;  // the loader, not the GPU, sets the step time

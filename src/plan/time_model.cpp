@@ -41,6 +41,27 @@ double autocast_weight_traffic_s(double params, double acc, const DeviceModel& d
 
 }  // namespace
 
+double adam_step_bytes_per_param(bool fused, bool weight_decay, double gradient_bytes) {
+  const double g = gradient_bytes;
+  if (fused) return 16.0 + 8.0 + g;  // moments and weight read and written once, gradient read
+  // One kernel per line over the whole tensor, fp32 state (the engine's plain_step, as
+  // torch.optim.AdamW's single-tensor path): exp_avg.lerp_(grad) reads 4 + g, writes 4;
+  // exp_avg_sq.mul_ reads 4, writes 4, then addcmul_(grad, grad) reads 4 + 2g, writes 4;
+  // denom = (sqrt / bias) + eps: three kernels, each reads 4 and writes 4; p.addcdiv_ reads
+  // 12, writes 4. transformers.AdamW of the 4.x era moves the same (mul_ + add_ for the lerp,
+  // no division). Decoupled weight decay adds p.mul_: read 4, write 4.
+  return (8.0 + g) + 8.0 + (8.0 + 2.0 * g) + 24.0 + 16.0 + (weight_decay ? 8.0 : 0.0);
+}
+
+double sgd_nesterov_step_bytes_per_param(bool fused, double gradient_bytes) {
+  const double g = gradient_bytes;
+  if (fused) return 8.0 + 8.0 + g;  // momentum and weight read and written once, gradient read
+  // torch.optim.SGD's single-tensor path: buf.mul_(momentum) reads 4, writes 4, then
+  // add_(grad) reads 4 + g, writes 4; grad.add(buf, alpha=momentum) reads g + 4, writes g;
+  // p.add_(grad, alpha=-lr) reads 4 + g, writes 4.
+  return 8.0 + (8.0 + g) + (4.0 + 2.0 * g) + (8.0 + g);
+}
+
 bool is_pcie_link(const std::string& link) {
   return link.rfind("pcie", 0) == 0;
 }
@@ -140,10 +161,19 @@ TimeBreakdown predict_step_time(double params,
                   local_params / cpu_rate /*CPU Adam*/ + shard_bytes / host_bw /*weights back*/;
     if (stage >= 3) t.offload_s += acc * exposed_s(2 * shard_bytes / host_bw, w.forward_s, o);
   } else {
-    // Adam reads the gradient, reads and writes both moments and the fp32 weights (the master
-    // copy under mixed precision, which then also writes the working copy); clipping reads the
-    // gradients once more and zeroing writes them.
-    const double bytes_per_param = 16.0 + 8.0 + 3.0 * per.gradients + (mixed ? per.weights : 0.0);
+    // Adam (adam_step_bytes_per_param; SGD where a measured stack ran it) updates the fp32 weights
+    // (the master copy under mixed precision, which then also writes the working copy); clipping
+    // reads the gradients once more and zeroing writes them; fp16's dynamic loss scaling first
+    // unscales them (GradScaler's multi-tensor kernel: read and write each).
+    const double gradient_bytes = fp32_weights ? 4.0 : per.gradients;
+    const double update_bytes =
+        o.optimizer == OptimizerUpdate::kSgdNesterov
+            ? sgd_nesterov_step_bytes_per_param(methods.free_lunch, gradient_bytes)
+            : adam_step_bytes_per_param(methods.free_lunch, o.weight_decay, gradient_bytes);
+    const bool unscales = precision == Precision::kFp16 && o.fp16_loss_scaling;
+    const double unscale_bytes = unscales ? 2.0 * gradient_bytes : 0.0;
+    const double bytes_per_param = update_bytes + 2.0 * gradient_bytes + unscale_bytes +
+                                   (mixed && !fp32_weights ? per.weights : 0.0);
     const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
     const double dispatch_s =
         optimizer_kernels(w.param_tensors, methods.free_lunch) * device.dispatch_s();

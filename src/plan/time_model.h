@@ -25,6 +25,9 @@ struct TimeBreakdown {
   }
 };
 
+// Adam(W), the engine's; SGD with Nesterov momentum, as some measured stacks train (timm's 'sgd').
+enum class OptimizerUpdate { kAdam, kSgdNesterov };
+
 struct TimeModelOptions {
   double inter_node_gb_per_s = 12.5;     // per node, per direction (100 Gb/s network)
   double cpu_adam_params_per_s = 1.0e9;  // per node, CPU Adam throughput (assumption)
@@ -42,6 +45,13 @@ struct TimeModelOptions {
   // state, the weights stay fp32 and every micro-step casts them). The planner's own stage 1
   // keeps a half-precision working copy instead.
   bool autocast_fp32_weights_at_stage_1 = false;
+  // The optimizer update, where a measured stack's differs from the engine's Adam(W).
+  OptimizerUpdate optimizer = OptimizerUpdate::kAdam;
+  // The recipe decays weights: the unfused AdamW step pays one more pass (p.mul_).
+  bool weight_decay = false;
+  // fp16 with dynamic loss scaling (the engine's, PyTorch's GradScaler): the gradients are
+  // unscaled before the update. Some measured stacks run fp16 autocast without it.
+  bool fp16_loss_scaling = true;
   double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };
@@ -63,6 +73,14 @@ struct CollectiveLink {
 };
 
 CollectiveLink collective_link(const Cluster& cluster, const TimeModelOptions& options);
+
+// Bytes an Adam(W) step moves per parameter with fp32 moments and weights and gradients of
+// `gradient_bytes`: the fused multi-tensor kernel reads and writes each state once; the unfused
+// path (the plain method set's per-tensor loop) runs each line of the update as its own kernel
+// over the whole tensor (docs/planner.md, "Step time").
+double adam_step_bytes_per_param(bool fused, bool weight_decay, double gradient_bytes);
+// The same for SGD with Nesterov momentum (fp32 momentum and weights, no weight decay).
+double sgd_nesterov_step_bytes_per_param(bool fused, double gradient_bytes);
 
 // Whether a link name ("pcie4", "nvlink3") is PCIe.
 bool is_pcie_link(const std::string& link);

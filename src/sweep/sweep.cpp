@@ -272,7 +272,8 @@ class Sweep {
       return;
     }
     const double executed = predicted.executed_utilisation * predicted.step_time_s / step;
-    if (executed > cluster_.gpu->matmul_ceiling_fraction) {
+    const double ceiling = predicted.matmul_ceiling_fraction;
+    if (executed > ceiling) {
       t.measured.status = TrialStatus::kRejected;
       t.measured.message = fmt::format(
           "MFU {:.1f}% (executed FLOPs at {:.1f}% of peak) exceeds the {} matmul "
@@ -280,7 +281,7 @@ class Sweep {
           100 * t.mfu,
           100 * executed,
           cluster_.gpu->name,
-          100 * cluster_.gpu->matmul_ceiling_fraction);
+          100 * ceiling);
     }
   }
 

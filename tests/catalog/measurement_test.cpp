@@ -184,6 +184,14 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nautocast_fp32_weights = true"),
                {"case 'one'", "autocast_fp32_weights", "mixed precision"});
   expect_error(edit("seq_len = 128", "seq_len = 128\ndropout = 1.5"), {"[arch]", "dropout"});
+  // fp16 autocast without a GradScaler (timm's benchmark); the other precisions scale nothing.
+  const auto unscaled = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml", edit("precision = \"bf16\"", "precision = \"fp16\"\nloss_scaling = false")),
+      test::catalog());
+  EXPECT_FALSE(unscaled.cases[0].loss_scaling);
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nloss_scaling = false"),
+               {"case 'one'", "loss_scaling", "only fp16"});
   const auto dropped = load_measurement_file(
       test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
       test::catalog());

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "catalog/gpu_loader.h"
+#include "catalog/gpu_peak.h"
 #include "catalog/model_loader.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
@@ -354,6 +355,35 @@ TEST(GpuFile, NonFiniteAndNegativeFiguresAreRejected) {
             std::string::npos);
   EXPECT_NE(gpu_error("purchase_usd = 19000.0", "purchase_usd = -1.0").find("purchase_usd"),
             std::string::npos);
+}
+
+// The ceiling of fp32 on the CUDA cores is its own where measured (docs/catalog.md); both
+// fractions are bounded (a GeForce card may pass its rated peak by a few percent, not a fifth).
+TEST(GpuFile, CeilingFractionsAreBounded) {
+  const std::string tensor = "fraction_of_peak = 0.869";
+  EXPECT_EQ(gpu_error(tensor, "fraction_of_peak = 1.065"), "");
+  EXPECT_NE(
+      gpu_error(tensor, "fraction_of_peak = 1.5").find("fraction_of_peak: must be in (0, 1.2]"),
+      std::string::npos);
+  EXPECT_EQ(gpu_error(tensor, tensor + "\nfp32_fraction_of_peak = 0.9"), "");
+  EXPECT_NE(gpu_error(tensor, tensor + "\nfp32_fraction_of_peak = 0")
+                .find("fp32_fraction_of_peak: must be in (0, 1.2]"),
+            std::string::npos);
+}
+
+// Measured per dtype: a V100's SGEMM reaches more of its fp32 peak than its fp16 GEMM of the
+// tensor-core peak; an RTX 3090's fp16 passes its rated peak, its SGEMM does not fill the
+// doubled FP32 datapath (configs/gpus/*.toml).
+TEST(GpuFile, TheMatmulDtypePicksItsCeiling) {
+  const GpuSpec& v100 = test::catalog().gpu("v100-16gb");
+  EXPECT_DOUBLE_EQ(matmul_peak(v100, Precision::kFp16, false).ceiling_fraction, 0.76);
+  EXPECT_DOUBLE_EQ(matmul_peak(v100, Precision::kFp32, true).ceiling_fraction, 0.90);
+  const GpuSpec& rtx = test::catalog().gpu("rtx-3090");
+  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp16, false).ceiling_fraction, 1.065);
+  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, false).ceiling_fraction, 0.69);
+  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, true).ceiling_fraction, 1.065);  // TF32
+  const GpuSpec& a100 = test::catalog().gpu("a100");  // no fp32 figure: the tensor one
+  EXPECT_DOUBLE_EQ(matmul_peak(a100, Precision::kFp32, false).ceiling_fraction, 0.869);
 }
 
 // Found by the gpu_toml fuzz target's planning invariant: a positive figure near 0 passed the

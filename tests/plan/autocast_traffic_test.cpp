@@ -1,6 +1,9 @@
+// Memory traffic the time model charges outside the workload's operations (plan/time_model.cpp).
 // Mixed precision without sharding (the engine's autocast over fp32 weights) pays, every
 // micro-step, the weight casts and the fp32 gradient casts and accumulation at memory bandwidth;
-// fp32 and the sharded stages (a half-precision working copy) do not (plan/time_model.cpp).
+// fp32 and the sharded stages (a half-precision working copy) do not. The optimizer step moves
+// what its kernels read and write: the unfused loop's one kernel per line of the update moves
+// about three times what the fused kernel does.
 #include <gtest/gtest.h>
 
 #include "plan/time_model.h"
@@ -51,6 +54,49 @@ TEST(AutocastTraffic, StageOneWithFp32WeightsPaysItToo) {
   EXPECT_DOUBLE_EQ(compute_s(Sharding::kZero1, fp32_weights), compute_s(Sharding::kNone, {}));
   EXPECT_LT(compute_s(Sharding::kZero1, {}), compute_s(Sharding::kZero1, fp32_weights));
   EXPECT_DOUBLE_EQ(compute_s(Sharding::kZero2, fp32_weights), compute_s(Sharding::kZero2, {}));
+}
+
+// Bytes per parameter counted kernel by kernel from the update's lines (fp32 state, fp32
+// gradients): Adam(W) unfused lerp_ 12, mul_ 8, addcmul_ 16, sqrt / bias + eps 24, addcdiv_ 16;
+// SGD with Nesterov momentum mul_ 8, add_ 12, add 12, add_ 12.
+TEST(OptimizerTraffic, UnfusedUpdatesMoveWhatTheirKernelsReadAndWrite) {
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/true, false, 4.0), 28.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, false, 4.0), 76.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, true, 4.0), 84.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, false, 2.0), 70.0);
+  EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/false, 4.0), 44.0);
+  EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/true, 4.0), 20.0);
+}
+
+// The plain method set runs the unfused loop; fp16's loss scaling adds an unscaling pass (read and
+// write each fp32 gradient) unless the stack runs without it; weight decay adds AdamW's p.mul_.
+TEST(OptimizerTraffic, TheStepChargesTheUpdateItRuns) {
+  const GpuSpec& gpu = test::catalog().gpu("v100-16gb");
+  const Cluster cluster{{1, 1}, &gpu};
+  const DeviceModel device(gpu, Precision::kFp16, /*free_lunch=*/false);
+  WorkloadSummary w;
+  w.forward_s = 0.1;
+  w.backward_s = 0.2;
+  const double params = 3.0e8;
+  const double bw = device.bandwidth_bytes_per_s();
+  const auto optimizer_s = [&](Precision precision, bool fused, const TimeModelOptions& o) {
+    const MethodSet methods{.free_lunch = fused};
+    return predict_step_time(params, precision, methods, cluster, 1, w, device, o).optimizer_s;
+  };
+  const TimeModelOptions adam;
+  // fp32 gradients under autocast: the update, clipping's read and zeroing's write (4 + 4).
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, adam), params * (76.0 + 8.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, true, adam), params * (28.0 + 8.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, adam), params * (76.0 + 8.0 + 8.0) / bw, 1e-12);
+  TimeModelOptions no_scaling;
+  no_scaling.fp16_loss_scaling = false;
+  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, no_scaling), params * (76.0 + 8.0) / bw, 1e-12);
+  TimeModelOptions decay;
+  decay.weight_decay = true;
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, decay), params * (84.0 + 8.0) / bw, 1e-12);
+  TimeModelOptions sgd;
+  sgd.optimizer = OptimizerUpdate::kSgdNesterov;
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, sgd), params * (44.0 + 8.0) / bw, 1e-12);
 }
 
 }  // namespace
