@@ -105,6 +105,7 @@ PlanRow evaluate(const ModelSpec& model,
   // MFU counts attention whole (PaLM's definition), so with causal fused attention it can pass
   // the ceiling on long sequences; the executed FLOPs cannot.
   row.executed_utilisation = exec_step_flops / capacity;
+  row.matmul_dtype = device.matmul_dtype();
   row.matmul_ceiling_fraction = device.ceiling_fraction();
   if (row.executed_utilisation > row.matmul_ceiling_fraction * (1.0 + 1e-9)) {
     throw std::logic_error(

@@ -68,6 +68,7 @@ struct PlanRow {
   // Executed FLOPs (causal attention's skipped half excluded, recomputation included) / peak: a
   // physical fraction, never above the matmul ceiling.
   double executed_utilisation = 0.0;
+  const char* matmul_dtype = "";         // what its GEMMs run in: fp32, tf32, fp16 or bf16
   double matmul_ceiling_fraction = 0.0;  // of the matmul dtype's peak (GpuSpec)
   double model_flops_per_sample = 0.0;   // forward + backward
   // The input pipeline's time for one step on one GPU; a step never takes less (input_bound).

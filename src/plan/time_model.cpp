@@ -161,19 +161,25 @@ TimeBreakdown predict_step_time(double params,
                   local_params / cpu_rate /*CPU Adam*/ + shard_bytes / host_bw /*weights back*/;
     if (stage >= 3) t.offload_s += acc * exposed_s(2 * shard_bytes / host_bw, w.forward_s, o);
   } else {
-    // Adam (adam_step_bytes_per_param; SGD where a measured stack ran it) updates the fp32 weights
-    // (the master copy under mixed precision, which then also writes the working copy); clipping
-    // reads the gradients once more and zeroing writes them; fp16's dynamic loss scaling first
-    // unscales them (GradScaler's multi-tensor kernel: read and write each).
-    const double gradient_bytes = fp32_weights ? 4.0 : per.gradients;
+    // The update runs on fp32 gradients (fp32 .grad under autocast; a sharded stage's
+    // half-precision gradient shard is cast first: read 2, write 4) and fp32 state (Adam:
+    // adam_step_bytes_per_param; SGD where a measured stack ran it). fp16's dynamic loss scaling
+    // first unscales the gradients (GradScaler's multi-tensor kernel: read and write each);
+    // clipping (torch's clip_grad_norm_) reads them for the norm and scales them (read, write).
+    // Under mixed precision with a working copy, the updated master writes it (read 4, write 2).
+    // Gradients are set to None rather than zeroed (torch 2, the engine).
+    constexpr double kFp32 = 4.0;
+    const double cast_bytes = per.gradients < kFp32 && !fp32_weights ? per.gradients + kFp32 : 0.0;
     const double update_bytes =
         o.optimizer == OptimizerUpdate::kSgdNesterov
-            ? sgd_nesterov_step_bytes_per_param(methods.free_lunch, gradient_bytes)
-            : adam_step_bytes_per_param(methods.free_lunch, o.weight_decay, gradient_bytes);
+            ? sgd_nesterov_step_bytes_per_param(methods.free_lunch, kFp32)
+            : adam_step_bytes_per_param(methods.free_lunch, o.weight_decay, kFp32);
     const bool unscales = precision == Precision::kFp16 && o.fp16_loss_scaling;
-    const double unscale_bytes = unscales ? 2.0 * gradient_bytes : 0.0;
-    const double bytes_per_param = update_bytes + 2.0 * gradient_bytes + unscale_bytes +
-                                   (mixed && !fp32_weights ? per.weights : 0.0);
+    const double unscale_bytes = unscales ? 2.0 * kFp32 : 0.0;
+    const double clip_bytes = 3.0 * kFp32;
+    const double working_copy_bytes = mixed && !fp32_weights ? kFp32 + per.weights : 0.0;
+    const double bytes_per_param =
+        cast_bytes + unscale_bytes + clip_bytes + update_bytes + working_copy_bytes;
     const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
     const double dispatch_s =
         optimizer_kernels(w.param_tensors, methods.free_lunch) * device.dispatch_s();

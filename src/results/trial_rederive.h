@@ -19,9 +19,10 @@ namespace gpudays {
 // 0.1 points: 0.25% of an MFU of 40%).
 inline constexpr double kFigureTolerance = 1e-3;
 
-// The most MFU and HFU can be (trial_validate.cpp gives the reasons): of a GPU's datasheet peak,
-// and of the host CPU's measured matmul, with the margin of causal attention counted whole.
-inline constexpr double kMaxGpuUtilisation = 1.0;
+// The most MFU and HFU can be (trial_validate.cpp gives the reasons): of a GPU's datasheet peak
+// (whose measured ceiling may pass it by up to the GPU loader's 1.2, a GeForce card's boost), and
+// of the host CPU's measured matmul, with the margin of causal attention counted whole.
+inline constexpr double kMaxGpuUtilisation = 1.4;
 inline constexpr double kMaxHostCpuUtilisation = 1.2;
 
 // The work of one optimizer step of the trial's configuration and model on its hardware: `gpu` the

@@ -1,6 +1,7 @@
 // The model and GPU rows' column lists.
 #include "rows/catalog_rows.h"
 
+#include "catalog/gpu_peak.h"
 #include "catalog/param_count.h"
 #include "plan/workload.h"
 
@@ -70,6 +71,11 @@ const std::vector<Column<GpuSpec>>& gpu_columns() {
       {"peak_tf32_tflops", [](const G& g) { return Cell{g.peak_tf32_tflops}; }, D::kPlain},
       {"peak_fp32_tflops", [](const G& g) { return Cell{g.peak_fp32_tflops}; }},
       {"matmul_ceiling_fraction", [](const G& g) { return Cell{g.matmul_ceiling_fraction}; }},
+      // fp32 on the CUDA cores; the tensor-core fraction where the GPU file gives none.
+      {"fp32_matmul_ceiling_fraction",
+       [](const G& g) {
+         return Cell{matmul_peak(g, Precision::kFp32, /*tf32_allowed=*/false).ceiling_fraction};
+       }},
       {"matmul_ceiling_measured", [](const G& g) { return Cell{g.matmul_ceiling_measured}; }},
       {"memory_bytes", [](const G& g) { return Cell{g.memory_bytes}; }, D::kGib},
       {"memory_bandwidth_gb_per_s",

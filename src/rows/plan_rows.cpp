@@ -350,8 +350,8 @@ void print_plan_summary(std::ostream& out,
       "{:.1f}%)\n",
       100 * b.mfu,
       100 * b.hfu,
-      result.matmul_dtype,
-      100 * result.matmul_ceiling_fraction);
+      b.matmul_dtype,
+      100 * b.matmul_ceiling_fraction);
   if (b.input.applies) {
     const InputBound& in = b.input;
     out << (b.input_bound

@@ -379,9 +379,9 @@ TEST(GpuFile, TheMatmulDtypePicksItsCeiling) {
   EXPECT_DOUBLE_EQ(matmul_peak(v100, Precision::kFp16, false).ceiling_fraction, 0.76);
   EXPECT_DOUBLE_EQ(matmul_peak(v100, Precision::kFp32, true).ceiling_fraction, 0.90);
   const GpuSpec& rtx = test::catalog().gpu("rtx-3090");
-  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp16, false).ceiling_fraction, 1.065);
+  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp16, false).ceiling_fraction, 1.08);
   EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, false).ceiling_fraction, 0.69);
-  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, true).ceiling_fraction, 1.065);  // TF32
+  EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, true).ceiling_fraction, 1.08);  // TF32
   const GpuSpec& a100 = test::catalog().gpu("a100");  // no fp32 figure: the tensor one
   EXPECT_DOUBLE_EQ(matmul_peak(a100, Precision::kFp32, false).ceiling_fraction, 0.869);
 }

@@ -63,13 +63,13 @@ TEST(OptimizerTraffic, UnfusedUpdatesMoveWhatTheirKernelsReadAndWrite) {
   EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/true, false, 4.0), 28.0);
   EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, false, 4.0), 76.0);
   EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, true, 4.0), 84.0);
-  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, false, 2.0), 70.0);
   EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/false, 4.0), 44.0);
   EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/true, 4.0), 20.0);
 }
 
 // The plain method set runs the unfused loop; fp16's loss scaling adds an unscaling pass (read and
-// write each fp32 gradient) unless the stack runs without it; weight decay adds AdamW's p.mul_.
+// write each fp32 gradient) unless the stack runs without it; weight decay adds AdamW's p.mul_. A
+// sharded stage casts its half-precision gradient shard and writes the working copy (6 + 6).
 TEST(OptimizerTraffic, TheStepChargesTheUpdateItRuns) {
   const GpuSpec& gpu = test::catalog().gpu("v100-16gb");
   const Cluster cluster{{1, 1}, &gpu};
@@ -84,19 +84,24 @@ TEST(OptimizerTraffic, TheStepChargesTheUpdateItRuns) {
     return predict_step_time(params, precision, methods, cluster, 1, w, device, o).optimizer_s;
   };
   const TimeModelOptions adam;
-  // fp32 gradients under autocast: the update, clipping's read and zeroing's write (4 + 4).
-  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, adam), params * (76.0 + 8.0) / bw, 1e-12);
-  EXPECT_NEAR(optimizer_s(Precision::kFp32, true, adam), params * (28.0 + 8.0) / bw, 1e-12);
-  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, adam), params * (76.0 + 8.0 + 8.0) / bw, 1e-12);
+  // fp32 gradients under autocast: the update and clipping's norm read and scaling (4 + 4 + 4).
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, adam), params * (76.0 + 12.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, true, adam), params * (28.0 + 12.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, adam), params * (76.0 + 12.0 + 8.0) / bw, 1e-12);
   TimeModelOptions no_scaling;
   no_scaling.fp16_loss_scaling = false;
-  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, no_scaling), params * (76.0 + 8.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp16, false, no_scaling), params * (76.0 + 12.0) / bw, 1e-12);
   TimeModelOptions decay;
   decay.weight_decay = true;
-  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, decay), params * (84.0 + 8.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, decay), params * (84.0 + 12.0) / bw, 1e-12);
   TimeModelOptions sgd;
   sgd.optimizer = OptimizerUpdate::kSgdNesterov;
-  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, sgd), params * (44.0 + 8.0) / bw, 1e-12);
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, false, sgd), params * (44.0 + 12.0) / bw, 1e-12);
+  const MethodSet zero1{.sharding = Sharding::kZero1};
+  const Cluster two{{1, 2}, &gpu};
+  const double zero1_s =
+      predict_step_time(params, Precision::kFp16, zero1, two, 1, w, device, adam).optimizer_s;
+  EXPECT_NEAR(zero1_s, params / 2 * (6.0 + 8.0 + 12.0 + 76.0 + 6.0) / bw, 1e-12);
 }
 
 }  // namespace
