@@ -45,7 +45,10 @@ PlanRow evaluate(const ModelSpec& model,
   row.config = config;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
   TimeModelOptions time = options.time;
-  time.weight_decay = model.recipe.weight_decay > 0.0;
+  if (model.recipe.weight_decay > 0.0) {
+    time.weight_decay = model.recipe.optimizer == OptimizerKind::kAdamW ? WeightDecay::kDecoupled
+                                                                        : WeightDecay::kL2;
+  }
   row.time = predict_step_time(
       params, precision, config.methods, cluster, config.grad_acc_steps, w, device, time);
   row.collective = collective_link(cluster, options.time);

@@ -41,7 +41,7 @@ double autocast_weight_traffic_s(double params, double acc, const DeviceModel& d
 
 }  // namespace
 
-double adam_step_bytes_per_param(bool fused, bool weight_decay, double gradient_bytes) {
+double adam_step_bytes_per_param(bool fused, WeightDecay decay, double gradient_bytes) {
   const double g = gradient_bytes;
   if (fused) return 16.0 + 8.0 + g;  // moments and weight read and written once, gradient read
   // One kernel per line over the whole tensor, fp32 state (the engine's plain_step, as
@@ -49,8 +49,12 @@ double adam_step_bytes_per_param(bool fused, bool weight_decay, double gradient_
   // exp_avg_sq.mul_ reads 4, writes 4, then addcmul_(grad, grad) reads 4 + 2g, writes 4;
   // denom = (sqrt / bias) + eps: three kernels, each reads 4 and writes 4; p.addcdiv_ reads
   // 12, writes 4. transformers.AdamW of the 4.x era moves the same (mul_ + add_ for the lerp,
-  // no division). Decoupled weight decay adds p.mul_: read 4, write 4.
-  return (8.0 + g) + 8.0 + (8.0 + 2.0 * g) + 24.0 + 16.0 + (weight_decay ? 8.0 : 0.0);
+  // no division). Decoupled weight decay (AdamW) adds p.mul_: read 4, write 4; Adam's L2 form
+  // grad = grad.add(p, wd): read g + 4, write g.
+  const double decay_bytes = decay == WeightDecay::kDecoupled ? 8.0
+                             : decay == WeightDecay::kL2      ? 4.0 + 2.0 * g
+                                                              : 0.0;
+  return (8.0 + g) + 8.0 + (8.0 + 2.0 * g) + 24.0 + 16.0 + decay_bytes;
 }
 
 double sgd_nesterov_step_bytes_per_param(bool fused, double gradient_bytes) {

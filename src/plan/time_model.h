@@ -25,6 +25,10 @@ struct TimeBreakdown {
   }
 };
 
+// How the recipe decays weights: not at all, decoupled (AdamW), or as an L2 term in the gradient
+// (Adam).
+enum class WeightDecay { kNone, kDecoupled, kL2 };
+
 // Adam(W), the engine's; SGD with Nesterov momentum, as some measured stacks train (timm's 'sgd').
 enum class OptimizerUpdate { kAdam, kSgdNesterov };
 
@@ -47,8 +51,9 @@ struct TimeModelOptions {
   bool autocast_fp32_weights_at_stage_1 = false;
   // The optimizer update, where a measured stack's differs from the engine's Adam(W).
   OptimizerUpdate optimizer = OptimizerUpdate::kAdam;
-  // The recipe decays weights: the unfused AdamW step pays one more pass (p.mul_).
-  bool weight_decay = false;
+  // The recipe's weight decay: the unfused step pays one more pass (AdamW's p.mul_, Adam's L2
+  // grad.add(p)).
+  WeightDecay weight_decay = WeightDecay::kNone;
   // fp16 with dynamic loss scaling (the engine's, PyTorch's GradScaler): the gradients are
   // unscaled before the update. Some measured stacks run fp16 autocast without it.
   bool fp16_loss_scaling = true;
@@ -78,7 +83,7 @@ CollectiveLink collective_link(const Cluster& cluster, const TimeModelOptions& o
 // `gradient_bytes`: the fused multi-tensor kernel reads and writes each state once; the unfused
 // path (the plain method set's per-tensor loop) runs each line of the update as its own kernel
 // over the whole tensor (docs/planner.md, "Step time").
-double adam_step_bytes_per_param(bool fused, bool weight_decay, double gradient_bytes);
+double adam_step_bytes_per_param(bool fused, WeightDecay decay, double gradient_bytes);
 // The same for SGD with Nesterov momentum (fp32 momentum and weights, no weight decay).
 double sgd_nesterov_step_bytes_per_param(bool fused, double gradient_bytes);
 

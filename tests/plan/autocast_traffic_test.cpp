@@ -57,12 +57,14 @@ TEST(AutocastTraffic, StageOneWithFp32WeightsPaysItToo) {
 }
 
 // Bytes per parameter counted kernel by kernel from the update's lines (fp32 state, fp32
-// gradients): Adam(W) unfused lerp_ 12, mul_ 8, addcmul_ 16, sqrt / bias + eps 24, addcdiv_ 16;
+// gradients): Adam(W) unfused lerp_ 12, mul_ 8, addcmul_ 16, sqrt / bias + eps 24, addcdiv_ 16,
+// and AdamW's p.mul_ 8 or Adam's grad.add(p) 12;
 // SGD with Nesterov momentum mul_ 8, add_ 12, add 12, add_ 12.
 TEST(OptimizerTraffic, UnfusedUpdatesMoveWhatTheirKernelsReadAndWrite) {
-  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/true, false, 4.0), 28.0);
-  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, false, 4.0), 76.0);
-  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, true, 4.0), 84.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/true, WeightDecay::kNone, 4.0), 28.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, WeightDecay::kNone, 4.0), 76.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, WeightDecay::kDecoupled, 4.0), 84.0);
+  EXPECT_DOUBLE_EQ(adam_step_bytes_per_param(/*fused=*/false, WeightDecay::kL2, 4.0), 88.0);
   EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/false, 4.0), 44.0);
   EXPECT_DOUBLE_EQ(sgd_nesterov_step_bytes_per_param(/*fused=*/true, 4.0), 20.0);
 }
@@ -92,7 +94,7 @@ TEST(OptimizerTraffic, TheStepChargesTheUpdateItRuns) {
   no_scaling.fp16_loss_scaling = false;
   EXPECT_NEAR(optimizer_s(Precision::kFp16, false, no_scaling), params * (76.0 + 12.0) / bw, 1e-12);
   TimeModelOptions decay;
-  decay.weight_decay = true;
+  decay.weight_decay = WeightDecay::kDecoupled;
   EXPECT_NEAR(optimizer_s(Precision::kFp32, false, decay), params * (84.0 + 12.0) / bw, 1e-12);
   TimeModelOptions sgd;
   sgd.optimizer = OptimizerUpdate::kSgdNesterov;
