@@ -3,10 +3,12 @@
 #include "distributed/c10d/store.h"
 
 #include <unistd.h>
+
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -41,18 +43,24 @@ std::string host_name() {
 }
 
 // Rank 0 serves a TCP store on a free port and writes its address into the file store; the others
-// read it. Every rank drops the file store afterwards (the last one removes the file).
+// read it. Every rank drops the file store afterwards (the last one removes the file). The key is
+// numbered by the worlds this process has opened, which every rank of a job opens in the same
+// order: a rank that opens the next world while a slow one still holds the file of the previous
+// one reads no stale address (it used to join the previous world's store, find every rank
+// "arrived" there, and leave rank 0 waiting alone).
 c10::intrusive_ptr<c10d::Store> tcp_store_through_file(const Rendezvous& r,
                                                        std::chrono::milliseconds timeout) {
+  static std::atomic<int64_t> worlds_opened{0};
+  const std::string key = fmt::format("gpudays/tcp_store/{}", worlds_opened++);
   auto file = c10::make_intrusive<c10d::FileStore>(r.store.file, r.ranks.world_size);
   file->setTimeout(timeout);
   if (r.ranks.rank == 0) {
     auto store = tcp_store(host_name(), /*port=*/0, /*serve=*/true, r, timeout);
     const std::string address = fmt::format("{}:{}", host_name(), store->getPort());
-    file->set("gpudays/tcp_store", std::vector<uint8_t>(address.begin(), address.end()));
+    file->set(key, std::vector<uint8_t>(address.begin(), address.end()));
     return store;
   }
-  const std::vector<uint8_t> address = file->get("gpudays/tcp_store");
+  const std::vector<uint8_t> address = file->get(key);
   const std::string text(address.begin(), address.end());
   const size_t colon = text.rfind(':');
   return tcp_store(
