@@ -43,16 +43,17 @@ std::string host_name() {
 }
 
 // Rank 0 serves a TCP store on a free port and writes its address into the file store; the others
-// read it. Every rank drops the file store afterwards (the last one removes the file). The key is
-// numbered by the worlds this process has opened, which every rank of a job opens in the same
-// order: a rank that opens the next world while a slow one still holds the file of the previous
-// one reads no stale address (it used to join the previous world's store, find every rank
-// "arrived" there, and leave rank 0 waiting alone).
+// read it. Every rank drops the file store afterwards (the last one removes the file). Each world
+// a process opens has its own file, numbered in the order the process opens them, which is the
+// same on every rank of a job: consecutive worlds on one file raced (a rank that opened the next
+// world before a slow one had dropped the previous one's file read the old address, or lost the
+// file when the last holder of the old world removed it, and rank 0 waited alone).
 c10::intrusive_ptr<c10d::Store> tcp_store_through_file(const Rendezvous& r,
                                                        std::chrono::milliseconds timeout) {
   static std::atomic<int64_t> worlds_opened{0};
-  const std::string key = fmt::format("gpudays/tcp_store/{}", worlds_opened++);
-  auto file = c10::make_intrusive<c10d::FileStore>(r.store.file, r.ranks.world_size);
+  const std::string path = fmt::format("{}.{}", r.store.file, worlds_opened++);
+  const std::string key = "gpudays/tcp_store";
+  auto file = c10::make_intrusive<c10d::FileStore>(path, r.ranks.world_size);
   file->setTimeout(timeout);
   if (r.ranks.rank == 0) {
     auto store = tcp_store(host_name(), /*port=*/0, /*serve=*/true, r, timeout);
