@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "catalog/gpu_peak.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/device_model.h"
@@ -68,10 +69,10 @@ ImpliedUtilisation implied_utilisation(const ModelSpec& model,
   u.model_flops_per_token = flops_per_sample / static_cast<double>(model.tokens_per_sample());
   u.run_flops = flops_per_sample * static_cast<double>(model.recipe.global_batch) *
                 static_cast<double>(model.recipe.train_steps);
-  const DeviceModel device(gpu, model.recipe.precision, /*free_lunch=*/true);
-  u.peak_flops_per_gpu = device.peak_flops();
+  const MatmulPeak peak = matmul_peak(gpu, model.recipe.precision, /*tf32_allowed=*/true);
+  u.peak_flops_per_gpu = peak.tflops * kTera;
   u.mfu = u.run_flops / (days * kSecondsPerDay * static_cast<double>(gpus) * u.peak_flops_per_gpu);
-  u.matmul_ceiling = device.ceiling_fraction();
+  u.matmul_ceiling = peak.ceiling_fraction;
   u.impossible = u.mfu > u.matmul_ceiling;
   return u;
 }

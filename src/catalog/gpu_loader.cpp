@@ -40,15 +40,10 @@ void read_peak(const TomlFields& t, GpuSpec& g) {
   check(g.peak_bf16_tflops, "bf16", false);
 }
 
-// A GeForce card boosts above the clock its datasheet peak assumes, so a measured best GEMM can
-// pass that peak by some percent (the RTX 3090's fp16, configs/gpus/rtx-3090.toml); never by a
-// fifth.
-constexpr double kMaxCeilingFraction = 1.2;
-
 void read_ceiling(const TomlFields& t, GpuSpec& g) {
   const auto check = [&t](const char* key, double fraction) {
-    if (fraction <= 0.0 || fraction > kMaxCeilingFraction) {
-      t.fail(key, fmt::format("must be in (0, {:g}]", kMaxCeilingFraction));
+    if (fraction <= 0.0 || fraction > kMaxMatmulCeilingFraction) {
+      t.fail(key, fmt::format("must be in (0, {:g}]", kMaxMatmulCeilingFraction));
     }
   };
   g.matmul_ceiling_fraction = t.get_double("fraction_of_peak");

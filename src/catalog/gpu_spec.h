@@ -16,6 +16,11 @@ namespace gpudays {
 // whatever its compute capability (0), no prices; its peaks and ceiling are measured, not sourced.
 enum class DeviceKind { kGpu, kCpu };
 
+// The most a measured matmul ceiling may be of a datasheet peak: a GeForce card boosts above the
+// clock its peak assumes, so its best GEMM can pass that peak by some percent (the RTX 3090's,
+// configs/gpus/rtx-3090.toml), never by a fifth.
+inline constexpr double kMaxMatmulCeilingFraction = 1.2;
+
 struct GpuSpec {
   DeviceKind kind = DeviceKind::kGpu;
   std::string name;                  // catalog key, e.g. "a100-80gb-sxm"; "cpu" for the host CPU

@@ -170,8 +170,6 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
     const DeviceModel& device = fl ? free_lunch : plain;
-    result.matmul_dtype = device.matmul_dtype();
-    result.matmul_ceiling_fraction = device.ceiling_fraction();
     auto key = std::make_pair(fl, config.micro_batch_size);
     auto it = summaries.find(key);
     if (it == summaries.end()) {

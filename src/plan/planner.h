@@ -89,8 +89,6 @@ struct PlanResult {
   ConfigurationPin pin;                     // what the search was restricted to
   double host_memory_bytes_per_node = 0.0;  // the limit offloaded state was checked against
   bool host_memory_is_default = true;
-  const char* matmul_dtype = "";
-  double matmul_ceiling_fraction = 0.0;
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);

@@ -23,6 +23,8 @@ inline constexpr double kFigureTolerance = 1e-3;
 // (whose measured ceiling may pass it by up to the GPU loader's 1.2, a GeForce card's boost), and
 // of the host CPU's measured matmul, with the margin of causal attention counted whole.
 inline constexpr double kMaxGpuUtilisation = 1.4;
+static_assert(kMaxGpuUtilisation >= kMaxMatmulCeilingFraction * 1.16,
+              "a GPU row may count causal attention's ~17% above the highest matmul ceiling");
 inline constexpr double kMaxHostCpuUtilisation = 1.2;
 
 // The work of one optimizer step of the trial's configuration and model on its hardware: `gpu` the
