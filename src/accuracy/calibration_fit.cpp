@@ -46,6 +46,24 @@ bool fit_one(const FittedConstant& c,
   return best != current;
 }
 
+// The start, then (with restarts) every constant at its lower bound, at the grid point nearest
+// its midpoint, and at its upper bound.
+std::vector<PlanOptions> search_starts(const PlanOptions& start, bool restarts) {
+  std::vector<PlanOptions> out = {start};
+  if (!restarts) return out;
+  for (const double at : {0.0, 0.5, 1.0}) {
+    PlanOptions o = start;
+    for (const FittedConstant& c : fitted_constants()) {
+      const std::vector<double> grid = constant_grid(c.min, c.max, c.step);
+      const auto index =
+          static_cast<size_t>(std::lround(at * static_cast<double>(grid.size() - 1)));
+      set_constant(o, c.name, grid[index]);
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> constant_grid(double min, double max, double step) {
@@ -85,16 +103,29 @@ CalibrationFit fit_calibration(const std::vector<Measurement>& fit_half,
   fit.fit_cases = before.overall.cases;
   if (fit.fit_cases == 0) throw InputError("no case of the fitting half can be planned");
   fit.fit_mape_before = before.overall.mape;
-  double mape = fit.fit_mape_before;
-  for (fit.passes = 1; fit.passes <= options.max_passes; ++fit.passes) {
-    bool changed = false;
-    for (const FittedConstant& c : fitted_constants()) {
-      changed = fit_one(c, timed, catalog, fit.options, mape) || changed;
+  // A greedy coordinate search stops in the first valley it reaches: it is run from the start
+  // and from each constant's lower bound, midpoint and upper bound taken together, and the
+  // lowest MAPE wins (the start on ties).
+  fit.fit_mape_after = fit.fit_mape_before;
+  bool first = true;
+  for (const PlanOptions& from : search_starts(start, options.restarts)) {
+    PlanOptions candidate = from;
+    double mape = first ? fit.fit_mape_before : fit_mape(timed, catalog, candidate);
+    int passes = 1;
+    for (; passes <= options.max_passes; ++passes) {
+      bool changed = false;
+      for (const FittedConstant& c : fitted_constants()) {
+        changed = fit_one(c, timed, catalog, candidate, mape) || changed;
+      }
+      if (!changed) break;
     }
-    if (!changed) break;
+    if (first || mape < fit.fit_mape_after - kMinImprovement) {
+      fit.options = candidate;
+      fit.fit_mape_after = mape;
+      fit.passes = std::min(passes, options.max_passes);
+    }
+    first = false;
   }
-  fit.passes = std::min(fit.passes, options.max_passes);
-  fit.fit_mape_after = mape;
   for (const FittedConstant& c : fitted_constants()) {
     fit.values.push_back({c.name,
                           constant_value(fit.options, c.name),

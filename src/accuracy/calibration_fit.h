@@ -16,7 +16,8 @@ namespace gpudays {
 class Catalog;
 
 struct FitOptions {
-  int max_passes = 8;  // coordinate passes; the search stops earlier when a pass changes nothing
+  int max_passes = 8;    // coordinate passes; the search stops earlier when a pass changes nothing
+  bool restarts = true;  // also search from every constant's lower bound, midpoint, upper bound
 };
 
 struct CalibrationFit {

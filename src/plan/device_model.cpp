@@ -89,14 +89,28 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
   compute_s = std::max(compute_s, flops / ceiling_flops());
   const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
-  // A GPU runs kernels while the host launches the next ones: the slower of the two. The host
-  // CPU dispatches an operation and then runs it on the same thread: the sum, with one BLAS call
-  // per GEMM of a batched matmul.
+  // The host CPU dispatches an operation and then runs it on the same thread: the sum, with one
+  // BLAS call per GEMM of a batched matmul. A GPU runs kernels while the host issues the next
+  // ones (op_host_s; workload_summary.cpp queues the two).
   if (gpu_->kind == DeviceKind::kCpu) {
     const double calls = op.kernels * std::max(1.0, op.batch) * factor;
     return std::max(compute_s, memory_s) + calls * dispatch_s_ + host_only_s(op, backward);
   }
-  return std::max({compute_s, memory_s, op.kernels * factor * dispatch_s_});
+  return std::max(compute_s, memory_s);
+}
+
+double DeviceModel::host_dispatch_s(bool python) const {
+  return python ? c_.python_dispatch_s : dispatch_s_;
+}
+
+double DeviceModel::op_host_s(const Op& op, bool backward, bool python_forward) const {
+  if (gpu_->kind == DeviceKind::kCpu) return 0.0;
+  if (backward) {
+    // Autograd's engine launches backward kernels from C++; a Python stack replays no graph.
+    const double per_kernel = python_forward ? c_.eager_dispatch_s : dispatch_s_;
+    return op.kernels * op.backward_factor * per_kernel;
+  }
+  return op.kernels * host_dispatch_s(python_forward);
 }
 
 }  // namespace gpudays

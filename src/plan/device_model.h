@@ -48,8 +48,13 @@ struct DeviceModelConstants {
   // per-channel path at 0.024-0.038 (7x7, 4-16 pixels wide, 16-128 channels).
   double cpu_depthwise_input_grad_fraction = 0.7;
   double cpu_depthwise_weight_grad_fraction = 0.03;
-  double eager_dispatch_s = 5e-6;  // per kernel, C++ eager dispatch
-  double graph_dispatch_s = 1e-6;  // per kernel, CUDA-graph replay
+  // The host's time to issue one kernel (docs/planner.md, "Host and GPU"): from C++ (the
+  // engine's LibTorch calls, and autograd's backward in every stack), from Python model code
+  // (an eager nn.Module forward: the interpreter, the module call and torch's Python binding on
+  // top of the C++ dispatch), and as a CUDA-graph replay.
+  double eager_dispatch_s = 5e-6;
+  double python_dispatch_s = 10e-6;
+  double graph_dispatch_s = 1e-6;
 };
 
 // "sm_80" for compute capability 8.0, "sm_86" for 8.6.
@@ -65,7 +70,13 @@ class DeviceModel {
               DeviceModelConstants constants = {},
               bool tf32 = false);
 
+  // The device's time for an operation (on a GPU the kernels alone; the host CPU dispatches and
+  // runs them on one thread, so its time includes the dispatch).
   double op_time_s(const Op& op, bool backward) const;
+  // The host's time to issue the operation's kernels to a GPU (zero on the host CPU, whose
+  // dispatch is in op_time_s): python_forward when eager Python model code runs the forward;
+  // backward is autograd's C++ engine either way.
+  double op_host_s(const Op& op, bool backward, bool python_forward) const;
   double peak_flops() const { return peak_flops_; }  // dense peak of the matmul dtype, FLOP/s
   // The best measured matmul of the dtype, as a fraction of its peak, and in FLOP/s.
   double ceiling_fraction() const { return ceiling_fraction_; }
@@ -73,7 +84,10 @@ class DeviceModel {
   double matmul_fraction_of_ceiling() const { return matmul_fraction_; }
   double bandwidth_bytes_per_s() const;
   const char* matmul_dtype() const { return matmul_dtype_; }
-  double dispatch_s() const { return dispatch_s_; }  // per kernel launch
+  double dispatch_s() const { return dispatch_s_; }  // per kernel launch from C++ (or a graph)
+  // Per kernel launched by the host: from Python (model code, an optimizer's Python loop) or as
+  // the engine does (dispatch_s).
+  double host_dispatch_s(bool python) const;
 
  private:
   double matmul_efficiency(const Op& op) const;

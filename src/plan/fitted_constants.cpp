@@ -78,7 +78,12 @@ const std::vector<FittedConstant>& fitted_constants() {
        0.9,
        0.025,
        "achieved fraction of memory bandwidth by memory-bound operations (non-GEMM time)"},
-      {"eager_dispatch_us", 2.0, 20.0, 1.0, "per-kernel overhead of an eager launch, microseconds"},
+      {"eager_dispatch_us",
+       2.0,
+       20.0,
+       1.0,
+       "host time per kernel launched from C++ (the engine; autograd's backward), microseconds"},
+
       {"overlap_fraction",
        0.5,
        1.0,

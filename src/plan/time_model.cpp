@@ -185,8 +185,10 @@ TimeBreakdown predict_step_time(double params,
     const double bytes_per_param =
         cast_bytes + unscale_bytes + clip_bytes + update_bytes + working_copy_bytes;
     const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
-    const double dispatch_s =
-        optimizer_kernels(w.param_tensors, methods.free_lunch) * device.dispatch_s();
+    // A Python stack's optimizer loops over the tensors in Python (torch.optim's single-tensor
+    // path, transformers' AdamW); the engine's in C++.
+    const double dispatch_s = optimizer_kernels(w.param_tensors, methods.free_lunch) *
+                              device.host_dispatch_s(w.python_forward);
     t.optimizer_s = std::max(memory_s, dispatch_s);
   }
   return t;

@@ -39,6 +39,21 @@ std::string to_string(ModelCode code) {
   return "engine";
 }
 
+bool python_launches(const Implementation& implementation) {
+  if (implementation.compiled) return false;  // Inductor's wrapper launches the kernels
+  switch (implementation.code) {
+    case ModelCode::kEngine:
+    case ModelCode::kLlmC:
+      return false;
+    case ModelCode::kHuggingFace:
+    case ModelCode::kFlashAttn:
+    case ModelCode::kLlamaReference:
+    case ModelCode::kMambaSsm:
+      return true;
+  }
+  return false;
+}
+
 Op make_matmul(const char* name, double m, double n, double k, double elt, double batch) {
   Op op;
   op.name = name;
@@ -108,6 +123,8 @@ Workload build_family_workload(const ModelSpec& model, const WorkloadOptions& op
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
   Workload w = build_family_workload(model, options);
   w.checkpointed_block_share = options.implementation.checkpointing.block_share;
+  w.python_forward =
+      options.device_kind == DeviceKind::kGpu && python_launches(options.implementation);
   return w;
 }
 

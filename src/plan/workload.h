@@ -61,6 +61,9 @@ struct Workload {
   int64_t samples = 0;
   int64_t tokens_per_sample = 0;  // 1 for convnext (images)
   int64_t param_tensors = 0;      // all parameter tensors (optimizer kernel count)
+  // The forward's kernels are launched from eager Python model code (python_launches), not from
+  // the engine's C++ or a compiled graph: the host's cost per kernel differs (DeviceModel).
+  bool python_forward = false;
 };
 
 // Whose model code runs the forward pass: the same mathematics, launched as different kernels
@@ -86,6 +89,10 @@ enum class ModelCode {
 // look-up names the choices.
 ModelCode parse_model_code(const std::string& name);
 std::string to_string(ModelCode code);
+struct Implementation;
+// Whether the implementation's forward runs as eager Python (transformers', flash-attn's, Meta's
+// and mamba-ssm's nn.Modules without torch.compile) rather than the engine's C++ or llm.c's CUDA.
+bool python_launches(const Implementation& implementation);
 
 // What a checkpointed run keeps (docs/planner.md, "Selective checkpointing"). The engine, and so
 // `plan`, checkpoints every repeated block whole; published runs also checkpointed some blocks

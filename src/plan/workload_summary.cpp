@@ -13,11 +13,22 @@ struct OpTotals {
   double policy_kept = 0.0, recompute_s = 0.0, recompute_flops = 0.0, recompute_exec_flops = 0.0;
 };
 
-OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
+// The GPU's and the host's time for a run of kernels. The host issues kernels ahead of the GPU
+// into its launch queue, so the run takes the slower of the two sums (docs/planner.md, "Host and
+// GPU"): a GPU busy with large GEMMs hides the launches of the small kernels between them.
+struct Queue {
+  double device_s = 0.0, host_s = 0.0;
+  double time_s() const { return std::max(device_s, host_s); }
+};
+
+OpTotals total(const std::vector<Op>& ops, const DeviceModel& device, bool python) {
   OpTotals t;
+  Queue forward, backward, recompute;
   for (const Op& op : ops) {
-    t.forward_s += device.op_time_s(op, /*backward=*/false);
-    t.backward_s += device.op_time_s(op, /*backward=*/true);
+    forward.device_s += device.op_time_s(op, /*backward=*/false);
+    forward.host_s += device.op_host_s(op, /*backward=*/false, python);
+    backward.device_s += device.op_time_s(op, /*backward=*/true);
+    backward.host_s += device.op_host_s(op, /*backward=*/true, python);
     t.saved += op.saved_bytes;
     t.transient = std::max(t.transient, op.transient_bytes);
     t.tensor = std::max(t.tensor, op.saved_bytes);
@@ -25,10 +36,14 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
     t.exec_flops += op.exec_flops;
     const double recomputed = 1.0 - op.policy_kept_share;
     t.policy_kept += op.policy_kept_bytes;
-    t.recompute_s += recomputed * device.op_time_s(op, /*backward=*/false);
+    recompute.device_s += recomputed * device.op_time_s(op, /*backward=*/false);
+    recompute.host_s += recomputed * device.op_host_s(op, /*backward=*/false, python);
     t.recompute_flops += recomputed * op.model_flops;
     t.recompute_exec_flops += recomputed * op.exec_flops;
   }
+  t.forward_s = forward.time_s();
+  t.backward_s = backward.time_s();
+  t.recompute_s = recompute.time_s();
   return t;
 }
 
@@ -36,8 +51,9 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device) {
 
 WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   WorkloadSummary s;
-  const OpTotals stem = total(w.stem_ops, device);
-  const OpTotals head = total(w.head_ops, device);
+  const bool python = w.python_forward;
+  const OpTotals stem = total(w.stem_ops, device, python);
+  const OpTotals head = total(w.head_ops, device, python);
   s.forward_s = stem.forward_s + head.forward_s;
   s.backward_s = stem.backward_s + head.backward_s;
   s.stem_saved_bytes = stem.saved;
@@ -50,7 +66,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   // Checkpointed blocks: a share p of each kind (the whole block's count when p = 1).
   const double p = w.checkpointed_block_share;
   for (const Block& b : w.blocks) {
-    const OpTotals t = total(b.ops, device);
+    const OpTotals t = total(b.ops, device, python);
     s.forward_s += b.count * t.forward_s;
     s.backward_s += b.count * t.backward_s;
     s.recompute_s += p * b.count * t.recompute_s;
@@ -72,6 +88,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.param_tensors = w.param_tensors;
   s.samples = w.samples;
   s.tokens_per_sample = w.tokens_per_sample;
+  s.python_forward = w.python_forward;
   return s;
 }
 

@@ -32,6 +32,7 @@ struct WorkloadSummary {
   int64_t param_tensors = 0;
   int64_t samples = 0;
   int64_t tokens_per_sample = 0;
+  bool python_forward = false;  // Workload::python_forward
 };
 
 WorkloadSummary summarize(const Workload& workload, const DeviceModel& device);

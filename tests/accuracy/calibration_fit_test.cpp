@@ -53,6 +53,19 @@ TEST(CalibrationFit, CheckedInValuesAreTheFitOfTheFittingHalf) {
   EXPECT_LE(fit.fit_mape_after, fit.fit_mape_before);
 }
 
+// The restarts (every constant at its lower bound, midpoint, upper bound) keep the start's
+// valley when it is the deepest and never end in a shallower one.
+TEST(CalibrationFit, RestartsNeverEndInAShallowerValley) {
+  FitOptions from_start_only;
+  from_start_only.restarts = false;
+  const auto fit_half = half(MeasurementSplit::kFit);
+  const CalibrationFit one = fit_calibration(fit_half, catalog(), {}, from_start_only);
+  const CalibrationFit best = fit_calibration(fit_half, catalog(), {});
+  EXPECT_LE(best.fit_mape_after, one.fit_mape_after);
+  EXPECT_LE(one.fit_mape_after, one.fit_mape_before);
+  EXPECT_DOUBLE_EQ(best.fit_mape_before, one.fit_mape_before);
+}
+
 TEST(CalibrationFit, RefusesTheCheckingHalf) {
   EXPECT_THROW(fit_calibration(half(MeasurementSplit::kCheck), catalog(), {}), InputError);
 }

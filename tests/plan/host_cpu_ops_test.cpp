@@ -29,8 +29,8 @@ GpuSpec as_gpu(GpuSpec spec) {
   return spec;
 }
 
-// On the CPU the dispatch of each kernel adds to its run time; a GPU overlaps the two, so the
-// slower one counts.
+// On the CPU the dispatch of each kernel adds to its run time; on a GPU the host's launches are
+// their own time (op_host_s), which the workload's queue overlaps with the kernels.
 TEST(HostCpuOps, DispatchAddsOnTheCpuAndOverlapsOnAGpu) {
   Op op = make_memory("elementwise",
                       /*elements_moved=*/3e6,
@@ -43,10 +43,44 @@ TEST(HostCpuOps, DispatchAddsOnTheCpuAndOverlapsOnAGpu) {
     const double dispatch_s = op.kernels * device.dispatch_s();
     ASSERT_GT(memory_s, 0.0);
     ASSERT_GT(dispatch_s, 0.0);
-    const double expected_s =
-        spec.kind == DeviceKind::kCpu ? memory_s + dispatch_s : std::max(memory_s, dispatch_s);
+    const bool on_cpu = spec.kind == DeviceKind::kCpu;
+    const double expected_s = on_cpu ? memory_s + dispatch_s : memory_s;
+    const double host_s = on_cpu ? 0.0 : dispatch_s;
     EXPECT_NEAR(device.op_time_s(op, /*backward=*/false), expected_s, 1e-12) << spec.name;
     EXPECT_NEAR(device.op_time_s(op, /*backward=*/true), 2.0 * expected_s, 1e-12) << spec.name;
+    for (bool python : {false, true}) {
+      const double forward_host_s = on_cpu ? 0.0 : op.kernels * device.host_dispatch_s(python);
+      EXPECT_NEAR(device.op_host_s(op, /*backward=*/false, python), forward_host_s, 1e-12);
+      EXPECT_NEAR(device.op_host_s(op, /*backward=*/true, python), 2.0 * host_s, 1e-12);
+    }
+  }
+}
+
+// A GPU's run of kernels takes the slower of its kernels and the host's launches: launches hide
+// under large GEMMs, and small kernels wait for their launches. Python model code launches its
+// forward slower than C++; autograd's backward is C++ either way.
+TEST(HostCpuOps, TheHostQueuesKernelsAheadOfTheGpu) {
+  const DeviceModel gpu(test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, false);
+  ASSERT_GT(gpu.host_dispatch_s(/*python=*/true), gpu.host_dispatch_s(/*python=*/false));
+  const Op gemm = make_matmul("gemm", 8192, 8192, 8192, /*elt=*/2.0);
+  const Op tiny = make_memory("pointwise", /*elements_moved=*/1e3, /*elt=*/2.0, 0.0, 4.0);
+  for (bool python : {false, true}) {
+    Workload w;
+    w.samples = 1;
+    w.python_forward = python;
+    w.stem_ops = {gemm, tiny, tiny};
+    w.head_ops = {tiny, tiny};
+    const WorkloadSummary s = summarize(w, gpu);
+    for (bool backward : {false, true}) {
+      const double host_tiny_s = gpu.op_host_s(tiny, backward, python);
+      ASSERT_GT(gpu.op_time_s(gemm, backward),
+                2.0 * host_tiny_s + gpu.op_host_s(gemm, backward, python));
+      ASSERT_GT(host_tiny_s, gpu.op_time_s(tiny, backward));
+      // The stem's launches hide under its GEMM; the head's small kernels wait for theirs.
+      const double expected_s =
+          gpu.op_time_s(gemm, backward) + 2.0 * gpu.op_time_s(tiny, backward) + 2.0 * host_tiny_s;
+      EXPECT_NEAR(backward ? s.backward_s : s.forward_s, expected_s, 1e-12);
+    }
   }
 }
 
@@ -60,7 +94,10 @@ TEST(HostCpuOps, ABatchedMatmulIsOneCallPerGemmOnTheCpu) {
     EXPECT_NEAR(host.op_time_s(many, backward), 128.0 * host.op_time_s(one, backward), 1e-12);
     EXPECT_GT(host.op_time_s(one, backward), host.dispatch_s()) << "a call costs its dispatch";
     const DeviceModel gpu(test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, false);
-    EXPECT_LT(gpu.op_time_s(many, backward), 128.0 * gpu.op_time_s(one, backward) / 10.0);
+    const auto gpu_s = [&](const Op& op) {
+      return gpu.op_time_s(op, backward) + gpu.op_host_s(op, backward, /*python_forward=*/false);
+    };
+    EXPECT_LT(gpu_s(many), 128.0 * gpu_s(one) / 10.0);
   }
 }
 

@@ -68,6 +68,29 @@ TEST(ModelCode, NamesRoundTripAndAFailedLookUpNamesTheChoices) {
   }
 }
 
+// Eager Python model code launches its forward from Python; the engine's C++, llm.c's CUDA and
+// a compiled graph do not; the host CPU dispatches in op_time_s and has no such split.
+TEST(ModelCode, PythonStacksLaunchTheirForwardFromPython) {
+  for (ModelCode code : {ModelCode::kHuggingFace,
+                         ModelCode::kFlashAttn,
+                         ModelCode::kLlamaReference,
+                         ModelCode::kMambaSsm}) {
+    Implementation eager{.code = code};
+    EXPECT_TRUE(python_launches(eager)) << to_string(code);
+    Implementation compiled{.code = code, .compiled = true};
+    EXPECT_FALSE(python_launches(compiled)) << to_string(code);
+  }
+  EXPECT_FALSE(python_launches(Implementation{.code = ModelCode::kEngine}));
+  EXPECT_FALSE(python_launches(Implementation{.code = ModelCode::kLlmC}));
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  EXPECT_TRUE(workload(gpt, ModelCode::kHuggingFace, false, false).python_forward);
+  EXPECT_FALSE(workload(gpt, ModelCode::kEngine, false, false).python_forward);
+  WorkloadOptions on_cpu;
+  on_cpu.device_kind = DeviceKind::kCpu;
+  on_cpu.implementation.code = ModelCode::kHuggingFace;
+  EXPECT_FALSE(build_workload(gpt, on_cpu).python_forward);
+}
+
 // Same FLOPs whatever the code; HuggingFace's GPT-2 gelu_new is eight kernels moving nine times
 // the engine's GELU bytes (its GPT-NeoX and BERT use the exact GELU, one kernel); the Llama
 // reference's fp32 RMSNorm moves nine times a fused norm's.
