@@ -311,8 +311,13 @@ bool Engine::unscale_and_check_overflow(const std::vector<at::Tensor>& grads) {
 // no sharding every rank holds the same full gradient).
 double Engine::clip(const std::vector<at::Tensor>& grads) {
   at::NoGradGuard no_grad;
+  // Each tensor's norm in one multi-tensor pass over the gradients, accumulated and returned in
+  // fp32 (a half-precision gradient's norm could overflow its dtype), as torch's clip_grad_norm_
+  // takes it: no full-size copy or square per tensor. Their squares are summed in double.
   at::Tensor sum_sq = at::zeros({}, scalar_options(grads, at::kDouble));
-  for (const at::Tensor& g : grads) sum_sq.add_(g.to(at::kDouble).pow(2).sum());
+  if (!grads.empty()) {
+    sum_sq.add_(at::stack(at::_foreach_norm(grads, 2, at::kFloat)).to(at::kDouble).pow(2).sum());
+  }
   if (units_) comm_.all_reduce(sum_sq.data_ptr(), 1, DType::kFloat64, ReduceOp::kSum);
   const double norm = std::sqrt(sum_sq.item<double>());
   const double max_norm = options_.clip_grad_norm;
