@@ -9,7 +9,9 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -57,18 +59,58 @@ c10::intrusive_ptr<c10d::Store> tcp_store_through_file(const Rendezvous& r,
   file->setTimeout(timeout);
   if (r.ranks.rank == 0) {
     auto store = tcp_store(host_name(), /*port=*/0, /*serve=*/true, r, timeout);
-    const std::string address = fmt::format("{}:{}", host_name(), store->getPort());
+    const std::string address = stamped_address(fmt::format("{}:{}", host_name(), store->getPort()),
+                                                std::chrono::system_clock::now());
     file->set(key, std::vector<uint8_t>(address.begin(), address.end()));
     return store;
   }
-  const std::vector<uint8_t> address = file->get(key);
-  const std::string text(address.begin(), address.end());
+  const std::string text = read_fresh_address(*file, key, path, timeout);
   const size_t colon = text.rfind(':');
   return tcp_store(
       text.substr(0, colon), std::stoi(text.substr(colon + 1)), /*serve=*/false, r, timeout);
 }
 
 }  // namespace
+
+std::string stamped_address(const std::string& address,
+                            std::chrono::system_clock::time_point written) {
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(written.time_since_epoch()).count();
+  return fmt::format("{}@{}", address, ns);
+}
+
+std::string read_fresh_address(c10d::Store& file,
+                               const std::string& key,
+                               const std::string& path,
+                               std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::system_clock;
+  const auto deadline = Clock::now() + timeout;
+  double stale_age_s = 0.0;
+  for (;;) {
+    const std::vector<uint8_t> bytes = file.get(key);  // waits for the key itself
+    const std::string text(bytes.begin(), bytes.end());
+    const size_t at = text.rfind('@');
+    int64_t ns = 0;
+    const char* stamp = at == std::string::npos ? nullptr : text.data() + at + 1;
+    const char* end = text.data() + text.size();
+    if (stamp && std::from_chars(stamp, end, ns).ptr == end) {  // else: not this version's entry
+      const auto written = Clock::time_point(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+      const auto age = Clock::now() - written;
+      if (age <= timeout && age >= -timeout) return text.substr(0, at);
+      stale_age_s = std::chrono::duration<double>(age).count();
+    }
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw EnvironmentError(fmt::format(
+      "the file store {} holds only a stale address (written {:.0f} s ago, by an earlier run "
+      "with the same job id?) and rank 0 wrote none within {} ms: remove the file, or set "
+      "GPUDAYS_STORE_FILE to a new path",
+      path,
+      stale_age_s,
+      timeout.count()));
+}
 
 c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& r, std::chrono::milliseconds timeout) {
   c10::intrusive_ptr<c10d::Store> store;

@@ -18,6 +18,19 @@ namespace gpudays {
 c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& rendezvous,
                                            std::chrono::milliseconds timeout);
 
+// What a file store carries: rank 0's TCP store address, stamped with when it was written
+// ("host:port@nanoseconds since the epoch").
+std::string stamped_address(const std::string& address,
+                            std::chrono::system_clock::time_point written);
+// Reads the address under `key`, taking only one written within `timeout` of now (the ranks of one
+// world meet within it) and waiting for such a one until `timeout` has passed: a run that
+// crashed under the same job id leaves its file, and its stale address, behind. EnvironmentError
+// (one line: the file, the stale entry's age, what to do) when none comes.
+std::string read_fresh_address(c10d::Store& file,
+                               const std::string& key,
+                               const std::string& path,
+                               std::chrono::milliseconds timeout);
+
 // Counts this rank in at the store and waits until every rank has: EnvironmentError (one line:
 // how many arrived, the store) when they have not within the rendezvous timeout.
 void await_every_rank(c10d::Store& store,
