@@ -357,6 +357,10 @@ ValidationCase validate_case(const Measurement& m,
   opts.time.optimizer =
       m.optimizer == "sgd" ? OptimizerUpdate::kSgdNesterov : OptimizerUpdate::kAdam;
   opts.time.fp16_loss_scaling = m.loss_scaling;
+  opts.time.fused_optimizer = m.fused_optimizer;
+  opts.implementation.half_precision_model = m.half_precision_model;
+  opts.time.half_precision_model = m.half_precision_model;
+  opts.memory.half_precision_model = m.half_precision_model;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
   try {

@@ -284,10 +284,19 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.autocast_fp32_weights && c.precision == Precision::kFp32) {
     t.fail("autocast_fp32_weights", "needs a mixed precision (fp16 or bf16)");
   }
+  c.half_precision_model = t.get_bool_or("half_precision_model", false);
+  if (c.half_precision_model && c.precision == Precision::kFp32) {
+    t.fail("half_precision_model", "needs a mixed precision (fp16 or bf16)");
+  }
+  if (c.half_precision_model && c.autocast_fp32_weights) {
+    t.fail("half_precision_model",
+           "a half-precision model has no autocast fp32 weights: drop autocast_fp32_weights");
+  }
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");
   }
+  c.fused_optimizer = t.get_optional_bool("fused_optimizer");
   c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
   c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);

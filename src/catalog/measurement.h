@@ -127,6 +127,9 @@ struct Measurement {
   // Mixed precision by autocast over fp32 weights also at ZeRO stage 1 (e.g. Lightning's
   // DDPStrategyZero1 over torch's ZeroRedundancyOptimizer): every micro-step casts the weights.
   bool autocast_fp32_weights = false;
+  // The model in the compute dtype with an fp32 master copy in the optimizer (apex AMP O2,
+  // DeepSpeed's fp16 engine): no autocast (plan/time_model.h, half_precision_model).
+  bool half_precision_model = false;
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;
@@ -134,6 +137,9 @@ struct Measurement {
   // fp16 with dynamic loss scaling (GradScaler), as the engine trains it; false: fp16 autocast
   // without it (no unscaling pass before the update).
   bool loss_scaling = true;
+  // The optimizer's update as one multi-tensor kernel (apex's FusedAdam and FusedLAMB, torch's
+  // fused=True, llm.c's); absent: fused with free-lunch, as the engine runs it.
+  std::optional<bool> fused_optimizer;
   int64_t tensor_parallel = 1;
   int64_t pipeline_parallel = 1;
 

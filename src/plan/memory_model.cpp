@@ -87,8 +87,8 @@ MemoryBreakdown predict_memory(double params,
   // compute dtype once per forward (torch.autocast caches the casts of leaf weights) and autograd
   // keeps each copy for its input's gradient, so all of them are alive when backward starts.
   const int weight_stage = sharding_stage(methods.sharding);
-  const bool fp32_weights =
-      weight_stage == 0 || (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
+  const bool fp32_weights = (weight_stage == 0 && !c.half_precision_model) ||
+                            (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
   if (precision != Precision::kFp32 && fp32_weights && !methods.offloading) {
     m.weights_bytes += params * state_bytes_per_param(precision).weights;
   }

@@ -43,6 +43,11 @@ struct MemoryModelConstants {
   // gradients stay whole on every GPU and the fp32 weights are the master copy, so the sharded
   // optimizer holds only the two moments. The time model's option of the same name.
   bool autocast_fp32_weights_at_stage_1 = false;
+  // A model held in the compute dtype with the optimizer's fp32 master copy (apex AMP O2,
+  // DeepSpeed's fp16/bf16 engine, Megatron): no autocast, so no weight casts per micro-step and
+  // 2 + 2 + 12 bytes per parameter at stage 0 too (the ZeRO paper's accounting); the update
+  // writes the working copy. The engine, and so `plan`, trains under autocast instead.
+  bool half_precision_model = false;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients

@@ -133,7 +133,8 @@ TimeBreakdown predict_step_time(double params,
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
   const bool mixed = precision != Precision::kFp32;
-  const bool fp32_weights = stage == 0 || (stage == 1 && o.autocast_fp32_weights_at_stage_1);
+  const bool fp32_weights =
+      (stage == 0 && !o.half_precision_model) || (stage == 1 && o.autocast_fp32_weights_at_stage_1);
   if (mixed && fp32_weights) t.compute_s += autocast_weight_traffic_s(params, acc, device);
   const double local_params = stage >= 1 ? params / n : params;
   if (n > 1) {
@@ -174,10 +175,10 @@ TimeBreakdown predict_step_time(double params,
     // Gradients are set to None rather than zeroed (torch 2, the engine).
     constexpr double kFp32 = 4.0;
     const double cast_bytes = per.gradients < kFp32 && !fp32_weights ? per.gradients + kFp32 : 0.0;
-    const double update_bytes =
-        o.optimizer == OptimizerUpdate::kSgdNesterov
-            ? sgd_nesterov_step_bytes_per_param(methods.free_lunch, kFp32)
-            : adam_step_bytes_per_param(methods.free_lunch, o.weight_decay, kFp32);
+    const bool fused = o.fused_optimizer.value_or(methods.free_lunch);
+    const double update_bytes = o.optimizer == OptimizerUpdate::kSgdNesterov
+                                    ? sgd_nesterov_step_bytes_per_param(fused, kFp32)
+                                    : adam_step_bytes_per_param(fused, o.weight_decay, kFp32);
     const bool unscales = precision == Precision::kFp16 && o.fp16_loss_scaling;
     const double unscale_bytes = unscales ? 2.0 * kFp32 : 0.0;
     const double clip_bytes = 3.0 * kFp32;
@@ -187,8 +188,8 @@ TimeBreakdown predict_step_time(double params,
     const double memory_s = local_params * bytes_per_param / device.bandwidth_bytes_per_s();
     // A Python stack's optimizer loops over the tensors in Python (torch.optim's single-tensor
     // path, transformers' AdamW); the engine's in C++.
-    const double dispatch_s = optimizer_kernels(w.param_tensors, methods.free_lunch) *
-                              device.host_dispatch_s(w.python_forward);
+    const double dispatch_s =
+        optimizer_kernels(w.param_tensors, fused) * device.host_dispatch_s(w.python_forward);
     t.optimizer_s = std::max(memory_s, dispatch_s);
   }
   return t;

@@ -3,6 +3,7 @@
 // the CPU optimizer, and the GPU optimizer step.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "catalog/gpu_spec.h"
@@ -49,6 +50,11 @@ struct TimeModelOptions {
   // state, the weights stay fp32 and every micro-step casts them). The planner's own stage 1
   // keeps a half-precision working copy instead.
   bool autocast_fp32_weights_at_stage_1 = false;
+  // A model held in the compute dtype with the optimizer's fp32 master copy (apex AMP O2,
+  // DeepSpeed's fp16/bf16 engine, Megatron): no autocast, so no weight casts per micro-step and
+  // 2 + 2 + 12 bytes per parameter at stage 0 too (the ZeRO paper's accounting); the update
+  // writes the working copy. MemoryModelConstants' field of the same name.
+  bool half_precision_model = false;
   // The optimizer update, where a measured stack's differs from the engine's Adam(W).
   OptimizerUpdate optimizer = OptimizerUpdate::kAdam;
   // The recipe's weight decay: the unfused step pays one more pass (AdamW's p.mul_, Adam's L2
@@ -57,6 +63,9 @@ struct TimeModelOptions {
   // fp16 with dynamic loss scaling (the engine's, PyTorch's GradScaler): the gradients are
   // unscaled before the update. Some measured stacks run fp16 autocast without it.
   bool fp16_loss_scaling = true;
+  // The update as one multi-tensor kernel or a per-tensor loop; absent: fused with free-lunch
+  // (the engine's). A measured stack may run a fused optimizer without free-lunch's other parts.
+  std::optional<bool> fused_optimizer;
   double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };

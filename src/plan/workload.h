@@ -120,6 +120,9 @@ struct Implementation {
   // fp32 matmuls in TF32 whatever the method set (NVIDIA's training scripts turn it on globally);
   // otherwise TF32 comes with free-lunch.
   bool tf32 = false;
+  // The model itself in the compute dtype (apex AMP O2, DeepSpeed's fp16 engine), not under
+  // autocast: plain attention's softmax runs and is kept in the compute dtype.
+  bool half_precision_model = false;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };

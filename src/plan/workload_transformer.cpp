@@ -180,9 +180,10 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     softmax = make_memory(
         "softmax", scores * (4.0 * x.elt + upcast_bytes(x.elt) * 2.0), 1.0, softmax_saved, 4);
     softmax.transient_bytes = scores * kFp32 * 2.0;
-  } else if (x.impl.code == ModelCode::kFlashAttn) {
+  } else if (x.impl.code == ModelCode::kFlashAttn || x.impl.half_precision_model) {
     // flash_attn/modules/mha.py SelfAttention: the causal mask added to the scores, then
-    // torch.softmax(scores, dtype=v.dtype): probabilities in the compute dtype, kept once.
+    // torch.softmax(scores, dtype=v.dtype); a half-precision model without autocast (apex O2)
+    // likewise: probabilities in the compute dtype, kept once.
     softmax = make_memory("softmax", scores * 4.0, x.elt, scores * x.elt, /*kernels=*/2);
     softmax.transient_bytes = scores * x.elt * 2.0;
   }

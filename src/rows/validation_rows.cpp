@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/units.h"
 #include "rows/memory_check_rows.h"
 
 namespace gpudays {
@@ -106,7 +107,8 @@ nlohmann::json case_json(const ValidationCase& v) {
             {"approximate", v.approximate},
             {"error", v.error},
             {"predicted_tokens_per_s_per_gpu", v.predicted_tokens_per_s_per_gpu},
-            {"fits", v.row->fits}});
+            {"fits", v.row->fits},
+            {"predicted_memory_gib", v.row->peak_memory_bytes() / kGiB}});
   j["published_tokens_per_s_per_gpu"] = v.published_tokens_per_s_per_gpu
                                             ? nlohmann::json(*v.published_tokens_per_s_per_gpu)
                                             : nlohmann::json(nullptr);

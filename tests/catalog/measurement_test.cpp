@@ -192,6 +192,29 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   EXPECT_FALSE(unscaled.cases[0].loss_scaling);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nloss_scaling = false"),
                {"case 'one'", "loss_scaling", "only fp16"});
+  // apex AMP O2: the model in half precision, never with autocast's fp32 weights or in fp32.
+  const auto o2 = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml",
+          edit("precision = \"bf16\"", "precision = \"fp16\"\nhalf_precision_model = true")),
+      test::catalog());
+  EXPECT_TRUE(o2.cases[0].half_precision_model);
+  expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nhalf_precision_model = true"),
+               {"case 'one'", "half_precision_model", "mixed precision"});
+  expect_error(
+      edit("precision = \"bf16\"",
+           "precision = \"bf16\"\nhalf_precision_model = true\nautocast_fp32_weights = true"),
+      {"case 'one'", "half_precision_model", "autocast_fp32_weights"});
+  // A fused optimizer is said where it ran (absent: it follows free-lunch).
+  const auto fused = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml",
+          edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_optimizer = true")),
+      test::catalog());
+  EXPECT_EQ(fused.cases[0].fused_optimizer, std::optional<bool>(true));
+  EXPECT_FALSE(unscaled.cases[0].fused_optimizer.has_value());
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_optimizer = \"yes\""),
+               {"case 'one'", "fused_optimizer"});
   const auto dropped = load_measurement_file(
       test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
       test::catalog());

@@ -66,7 +66,7 @@ TEST(ValidateCli, BadInput) {
   expect_input_error("validate --split both", "--split");
   expect_input_error("validate --gpu a200", "a100-80gb-sxm");
   expect_input_error("validate --format xml", "--format");
-  expect_input_error("validate --gpu rtx-4090", "no published measurement");
+  expect_input_error("validate --gpu l40s", "no published measurement");
 }
 
 // `validate --fit` prints exactly the checked-in configs/calibration.toml.

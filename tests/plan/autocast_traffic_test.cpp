@@ -6,6 +6,7 @@
 // about three times what the fused kernel does.
 #include <gtest/gtest.h>
 
+#include "plan/memory_model.h"
 #include "plan/time_model.h"
 #include "test_util.h"
 
@@ -56,6 +57,39 @@ TEST(AutocastTraffic, StageOneWithFp32WeightsPaysItToo) {
   EXPECT_DOUBLE_EQ(compute_s(Sharding::kZero2, fp32_weights), compute_s(Sharding::kZero2, {}));
 }
 
+// A half-precision model with the fp32 master copy in the optimizer (apex AMP O2) has no
+// autocast: no casts per micro-step; its update casts the fp16 gradients up and writes the working
+// copy (6 + 6 bytes per parameter), as the sharded stages do. Its memory is the ZeRO paper's
+// 2 + 2 + 12 bytes per parameter with no compute-dtype weight copies.
+TEST(AutocastTraffic, AHalfPrecisionModelCastsNothingPerMicroStep) {
+  const GpuSpec& gpu = test::catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  const DeviceModel device(gpu, Precision::kFp16, /*free_lunch=*/false);
+  WorkloadSummary w;
+  w.forward_s = 0.1;
+  w.backward_s = 0.2;
+  const double params = 1e9;
+  TimeModelOptions half;
+  half.half_precision_model = true;
+  const auto step = [&](const TimeModelOptions& o) {
+    return predict_step_time(params, Precision::kFp16, {}, cluster, 4, w, device, o);
+  };
+  EXPECT_DOUBLE_EQ(step(half).compute_s, 4 * (w.forward_s + w.backward_s));
+  EXPECT_GT(step({}).compute_s, step(half).compute_s);
+  EXPECT_NEAR(step(half).optimizer_s - step({}).optimizer_s,
+              params * (6.0 + 6.0) / device.bandwidth_bytes_per_s(),
+              1e-12);
+
+  MemoryModelConstants autocast, half_memory;
+  half_memory.half_precision_model = true;
+  const auto states = [&](const MemoryModelConstants& c) {
+    const MemoryBreakdown m = predict_memory(params, Precision::kFp16, {}, cluster, {}, c);
+    return m.weights_bytes + m.gradients_bytes + m.optimizer_bytes;
+  };
+  EXPECT_DOUBLE_EQ(states(half_memory), 16.0 * params);
+  EXPECT_DOUBLE_EQ(states(autocast), 18.0 * params);
+}
+
 // Bytes per parameter counted kernel by kernel from the update's lines (fp32 state, fp32
 // gradients): Adam(W) unfused lerp_ 12, mul_ 8, addcmul_ 16, sqrt / bias + eps 24, addcdiv_ 16,
 // and AdamW's p.mul_ 8 or Adam's grad.add(p) 12;
@@ -96,6 +130,14 @@ TEST(OptimizerTraffic, TheStepChargesTheUpdateItRuns) {
   TimeModelOptions decay;
   decay.weight_decay = WeightDecay::kDecoupled;
   EXPECT_NEAR(optimizer_s(Precision::kFp32, false, decay), params * (84.0 + 12.0) / bw, 1e-12);
+  // A measured stack's fused optimizer without free-lunch (apex's FusedAdam), and the reverse.
+  TimeModelOptions fused_alone;
+  fused_alone.fused_optimizer = true;
+  EXPECT_NEAR(
+      optimizer_s(Precision::kFp32, false, fused_alone), params * (28.0 + 12.0) / bw, 1e-12);
+  TimeModelOptions looped;
+  looped.fused_optimizer = false;
+  EXPECT_NEAR(optimizer_s(Precision::kFp32, true, looped), params * (76.0 + 12.0) / bw, 1e-12);
   TimeModelOptions sgd;
   sgd.optimizer = OptimizerUpdate::kSgdNesterov;
   EXPECT_NEAR(optimizer_s(Precision::kFp32, false, sgd), params * (44.0 + 12.0) / bw, 1e-12);

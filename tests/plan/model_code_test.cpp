@@ -135,6 +135,15 @@ TEST(ModelCode, FlashAttnSoftmaxStaysInTheComputeDtype) {
   EXPECT_DOUBLE_EQ(softmax->bytes, engine->bytes / 2.0);
   EXPECT_TRUE(find_op(fa, "gelu_epilogue"));
   EXPECT_EQ(find_op(fa, "gelu_epilogue")->kernels, 0.0);
+  // A half-precision model without autocast (apex O2) keeps its probabilities the same way.
+  WorkloadOptions o2;
+  o2.micro_batch_size = 2;
+  o2.fused_attention = false;
+  o2.implementation.half_precision_model = true;
+  const Op* half = find_op(build_workload(gpt, o2), "softmax");
+  ASSERT_TRUE(half);
+  EXPECT_DOUBLE_EQ(half->saved_bytes, softmax->saved_bytes);
+  EXPECT_DOUBLE_EQ(half->bytes, softmax->bytes);
 }
 
 // Compiled: every memory-bound operation is one kernel and moves no more than eager.
