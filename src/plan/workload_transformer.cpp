@@ -28,6 +28,17 @@ struct Dims {
   Implementation impl;
 };
 
+// Dropout over `elements` that keeps `saved_bytes` (its byte mask, and what else backward needs):
+// eagerly its own kernel, reading the input and writing the output; compiled, part of the chain
+// around it (the residual add and norm after a projection, the softmax before the attention's
+// second product), where it adds only the mask's write (Inductor draws the random numbers inside
+// the generated kernel).
+Op make_dropout(const char* name, double elements, const Dims& x, double saved_bytes) {
+  if (!x.impl.compiled) return make_memory(name, 2.0 * elements, x.elt, saved_bytes);
+  Op op = make_memory(name, elements * kMaskBytes, 1.0, saved_bytes, /*kernels=*/0.0);
+  return op;
+}
+
 // A chain of pointwise and reduction kernels over `elements`: eagerly `eager_bytes` per element in
 // `eager_kernels` launches, each kernel reading its inputs and writing its output; compiled
 // (TorchInductor), one generated kernel that reads the chain's inputs and writes its outputs once,
@@ -194,8 +205,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   }
   ops.push_back(softmax);
   if (x.dropout > 0.0) {
-    ops.push_back(
-        make_memory("attention_dropout", scores * 2.0, x.elt, scores * (kMaskBytes + x.elt)));
+    ops.push_back(make_dropout("attention_dropout", scores, x, scores * (kMaskBytes + x.elt)));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)
@@ -277,7 +287,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   policy.matmul(dense, {x.d});
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
-  if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
+  if (x.dropout > 0.0) ops.push_back(make_dropout("dropout", hidden, x, dropout_saved));
   // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
   // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
   const bool shared_input = model.family == Family::kGptNeox && model.arch.use_parallel_residual;
@@ -297,7 +307,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   fc2.saved_bytes = x.n * x.f * x.elt;
   policy.matmul(fc2, {x.d});
   ops.push_back(fc2);
-  if (x.dropout > 0.0) ops.push_back(make_memory("dropout", 2 * hidden, x.elt, dropout_saved));
+  if (x.dropout > 0.0) ops.push_back(make_dropout("dropout", hidden, x, dropout_saved));
   ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
   return block;
 }
@@ -375,7 +385,7 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
     }
   }
   if (x.dropout > 0.0) {
-    w.stem_ops.push_back(make_memory("embed_dropout", 2 * hidden, x.elt, hidden * kMaskBytes));
+    w.stem_ops.push_back(make_dropout("embed_dropout", hidden, x, hidden * kMaskBytes));
   }
 }
 

@@ -166,6 +166,25 @@ TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
             total_memory_bytes(workload(llama, ModelCode::kLlamaReference, false)) / 2.0);
 }
 
+// A compiler draws dropout's random numbers inside the chain around it: compiled, a dropout adds
+// only its mask's write and no kernel; it keeps the same tensors for backward.
+TEST(ModelCode, CompilingFoldsDropoutIntoItsChain) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.recipe.dropout = 0.1;
+  const Workload eager = workload(gpt, ModelCode::kEngine, false, /*fused=*/false);
+  const Workload compiled = workload(gpt, ModelCode::kEngine, true, /*fused=*/false);
+  for (const char* name : {"dropout", "attention_dropout"}) {
+    const Op* e = find_op(eager, name);
+    const Op* c = find_op(compiled, name);
+    ASSERT_TRUE(e && c) << name;
+    EXPECT_EQ(e->kernels, 1.0) << name;
+    EXPECT_EQ(c->kernels, 0.0) << name;
+    EXPECT_DOUBLE_EQ(c->saved_bytes, e->saved_bytes) << name;
+    // Eagerly the input read and the output written (2 bytes each in bf16); compiled, the mask.
+    EXPECT_DOUBLE_EQ(c->bytes, e->bytes / 4.0) << name;
+  }
+}
+
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
 // forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
 TEST(ModelCode, LlmCFusesTheClassifier) {
