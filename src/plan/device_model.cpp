@@ -96,7 +96,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
     const double calls = op.kernels * std::max(1.0, op.batch) * factor;
     return std::max(compute_s, memory_s) + calls * dispatch_s_ + host_only_s(op, backward);
   }
-  return std::max(compute_s, memory_s);
+  const double overhead_s =
+      op.cls == OpClass::kMemory ? op.kernels * factor * c_.kernel_overhead_s : 0.0;
+  return std::max(compute_s, memory_s + overhead_s);
 }
 
 double DeviceModel::host_dispatch_s(bool python) const {

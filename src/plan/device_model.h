@@ -55,6 +55,9 @@ struct DeviceModelConstants {
   double eager_dispatch_s = 5e-6;
   double python_dispatch_s = 10e-6;
   double graph_dispatch_s = 1e-6;
+  // The GPU's own time per memory-bound kernel beyond its bytes: the launch latency and the ramp
+  // and tail of a kernel too short to keep every memory channel busy.
+  double kernel_overhead_s = 0.0;
 };
 
 // "sm_80" for compute capability 8.0, "sm_86" for 8.6.

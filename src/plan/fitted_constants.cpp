@@ -29,6 +29,7 @@ Field field_of(PlanOptions& o, const std::string& name) {
   if (name == "fused_attention_scale") return {&o.device.fused_attention_scale};
   if (name == "memory_efficiency") return {&o.device.memory_efficiency};
   if (name == "eager_dispatch_us") return {&o.device.eager_dispatch_s, 1e-6};
+  if (name == "kernel_overhead_us") return {&o.device.kernel_overhead_s, 1e-6};
   if (name == "overlap_fraction") return {&o.time.overlap_fraction};
   throw std::logic_error("fitted constant without a field: " + name);
 }
@@ -84,6 +85,12 @@ const std::vector<FittedConstant>& fitted_constants() {
        1.0,
        "host time per kernel launched from C++ (the engine; autograd's backward), microseconds"},
 
+      {"kernel_overhead_us",
+       0.0,
+       10.0,
+       0.5,
+       "GPU time per memory-bound kernel beyond its bytes (launch latency, ramp and tail), "
+       "microseconds"},
       {"overlap_fraction",
        0.5,
        1.0,

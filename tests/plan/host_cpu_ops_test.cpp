@@ -56,6 +56,24 @@ TEST(HostCpuOps, DispatchAddsOnTheCpuAndOverlapsOnAGpu) {
   }
 }
 
+// On a GPU a memory-bound kernel also costs a fixed time of its own beyond its bytes (launch
+// latency, ramp and tail), per kernel and per backward kernel; GEMMs and the host CPU do not.
+TEST(HostCpuOps, AGpuMemoryKernelCostsItsBytesAndAFixedTime) {
+  DeviceModelConstants c;
+  c.kernel_overhead_s = 4e-6;
+  const Op pointwise = make_memory("pointwise", 1e6, 2.0, 0.0, /*kernels=*/3.0);
+  const Op gemm = make_matmul("gemm", 4096, 4096, 4096, 2.0);
+  const DeviceModel gpu(test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, false, c);
+  const DeviceModel plain(test::catalog().gpu("a100-80gb-sxm"), Precision::kBf16, false);
+  const double bytes_s = pointwise.bytes / gpu.bandwidth_bytes_per_s();
+  EXPECT_NEAR(gpu.op_time_s(pointwise, false), bytes_s + 3.0 * 4e-6, 1e-15);
+  EXPECT_NEAR(gpu.op_time_s(pointwise, true), 2.0 * (bytes_s + 3.0 * 4e-6), 1e-15);
+  EXPECT_DOUBLE_EQ(gpu.op_time_s(gemm, false), plain.op_time_s(gemm, false));
+  const DeviceModel host(cpu(), Precision::kFp32, false, c);
+  const DeviceModel host_plain(cpu(), Precision::kFp32, false);
+  EXPECT_DOUBLE_EQ(host.op_time_s(pointwise, false), host_plain.op_time_s(pointwise, false));
+}
+
 // A GPU's run of kernels takes the slower of its kernels and the host's launches: launches hide
 // under large GEMMs, and small kernels wait for their launches. Python model code launches its
 // forward slower than C++; autograd's backward is C++ either way.
