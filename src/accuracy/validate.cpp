@@ -362,6 +362,9 @@ ValidationCase validate_case(const Measurement& m,
   opts.time.half_precision_model = m.half_precision_model;
   opts.memory.half_precision_model = m.half_precision_model;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  opts.input.image_input =
+      parse_image_input(m.image_input.empty() ? std::string("synthetic") : m.image_input);
+  if (m.cpu_cores_per_gpu) opts.input.cpu_cores_per_gpu = *m.cpu_cores_per_gpu;
   if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
   try {
     const Pinned pinned = pin(m, v.notes);
@@ -381,6 +384,14 @@ ValidationCase validate_case(const Measurement& m,
     v.config = best->config;
     v.global_batch = best_batch;
     v.row = best;
+    if (best->input_bound) {
+      v.notes.push_back(
+          fmt::format("input-bound: the host's loader ({}, {} cores per GPU) delivers "
+                      "{:.0f} images/s per GPU",
+                      to_string(opts.input.image_input),
+                      opts.input.cpu_cores_per_gpu,
+                      best->input.images_per_s));
+    }
     if (!best->fits)
       v.notes.push_back("the planner's memory model says it does not fit: " + best->reason);
     compare(m, *best, v);

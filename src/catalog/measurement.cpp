@@ -37,6 +37,7 @@ const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // The model code behind a case (plan/workload.h's ModelCode, by name).
 const std::vector<std::string> kImplementations = {
     "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"};
+const std::vector<std::string> kImageInputs = {"synthetic", "packed", "jpeg", "jpeg-deit"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
 
@@ -298,6 +299,8 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   }
   c.fused_optimizer = t.get_optional_bool("fused_optimizer");
   c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
+  c.image_input = one_of(t, "image_input", kImageInputs);
+  c.cpu_cores_per_gpu = optional_count(t, "cpu_cores_per_gpu");
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
   c.pipeline_parallel = optional_count(t, "pipeline_parallel").value_or(1);
   if (c.gpus() % (c.tensor_parallel * c.pipeline_parallel) != 0) {
@@ -374,6 +377,10 @@ Measurement read_case(const TomlFields& t,
   validate_model(c.model);
   if (c.implementation == "mamba_ssm" && c.model.family != Family::kMamba) {
     t.fail("implementation", "mamba_ssm runs Mamba models only");
+  }
+  if (!is_vision(c.model.family)) {
+    for (const char* key : {"image_input", "cpu_cores_per_gpu"})
+      if (t.has(key)) t.fail(key, "only vision cases (vit, convnext) load images");
   }
   c.published = read_published(t.table("published"));
   if (c.published.train_time_days && !c.train_steps) {

@@ -140,6 +140,11 @@ struct Measurement {
   // The optimizer's update as one multi-tensor kernel (apex's FusedAdam and FusedLAMB, torch's
   // fused=True, llm.c's); absent: fused with free-lunch, as the engine runs it.
   std::optional<bool> fused_optimizer;
+  // Vision runs: where the images came from (synthetic, packed, jpeg, jpeg-deit: the planner's
+  // ImageInput names; empty: not stated, planned as synthetic) and the host's CPU cores per GPU
+  // that loaded them (absent: the planner's default).
+  std::string image_input;
+  std::optional<int64_t> cpu_cores_per_gpu;
   int64_t tensor_parallel = 1;
   int64_t pipeline_parallel = 1;
 

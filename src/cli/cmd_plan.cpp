@@ -202,9 +202,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--image-input",
                   r->image_input,
                   "Where image samples come from: packed (gpudays' trainer: decoded once), jpeg "
-                  "(decoded and augmented each step) or jpeg-deit (with RandAugment and random "
-                  "erasing); vision models only")
-      ->check(CLI::IsMember({"packed", "jpeg", "jpeg-deit"}))
+                  "(decoded and augmented each step), jpeg-deit (with RandAugment and random "
+                  "erasing) or synthetic (no loader, as a benchmark); vision models only")
+      ->check(CLI::IsMember({"synthetic", "packed", "jpeg", "jpeg-deit"}))
       ->capture_default_str();
   cmd->add_option("--cpu-cores-per-gpu",
                   r->cpu_cores_per_gpu,

@@ -11,6 +11,8 @@ namespace gpudays {
 
 std::string to_string(ImageInput input) {
   switch (input) {
+    case ImageInput::kSynthetic:
+      return "synthetic";
     case ImageInput::kPacked:
       return "packed";
     case ImageInput::kJpeg:
@@ -22,15 +24,18 @@ std::string to_string(ImageInput input) {
 }
 
 ImageInput parse_image_input(const std::string& text) {
-  for (ImageInput i : {ImageInput::kPacked, ImageInput::kJpeg, ImageInput::kJpegHeavyAug})
+  for (ImageInput i :
+       {ImageInput::kSynthetic, ImageInput::kPacked, ImageInput::kJpeg, ImageInput::kJpegHeavyAug})
     if (to_string(i) == text) return i;
-  throw InputError(fmt::format("'{}' is not one of packed, jpeg or jpeg-deit", text));
+  throw InputError(fmt::format("'{}' is not one of synthetic, packed, jpeg or jpeg-deit", text));
 }
 
 double images_per_s_per_core(ImageInput input) {
   constexpr double kPackedImageBytes = 3.0 * 224 * 224;
   constexpr double kCopyBytesPerS = 2e9;
   switch (input) {
+    case ImageInput::kSynthetic:
+      return 0.0;
     case ImageInput::kPacked:
       return kCopyBytesPerS / kPackedImageBytes;
     case ImageInput::kJpeg:
@@ -43,7 +48,7 @@ double images_per_s_per_core(ImageInput input) {
 
 InputBound input_bound(bool images, double samples_per_gpu, const InputOptions& options) {
   InputBound b;
-  if (!images) return b;
+  if (!images || options.image_input == ImageInput::kSynthetic) return b;
   b.applies = true;
   const int64_t workers = std::max<int64_t>(1, options.cpu_cores_per_gpu - 1);
   b.images_per_s = static_cast<double>(workers) * images_per_s_per_core(options.image_input);

@@ -12,6 +12,7 @@
 namespace gpudays {
 
 enum class ImageInput {
+  kSynthetic,     // tensors made on the GPU or reused (a benchmark's): no loader, never binds
   kPacked,        // gpudays' packed images (data images): decoded once, a copy per sample
   kJpeg,          // JPEG decode + RandomResizedCrop, flip, normalise (ImageNet's standard)
   kJpegHeavyAug,  // the same + RandAugment(2, 9) and random erasing (DeiT's recipe)
@@ -22,7 +23,8 @@ ImageInput parse_image_input(const std::string& text);  // InputError naming the
 
 // Measured 2026-12-02 on this project's build machine (AMD EPYC, one thread, Pillow 13.0 with its
 // libjpeg-turbo, torchvision 0.26; 500 x 375 JPEGs of quality 90). Packed images are a 150 KB
-// copy each (3 x 224 x 224 uint8), taken at a conservative 2 GB/s per core.
+// copy each (3 x 224 x 224 uint8), taken at a conservative 2 GB/s per core. Synthetic input has no
+// rate (0): input_bound does not apply to it.
 double images_per_s_per_core(ImageInput input);
 
 struct InputOptions {
@@ -35,7 +37,7 @@ struct InputOptions {
 
 // The input pipeline of one step on one GPU.
 struct InputBound {
-  bool applies = false;             // image families only
+  bool applies = false;             // image families read from a loader (not synthetic) only
   double images_per_s = 0.0;        // what the GPU's loader workers deliver
   double step_time_s = 0.0;         // time to load one step's samples for one GPU
   double device_step_time_s = 0.0;  // the GPU's own step time, set by the planner

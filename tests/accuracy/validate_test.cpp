@@ -153,6 +153,39 @@ TEST(Validate, PublishedConfigurationIsPinned) {
   EXPECT_NEAR(v.error, v.published / v.predicted - 1.0, 1e-12);
 }
 
+// timm's benchmark fed synthetic tensors; the same run reading JPEGs with DeiT's augmentation on
+// two host cores per GPU is bound by its loader, slower by exactly that bound, and says so.
+TEST(Validate, ImageInputOfACaseBindsItsStep) {
+  std::vector<Measurement> cases;
+  for (const MeasurementFile& f : load_measurements(catalog())) {
+    for (const Measurement& m : f.cases)
+      if (m.source_id == "timm-benchmark-rtx3090" && m.name == "vit-small-patch16-224")
+        cases.push_back(m);
+  }
+  ASSERT_EQ(cases.size(), 1U);
+  EXPECT_EQ(cases[0].image_input, "synthetic");
+  cases.push_back(cases[0]);
+  cases[1].name = "loaded";
+  cases[1].image_input = "jpeg-deit";
+  cases[1].cpu_cores_per_gpu = 2;
+  const ValidationReport report = validate(cases, catalog(), PlanOptions{}, {});
+  const ValidationCase& synthetic = report.cases[0];
+  ASSERT_EQ(report.cases.size(), 2U);
+  const ValidationCase& loaded = report.cases[1];
+  ASSERT_EQ(loaded.name, "loaded");
+  ASSERT_TRUE(synthetic.row && loaded.row);
+  EXPECT_FALSE(synthetic.row->input.applies);
+  EXPECT_FALSE(synthetic.row->input_bound);
+  EXPECT_TRUE(loaded.row->input_bound);
+  EXPECT_DOUBLE_EQ(loaded.row->input.images_per_s,
+                   images_per_s_per_core(ImageInput::kJpegHeavyAug));  // one worker
+  EXPECT_NEAR(loaded.predicted, images_per_s_per_core(ImageInput::kJpegHeavyAug), 1e-6);
+  EXPECT_LT(loaded.predicted, synthetic.predicted);
+  bool said = false;
+  for (const std::string& note : loaded.notes) said |= note.rfind("input-bound: ", 0) == 0;
+  EXPECT_TRUE(said);
+}
+
 TEST(Validate, UntrustedSourcesAreKeptApart) {
   const auto files = load_measurements(catalog());
   ValidationOptions options;

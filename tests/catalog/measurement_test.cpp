@@ -92,11 +92,14 @@ tokens_per_s_per_gpu = 1000.0
 derivation = "tokens_per_s / 8 GPUs"
 )";
 
-std::string edit(const std::string& from, const std::string& to) {
-  std::string text = kValid;
+std::string edit(std::string text, const std::string& from, const std::string& to) {
   const size_t pos = text.find(from);
   EXPECT_NE(pos, std::string::npos) << from;
   return text.replace(pos, from.size(), to);
+}
+
+std::string edit(const std::string& from, const std::string& to) {
+  return edit(kValid, from, to);
 }
 
 std::string load_error(const std::string& contents) {
@@ -219,6 +222,39 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
       test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
       test::catalog());
   EXPECT_DOUBLE_EQ(dropped.cases[0].model.recipe.dropout, 0.1);
+}
+
+// A vision case says where its images came from and the host's cores that loaded them; a language
+// model has no image loader.
+TEST(MeasurementFile, ImageInputIsForVisionCases) {
+  const std::string model = "model = \"convnext-large-1k\"\n";
+  const std::string arch =
+      "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
+      "n_layers = 2\nd_model = 64\nn_heads = 4\nd_ffn = 256\n"
+      "vocab_size = 1000\nseq_len = 128\n";
+  std::string vision = edit(arch, model);
+  vision = vision.substr(0, vision.find("[cases.derived]"));
+  vision = edit(vision, "tokens_per_s = 8000.0", "samples_per_s = 800.0");
+  const std::string loaded = edit(vision,
+                                  "precision = \"bf16\"",
+                                  "precision = \"bf16\"\nimage_input = \"jpeg-deit\"\n"
+                                  "cpu_cores_per_gpu = 5");
+  const auto file =
+      load_measurement_file(test::write_temp_file("meas.toml", loaded), test::catalog());
+  EXPECT_EQ(file.cases[0].image_input, "jpeg-deit");
+  EXPECT_EQ(file.cases[0].cpu_cores_per_gpu, std::optional<int64_t>(5));
+  const auto plain =
+      load_measurement_file(test::write_temp_file("meas.toml", vision), test::catalog());
+  EXPECT_TRUE(plain.cases[0].image_input.empty());
+  EXPECT_FALSE(plain.cases[0].cpu_cores_per_gpu.has_value());
+  expect_error(edit(vision, "precision = \"bf16\"", "precision = \"bf16\"\nimage_input = \"png\""),
+               {"case 'one'", "image_input", "jpeg-deit"});
+  expect_error(edit(vision, "precision = \"bf16\"", "precision = \"bf16\"\ncpu_cores_per_gpu = 0"),
+               {"case 'one'", "cpu_cores_per_gpu", "positive"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nimage_input = \"jpeg\""),
+               {"case 'one'", "image_input", "only vision cases"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ncpu_cores_per_gpu = 4"),
+               {"case 'one'", "cpu_cores_per_gpu", "only vision cases"});
 }
 
 // A selective run's share of checkpointed blocks, and the measured GPU variant's memory

@@ -171,6 +171,9 @@ TEST(InputPipeline, WorkersTimesTheMeasuredRate) {
             10 * images_per_s_per_core(ImageInput::kJpeg));
   EXPECT_EQ(parse_image_input("jpeg-deit"), ImageInput::kJpegHeavyAug);
   EXPECT_THROW(parse_image_input("png"), InputError);
+  // Synthetic input (a benchmark's tensors) has no loader to wait for.
+  EXPECT_EQ(parse_image_input("synthetic"), ImageInput::kSynthetic);
+  EXPECT_FALSE(input_bound(true, 1e9, {ImageInput::kSynthetic, 1}).applies);
 }
 
 // ConvNeXt-L on an H100 needs thousands of images a second; two host cores decoding JPEGs with
