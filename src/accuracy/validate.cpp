@@ -341,7 +341,8 @@ ValidationCase validate_case(const Measurement& m,
              gpu.architecture,
              to_string(m.model.family),
              m.gpus(),
-             static_cast<double>(count_params(m.model).total)};
+             static_cast<double>(count_params(m.model).total),
+             m.implementation.empty() ? std::string("engine") : m.implementation};
   PlanOptions opts = options;
   if (const auto network = m.inter_node_gbit_per_s_per_node()) {
     opts.time.inter_node_gb_per_s = *network / 8.0;

@@ -120,10 +120,10 @@ ErrorBand ErrorBands::for_point(const BandPoint& p) const {
                          same_architecture.errors);
   }
   const double floor = 0.5 * (all_.high_error - all_.low_error);
-  double widen = 0.0;
+  double widen_squared = 0.0;
   auto far = [&](const std::string& why, double width) {
     band.far.push_back(fmt::format("{} (+/-{:.0f}%)", why, 100.0 * width));
-    widen += width;
+    widen_squared += width * width;
   };
   const Group same_family = group_of(residuals_, family, p.family);
   if (!same_family.supported())
@@ -131,6 +131,10 @@ ErrorBand ErrorBands::for_point(const BandPoint& p) const {
   if (!same_architecture.supported())
     far(few_sources(same_architecture, p.architecture + " GPU"),
         spread(residuals_, architecture, floor));
+  const Dimension stack = [](const BandPoint& q) { return q.stack; };
+  const Group same_stack = group_of(residuals_, stack, p.stack);
+  if (!p.stack.empty() && !same_stack.supported())
+    far(few_sources(same_stack, p.stack + " model code"), spread(residuals_, stack, floor));
   int64_t most_gpus = 0;
   double fewest_params = 0.0;
   double most_params = 0.0;
@@ -150,6 +154,7 @@ ErrorBand ErrorBands::for_point(const BandPoint& p) const {
                     most_params / 1e9),
         floor);
   }
+  const double widen = std::sqrt(widen_squared);
   band.low_error = std::max(kBandLowestError, band.low_error - widen);
   band.high_error += widen;
   return band;

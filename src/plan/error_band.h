@@ -9,11 +9,12 @@
 // estimate itself: when every residual lies on one side (the planner biased there), the percentile
 // on the other side is replaced by 0.
 //
-// A plan far from the published cases gets a wider range, and says why: for each way it is far
-// (a model family or GPU generation with fewer than kMinBandSources sources, more GPUs or a model
-// size beyond any case's), both ends move out by that dimension's spread: the largest |mean error|
+// A plan far from the published cases gets a wider range, and says why: each way it is far (a
+// model family, GPU generation or model code with fewer than kMinBandSources sources, more GPUs or
+// a model size beyond any case's) has a width, that dimension's spread: the largest |mean error|
 // of its well-published groups (a family nobody measured may be as biased as the most biased
-// family somebody did), never less than the half-width of the band of every case.
+// family somebody did), never less than the half-width of the band of every case. Both ends move
+// out by the widths added in quadrature: the ways to be far are independent biases.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,9 @@ struct BandPoint {
   std::string family;        // the model family
   int64_t gpus = 1;
   double params = 0.0;
+  // Whose model code ran: the planner's ModelCode name ("huggingface", "engine", ...); empty:
+  // not known, and not a way to be far.
+  std::string stack;
   bool operator==(const BandPoint&) const = default;
 };
 

@@ -96,7 +96,8 @@ PlanRow evaluate(const ModelSpec& model,
                                                      cluster.gpu->architecture,
                                                      to_string(model.family),
                                                      cluster.world_size(),
-                                                     params});
+                                                     params,
+                                                     to_string(options.implementation.code)});
     row.step_time_range_s = row.error_band->range(row.step_time_s);
     row.training_days_range = row.error_band->range(row.training_days);
   }

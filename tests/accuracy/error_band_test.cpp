@@ -120,8 +120,8 @@ TEST(ErrorBand, OneSidedResidualsWidenTheBandToContainTheEstimate) {
 }
 
 // A family nobody published is as far as the most biased published family (vit, -0.2 on average
-// here), a GPU count or model size beyond the cases' by the all-case half-width; the widths add up,
-// and the fast end never falls below kBandLowestError.
+// here), a GPU count or model size beyond the cases' by the all-case half-width; the widths add in
+// quadrature (independent ways to be far), and the fast end never falls below kBandLowestError.
 TEST(ErrorBand, FarFromThePublishedCasesIsWiderAndSaysWhy) {
   ValidationReport report;
   for (double e : {-0.05, 0.0, 0.05}) report.cases.push_back(residual("a100-80gb-sxm", e));
@@ -140,11 +140,49 @@ TEST(ErrorBand, FarFromThePublishedCasesIsWiderAndSaysWhy) {
   ASSERT_EQ(big.far.size(), 2u);
   EXPECT_EQ(big.far[0].rfind("64 GPUs, published cases use at most 8", 0), 0u) << big.far[0];
   EXPECT_EQ(big.far[1].rfind("5B parameters, published cases span 1B-1B", 0), 0u) << big.far[1];
-  EXPECT_NEAR(big.high_error, near.high_error + 2 * half_width, 1e-12);
+  EXPECT_NEAR(big.high_error, near.high_error + std::sqrt(2.0) * half_width, 1e-12);
   EXPECT_EQ(big.far_summary(), big.far[0] + "; " + big.far[1]);
   const ErrorBand everything = bands.for_point(point("b200", "blackwell", "mamba", 4096, 1e12));
   EXPECT_EQ(everything.far.size(), 4u);
-  EXPECT_DOUBLE_EQ(everything.low_error, kBandLowestError);
+  const double all_ways = std::sqrt(0.2 * 0.2 + 3 * half_width * half_width);
+  EXPECT_NEAR(everything.high_error, bands.all().high_error + all_ways, 1e-12);
+  EXPECT_NEAR(everything.low_error, bands.all().low_error - all_ways, 1e-12);
+  // Residuals biased by 80% on one GPU type: a family nobody published may be as far off, and the
+  // fast end stops at kBandLowestError.
+  ValidationReport biased;
+  for (double e : {-0.9, -0.8, -0.7}) biased.cases.push_back(residual("rtx-3090", e, "vit"));
+  const ErrorBand unseen = error_bands(biased).for_point(point("rtx-3090", "ampere", "mamba"));
+  EXPECT_DOUBLE_EQ(unseen.low_error, kBandLowestError);
+}
+
+// Whose model code ran is a way to be far too: code with cases from fewer than kMinBandSources
+// sources widens the range and says so; a point that names no code is never far by it.
+TEST(ErrorBand, ModelCodeWithFewSourcesIsFar) {
+  ValidationReport report;
+  for (double e : {-0.1, 0.0, 0.1}) {
+    ValidationCase v = residual("a100-80gb-sxm", e);
+    v.point.stack = "llama_reference";
+    report.cases.push_back(v);
+  }
+  ValidationCase hf = residual("a100-80gb-sxm", 0.3);
+  hf.point.stack = "huggingface";
+  report.cases.push_back(hf);
+  const ErrorBands bands = error_bands(report);
+  BandPoint p = point("a100-80gb-sxm", "ampere");
+  EXPECT_TRUE(bands.for_point(p).far.empty());
+  p.stack = "llama_reference";
+  const ErrorBand near = bands.for_point(p);
+  EXPECT_TRUE(near.far.empty());
+  p.stack = "huggingface";
+  const ErrorBand eager = bands.for_point(p);
+  ASSERT_EQ(eager.far.size(), 1u);
+  EXPECT_EQ(eager.far[0].rfind("1 published huggingface model code case from only 1 source", 0), 0u)
+      << eager.far[0];
+  EXPECT_GT(eager.high_error, near.high_error);
+  p.stack = "llm_c";
+  const ErrorBand unseen = bands.for_point(p);
+  ASSERT_EQ(unseen.far.size(), 1u);
+  EXPECT_EQ(unseen.far[0].rfind("no published llm_c model code case", 0), 0u) << unseen.far[0];
 }
 
 // Coverage is out of sample: each checking-half case against the band of the fitting half alone.
