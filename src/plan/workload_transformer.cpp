@@ -29,14 +29,21 @@ struct Dims {
 };
 
 // Dropout over `elements` that keeps `saved_bytes` (its byte mask, and what else backward needs):
-// eagerly its own kernel, reading the input and writing the output; compiled, part of the chain
-// around it (the residual add and norm after a projection, the softmax before the attention's
-// second product), where it adds only the mask's write (Inductor draws the random numbers inside
-// the generated kernel).
-Op make_dropout(const char* name, double elements, const Dims& x, double saved_bytes) {
-  if (!x.impl.compiled) return make_memory(name, 2.0 * elements, x.elt, saved_bytes);
-  Op op = make_memory(name, elements * kMaskBytes, 1.0, saved_bytes, /*kernels=*/0.0);
-  return op;
+// eagerly its own kernel, reading the input and writing the output; `fused` into the chain around
+// it (compiled: the residual add and norm after a projection, the softmax before the attention's
+// second product; or a hand-written kernel), it adds only the mask's write (the random numbers are
+// drawn inside that kernel).
+Op make_dropout(const char* name, double elements, const Dims& x, double saved_bytes, bool fused) {
+  if (!fused) return make_memory(name, 2.0 * elements, x.elt, saved_bytes);
+  return make_memory(name, elements * kMaskBytes, 1.0, saved_bytes, /*kernels=*/0.0);
+}
+
+// Whether the dropout on the hidden state (after each projection, and the embedding's) is part of
+// a fused kernel: compiled, or the FlashAttention repository's GPT, whose training configurations
+// all set fused_dropout_add_ln (flash_attn/ops/layer_norm.py dropout_add_layer_norm: dropout,
+// residual add and LayerNorm in one kernel).
+bool hidden_dropout_fused(const Dims& x) {
+  return x.impl.compiled || x.impl.code == ModelCode::kFlashAttn;
 }
 
 // A chain of pointwise and reduction kernels over `elements`: eagerly `eager_bytes` per element in
@@ -205,7 +212,8 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   }
   ops.push_back(softmax);
   if (x.dropout > 0.0) {
-    ops.push_back(make_dropout("attention_dropout", scores, x, scores * (kMaskBytes + x.elt)));
+    ops.push_back(make_dropout(
+        "attention_dropout", scores, x, scores * (kMaskBytes + x.elt), x.impl.compiled));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)
@@ -287,7 +295,8 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   policy.matmul(dense, {x.d});
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
-  if (x.dropout > 0.0) ops.push_back(make_dropout("dropout", hidden, x, dropout_saved));
+  if (x.dropout > 0.0)
+    ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
   // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
   // block's input, already kept by the attention's LayerNorm (one tensor, saved twice).
   const bool shared_input = model.family == Family::kGptNeox && model.arch.use_parallel_residual;
@@ -307,7 +316,8 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   fc2.saved_bytes = x.n * x.f * x.elt;
   policy.matmul(fc2, {x.d});
   ops.push_back(fc2);
-  if (x.dropout > 0.0) ops.push_back(make_dropout("dropout", hidden, x, dropout_saved));
+  if (x.dropout > 0.0)
+    ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
   ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
   return block;
 }
@@ -385,7 +395,8 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
     }
   }
   if (x.dropout > 0.0) {
-    w.stem_ops.push_back(make_dropout("embed_dropout", hidden, x, hidden * kMaskBytes));
+    w.stem_ops.push_back(
+        make_dropout("embed_dropout", hidden, x, hidden * kMaskBytes, hidden_dropout_fused(x)));
   }
 }
 

@@ -185,6 +185,26 @@ TEST(ModelCode, CompilingFoldsDropoutIntoItsChain) {
   }
 }
 
+// The FlashAttention repository's GPT fuses its hidden dropout into dropout_add_layer_norm (every
+// training configuration sets fused_dropout_add_ln): the mask's write, no kernel, uncompiled; its
+// plain attention path drops out the probabilities with an eager nn.Dropout.
+TEST(ModelCode, FlashAttnFusesTheHiddenDropoutOnly) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.recipe.dropout = 0.1;
+  const Workload engine = workload(gpt, ModelCode::kEngine, false, /*fused=*/false);
+  const Workload flash = workload(gpt, ModelCode::kFlashAttn, false, /*fused=*/false);
+  const Op* hidden = find_op(flash, "dropout");
+  const Op* eager_hidden = find_op(engine, "dropout");
+  ASSERT_TRUE(hidden && eager_hidden);
+  EXPECT_EQ(hidden->kernels, 0.0);
+  EXPECT_DOUBLE_EQ(hidden->bytes, eager_hidden->bytes / 4.0);
+  EXPECT_DOUBLE_EQ(hidden->saved_bytes, eager_hidden->saved_bytes);
+  const Op* attention = find_op(flash, "attention_dropout");
+  ASSERT_TRUE(attention);
+  EXPECT_EQ(attention->kernels, 1.0);
+  EXPECT_DOUBLE_EQ(attention->bytes, find_op(engine, "attention_dropout")->bytes);
+}
+
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
 // forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
 TEST(ModelCode, LlmCFusesTheClassifier) {
