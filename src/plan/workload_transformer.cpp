@@ -70,7 +70,11 @@ double upcast_bytes(double elt) {
 // RMSNorm also keeps the normalised input its weight multiplies).
 Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   const double hidden = x.n * x.d;
-  const double saved = (keeps_input ? hidden * x.elt : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
+  // The FlashAttention repository's GPT keeps its residual stream in fp32 (residual_in_fp32, set
+  // by every training configuration): dropout_add_layer_norm saves that fp32 sum for backward.
+  const double input_bytes = x.impl.code == ModelCode::kFlashAttn ? kFp32 : x.elt;
+  const double saved =
+      (keeps_input ? hidden * input_bytes : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
   const double minimal = 2.0 * x.elt;  // read the input, write the output
   const bool rms_chain = x.impl.code == ModelCode::kLlamaReference ||
                          (x.impl.code == ModelCode::kHuggingFace && x.rms_norm);

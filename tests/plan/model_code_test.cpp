@@ -205,6 +205,18 @@ TEST(ModelCode, FlashAttnFusesTheHiddenDropoutOnly) {
   EXPECT_DOUBLE_EQ(attention->bytes, find_op(engine, "attention_dropout")->bytes);
 }
 
+// Its residual stream is fp32 (residual_in_fp32 in every training configuration): the LayerNorm
+// keeps 4 bytes per element of its input where the engine keeps the compute dtype's 2.
+TEST(ModelCode, FlashAttnKeepsAnFp32Residual) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload flash_workload = workload(gpt, ModelCode::kFlashAttn, false);
+  const Workload engine_workload = workload(gpt, ModelCode::kEngine, false);
+  const Op* flash = find_op(flash_workload, "ln_attention");
+  const Op* engine = find_op(engine_workload, "ln_attention");
+  ASSERT_TRUE(flash && engine);
+  EXPECT_DOUBLE_EQ(flash->saved_bytes, 2.0 * engine->saved_bytes);
+}
+
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
 // forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
 TEST(ModelCode, LlmCFusesTheClassifier) {
