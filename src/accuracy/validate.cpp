@@ -293,6 +293,43 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
   }
 }
 
+// The stack a case ran: its model code, the engine's where the file names none.
+std::string case_stack(const Measurement& m) {
+  return m.implementation.empty() ? to_string(ModelCode::kEngine) : m.implementation;
+}
+
+// How the planner plans a case as it ran: its network, links, model code, optimizer, precision
+// layout, input pipeline and CUDA context.
+PlanOptions case_options(const Measurement& m,
+                         const PlanOptions& options,
+                         std::vector<std::string>& notes) {
+  PlanOptions opts = options;
+  if (const auto network = m.inter_node_gbit_per_s_per_node()) {
+    opts.time.inter_node_gb_per_s = *network / 8.0;
+  }
+  opts.time.links = m.links;
+  opts.implementation.code = parse_model_code(case_stack(m));
+  opts.implementation.compiled = m.compiled.value_or(false);
+  opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
+  opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
+  opts.implementation.checkpointing = checkpoint_policy(m, notes);
+  opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  opts.time.optimizer =
+      m.optimizer == "sgd" ? OptimizerUpdate::kSgdNesterov : OptimizerUpdate::kAdam;
+  opts.time.fp16_loss_scaling = m.loss_scaling;
+  opts.time.fused_optimizer = m.fused_optimizer;
+  opts.implementation.half_precision_model = m.half_precision_model;
+  opts.time.half_precision_model = m.half_precision_model;
+  opts.memory.half_precision_model = m.half_precision_model;
+  opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  // A case that names no input ran on synthetic or preloaded data (docs/catalog.md).
+  opts.input.image_input =
+      m.image_input.empty() ? ImageInput::kSynthetic : parse_image_input(m.image_input);
+  if (m.cpu_cores_per_gpu) opts.input.cpu_cores_per_gpu = *m.cpu_cores_per_gpu;
+  if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
+  return opts;
+}
+
 ValidationCase validate_case(const Measurement& m,
                              const Catalog& catalog,
                              const PlanOptions& options,
@@ -342,32 +379,9 @@ ValidationCase validate_case(const Measurement& m,
              to_string(m.model.family),
              m.gpus(),
              static_cast<double>(count_params(m.model).total),
-             m.implementation.empty() ? std::string("engine") : m.implementation};
-  PlanOptions opts = options;
-  if (const auto network = m.inter_node_gbit_per_s_per_node()) {
-    opts.time.inter_node_gb_per_s = *network / 8.0;
-  }
-  opts.time.links = m.links;
-  opts.implementation.code =
-      m.implementation.empty() ? ModelCode::kEngine : parse_model_code(m.implementation);
-  opts.implementation.compiled = m.compiled.value_or(false);
-  opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
-  opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
-  opts.implementation.checkpointing = checkpoint_policy(m, v.notes);
-  opts.time.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
-  opts.time.optimizer =
-      m.optimizer == "sgd" ? OptimizerUpdate::kSgdNesterov : OptimizerUpdate::kAdam;
-  opts.time.fp16_loss_scaling = m.loss_scaling;
-  opts.time.fused_optimizer = m.fused_optimizer;
-  opts.implementation.half_precision_model = m.half_precision_model;
-  opts.time.half_precision_model = m.half_precision_model;
-  opts.memory.half_precision_model = m.half_precision_model;
-  opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
-  opts.input.image_input =
-      parse_image_input(m.image_input.empty() ? std::string("synthetic") : m.image_input);
-  if (m.cpu_cores_per_gpu) opts.input.cpu_cores_per_gpu = *m.cpu_cores_per_gpu;
-  if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
+             case_stack(m)};
   try {
+    const PlanOptions opts = case_options(m, options, v.notes);
     const Pinned pinned = pin(m, v.notes);
     std::optional<PlanRow> best;
     int64_t best_batch = 0;

@@ -112,6 +112,11 @@ void read_gpt_neox_extras(const TomlFields& t, ArchSpec& a, ArchExtras& extras) 
   extras.n_kv_heads = t.get_int_or("n_kv_heads", a.n_heads);
   extras.gated_ffn = t.get_bool_or("gated_ffn", false);
   extras.learned_position_embeddings = t.get_bool_or("learned_position_embeddings", false);
+  // GPT-2 and GPT-3 (learned position tables) add each branch to the residual in turn; GPT-NeoX
+  // and Pythia (rotary) run attention and MLP on the same input (their config.json's
+  // use_parallel_residual). A case may state it either way.
+  a.use_parallel_residual =
+      t.get_bool_or("use_parallel_residual", !extras.learned_position_embeddings);
   if (extras.n_kv_heads <= 0 || a.n_heads % extras.n_kv_heads != 0) {
     t.fail("n_kv_heads",
            fmt::format("{} does not divide n_heads {}", extras.n_kv_heads, a.n_heads));
@@ -381,6 +386,10 @@ Measurement read_case(const TomlFields& t,
   if (!is_vision(c.model.family)) {
     for (const char* key : {"image_input", "cpu_cores_per_gpu"})
       if (t.has(key)) t.fail(key, "only vision cases (vit, convnext) load images");
+  }
+  if (c.cpu_cores_per_gpu && (c.image_input.empty() || c.image_input == "synthetic")) {
+    t.fail("cpu_cores_per_gpu",
+           "needs image_input packed, jpeg or jpeg-deit: a synthetic input loads nothing");
   }
   c.published = read_published(t.table("published"));
   if (c.published.train_time_days && !c.train_steps) {

@@ -86,6 +86,8 @@ ErrorBand error_band_of(std::string basis, const std::vector<double>& errors) {
 std::string ErrorBand::far_summary() const {
   std::string out;
   for (const std::string& why : far) out += (out.empty() ? "" : "; ") + why;
+  if (far.size() > 1)
+    out += fmt::format("; together +/-{:.0f}% (in quadrature)", 100.0 * far_width);
   return out;
 }
 
@@ -155,6 +157,7 @@ ErrorBand ErrorBands::for_point(const BandPoint& p) const {
         floor);
   }
   const double widen = std::sqrt(widen_squared);
+  band.far_width = widen;
   band.low_error = std::max(kBandLowestError, band.low_error - widen);
   band.high_error += widen;
   return band;

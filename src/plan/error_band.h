@@ -66,11 +66,13 @@ struct ErrorBand {
   bool widened = false;     // a percentile lay on the estimate's wrong side and was replaced by 0
   // Why the range is wider than its basis alone ("no published mamba case"), each with its width.
   std::vector<std::string> far;
+  double far_width = 0.0;  // the widths of `far` added in quadrature: how much wider each side is
   TimeRange range(double predicted) const {
     return {predicted * (1.0 + low_error), predicted * (1.0 + high_error)};
   }
   bool contains_error(double error) const { return low_error <= error && error <= high_error; }
-  std::string far_summary() const;  // `far` joined by "; ", empty when near
+  // `far` joined by "; ", and with two or more their combined width; empty when near.
+  std::string far_summary() const;
   bool operator==(const ErrorBand&) const = default;
 };
 

@@ -70,8 +70,9 @@ double upcast_bytes(double elt) {
 // RMSNorm also keeps the normalised input its weight multiplies).
 Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   const double hidden = x.n * x.d;
-  // The FlashAttention repository's GPT keeps its residual stream in fp32 (residual_in_fp32, set
-  // by every training configuration): dropout_add_layer_norm saves that fp32 sum for backward.
+  // The FlashAttention repository's GPT keeps its residual stream in fp32 (hard-coded in
+  // flash_attn/models/gpt.py before 2023-01, the configs' residual_in_fp32 since):
+  // dropout_add_layer_norm saves that fp32 sum for backward.
   const double input_bytes = x.impl.code == ModelCode::kFlashAttn ? kFp32 : x.elt;
   const double saved =
       (keeps_input ? hidden * input_bytes : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
@@ -92,9 +93,17 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
       // back: LayerNorm reads elt, writes 4; the cast reads 4, writes elt.
       return make_chain(
           name, hidden, x.elt + kFp32 + kFp32 + x.elt, 2, minimal, saved, x.impl.compiled);
+    case ModelCode::kFlashAttn: {
+      // dropout_add_layer_norm (flash_attn/ops/layer_norm.py): one kernel adds the branch's
+      // output (elt) to the fp32 residual, writes the new residual (4) and the normalised output
+      // (elt); backward reads the output's gradient, the kept sum and the residual's gradient and
+      // writes the gradients of both inputs. The block's residual adds are these.
+      Op op = make_memory(name, hidden, 2.0 * x.elt + 2.0 * kFp32, saved);
+      op.backward_factor = (2.0 * x.elt + 3.0 * kFp32) / (2.0 * x.elt + 2.0 * kFp32);
+      return op;
+    }
     case ModelCode::kEngine:
     case ModelCode::kMambaSsm:  // Mamba only: planned as the engine here
-    case ModelCode::kFlashAttn:
     case ModelCode::kLlmC:
       break;
   }
@@ -285,17 +294,21 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
     policy.matmul(qkv, {qkv_width});
   }
   ops.push_back(qkv);
+  // The FlashAttention repository's MHA hands the packed projection to the flash kernel as it is
+  // and the kernel writes [b, s, h, d]: both rearranges are views, and the output projection's
+  // input is the output the kernel keeps (flash_attn/modules/mha.py, FlashSelfAttention).
+  const bool packed_flash = fused && x.impl.code == ModelCode::kFlashAttn;
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
-  } else {
+  } else if (!packed_flash) {
     ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
   }
   if (model.arch.rotary_pct > 0.0) add_rotary(ops, model, x);
   add_attention(ops, x, fused, causal);
   policy.fused_attention(ops.back());
-  ops.push_back(make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0));
+  if (!packed_flash) ops.push_back(make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0));
   Op dense = make_matmul("attention_out", x.n, x.d, x.q, x.elt);
-  dense.saved_bytes = hidden * x.elt;
+  dense.saved_bytes = packed_flash ? 0.0 : hidden * x.elt;
   policy.matmul(dense, {x.d});
   ops.push_back(dense);
   const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
@@ -322,7 +335,9 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   ops.push_back(fc2);
   if (x.dropout > 0.0)
     ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
-  ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
+  // (The FlashAttention GPT adds both branches inside its LayerNorm kernels, make_norm.)
+  if (x.impl.code != ModelCode::kFlashAttn)
+    ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
   return block;
 }
 

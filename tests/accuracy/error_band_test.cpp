@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "accuracy/error_bands.h"
 #include "accuracy/validate.h"
 #include "catalog/calibration_file.h"
@@ -141,7 +143,11 @@ TEST(ErrorBand, FarFromThePublishedCasesIsWiderAndSaysWhy) {
   EXPECT_EQ(big.far[0].rfind("64 GPUs, published cases use at most 8", 0), 0u) << big.far[0];
   EXPECT_EQ(big.far[1].rfind("5B parameters, published cases span 1B-1B", 0), 0u) << big.far[1];
   EXPECT_NEAR(big.high_error, near.high_error + std::sqrt(2.0) * half_width, 1e-12);
-  EXPECT_EQ(big.far_summary(), big.far[0] + "; " + big.far[1]);
+  EXPECT_NEAR(big.far_width, std::sqrt(2.0) * half_width, 1e-12);
+  EXPECT_EQ(big.far_summary(),
+            big.far[0] + "; " + big.far[1] +
+                fmt::format("; together +/-{:.0f}% (in quadrature)", 100.0 * big.far_width));
+  EXPECT_EQ(mamba.far_summary(), mamba.far[0]);
   const ErrorBand everything = bands.for_point(point("b200", "blackwell", "mamba", 4096, 1e12));
   EXPECT_EQ(everything.far.size(), 4u);
   const double all_ways = std::sqrt(0.2 * 0.2 + 3 * half_width * half_width);
@@ -178,7 +184,11 @@ TEST(ErrorBand, ModelCodeWithFewSourcesIsFar) {
   ASSERT_EQ(eager.far.size(), 1u);
   EXPECT_EQ(eager.far[0].rfind("1 published huggingface model code case from only 1 source", 0), 0u)
       << eager.far[0];
-  EXPECT_GT(eager.high_error, near.high_error);
+  // As far as the most biased well-sourced code (llama_reference, unbiased here): the all-case
+  // half-width, the floor.
+  const double half_width = 0.5 * (bands.all().high_error - bands.all().low_error);
+  EXPECT_NEAR(eager.high_error, near.high_error + half_width, 1e-12);
+  EXPECT_NEAR(eager.low_error, near.low_error - half_width, 1e-12);
   p.stack = "llm_c";
   const ErrorBand unseen = bands.for_point(p);
   ASSERT_EQ(unseen.far.size(), 1u);

@@ -251,10 +251,32 @@ TEST(MeasurementFile, ImageInputIsForVisionCases) {
                {"case 'one'", "image_input", "jpeg-deit"});
   expect_error(edit(vision, "precision = \"bf16\"", "precision = \"bf16\"\ncpu_cores_per_gpu = 0"),
                {"case 'one'", "cpu_cores_per_gpu", "positive"});
+  expect_error(edit(vision, "precision = \"bf16\"", "precision = \"bf16\"\ncpu_cores_per_gpu = 4"),
+               {"case 'one'", "cpu_cores_per_gpu", "needs image_input"});
+  expect_error(edit(vision,
+                    "precision = \"bf16\"",
+                    "precision = \"bf16\"\nimage_input = \"synthetic\"\ncpu_cores_per_gpu = 4"),
+               {"case 'one'", "cpu_cores_per_gpu", "loads nothing"});
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nimage_input = \"jpeg\""),
                {"case 'one'", "image_input", "only vision cases"});
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ncpu_cores_per_gpu = 4"),
                {"case 'one'", "cpu_cores_per_gpu", "only vision cases"});
+}
+
+// GPT-2-style cases (learned position tables) add attention and MLP to the residual in turn;
+// rotary ones run both on the same input unless the case says otherwise.
+TEST(MeasurementFile, GptTwoStyleCasesHaveASequentialResidual) {
+  const auto residual = [](const std::string& text) {
+    const auto file =
+        load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog());
+    return file.cases[0].model.arch.use_parallel_residual;
+  };
+  const std::string gpt2 =
+      edit("seq_len = 128", "seq_len = 128\nlearned_position_embeddings = true");
+  EXPECT_TRUE(residual(kValid));
+  EXPECT_FALSE(residual(gpt2));
+  EXPECT_TRUE(residual(edit(gpt2, "seq_len = 128", "seq_len = 128\nuse_parallel_residual = true")));
+  EXPECT_FALSE(residual(edit("seq_len = 128", "seq_len = 128\nuse_parallel_residual = false")));
 }
 
 // A selective run's share of checkpointed blocks, and the measured GPU variant's memory

@@ -205,16 +205,21 @@ TEST(ModelCode, FlashAttnFusesTheHiddenDropoutOnly) {
   EXPECT_DOUBLE_EQ(attention->bytes, find_op(engine, "attention_dropout")->bytes);
 }
 
-// Its residual stream is fp32 (residual_in_fp32 in every training configuration): the LayerNorm
-// keeps 4 bytes per element of its input where the engine keeps the compute dtype's 2.
+// Its residual stream is fp32 (flash_attn/models/gpt.py): each LayerNorm keeps 4 bytes per
+// element of its input where the engine keeps the compute dtype's 2.
 TEST(ModelCode, FlashAttnKeepsAnFp32Residual) {
-  const ModelSpec gpt = catalog().model("pythia-410m");
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.arch.learned_position_embeddings = true;  // GPT-2: both LayerNorms keep their input
+  gpt.arch.use_parallel_residual = false;
   const Workload flash_workload = workload(gpt, ModelCode::kFlashAttn, false);
   const Workload engine_workload = workload(gpt, ModelCode::kEngine, false);
-  const Op* flash = find_op(flash_workload, "ln_attention");
-  const Op* engine = find_op(engine_workload, "ln_attention");
-  ASSERT_TRUE(flash && engine);
-  EXPECT_DOUBLE_EQ(flash->saved_bytes, 2.0 * engine->saved_bytes);
+  for (const char* norm : {"ln_attention", "ln_mlp"}) {
+    const Op* flash = find_op(flash_workload, norm);
+    const Op* engine = find_op(engine_workload, norm);
+    ASSERT_TRUE(flash && engine) << norm;
+    EXPECT_GT(engine->saved_bytes, 0.0) << norm;
+    EXPECT_DOUBLE_EQ(flash->saved_bytes, 2.0 * engine->saved_bytes) << norm;
+  }
 }
 
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
