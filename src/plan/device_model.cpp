@@ -71,7 +71,7 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       // short sequences lose efficiency.
       const double fraction =
           (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
-          c_.fused_attention_scale;
+          c_.fused_attention_scale * op.relative_efficiency;
       const double sequence = shape_factor(op.m, half_dim_);
       compute_s = flops / (ceiling_flops() * sequence * fraction);
       break;

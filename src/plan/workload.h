@@ -40,6 +40,8 @@ struct Op {
   // bytes it keeps of this op, and the share of the op's forward that is not recomputed.
   double policy_kept_bytes = 0.0;
   double policy_kept_share = 0.0;
+  // A fused attention kernel's speed relative to FlashAttention-2's (DeviceModel).
+  double relative_efficiency = 1.0;
 };
 
 // A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.
@@ -123,6 +125,10 @@ struct Implementation {
   // The model itself in the compute dtype (apex AMP O2, DeepSpeed's fp16 engine), not under
   // autocast: plain attention's softmax runs and is kept in the compute dtype.
   bool half_precision_model = false;
+  // The fused attention kernel: FlashAttention-2 (2), or the first FlashAttention (1), which
+  // reaches 25-40% of the A100's peak where FlashAttention-2 reaches 50-73%, "around 2x" slower
+  // (Dao 2023, "FlashAttention-2", abstract).
+  int flash_attention_version = 2;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };

@@ -177,6 +177,10 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
   return make_memory("gelu", 2.0 * elements, x.elt, saved);
 }
 
+// The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
+// 25-40% of the A100's peak against 50-73%).
+constexpr double kFlashAttentionOneRelative = 0.5;
+
 void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal) {
   const double scores = x.b * x.h * x.t * x.t;
   const double attn_flops = 4.0 * x.b * x.h * x.t * x.t * x.hd;  // QK^T and AV, non-causal count
@@ -190,6 +194,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
     op.bytes = qkvo * x.elt;                                  // read q, k, v; write out
     op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;  // q, k, v, out, lse
     op.backward_factor = 2.5;                                 // FlashAttention-2, Sec. 3
+    if (x.impl.flash_attention_version == 1) op.relative_efficiency = kFlashAttentionOneRelative;
     op.m = x.t;
     op.n = x.t;
     op.k = x.hd;

@@ -263,6 +263,26 @@ TEST(MeasurementFile, ImageInputIsForVisionCases) {
                {"case 'one'", "cpu_cores_per_gpu", "only vision cases"});
 }
 
+TEST(MeasurementFile, FlashAttentionVersionNeedsTheFusedKernel) {
+  const std::string fused =
+      edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_attention = true");
+  const auto version = [](const std::string& text) {
+    return load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog())
+        .cases[0]
+        .flash_attention_version;
+  };
+  EXPECT_EQ(version(fused), 2);
+  EXPECT_EQ(
+      version(edit(
+          fused, "fused_attention = true", "fused_attention = true\nflash_attention_version = 1")),
+      1);
+  expect_error(
+      edit(fused, "fused_attention = true", "fused_attention = true\nflash_attention_version = 3"),
+      {"case 'one'", "flash_attention_version", "must be 1 or 2"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nflash_attention_version = 1"),
+               {"case 'one'", "flash_attention_version", "needs fused_attention = true"});
+}
+
 // GPT-2-style cases (learned position tables) add attention and MLP to the residual in turn;
 // rotary ones run both on the same input unless the case says otherwise.
 TEST(MeasurementFile, GptTwoStyleCasesHaveASequentialResidual) {

@@ -222,6 +222,33 @@ TEST(ModelCode, FlashAttnKeepsAnFp32Residual) {
   }
 }
 
+// The first FlashAttention runs at half FlashAttention-2's speed (Dao 2023, abstract: "around
+// 2x"): its fused attention's compute time doubles, nothing else moves.
+TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.arch.seq_len = 8192;  // long enough for the kernel's compute to dominate its traffic
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = true;
+  o.implementation.code = ModelCode::kFlashAttn;
+  const Workload two = build_workload(gpt, o);
+  o.implementation.flash_attention_version = 1;
+  const Workload one = build_workload(gpt, o);
+  const Op* fa2 = find_op(two, "fused_attention");
+  const Op* fa1 = find_op(one, "fused_attention");
+  ASSERT_TRUE(fa1 && fa2);
+  EXPECT_EQ(fa2->relative_efficiency, 1.0);
+  EXPECT_EQ(fa1->relative_efficiency, 0.5);
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const DeviceModel device(gpu, Precision::kBf16, /*free_lunch=*/true);
+  for (bool backward : {false, true}) {
+    EXPECT_NEAR(device.op_time_s(*fa1, backward),
+                2.0 * device.op_time_s(*fa2, backward),
+                1e-9 * device.op_time_s(*fa1, backward));
+  }
+  EXPECT_EQ(find_op(one, "mlp_in")->m, find_op(two, "mlp_in")->m);
+}
+
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
 // forward kernel: a fraction of the unfused cross-entropy's traffic, none in backward.
 TEST(ModelCode, LlmCFusesTheClassifier) {
