@@ -92,7 +92,14 @@ void expect_same_losses(const std::map<int64_t, nlohmann::json>& expected,
 
 // ---- Without a controller ----
 
+// `train` is in a gpudays built with LibTorch only (make build WITH_TORCH=OFF has none).
+bool gpudays_trains() {
+  static const bool trains = run_gpudays("train --help").exit_code == 0;
+  return trains;
+}
+
 TEST(SlurmCli, TrainDryRunPrintsTheJobEveryTaskRuns) {
+  if (!gpudays_trains()) GTEST_SKIP() << "this gpudays was built without LibTorch";
   const test::ScopedEnv no_slurm("SLURM_CONF", "/nonexistent/slurm.conf");
   const TrainRun run = make_train_run("train-dry-run", 10, 5);
   const std::string dir = (run.dir / "slurm").string();
@@ -123,6 +130,7 @@ TEST(SlurmCli, TrainDryRunPrintsTheJobEveryTaskRuns) {
 // A time limit shorter than the plan's estimate of the whole run on the job's GPUs is a warning
 // with the numbers (the job checkpoints before its limit and resumes when submitted again).
 TEST(SlurmCli, TrainTimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {
+  if (!gpudays_trains()) GTEST_SKIP() << "this gpudays was built without LibTorch";
   const test::ScopedEnv no_slurm("SLURM_CONF", "/nonexistent/slurm.conf");
   TrainRun run = make_train_run("train-short", 10, 5);
   std::ofstream(run.config) << "model_file = \"" << kData << "/slurm-tiny.toml\"\n"
@@ -148,6 +156,7 @@ TEST(SlurmCli, TrainTimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {
 }
 
 TEST(SlurmCli, TrainBadInputIsRefusedBeforeSubmission) {
+  if (!gpudays_trains()) GTEST_SKIP() << "this gpudays was built without LibTorch";
   const TrainRun run = make_train_run("train-refused", 10, 5);
   const std::string dir = (run.dir / "slurm").string();
   const std::string cluster = " --cluster " + kData + "/slurm-cluster.toml --partition cpu ";
