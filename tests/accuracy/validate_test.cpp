@@ -82,6 +82,13 @@ TEST(Validate, EveryShippedCasePlansOrSaysWhy) {
       std::abs(report.cases[report.worst.front()].error), report.overall.max_abs_error, 1e-12);
 }
 
+// A case's stack, for its error band, is the model code it names, or the engine's where it names
+// none.
+TEST(Validate, ACaseThatNamesNoCodeIsTheEnginesStack) {
+  EXPECT_EQ(find_case("nvidia-bert-pytorch", "a100-1gpu-seq128-fp16").point.stack, "engine");
+  EXPECT_EQ(find_case("flashattention-training-readme", "gpt3-355m").point.stack, "flash_attn");
+}
+
 // What ran fits: the memory model never refuses a trusted published configuration (the
 // FlashAttention README's GPT-3 355M at micro-batch 32 on 80 GB A100s used to need 101 GiB).
 TEST(Validate, EveryPublishedConfigurationIsPredictedToFit) {
