@@ -1,8 +1,9 @@
 // The planner's peak memory per GPU against the peaks the validation's sources publish (issue:
-// "memory that never refuses what ran"). Each source's figure is what its tool reports: the
-// caching allocator's peak reservation (torchtitan's `memory: ... GiB`, torch's
-// max_memory_reserved) or the whole process as nvidia-smi shows it (CUDA context included);
-// the planner's total counts both (plan/memory_model.h), so the two are compared as they stand.
+// "memory that never refuses what ran"). Each source's figure is what its tool reports, and the
+// planner's breakdown (plan/memory_model.h) is cut to the same: the whole process as NVML and
+// nvidia-smi show it (everything, the CUDA context and NCCL buffers too), the caching allocator's
+// peak reservation (torchtitan's `memory: ... GiB`, torch.cuda.max_memory_reserved: all but
+// those), or its peak allocation (torch.cuda.max_memory_allocated: nor the allocator's slack).
 #pragma once
 
 #include <optional>
@@ -24,8 +25,12 @@ struct MemoryComparison {
   size_t case_index = 0;  // into the report's cases
   double published_gib = 0.0;
   double predicted_gib = 0.0;
-  double error = 0.0;  // predicted / published - 1: positive means the planner asks for more
+  double error = 0.0;   // predicted / published - 1: positive means the planner asks for more
+  std::string measure;  // the published figure's: process, reserved or allocated
 };
+
+// The part of a planned peak that a published figure of `measure` counts (see above).
+double compared_bytes(const MemoryBreakdown& memory, const std::string& measure);
 
 struct MemoryCheckReport {
   std::vector<MemoryComparison> comparisons;  // evaluated, trusted cases with a published peak

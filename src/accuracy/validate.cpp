@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "accuracy/memory_check.h"
 #include "catalog/catalog.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
@@ -224,6 +225,7 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
   v.predicted_tokens_per_s_per_gpu = row.tokens_per_s / world;
   v.approximate = p.approximate;
   v.published_peak_gib = published_peak_gib(p);
+  v.published_memory_measure = p.peak_memory_measure;
   // higher_is_better: throughput figures; otherwise a time at the published batch.
   auto set = [&](const char* metric,
                  double published,
@@ -284,7 +286,7 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
     v.memory_only = true;
     set("peak_memory_gib",
         *v.published_peak_gib,
-        row.peak_memory_bytes() / kGiB,
+        compared_bytes(row.memory, v.published_memory_measure) / kGiB,
         true,
         std::nullopt);
     v.notes.push_back("memory only: no throughput published, so in no time statistic");

@@ -61,6 +61,7 @@ struct ValidationCase {
   double predicted_tokens_per_s_per_gpu = 0.0;  // vision: images (convnext) or patches+cls (vit)
   std::optional<PlanRow> row;                   // the planner's row (absent when skipped)
   std::optional<double> published_peak_gib;     // the source's peak memory per GPU, if any
+  std::string published_memory_measure = "process";  // what that peak counts (memory_check.h)
 
   bool evaluated() const { return !skipped; }
   // Planned and compared on time: what the time statistics take (trusted cases only).

@@ -37,6 +37,7 @@ const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // The model code behind a case (plan/workload.h's ModelCode, by name).
 const std::vector<std::string> kImplementations = {
     "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"};
+const std::vector<std::string> kPeakMemoryMeasures = {"process", "reserved", "allocated"};
 const std::vector<std::string> kImageInputs = {"synthetic", "packed", "jpeg", "jpeg-deit"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
@@ -217,6 +218,15 @@ PublishedFigures read_published(const TomlFields& t) {
   p.hfu = optional_fraction(t, "hfu", 1.0);
   p.peak_memory_gib = optional_positive(t, "peak_memory_gib");
   p.peak_memory_gb = optional_positive(t, "peak_memory_gb");
+  if (t.has("peak_memory_measure")) {
+    if (!p.peak_memory_gib && !p.peak_memory_gb) {
+      t.fail("peak_memory_measure", "needs a peak (peak_memory_gib or peak_memory_gb)");
+    }
+    p.peak_memory_measure = one_of(t, "peak_memory_measure", kPeakMemoryMeasures);
+    if (p.peak_memory_measure.empty()) {
+      t.fail("peak_memory_measure", "is empty: give process, reserved or allocated");
+    }
+  }
   p.train_time_days = optional_positive(t, "train_time_days");
   p.approximate = t.get_bool_or("approximate", false);
   // A peak memory alone makes a memory-only case: validate checks its memory, not its time.

@@ -62,6 +62,11 @@ struct PublishedFigures {
   std::optional<double> hfu;              // hardware FLOPs utilisation, a fraction
   std::optional<double> peak_memory_gib;  // per GPU, 2^30 bytes
   std::optional<double> peak_memory_gb;   // per GPU, as the source writes "GB"
+  // What the peak counts: "process" (NVML, nvidia-smi: everything the process holds on the GPU,
+  // the CUDA context too; the default), "reserved" (the caching allocator's peak reservation,
+  // torch.cuda.max_memory_reserved: no context or NCCL buffers) or "allocated"
+  // (torch.cuda.max_memory_allocated: tensors alone, no allocator slack either).
+  std::string peak_memory_measure = "process";
   std::optional<double> train_time_days;  // a whole run of `train_steps` optimizer steps
   bool approximate = false;               // the source itself marks the figure "~" or "about"
 

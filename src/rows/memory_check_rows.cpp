@@ -11,11 +11,13 @@ void print_memory_check(std::ostream& out, const ValidationReport& report) {
   const MemoryCheckReport& m = report.memory;
   if (m.comparisons.empty()) return;
   out << "\nPeak memory per GPU against the published peaks (error = predicted / published - 1; "
-         "positive: the planner asks for more):\n";
-  Table table({"case", "published GiB", "predicted GiB", "error", "fits"});
+         "positive: the planner asks for more; measure: what the published figure counts, the "
+         "process as nvidia-smi shows it, the allocator's reservation or its allocation):\n";
+  Table table({"case", "measure", "published GiB", "predicted GiB", "error", "fits"});
   for (const MemoryComparison& c : m.comparisons) {
     const ValidationCase& v = report.cases[c.case_index];
     table.add_row({v.source_id + "/" + v.name,
+                   c.measure,
                    fmt::format("{:.1f}", c.published_gib),
                    fmt::format("{:.1f}", c.predicted_gib),
                    fmt::format("{:+.1f}%", 100.0 * c.error),
@@ -37,6 +39,7 @@ nlohmann::json memory_check_json(const ValidationReport& report) {
   for (const MemoryComparison& c : m.comparisons) {
     const ValidationCase& v = report.cases[c.case_index];
     cases.push_back({{"case", v.source_id + "/" + v.name},
+                     {"measure", c.measure},
                      {"published_gib", c.published_gib},
                      {"predicted_gib", c.predicted_gib},
                      {"error", c.error},

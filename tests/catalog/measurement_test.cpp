@@ -283,6 +283,28 @@ TEST(MeasurementFile, FlashAttentionVersionNeedsTheFusedKernel) {
                {"case 'one'", "flash_attention_version", "needs fused_attention = true"});
 }
 
+TEST(MeasurementFile, PeakMemoryMeasureNamesWhatThePeakCounts) {
+  const std::string memory =
+      edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\npeak_memory_gib = 40.0");
+  const auto measure = [](const std::string& text) {
+    return load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog())
+        .cases[0]
+        .published.peak_memory_measure;
+  };
+  EXPECT_EQ(measure(memory), "process");
+  EXPECT_EQ(measure(edit(memory,
+                         "peak_memory_gib = 40.0",
+                         "peak_memory_gib = 40.0\npeak_memory_measure = \"reserved\"")),
+            "reserved");
+  expect_error(edit(memory,
+                    "peak_memory_gib = 40.0",
+                    "peak_memory_gib = 40.0\npeak_memory_measure = \"nvml\""),
+               {"case 'one' [published]", "peak_memory_measure", "allocated"});
+  expect_error(
+      edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\npeak_memory_measure = \"reserved\""),
+      {"case 'one' [published]", "peak_memory_measure", "needs a peak"});
+}
+
 // GPT-2-style cases (learned position tables) add attention and MLP to the residual in turn;
 // rotary ones run both on the same input unless the case says otherwise.
 TEST(MeasurementFile, GptTwoStyleCasesHaveASequentialResidual) {
