@@ -294,11 +294,11 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.global_batch_size = optional_count(t, "global_batch_size");
   c.train_steps = optional_count(t, "train_steps");
   c.fused_attention = t.get_optional_bool("fused_attention");
-  c.flash_attention_version = static_cast<int>(t.get_int_or("flash_attention_version", 2));
-  if (c.flash_attention_version != 1 && c.flash_attention_version != 2) {
-    t.fail("flash_attention_version",
-           fmt::format("must be 1 or 2, is {}", c.flash_attention_version));
+  const int64_t flash_version = t.get_int_or("flash_attention_version", 2);
+  if (flash_version != 1 && flash_version != 2) {
+    t.fail("flash_attention_version", fmt::format("must be 1 or 2, is {}", flash_version));
   }
+  c.flash_attention_version = static_cast<int>(flash_version);
   if (t.has("flash_attention_version") && c.fused_attention != true) {
     t.fail("flash_attention_version", "needs fused_attention = true");
   }

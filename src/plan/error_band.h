@@ -66,7 +66,9 @@ struct ErrorBand {
   bool widened = false;     // a percentile lay on the estimate's wrong side and was replaced by 0
   // Why the range is wider than its basis alone ("no published mamba case"), each with its width.
   std::vector<std::string> far;
-  double far_width = 0.0;  // the widths of `far` added in quadrature: how much wider each side is
+  // The widths of `far` added in quadrature: how much wider each side is (the fast side stops at
+  // kBandLowestError).
+  double far_width = 0.0;
   TimeRange range(double predicted) const {
     return {predicted * (1.0 + low_error), predicted * (1.0 + high_error)};
   }

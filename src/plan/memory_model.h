@@ -34,12 +34,12 @@ struct MemoryBreakdown {
 // The CUDA terms apply to GPUs only: the host CPU (DeviceKind::kCpu) has no CUDA context, NCCL
 // buffers or cuBLAS workspace.
 struct MemoryModelConstants {
-  // What a training process holds outside the caching allocator: the CUDA context with the
-  // kernels it has loaded (lazily, CUDA >= 11.7) and library handles. Out-of-memory messages give
-  // it as "in use" less PyTorch's reservation: 0.50 GiB (an L40S, sentence-transformers#3214)
-  // and 0.95 GiB (an 80 GB GPU, vllm-project/compressed-tensors#587); their mean, rounded. A bare
-  // context is 0.3-0.55 GiB (pytorch/pytorch#107667 and #81257).
-  double cuda_context_bytes = 0.75 * 1024 * 1024 * 1024;
+  // What a process holds outside the caching allocator: the CUDA context with the kernels it has
+  // loaded (lazily, CUDA >= 11.7) and library handles. PyTorch's out-of-memory messages give it as
+  // "in use" less PyTorch's reservation: 0.13, 0.25, 0.30, 0.50, 0.50 and 0.95 GiB in six of them
+  // (docs/planner.md names them), median 0.40; a bare context is 0.3-0.55 GiB
+  // (pytorch/pytorch#107667, #81257). 0.5 GiB, within both.
+  double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;
   double communicator_bytes = 0.25 * 1024 * 1024 * 1024;  // NCCL buffers when world > 1
   // The caching allocator's slack over its peak of live tensors: peak reserved / peak active is
   // 1.02-1.08 without memory-saving methods (GMLake, Guo et al. ASPLOS 2024, its PyTorch

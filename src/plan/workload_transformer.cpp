@@ -26,6 +26,10 @@ struct Dims {
   double q;   // query (and attention output) width: heads x head dim, d but with llama's head_dim
   bool rms_norm;  // RMSNorm (llama) rather than LayerNorm
   Implementation impl;
+  // The FlashAttention repository's own GPT (flash_attn/models/gpt.py, the gpt_neox family's
+  // GPT-2 and GPT-3 shapes): packed qkv, fp32 residual, dropout_add_layer_norm. Other code that
+  // calls flash-attn's kernels (lit_gpt's Llama in the Samba case) has none of these.
+  bool flash_attn_gpt;
 };
 
 // Dropout over `elements` that keeps `saved_bytes` (its byte mask, and what else backward needs):
@@ -43,7 +47,7 @@ Op make_dropout(const char* name, double elements, const Dims& x, double saved_b
 // all set fused_dropout_add_ln (flash_attn/ops/layer_norm.py dropout_add_layer_norm: dropout,
 // residual add and LayerNorm in one kernel).
 bool hidden_dropout_fused(const Dims& x) {
-  return x.impl.compiled || x.impl.code == ModelCode::kFlashAttn;
+  return x.impl.compiled || x.flash_attn_gpt;
 }
 
 // A chain of pointwise and reduction kernels over `elements`: eagerly `eager_bytes` per element in
@@ -73,12 +77,23 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   // The FlashAttention repository's GPT keeps its residual stream in fp32 (hard-coded in
   // flash_attn/models/gpt.py before 2023-01, the configs' residual_in_fp32 since):
   // dropout_add_layer_norm saves that fp32 sum for backward.
-  const double input_bytes = x.impl.code == ModelCode::kFlashAttn ? kFp32 : x.elt;
+  const double input_bytes = x.flash_attn_gpt ? kFp32 : x.elt;
   const double saved =
       (keeps_input ? hidden * input_bytes : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
   const double minimal = 2.0 * x.elt;  // read the input, write the output
   const bool rms_chain = x.impl.code == ModelCode::kLlamaReference ||
                          (x.impl.code == ModelCode::kHuggingFace && x.rms_norm);
+  // dropout_add_layer_norm (flash_attn/ops/layer_norm.py): one kernel adds the branch's output
+  // (elt) to the fp32 residual, writes the new residual (4) and the normalised output (elt);
+  // backward reads the output's gradient, the kept sum and the residual's gradient and writes the
+  // gradients of both inputs (its launches, forward and backward, are counted as one each). The
+  // block's residual adds are these. A parallel block's second LayerNorm reads the same sum: a
+  // plain LayerNorm.
+  if (x.flash_attn_gpt && keeps_input) {
+    Op op = make_memory(name, hidden, 2.0 * x.elt + 2.0 * kFp32, saved);
+    op.backward_factor = (2.0 * x.elt + 3.0 * kFp32) / (2.0 * x.elt + 2.0 * kFp32);
+    return op;
+  }
   switch (rms_chain ? ModelCode::kLlamaReference : x.impl.code) {
     case ModelCode::kLlamaReference: {
       // (LlamaRMSNorm in transformers is the same chain: to(float32), pow, mean, rsqrt, product,
@@ -93,17 +108,9 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
       // back: LayerNorm reads elt, writes 4; the cast reads 4, writes elt.
       return make_chain(
           name, hidden, x.elt + kFp32 + kFp32 + x.elt, 2, minimal, saved, x.impl.compiled);
-    case ModelCode::kFlashAttn: {
-      // dropout_add_layer_norm (flash_attn/ops/layer_norm.py): one kernel adds the branch's
-      // output (elt) to the fp32 residual, writes the new residual (4) and the normalised output
-      // (elt); backward reads the output's gradient, the kept sum and the residual's gradient and
-      // writes the gradients of both inputs. The block's residual adds are these.
-      Op op = make_memory(name, hidden, 2.0 * x.elt + 2.0 * kFp32, saved);
-      op.backward_factor = (2.0 * x.elt + 3.0 * kFp32) / (2.0 * x.elt + 2.0 * kFp32);
-      return op;
-    }
     case ModelCode::kEngine:
     case ModelCode::kMambaSsm:  // Mamba only: planned as the engine here
+    case ModelCode::kFlashAttn:
     case ModelCode::kLlmC:
       break;
   }
@@ -302,7 +309,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   // The FlashAttention repository's MHA hands the packed projection to the flash kernel as it is
   // and the kernel writes [b, s, h, d]: both rearranges are views, and the output projection's
   // input is the output the kernel keeps (flash_attn/modules/mha.py, FlashSelfAttention).
-  const bool packed_flash = fused && x.impl.code == ModelCode::kFlashAttn;
+  const bool packed_flash = fused && x.flash_attn_gpt;
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
   } else if (!packed_flash) {
@@ -341,8 +348,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   if (x.dropout > 0.0)
     ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
   // (The FlashAttention GPT adds both branches inside its LayerNorm kernels, make_norm.)
-  if (x.impl.code != ModelCode::kFlashAttn)
-    ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
+  if (!x.flash_attn_gpt) ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
   return block;
 }
 
@@ -451,19 +457,21 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
   const double t = static_cast<double>(a.seq_len);
   const double head_dim = static_cast<double>(a.attention_head_dim());
   const double kv_heads = static_cast<double>(a.key_value_heads());
-  const Dims x{b,
-               t,
-               b * t,
-               static_cast<double>(a.d_model),
-               static_cast<double>(a.d_ffn),
-               static_cast<double>(a.n_heads),
-               head_dim,
-               options.activation_bytes,
-               model.recipe.dropout,
-               kv_heads * head_dim,
-               static_cast<double>(a.n_heads) * head_dim,
-               model.family == Family::kLlama && !a.parameter_free_layer_norm,
-               hand_fused(options.implementation)};
+  const Dims x{
+      b,
+      t,
+      b * t,
+      static_cast<double>(a.d_model),
+      static_cast<double>(a.d_ffn),
+      static_cast<double>(a.n_heads),
+      head_dim,
+      options.activation_bytes,
+      model.recipe.dropout,
+      kv_heads * head_dim,
+      static_cast<double>(a.n_heads) * head_dim,
+      model.family == Family::kLlama && !a.parameter_free_layer_norm,
+      hand_fused(options.implementation),
+      options.implementation.code == ModelCode::kFlashAttn && model.family == Family::kGptNeox};
   Workload w;
   w.samples = options.micro_batch_size;
   w.tokens_per_sample = a.seq_len;

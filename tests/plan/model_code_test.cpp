@@ -241,12 +241,44 @@ TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
   EXPECT_EQ(fa1->relative_efficiency, 0.5);
   const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
   const DeviceModel device(gpu, Precision::kBf16, /*free_lunch=*/true);
-  for (bool backward : {false, true}) {
-    EXPECT_NEAR(device.op_time_s(*fa1, backward),
-                2.0 * device.op_time_s(*fa2, backward),
-                1e-9 * device.op_time_s(*fa1, backward));
+  ASSERT_EQ(one.blocks.front().ops.size(), two.blocks.front().ops.size());
+  for (size_t i = 0; i < one.blocks.front().ops.size(); ++i) {
+    const Op& a = one.blocks.front().ops[i];
+    const Op& b = two.blocks.front().ops[i];
+    for (bool backward : {false, true}) {
+      const double factor = &a == fa1 ? 2.0 : 1.0;
+      EXPECT_NEAR(device.op_time_s(a, backward),
+                  factor * device.op_time_s(b, backward),
+                  1e-9 * device.op_time_s(a, backward))
+          << a.name << (backward ? " backward" : " forward");
+    }
   }
-  EXPECT_EQ(find_op(one, "mlp_in")->m, find_op(two, "mlp_in")->m);
+}
+
+// The repository's own GPT hands its packed qkv to the flash kernel and adds the residual inside
+// its LayerNorm kernels: no split or merge copies, no separate residual add, the kernel's output
+// kept once. A Llama that only calls flash-attn's kernels (lit_gpt) keeps all of them.
+TEST(ModelCode, TheFlashAttentionGptPacksQkvAndFusesItsResidualAdds) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.arch.learned_position_embeddings = true;
+  gpt.arch.use_parallel_residual = false;
+  const Workload flash = workload(gpt, ModelCode::kFlashAttn, false);
+  EXPECT_EQ(find_op(flash, "split_heads"), nullptr);
+  EXPECT_EQ(find_op(flash, "merge_heads"), nullptr);
+  EXPECT_EQ(find_op(flash, "residual"), nullptr);
+  EXPECT_EQ(find_op(flash, "attention_out")->saved_bytes, 0.0);
+  const Op* norm = find_op(flash, "ln_mlp");
+  const double hidden = 2.0 * static_cast<double>(gpt.arch.seq_len * gpt.arch.d_model);
+  EXPECT_DOUBLE_EQ(norm->bytes, hidden * (2.0 * 2.0 + 2.0 * 4.0));  // bf16 in/out, fp32 residual
+  EXPECT_EQ(norm->kernels, 1.0);
+  const Workload engine = workload(gpt, ModelCode::kEngine, false);
+  EXPECT_NE(find_op(engine, "split_heads"), nullptr);
+  EXPECT_GT(find_op(engine, "attention_out")->saved_bytes, 0.0);
+  const Workload lit_gpt =
+      workload(catalog().model("tinyllama-1.1b"), ModelCode::kFlashAttn, false);
+  EXPECT_NE(find_op(lit_gpt, "split_heads"), nullptr);
+  EXPECT_NE(find_op(lit_gpt, "residual"), nullptr);
+  EXPECT_GT(find_op(lit_gpt, "attention_out")->saved_bytes, 0.0);
 }
 
 // llm.c's fused classifier reads the logits twice and overwrites them with their gradient in one
