@@ -102,6 +102,12 @@ std::string edit(const std::string& from, const std::string& to) {
   return edit(kValid, from, to);
 }
 
+// The first case of a file with these contents, loaded.
+Measurement first_case(const std::string& contents) {
+  return load_measurement_file(test::write_temp_file("meas.toml", contents), test::catalog())
+      .cases.at(0);
+}
+
 std::string load_error(const std::string& contents) {
   const std::string path = test::write_temp_file("meas.toml", contents);
   try {
@@ -267,9 +273,7 @@ TEST(MeasurementFile, FlashAttentionVersionNeedsTheFusedKernel) {
   const std::string fused =
       edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_attention = true");
   const auto version = [](const std::string& text) {
-    return load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog())
-        .cases[0]
-        .flash_attention_version;
+    return first_case(text).flash_attention_version;
   };
   EXPECT_EQ(version(fused), 2);
   EXPECT_EQ(
@@ -287,9 +291,7 @@ TEST(MeasurementFile, PeakMemoryMeasureNamesWhatThePeakCounts) {
   const std::string memory =
       edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\npeak_memory_gib = 40.0");
   const auto measure = [](const std::string& text) {
-    return load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog())
-        .cases[0]
-        .published.peak_memory_measure;
+    return first_case(text).published.peak_memory_measure;
   };
   EXPECT_EQ(measure(memory), "process");
   EXPECT_EQ(measure(edit(memory,
@@ -309,9 +311,7 @@ TEST(MeasurementFile, PeakMemoryMeasureNamesWhatThePeakCounts) {
 // rotary ones run both on the same input unless the case says otherwise.
 TEST(MeasurementFile, GptTwoStyleCasesHaveASequentialResidual) {
   const auto residual = [](const std::string& text) {
-    const auto file =
-        load_measurement_file(test::write_temp_file("meas.toml", text), test::catalog());
-    return file.cases[0].model.arch.use_parallel_residual;
+    return first_case(text).model.arch.use_parallel_residual;
   };
   const std::string gpt2 =
       edit("seq_len = 128", "seq_len = 128\nlearned_position_embeddings = true");
