@@ -198,7 +198,7 @@ std::vector<Candidate> candidates(const Measurement& m,
       for (bool ck : ckpt) {
         for (Sharding s : shardings) {
           Candidate c = b;
-          c.config.methods = MethodSet{fl, ck, s, /*offloading=*/false};
+          c.config.methods = MethodSet{fl, ck, s, m.offloading};
           out.push_back(c);
         }
       }
@@ -329,6 +329,7 @@ PlanOptions case_options(const Measurement& m,
   opts.input.image_input =
       m.image_input.empty() ? ImageInput::kSynthetic : parse_image_input(m.image_input);
   if (m.cpu_cores_per_gpu) opts.input.cpu_cores_per_gpu = *m.cpu_cores_per_gpu;
+  if (m.host_memory_gib) opts.host_memory_bytes_per_node = *m.host_memory_gib * kGiB;
   if (m.cuda_context_mib) opts.memory.cuda_context_bytes = *m.cuda_context_mib * 1024.0 * 1024.0;
   return opts;
 }

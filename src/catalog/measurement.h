@@ -117,6 +117,11 @@ struct Measurement {
   bool tf32 = false;     // fp32 recipes: matmuls in TF32
   std::string sharding;  // none, zero_1..3, fsdp_shard_grad_op, fsdp_full_shard, fsdp_hybrid_shard
   std::string activation_checkpointing;  // none, full, selective, selective_op, selective_layer
+  // The optimizer state (and the reduced gradient shards) on the host with a CPU Adam
+  // (ZeRO-Offload, DeepSpeed's offload_optimizer), and the host memory per node as published
+  // (absent: the planner's default, docs/planner.md).
+  bool offloading = false;
+  std::optional<double> host_memory_gib;
   // selective, selective_layer: the share of the repeated blocks checkpointed, as the source
   // states or its figures imply (notes say how); absent: planned as every block.
   std::optional<double> checkpointed_block_share;

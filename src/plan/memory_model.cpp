@@ -96,7 +96,15 @@ MemoryBreakdown predict_memory(double params,
       w.stem_saved_bytes + (methods.activation_checkpointing
                                 ? w.checkpointed_block_bytes + w.max_block_saved_bytes
                                 : w.block_saved_bytes);
-  m.logits_loss_bytes = w.head_saved_bytes + w.head_transient_bytes;
+  // The head's tensors (logits, loss, their gradients) live from the head's forward until its
+  // backward ends, which is before any block's backward (or recompute) begins; a block's
+  // backward buffers and, checkpointed, its recomputed activations come after. The two phases
+  // never coexist: the head adds only what its phase has above the blocks' backward phase.
+  const double block_phase_bytes =
+      w.max_transient_bytes + w.max_tensor_bytes +
+      (methods.activation_checkpointing ? w.max_block_saved_bytes : 0.0);
+  const double head_phase_bytes = w.head_saved_bytes + w.head_transient_bytes;
+  m.logits_loss_bytes = std::max(0.0, head_phase_bytes - block_phase_bytes);
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
   // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.

@@ -79,10 +79,16 @@ Op make_memory(
   return op;
 }
 
+// The loss over fp32 log-probabilities (log_softmax keeps its output for backward): under mixed
+// precision the logits in the compute dtype are kept too, in fp32 they are the log-probabilities'
+// input and freed. Backward holds the gradients of the log-probabilities and of the logits. In
+// fp32 the head's peak is then three logit-sized tensors (measured on the CPU,
+// CheckpointMemory.HeadAndBlockPhasesDoNotCoexist), 12 bytes per logit either way.
 Op make_cross_entropy(double rows, double classes, double elt) {
   constexpr double kFp32 = 4.0;
   const double logits = rows * classes;
-  Op op = make_memory("cross_entropy", 0.0, elt, logits * (elt + kFp32), /*kernels=*/3);
+  const double kept = elt < kFp32 ? elt + kFp32 : kFp32;
+  Op op = make_memory("cross_entropy", 0.0, elt, logits * kept, /*kernels=*/3);
   op.bytes = logits * (elt + 3.0 * kFp32);
   op.transient_bytes = logits * (kFp32 + elt);  // gradients of the log-probabilities and logits
   return op;

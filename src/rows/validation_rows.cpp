@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "rows/memory_check_rows.h"
+#include "rows/plan_rows.h"
 
 namespace gpudays {
 namespace {
@@ -109,6 +110,7 @@ nlohmann::json case_json(const ValidationCase& v) {
             {"predicted_tokens_per_s_per_gpu", v.predicted_tokens_per_s_per_gpu},
             {"fits", v.row->fits},
             {"predicted_memory_gib", v.row->peak_memory_bytes() / kGiB}});
+  j["plan_row"] = plan_row_json(*v.row);  // the planned row: its memory and time breakdowns
   j["published_tokens_per_s_per_gpu"] = v.published_tokens_per_s_per_gpu
                                             ? nlohmann::json(*v.published_tokens_per_s_per_gpu)
                                             : nlohmann::json(nullptr);

@@ -182,6 +182,36 @@ TEST(Validate, PublishedConfigurationIsPinned) {
   EXPECT_NEAR(v.error, v.published / v.predicted - 1.0, 1e-12);
 }
 
+// DeepSpeed's ZeRO-Offload run is planned offloaded: the optimizer state on the host (16 bytes per
+// parameter in its pinned memory, checked against the host the source shows), none of it on the
+// GPU, and the CPU optimizer in the step; without the host's memory the default host is too small.
+TEST(Validate, OffloadedCaseKeepsItsOptimizerOnTheHost) {
+  const ValidationCase& v = find_case("deepspeed-zero-offload-tutorial", "gpt2-10b-v100-offload");
+  ASSERT_FALSE(v.skipped) << v.skip_reason;
+  ASSERT_TRUE(v.row.has_value());
+  EXPECT_TRUE(v.config.methods.offloading);
+  EXPECT_EQ(v.config.methods.sharding, Sharding::kZero2);
+  EXPECT_EQ(v.row->memory.optimizer_bytes, 0.0);
+  EXPECT_EQ(v.row->memory.gradients_bytes, 0.0);
+  EXPECT_GT(v.row->memory.host_bytes, 15.0 * 10e9);  // 16 bytes x about 10.3B parameters
+  EXPECT_GT(v.row->time.offload_s, 0.0);
+  EXPECT_EQ(v.row->time.optimizer_s, 0.0);
+  EXPECT_TRUE(v.row->fits) << v.row->reason;
+
+  std::vector<Measurement> cases;
+  for (const MeasurementFile& f : load_measurements(catalog())) {
+    for (const Measurement& m : f.cases)
+      if (m.name == v.name) cases.push_back(m);
+  }
+  ASSERT_EQ(cases.size(), 1U);
+  cases[0].host_memory_gib.reset();
+  const ValidationReport report = validate(cases, catalog(), PlanOptions{}, {});
+  ASSERT_TRUE(report.cases.at(0).row.has_value());
+  EXPECT_FALSE(report.cases[0].row->fits);
+  EXPECT_NE(report.cases[0].row->reason.find("host memory"), std::string::npos)
+      << report.cases[0].row->reason;
+}
+
 // timm's benchmark fed synthetic tensors; the same run reading JPEGs with DeiT's augmentation on
 // two host cores per GPU is bound by its loader, slower by exactly that bound, and says so.
 TEST(Validate, ImageInputOfACaseBindsItsStep) {

@@ -287,6 +287,23 @@ TEST(MeasurementFile, FlashAttentionVersionNeedsTheFusedKernel) {
                {"case 'one'", "flash_attention_version", "needs fused_attention = true"});
 }
 
+TEST(MeasurementFile, OffloadingNeedsAShardingStage) {
+  const std::string offloaded = edit(
+      "precision = \"bf16\"",
+      "precision = \"bf16\"\nsharding = \"zero_2\"\noffloading = true\nhost_memory_gib = 1500");
+  const Measurement m = first_case(offloaded);
+  EXPECT_TRUE(m.offloading);
+  EXPECT_EQ(m.host_memory_gib, 1500.0);
+  EXPECT_FALSE(first_case(kValid).offloading);
+  EXPECT_FALSE(first_case(kValid).host_memory_gib.has_value());
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\noffloading = true"),
+               {"case 'one'", "offloading", "needs a sharding stage"});
+  expect_error(edit(offloaded, "sharding = \"zero_2\"", "sharding = \"none\""),
+               {"case 'one'", "offloading", "needs a sharding stage"});
+  expect_error(edit(offloaded, "host_memory_gib = 1500", "host_memory_gib = -1"),
+               {"case 'one'", "host_memory_gib"});
+}
+
 TEST(MeasurementFile, PeakMemoryMeasureNamesWhatThePeakCounts) {
   const std::string memory =
       edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\npeak_memory_gib = 40.0");
