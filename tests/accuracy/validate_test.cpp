@@ -186,7 +186,7 @@ TEST(Validate, PublishedConfigurationIsPinned) {
 // parameter in its pinned memory, checked against the host the source shows), none of it on the
 // GPU, and the CPU optimizer in the step; without the host's memory the default host is too small.
 TEST(Validate, OffloadedCaseKeepsItsOptimizerOnTheHost) {
-  const ValidationCase& v = find_case("deepspeed-zero-offload-tutorial", "gpt2-10b-v100-offload");
+  const ValidationCase& v = find_case("deepspeed-tutorials", "gpt2-10b-v100-offload");
   ASSERT_FALSE(v.skipped) << v.skip_reason;
   ASSERT_TRUE(v.row.has_value());
   EXPECT_TRUE(v.config.methods.offloading);
