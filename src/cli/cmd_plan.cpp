@@ -39,6 +39,10 @@ struct PlanRequest {
   double cpu_adam_params_per_s = 1.0e9;
   double host_memory_gib = 0.0;  // 0: the default (twice the node's GPU memory, at least 64 GiB)
   std::string image_input = "packed";
+  // Whose code runs the model (the planner's ModelCode names) and whether torch.compile does;
+  // the default is gpudays' own engine, uncompiled, which `train` and `bench` run.
+  std::string model_code = "engine";
+  bool compiled = false;
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
   bool cpu_cores_given = false;
   LinkSettings links;  // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
@@ -90,6 +94,21 @@ std::vector<TrialRecord> load_trials(const Catalog& catalog, const PlanRequest& 
   return ResultsDb::open({.path = r.db, .read_only = true, .catalog = &catalog}).query({});
 }
 
+// The implementation a request plans: gpudays' engine, or another stack's code as it runs.
+Implementation requested_implementation(const PlanRequest& r, const ModelSpec& model) {
+  Implementation implementation;
+  implementation.code = parse_model_code(r.model_code);
+  const std::string mismatch = model_code_mismatch(implementation.code, model);
+  if (!mismatch.empty()) throw InputError(fmt::format("--model-code: {}", mismatch));
+  if (r.compiled && implementation.code == ModelCode::kEngine) {
+    throw InputError(
+        "--compiled needs --model-code: gpudays' engine runs uncompiled (torch.compile is how "
+        "other stacks run, e.g. --model-code llama_reference --compiled)");
+  }
+  implementation.compiled = r.compiled;
+  return implementation;
+}
+
 void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const PlanRequest r = with_cluster(request);
   const Catalog catalog = Catalog::load({global.config_dir});
@@ -111,7 +130,11 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   planner.error_bands = true;
   const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
   PlanOptions options = setup.options;
-  const std::vector<TrialRecord> trials = load_trials(catalog, r);
+  options.implementation = requested_implementation(r, model);
+  // Benchmark trials measure the engine: they calibrate its plans only.
+  const bool engine = options.implementation.code == ModelCode::kEngine;
+  const std::vector<TrialRecord> trials =
+      engine ? load_trials(catalog, r) : std::vector<TrialRecord>{};
   options.calibration = calibrate(trials, catalog, model, gpu.name);
   const Cluster cluster{{r.nodes, r.gpus_per_node}, &gpu};
   const PlanResult result = plan(model, cluster, options);
@@ -189,6 +212,20 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->get_option("--inter-node-gb-per-s")->each([r](const std::string&) {
     r->inter_node_given = true;
   });
+  cmd->add_option("--model-code",
+                  r->model_code,
+                  "Whose code runs the model: engine (gpudays' trainer, the default), "
+                  "huggingface (transformers' eager code), flash_attn (FlashAttention's GPT and "
+                  "kernels), llama_reference (Meta's Llama code, as torchtitan), llm_c (llm.c's "
+                  "CUDA; GPT-2) or mamba_ssm (mamba-ssm's kernels; Mamba): plans another stack "
+                  "as it runs (docs/planner.md); benchmark calibration applies to the engine only")
+      ->check(CLI::IsMember(
+          {"engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"}))
+      ->capture_default_str();
+  cmd->add_flag("--compiled",
+                r->compiled,
+                "With --model-code: that stack under torch.compile (each pointwise chain one "
+                "kernel)");
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
@@ -229,7 +266,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       "  gpudays plan --model pythia-1b --gpu a100 --gpus-per-node 4 --sharding zero_2 "
       "--checkpointing off --micro-batch-size 8   (what if: one pinned configuration)\n"
       "  gpudays plan --model pythia-160m --gpu rtx-3090 --gpus-per-node 2 --pair-bridge on   "
-      "(two cards joined by their NVLink bridge)");
+      "(two cards joined by their NVLink bridge)\n"
+      "  gpudays plan --model mamba --gpu h100 --model-code mamba_ssm   (as another stack "
+      "runs it)");
   cmd->callback([&global, r] { run_plan(global, *r); });
 }
 

@@ -120,7 +120,7 @@ MemoryBreakdown predict_memory(double params,
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator;
   m.fragmentation_bytes = c.fragmentation * dynamic;
-  if (cuda_graphs_apply(methods, cluster)) {
+  if (c.cuda_graphs && cuda_graphs_apply(methods, cluster)) {
     // The pool holds the micro-step's working set (its own slack, not shared with the allocator's
     // other pool) while the fused optimizer's buffers, about one largest tensor, come on top.
     const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;

@@ -56,6 +56,9 @@ struct MemoryModelConstants {
   // 2 + 2 + 12 bytes per parameter at stage 0 too (the ZeRO paper's accounting); the update
   // writes the working copy. The engine, and so `plan`, trains under autocast instead.
   bool half_precision_model = false;
+  // Whether free-lunch captures each micro-step in a CUDA graph: the engine's does (its private
+  // pool is a term of its own); the other stacks the planner describes (ModelCode) do not.
+  bool cuda_graphs = true;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients

@@ -43,7 +43,9 @@ PlanRow evaluate(const ModelSpec& model,
   row.gpu = cluster.gpu->name;
   row.cluster = cluster.shape();
   row.config = config;
-  row.memory = predict_memory(params, precision, config.methods, cluster, w, options.memory);
+  MemoryModelConstants memory = options.memory;
+  memory.cuda_graphs = options.implementation.code == ModelCode::kEngine;
+  row.memory = predict_memory(params, precision, config.methods, cluster, w, memory);
   TimeModelOptions time = options.time;
   if (model.recipe.weight_decay > 0.0) {
     time.weight_decay = model.recipe.optimizer == OptimizerKind::kAdamW ? WeightDecay::kDecoupled
@@ -168,6 +170,7 @@ PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOption
   result.pin = options.pin;
   result.host_memory_bytes_per_node = host_memory_limit_bytes(cluster, options);
   result.host_memory_is_default = !options.host_memory_bytes_per_node.has_value();
+  result.implementation = options.implementation;
   for (const Configuration& config : configs) {
     const bool fl = config.methods.free_lunch;
     const DeviceModel& device = fl ? free_lunch : plain;

@@ -89,6 +89,7 @@ struct PlanResult {
   ConfigurationPin pin;                     // what the search was restricted to
   double host_memory_bytes_per_node = 0.0;  // the limit offloaded state was checked against
   bool host_memory_is_default = true;
+  Implementation implementation;  // whose model code the rows were planned as (PlanOptions')
 };
 
 PlanResult plan(const ModelSpec& model, const Cluster& cluster, const PlanOptions& options);

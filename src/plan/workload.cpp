@@ -39,6 +39,28 @@ std::string to_string(ModelCode code) {
   return "engine";
 }
 
+std::string model_code_mismatch(ModelCode code, const ModelSpec& model) {
+  const Family family = model.family;
+  const bool decoder = family == Family::kGptNeox || family == Family::kLlama;
+  switch (code) {
+    case ModelCode::kEngine:
+      return "";
+    case ModelCode::kMambaSsm:
+      return family == Family::kMamba ? "" : "mamba_ssm runs Mamba models only";
+    case ModelCode::kHuggingFace:
+      break;
+    case ModelCode::kLlmC:
+      if (family != Family::kGptNeox || !model.arch.learned_position_embeddings)
+        return "llm_c trains GPT-2 only (a gpt_neox model with learned position embeddings)";
+      return "";
+    case ModelCode::kLlamaReference:
+      return family == Family::kLlama ? "" : "llama_reference runs Llama-family models only";
+    case ModelCode::kFlashAttn:
+      return decoder ? "" : "flash_attn runs the decoder families (gpt_neox, llama) only";
+  }
+  return family == Family::kMamba ? "a Mamba model runs as the engine's code or mamba_ssm's" : "";
+}
+
 bool python_launches(const Implementation& implementation) {
   if (implementation.compiled) return false;  // Inductor's wrapper launches the kernels
   switch (implementation.code) {

@@ -92,6 +92,12 @@ enum class ModelCode {
 ModelCode parse_model_code(const std::string& name);
 std::string to_string(ModelCode code);
 struct Implementation;
+// Why `code` cannot run `model` ("mamba_ssm runs Mamba models only"); empty when it can. The
+// planner's vocabulary: mamba-ssm's kernels run Mamba only and Mamba runs as the engine or them;
+// llm.c trains GPT-2 (learned positions); Meta's reference code is Llama's; FlashAttention's GPT
+// and its kernels serve the decoder families.
+std::string model_code_mismatch(ModelCode code, const ModelSpec& model);
+
 // Whether the implementation's forward runs as eager Python (transformers', flash-attn's, Meta's
 // and mamba-ssm's nn.Modules without torch.compile) rather than the engine's C++ or llm.c's CUDA.
 bool python_launches(const Implementation& implementation);

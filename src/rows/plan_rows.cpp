@@ -214,6 +214,8 @@ nlohmann::json plan_json(const PlanResult& result,
                                 ? nlohmann::json(nullptr)
                                 : nlohmann::json(evidence.fitted_constants_path);
   out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
+  out["model_code"] = to_string(result.implementation.code);
+  out["compiled"] = result.implementation.compiled;
   out["host_memory_is_default"] = result.host_memory_is_default;
   out["measured_best"] = nullptr;
   if (const auto& t = evidence.measured_best) {
@@ -283,6 +285,13 @@ void print_plan_summary(std::ostream& out,
       result.rows.size() == 1 ? "" : "s",
       pinned,
       fitting);
+  const Implementation& code = result.implementation;
+  if (code.code != ModelCode::kEngine) {
+    out << fmt::format(
+        "Model code: {}{}, as that stack runs it (gpudays' trainer runs the engine's)\n",
+        to_string(code.code),
+        code.compiled ? " under torch.compile" : "");
+  }
   if (!result.best) {
     out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {

@@ -118,6 +118,44 @@ TEST(Cli, HostMemoryLimitsOffloading) {
   expect_input_error("cost --model pythia-1b --host-memory-gib -5", "--host-memory-gib");
 }
 
+// Another stack's code, planned as it runs: mamba-ssm's kernels keep a Mamba model's scan states
+// out of memory, the output and JSON say whose code it is and the band widens for it; a code that
+// cannot run the model, or torch.compile on the engine, is one line and exit code 2.
+TEST(Cli, PlanAnotherStacksModelCode) {
+  const auto engine = run_gpudays("plan --model mamba --gpu h100 --format json");
+  const auto ssm =
+      run_gpudays("plan --model mamba --gpu h100 --model-code mamba_ssm --format json");
+  ASSERT_EQ(engine.exit_code, 0) << engine.err;
+  ASSERT_EQ(ssm.exit_code, 0) << ssm.err;
+  const auto e = nlohmann::json::parse(engine.out);
+  const auto s = nlohmann::json::parse(ssm.out);
+  EXPECT_EQ(e["model_code"], "engine");
+  EXPECT_EQ(s["model_code"], "mamba_ssm");
+  EXPECT_EQ(s["compiled"], false);
+  EXPECT_NE(s["best"]["error_band_far"].get<std::string>().find("mamba_ssm model code"),
+            std::string::npos);
+  // The engine's chunked scan needs offloading on one H100; mamba-ssm's fused scan does not.
+  EXPECT_EQ(e["best"]["offloading"], true);
+  EXPECT_EQ(s["best"]["offloading"], false);
+  const auto table = run_gpudays("plan --model mamba --gpu h100 --model-code mamba_ssm");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("Model code: mamba_ssm, as that stack runs it"), std::string::npos)
+      << table.out;
+  const auto compiled = run_gpudays(
+      "plan --model tinyllama-1.1b --gpu h100 --model-code llama_reference --compiled --format "
+      "json");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_EQ(nlohmann::json::parse(compiled.out)["compiled"], true);
+  expect_input_error("plan --model pythia-1b --gpu h100 --model-code mamba_ssm",
+                     "mamba_ssm runs Mamba models only");
+  expect_input_error("plan --model mamba --gpu h100 --model-code huggingface",
+                     "a Mamba model runs as the engine's code or mamba_ssm's");
+  expect_input_error("plan --model pythia-1b --gpu h100 --model-code llm_c", "llm_c trains GPT-2");
+  expect_input_error("plan --model pythia-1b --gpu h100 --compiled",
+                     "--compiled needs --model-code");
+  expect_input_error("plan --model pythia-1b --gpu h100 --model-code nope", "--model-code");
+}
+
 // Every predicted time carries the range of the planner's validation residuals, in every format.
 TEST(Cli, PredictedTimesCarryErrorRanges) {
   const auto table = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4");

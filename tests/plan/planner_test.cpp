@@ -45,6 +45,38 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
   GpuSpec host = gpu;
   host.kind = DeviceKind::kCpu;  // the host CPU's stand-in: no CUDA
   EXPECT_EQ(pool(free_lunch, Cluster{{1, 1}, &host}), 0.0);
+  // Other stacks' code captures no graphs: the plan of their free-lunch has no pool.
+  MemoryModelConstants stack;
+  stack.cuda_graphs = false;
+  EXPECT_EQ(predict_memory(1e9, Precision::kBf16, free_lunch, cluster, w, stack).graph_pool_bytes,
+            0.0);
+}
+
+// The head's tensors are freed before any block's backward: the peak holds the larger of the
+// head's phase and the blocks' backward phase (a block's buffers, and its recomputed activations
+// when checkpointed), so the head adds only its excess.
+TEST(MemoryModel, HeadAndBlockPhasesDoNotAdd) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.checkpointed_block_bytes = 1e9;
+  w.max_block_saved_bytes = 2e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;
+  w.head_saved_bytes = 3e9;
+  w.head_transient_bytes = 3e9;
+  const MethodSet plain{};
+  const MethodSet checkpointed{.activation_checkpointing = true};
+  EXPECT_DOUBLE_EQ(predict_memory(1e9, Precision::kBf16, plain, cluster, w, {}).logits_loss_bytes,
+                   6e9 - 0.75e9);
+  EXPECT_DOUBLE_EQ(
+      predict_memory(1e9, Precision::kBf16, checkpointed, cluster, w, {}).logits_loss_bytes,
+      6e9 - 2.75e9);
+  w.head_saved_bytes = 0.5e9;  // a small head: the blocks' phase is the peak
+  w.head_transient_bytes = 0.5e9;
+  EXPECT_EQ(predict_memory(1e9, Precision::kBf16, checkpointed, cluster, w, {}).logits_loss_bytes,
+            0.0);
 }
 
 // ZeRO (Rajbhandari et al. 2020), Figure 1: 7.5B parameters, 64 GPUs, mixed-precision Adam:
