@@ -283,10 +283,11 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.sharding = one_of(t, "sharding", kShardings);
   c.activation_checkpointing = one_of(t, "activation_checkpointing", kCheckpointing);
   c.offloading = t.get_bool_or("offloading", false);
-  if (c.offloading && (c.sharding.empty() || c.sharding == "none")) {
+  if (c.offloading && c.sharding.rfind("zero_", 0) != 0) {
     t.fail("offloading", "needs a sharding stage (zero_1, zero_2 or zero_3)");
   }
   c.host_memory_gib = optional_positive(t, "host_memory_gib");
+  if (c.host_memory_gib && !c.offloading) t.fail("host_memory_gib", "needs offloading = true");
   c.checkpointed_block_share = optional_fraction(t, "checkpointed_block_share", 1.0);
   if (c.checkpointed_block_share && c.activation_checkpointing != "selective" &&
       c.activation_checkpointing != "selective_layer") {

@@ -302,6 +302,10 @@ TEST(MeasurementFile, OffloadingNeedsAShardingStage) {
                {"case 'one'", "offloading", "needs a sharding stage"});
   expect_error(edit(offloaded, "host_memory_gib = 1500", "host_memory_gib = -1"),
                {"case 'one'", "host_memory_gib"});
+  expect_error(edit(offloaded, "sharding = \"zero_2\"", "sharding = \"fsdp_full_shard\""),
+               {"case 'one'", "offloading", "needs a sharding stage"});
+  expect_error(edit(offloaded, "offloading = true\n", ""),
+               {"case 'one'", "host_memory_gib", "needs offloading = true"});
 }
 
 TEST(MeasurementFile, PeakMemoryMeasureNamesWhatThePeakCounts) {

@@ -12,7 +12,6 @@
 
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
-#include "catalog/param_count.h"
 #include "engine/cpu_memory.h"
 #include "engine/trainable.h"
 #include "plan/device_model.h"
@@ -151,9 +150,9 @@ TEST(CheckpointMemory, MambaSavingIsAsPlanned) {
 // the head's backward before the first block's backward (or recompute) begins, so the step's peak
 // above the gradients and the blocks' kept activations is the larger of the head's phase and a
 // block's backward phase, not their sum (plan/memory_model.cpp). Measured at a vocabulary where
-// the head's phase is the larger, with and without checkpointing: the planned "larger" is within
-// the tolerance (above it by the gradients not yet allocated when the head's backward peaks) and
-// the sum is further off.
+// the head's phase is the larger, with and without checkpointing, against the step's kept
+// activations plus either: no gradient exists yet when the head's backward peaks (they were set
+// to None), so the expectation counts none, and the tolerance is tight enough that the sum fails.
 TEST(CheckpointMemory, HeadAndBlockPhasesDoNotCoexist) {
   ModelSpec spec = tiny("tiny-gpt-neox");
   spec.arch.n_layers = 4;
@@ -162,12 +161,12 @@ TEST(CheckpointMemory, HeadAndBlockPhasesDoNotCoexist) {
   spec.arch.vocab_size = 4096;
   const int64_t batch = 4;
   const WorkloadSummary w = planned(spec, batch);
-  const double gradients = 4.0 * static_cast<double>(count_params(spec).total);
   const double head = w.head_saved_bytes + w.head_transient_bytes;
+  constexpr double kPhaseTolerance = 0.03;
   for (bool checkpointing : {true, false}) {
     const StepMemory step = measure_step(spec, batch, checkpointing);
-    const double kept = gradients + w.stem_saved_bytes +
-                        (checkpointing ? w.checkpointed_block_bytes : w.block_saved_bytes);
+    const double kept =
+        w.stem_saved_bytes + (checkpointing ? w.checkpointed_block_bytes : w.block_saved_bytes);
     const double block = (checkpointing ? w.max_block_saved_bytes : 0.0) + w.max_transient_bytes +
                          w.max_tensor_bytes;
     const double larger = kept + std::max(head, block);
@@ -184,8 +183,9 @@ TEST(CheckpointMemory, HeadAndBlockPhasesDoNotCoexist) {
         100.0 * (measured / larger - 1.0),
         sum / 1e6,
         100.0 * (measured / sum - 1.0));
-    EXPECT_LE(std::abs(measured - larger), kTolerance * larger) << checkpointing;
-    EXPECT_LT(std::abs(measured - larger), std::abs(measured - sum)) << checkpointing;
+    ASSERT_GT(head, block) << "the head must be the larger phase";
+    EXPECT_LE(std::abs(measured - larger), kPhaseTolerance * larger) << checkpointing;
+    EXPECT_GT(std::abs(measured - sum), kPhaseTolerance * sum) << checkpointing;
   }
 }
 
