@@ -101,11 +101,13 @@ Op make_memory(
   return op;
 }
 
-// The loss over fp32 log-probabilities (log_softmax keeps its output for backward): under mixed
-// precision the logits in the compute dtype are kept too, in fp32 they are the log-probabilities'
-// input and freed. Backward holds the gradients of the log-probabilities and of the logits. In
-// fp32 the head's peak is then three logit-sized tensors (measured on the CPU,
-// CheckpointMemory.HeadAndBlockPhasesDoNotCoexist), 12 bytes per logit either way.
+// The loss over log-probabilities (log_softmax keeps its output for backward). In fp32 the logits
+// are freed once log_softmax has run, and backward holds the gradients of the log-probabilities
+// and of the logits: three logit-sized tensors at the head's peak (measured on the CPU,
+// CheckpointMemory.HeadAndBlockPhasesDoNotCoexist). Under mixed precision the count is 12 bytes
+// per logit as well (compute-dtype and fp32 tensors kept, fp32 and compute-dtype gradients); which
+// tensor is kept in which dtype varies with the stack (an fp32 upcast first, or autocast), the
+// total is what the plan uses.
 Op make_cross_entropy(double rows, double classes, double elt) {
   constexpr double kFp32 = 4.0;
   const double logits = rows * classes;
