@@ -17,6 +17,7 @@
 #include "common/units.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
+#include "plan/workload.h"
 #include "results/results_db.h"
 #include "rows/plan_rows.h"
 #include "slurm/cluster_file.h"
@@ -219,8 +220,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "kernels), llama_reference (Meta's Llama code, as torchtitan), llm_c (llm.c's "
                   "CUDA; GPT-2) or mamba_ssm (mamba-ssm's kernels; Mamba): plans another stack "
                   "as it runs (docs/planner.md); benchmark calibration applies to the engine only")
-      ->check(CLI::IsMember(
-          {"engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"}))
+      ->check(CLI::IsMember(model_code_names()))
       ->capture_default_str();
   cmd->add_flag("--compiled",
                 r->compiled,

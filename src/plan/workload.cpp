@@ -22,14 +22,18 @@ constexpr std::array<std::pair<ModelCode, const char*>, 6> kModelCodes = {{
 
 }  // namespace
 
-ModelCode parse_model_code(const std::string& name) {
+std::vector<std::string> model_code_names() {
   std::vector<std::string> names;
+  for (const auto& [code, n] : kModelCodes) names.push_back(n);
+  return names;
+}
+
+ModelCode parse_model_code(const std::string& name) {
   for (const auto& [code, n] : kModelCodes) {
     if (name == n) return code;
-    names.push_back(n);
   }
-  throw InputError(
-      fmt::format("unknown implementation '{}'; valid: {}", name, join_choices(names)));
+  throw InputError(fmt::format(
+      "unknown implementation '{}'; valid: {}", name, join_choices(model_code_names())));
 }
 
 std::string to_string(ModelCode code) {

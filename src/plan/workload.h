@@ -90,6 +90,8 @@ enum class ModelCode {
 // "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"; a failed
 // look-up names the choices.
 ModelCode parse_model_code(const std::string& name);
+// Every ModelCode's name, in the vocabulary's order ("engine" first).
+std::vector<std::string> model_code_names();
 std::string to_string(ModelCode code);
 struct Implementation;
 // Why `code` cannot run `model` ("mamba_ssm runs Mamba models only"); empty when it can. The
