@@ -21,12 +21,19 @@ ClusterShape reported_layout(int64_t gpus) {
   return {gpus / per_node, per_node};
 }
 
+}  // namespace
+
 std::string published_settings(const Measurement& m) {
   std::vector<std::string> parts;
   if (m.compiled.value_or(false) || m.fused_attention.value_or(false))
     parts.push_back("free-lunch");
   if (!m.sharding.empty()) parts.push_back(m.sharding);
-  if (m.activation_checkpointing == "full") parts.push_back("checkpointing");
+  if (m.offloading) parts.push_back("offloading");
+  if (m.activation_checkpointing == "full") {
+    parts.push_back("checkpointing");
+  } else if (!m.activation_checkpointing.empty() && m.activation_checkpointing != "none") {
+    parts.push_back(fmt::format("checkpointing ({})", m.activation_checkpointing));
+  }
   if (m.micro_batch_size) parts.push_back(fmt::format("micro-batch {}", *m.micro_batch_size));
   if (m.gradient_accumulation)
     parts.push_back(fmt::format("accumulation {}", *m.gradient_accumulation));
@@ -34,6 +41,8 @@ std::string published_settings(const Measurement& m) {
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
 }
+
+namespace {
 
 PaperCell make_cell(const ModelSpec& model,
                     const GpuSpec& gpu,

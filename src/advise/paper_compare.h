@@ -61,6 +61,10 @@ struct PaperCell {
 // The one-line reason a published time is physically impossible.
 std::string impossible_reason(const ImpliedUtilisation& implied, const GpuSpec& gpu);
 
+// A published run's settings in the planner's words ("free-lunch, zero_2, offloading,
+// checkpointing, micro-batch 10"); empty when the source gives none.
+std::string published_settings(const Measurement& m);
+
 // Every benchmark case of kPaperSourceId's file and every catalog model's original run whose GPU
 // the catalog names, each beside `source`'s time for the same model, GPU and layout. Throws
 // InputError when the paper's file is missing from `measurements`.

@@ -50,6 +50,23 @@ TEST(PaperCompare, CellsParseWithTheirCitations) {
   for (const PaperCell& c : all) EXPECT_FALSE(c.citation.empty()) << c.name;
 }
 
+// What a published run did, in the planner's words: offloading and a selective policy are said.
+TEST(PaperCompare, PublishedSettingsSayOffloadingAndSelectiveCheckpointing) {
+  Measurement m;
+  m.sharding = "zero_2";
+  m.offloading = true;
+  m.activation_checkpointing = "full";
+  m.micro_batch_size = 10;
+  EXPECT_EQ(published_settings(m), "zero_2, offloading, checkpointing, micro-batch 10");
+  m.offloading = false;
+  m.activation_checkpointing = "selective_op";
+  EXPECT_EQ(published_settings(m), "zero_2, checkpointing (selective_op), micro-batch 10");
+  m.activation_checkpointing = "none";
+  m.sharding.clear();
+  m.micro_batch_size.reset();
+  EXPECT_EQ(published_settings(m), "");
+}
+
 // By hand, Pythia-1B (16 layers, d 2048, vocabulary 50,304, 2048 tokens): forward FLOPs per token
 // = 2 x 12 x 16 x 2048^2 (QKV, output and MLP GEMMs) + 4 x 16 x 2048 x 2048 (scores and weighted
 // sum, attention counted whole) + 2 x 2048 x 50,304 (head) = 2.0851e9; x 3 for the backward pass.
