@@ -150,7 +150,7 @@ docs-check: build-gpudays
 # packages are missing, scripts/gpu-check.sh configures it from .carry/: scripts/prepare-carry.sh).
 cuda:
 	@cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUDAYS_WITH_TORCH=ON \
-	  -DGPUDAYS_CUDA=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null
+	  -DGPUDAYS_CUDA=ON -DGPUDAYS_WERROR=ON -DGPUDAYS_PYTHON=$(TORCH_PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-cuda -j $(JOBS)
 
 format: deps

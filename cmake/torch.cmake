@@ -41,6 +41,17 @@ function(_gpudays_find_torch_dir out_var)
   set(${out_var} "" PARENT_SCOPE)
 endfunction()
 
+# gpudays_cuda_sources(FILE...): in the CUDA variant, these files of the calling directory compile
+# with GPUDAYS_CUDA=1 and the CUDA runtime's headers (as system headers); elsewhere nothing.
+function(gpudays_cuda_sources)
+  if(NOT GPUDAYS_CUDA)
+    return()
+  endif()
+  get_target_property(cudart_include gpudays::cudart INTERFACE_INCLUDE_DIRECTORIES)
+  set_source_files_properties(${ARGN} PROPERTIES COMPILE_DEFINITIONS GPUDAYS_CUDA=1
+                              COMPILE_OPTIONS "-isystem;${cudart_include}")
+endfunction()
+
 # gpudays_setup_torch(): defines gpudays::torch or fails naming what is missing.
 function(gpudays_setup_torch)
   _gpudays_find_torch_dir(torch_dir)
@@ -87,8 +98,10 @@ function(gpudays_setup_torch)
   target_link_libraries(gpudays_torch INTERFACE "-Wl,--no-as-needed" ${lib_paths})
   if(GPUDAYS_CUDA)
     gpudays_setup_cuda("${torch_dir}")  # cmake/cuda.cmake: gpudays::cudart, gpudays::nccl
-    target_link_libraries(gpudays_torch INTERFACE gpudays::cudart)
-    target_compile_definitions(gpudays_torch INTERFACE GPUDAYS_CUDA=1)
+    # Linked everywhere, but the CUDA headers and GPUDAYS_CUDA=1 reach only the files that use
+    # them (gpudays_cuda_sources(), src/engine; NCCL in src/distributed): every other file compiles
+    # with the CPU build's exact command, so ccache serves build-cuda/ from build/'s objects.
+    target_link_libraries(gpudays_torch INTERFACE "$<LINK_ONLY:gpudays::cudart>")
   endif()
   message(STATUS "LibTorch: ${torch_dir} (CUDA ${GPUDAYS_CUDA}, _GLIBCXX_USE_CXX11_ABI=${abi})")
   set(GPUDAYS_TORCH_LIB_DIR "${lib_dir}" PARENT_SCOPE)
