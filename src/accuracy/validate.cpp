@@ -261,6 +261,11 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
     } else {
       set("step_time_ms", *p.step_time_ms, row.step_time_s * 1e3, false, published_tokens);
     }
+  } else if (p.layer_time_ms) {
+    set("layer_time_ms", *p.layer_time_ms, row.layer_time_s * 1e3, false, std::nullopt);
+    v.notes.push_back(
+        "one layer's forward and backward: the planner's kernel times for one repeated block, "
+        "without the host's launches, the optimizer, embeddings or loss");
   } else if (p.train_time_days && m.train_steps) {
     const double steps = static_cast<double>(*m.train_steps);
     set("train_time_days",

@@ -212,6 +212,7 @@ PublishedFigures read_published(const TomlFields& t) {
   p.samples_per_s = optional_positive(t, "samples_per_s");
   p.step_time_s = optional_positive(t, "step_time_s");
   p.step_time_ms = optional_positive(t, "step_time_ms");
+  p.layer_time_ms = optional_positive(t, "layer_time_ms");
   p.tflops_per_gpu = optional_positive(t, "tflops_per_gpu");
   p.mfu = optional_fraction(t, "mfu", 1.0);
   p.mfu_percent = optional_fraction(t, "mfu_percent", 100.0);
@@ -233,8 +234,8 @@ PublishedFigures read_published(const TomlFields& t) {
   if (!p.has_throughput() && !p.peak_memory_gib && !p.peak_memory_gb) {
     t.fail("tokens_per_s_per_gpu",
            "no throughput and no peak memory given: give a throughput (tokens_per_s_per_gpu, "
-           "tokens_per_s, samples_per_s, step_time_s, step_time_ms, tflops_per_gpu, mfu, "
-           "mfu_percent or train_time_days) or a peak memory per GPU (peak_memory_gib or "
+           "tokens_per_s, samples_per_s, step_time_s, step_time_ms, layer_time_ms, tflops_per_gpu, "
+           "mfu, mfu_percent or train_time_days) or a peak memory per GPU (peak_memory_gib or "
            "peak_memory_gb)");
   }
   t.check_all_used();
@@ -419,10 +420,18 @@ Measurement read_case(const TomlFields& t,
   if (c.published.train_time_days && !c.train_steps) {
     t.fail("train_steps", "missing: train_time_days needs the number of optimizer steps");
   }
+  if (c.published.layer_time_ms && !c.micro_batch_size) {
+    t.fail("micro_batch_size", "missing: layer_time_ms needs the micro-batch the layer ran");
+  }
   if (auto derived = t.table_or_none("derived")) {
     if (!c.published.has_throughput()) {
       derived->fail("tokens_per_s_per_gpu",
                     "a memory-only case (no published throughput) has no derived throughput");
+    }
+    if (c.published.layer_time_ms) {
+      derived->fail(
+          "tokens_per_s_per_gpu",
+          "a layer_time_ms case times one layer, not a run: it has no derived throughput");
     }
     read_derived(*derived, c);
   }
@@ -446,7 +455,7 @@ std::string to_string(MeasurementSplit split) {
 
 bool PublishedFigures::has_throughput() const {
   return tokens_per_s_per_gpu || tokens_per_s || samples_per_s || step_time_s || step_time_ms ||
-         tflops_per_gpu || mfu || mfu_percent || train_time_days;
+         layer_time_ms || tflops_per_gpu || mfu || mfu_percent || train_time_days;
 }
 
 bool Measurement::representable() const {

@@ -56,6 +56,9 @@ struct PublishedFigures {
   std::optional<double> samples_per_s;  // all GPUs together (sequences or images)
   std::optional<double> step_time_s;    // one optimizer step
   std::optional<double> step_time_ms;
+  // One repeated block (a transformer layer) alone, forward and backward, on one GPU, with the
+  // host's launch latency hidden (a per-layer benchmark): no optimizer, embeddings or loss.
+  std::optional<double> layer_time_ms;
   std::optional<double> tflops_per_gpu;  // model TFLOP/s per GPU, by the source's FLOP count
   std::optional<double> mfu;             // model FLOPs utilisation, a fraction
   std::optional<double> mfu_percent;

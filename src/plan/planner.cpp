@@ -62,6 +62,7 @@ PlanRow evaluate(const ModelSpec& model,
     row.reason = no_host_fit_reason(row.memory, host_limit);
   }
   row.uncalibrated_step_time_s = row.time.step_s();
+  row.layer_time_s = w.layer_device_s;
   const double global_batch = static_cast<double>(model.recipe.global_batch);
   const double world = static_cast<double>(cluster.world_size());
   row.model_flops_per_sample = w.model_flops / static_cast<double>(w.samples);

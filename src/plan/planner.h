@@ -57,6 +57,9 @@ struct PlanRow {
   CollectiveLink collective;  // what communication_s crosses, at which bandwidth
   double step_time_s = 0.0;   // one optimizer step of the global batch (calibrated)
   double uncalibrated_step_time_s = 0.0;
+  // One repeated block's forward and backward on one GPU, kernels alone (WorkloadSummary's
+  // layer_device_s): uncalibrated, outside the step's breakdown.
+  double layer_time_s = 0.0;
   StepWork work;               // what one optimizer step does (plan/step_figures.h)
   double samples_per_s = 0.0;  // all GPUs together
   double tokens_per_s = 0.0;   // vision: images/s (convnext) or patches+cls tokens/s (vit)

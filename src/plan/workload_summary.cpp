@@ -8,6 +8,7 @@ namespace {
 
 struct OpTotals {
   double forward_s = 0.0, backward_s = 0.0, saved = 0.0, transient = 0.0, tensor = 0.0, flops = 0.0;
+  double device_s = 0.0;  // forward and backward kernels on the GPU, whatever the host's pace
   double exec_flops = 0.0;
   // Under a per-op checkpointing policy: what it keeps, and what it recomputes.
   double policy_kept = 0.0, recompute_s = 0.0, recompute_flops = 0.0, recompute_exec_flops = 0.0;
@@ -41,6 +42,7 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device, bool pytho
     t.recompute_flops += recomputed * op.model_flops;
     t.recompute_exec_flops += recomputed * op.exec_flops;
   }
+  t.device_s = forward.device_s + backward.device_s;
   t.forward_s = forward.time_s();
   t.backward_s = backward.time_s();
   t.recompute_s = recompute.time_s();
@@ -67,6 +69,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   const double p = w.checkpointed_block_share;
   for (const Block& b : w.blocks) {
     const OpTotals t = total(b.ops, device, python);
+    if (&b == &w.blocks.front()) s.layer_device_s = t.device_s;
     s.forward_s += b.count * t.forward_s;
     s.backward_s += b.count * t.backward_s;
     s.recompute_s += p * b.count * t.recompute_s;

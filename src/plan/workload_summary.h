@@ -10,6 +10,10 @@ namespace gpudays {
 struct WorkloadSummary {
   double forward_s = 0.0;
   double backward_s = 0.0;
+  // One repeated block (the first kind: a transformer layer), forward and backward: its kernels'
+  // GPU time alone, no host dispatch bound, recomputation or optimizer. What a per-layer benchmark
+  // that hides the launch latency times (validate's layer_time_ms); 0 without blocks.
+  double layer_device_s = 0.0;
   double recompute_s = 0.0;               // what checkpointing recomputes: the checkpointed blocks'
                                           // forward, less what a per-op policy keeps
   double stem_saved_bytes = 0.0;          // outside the blocks and the head (kept either way)

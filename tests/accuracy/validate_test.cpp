@@ -13,6 +13,7 @@
 #include "accuracy/validate.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
+#include "plan/device_model.h"
 #include "plan/workload.h"
 #include "rows/validation_rows.h"
 #include "test_util.h"
@@ -84,6 +85,37 @@ TEST(Validate, EveryShippedCasePlansOrSaysWhy) {
 
 // A case's stack, for its error band, is the model code it names, or the engine's where it names
 // none.
+// A per-layer benchmark is compared with one repeated block's kernels, forward and backward:
+// each of the layer's operations timed by the device model and summed, without the host's
+// launches, the other layers, the optimizer, embeddings or loss.
+TEST(Validate, LayerTimeCaseComparesOneLayersKernels) {
+  const ValidationCase& v = find_case("substation-readme", "bert-large-layer-b8-s512");
+  ASSERT_FALSE(v.skipped) << v.skip_reason;
+  ASSERT_TRUE(v.row.has_value());
+  EXPECT_EQ(v.metric, "layer_time_ms");
+  EXPECT_TRUE(v.timed());
+  EXPECT_DOUBLE_EQ(v.published, 9.14);
+  EXPECT_NEAR(v.error, v.published / v.predicted - 1.0, 1e-12);
+  const Measurement* m = nullptr;
+  static const std::vector<MeasurementFile> files = load_measurements(catalog());
+  for (const MeasurementFile& f : files)
+    for (const Measurement& c : f.cases)
+      if (c.source_id == "substation-readme" && c.name == v.name) m = &c;
+  ASSERT_NE(m, nullptr);
+  Implementation half;
+  half.half_precision_model = true;
+  const Workload w = build_workload(m->model, {8, 2.0, false, false, half, DeviceKind::kGpu});
+  const DeviceModel device(catalog().gpu("v100-16gb"), Precision::kFp16, false, {});
+  double layer_s = 0.0;
+  for (const Op& op : w.blocks.at(0).ops) {
+    layer_s += device.op_time_s(op, false) + device.op_time_s(op, true);
+  }
+  EXPECT_NEAR(v.predicted, layer_s * 1e3, 1e-9);
+  // The case's one-layer model: its step also runs the embeddings, the head and the optimizer.
+  EXPECT_EQ(m->model.arch.n_layers, 1);
+  EXPECT_LT(v.row->layer_time_s, v.row->step_time_s);
+}
+
 TEST(Validate, ACaseThatNamesNoCodeIsTheEnginesStack) {
   EXPECT_EQ(find_case("nvidia-bert-pytorch", "a100-1gpu-seq128-fp16").point.stack, "engine");
   EXPECT_EQ(find_case("flashattention-training-readme", "gpt3-355m").point.stack, "flash_attn");

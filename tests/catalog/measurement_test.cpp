@@ -434,6 +434,24 @@ TEST(MeasurementFile, MemoryOnlyCaseLoads) {
   EXPECT_TRUE(both.cases[0].published.has_throughput());
 }
 
+// A per-layer benchmark's time (one repeated block, forward and backward) is a figure of its own:
+// it needs the micro-batch the layer ran and implies no throughput of a run.
+TEST(MeasurementFile, LayerTimeCaseNeedsItsMicroBatchAndDerivesNothing) {
+  const std::string no_derived =
+      std::string(kValid).substr(0, std::string(kValid).find("[cases.derived]"));
+  const std::string layer = edit(no_derived, "tokens_per_s = 8000.0", "layer_time_ms = 9.5");
+  const Measurement c = first_case(layer);
+  ASSERT_TRUE(c.published.layer_time_ms.has_value());
+  EXPECT_DOUBLE_EQ(*c.published.layer_time_ms, 9.5);
+  EXPECT_TRUE(c.published.has_throughput());
+  std::string no_micro_batch = edit(layer, "micro_batch_size = 4\n", "");
+  no_micro_batch = edit(no_micro_batch, "gradient_accumulation = 2\n", "");
+  expect_error(no_micro_batch, {"one", "micro_batch_size", "layer_time_ms"});
+  expect_error(edit("tokens_per_s = 8000.0", "layer_time_ms = 9.5"),
+               {"derived", "tokens_per_s_per_gpu", "one layer"});
+  expect_error(edit(layer, "layer_time_ms = 9.5", "layer_time_ms = -1.0"), {"layer_time_ms"});
+}
+
 // A source may give its network per GPU (one NIC each, as torchtitan's "400 Gb/s RDMA per GPU"):
 // per node it is that times the node's GPUs. Both forms at once are refused.
 TEST(MeasurementFile, NetworkPerGpuIsTimesTheGpusPerNode) {
