@@ -460,6 +460,11 @@ std::vector<Measurement> select_measurements(const std::vector<MeasurementFile>&
   return out;
 }
 
+std::optional<bool> group_target_met(const ErrorSummary& s) {
+  if (s.cases < kGroupTargetMinCases) return std::nullopt;
+  return s.mape <= kGroupMapeTarget;
+}
+
 ValidationReport validate(const std::vector<Measurement>& measurements,
                           const Catalog& catalog,
                           const PlanOptions& options,
@@ -468,12 +473,17 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_gpu;
   std::map<MeasurementSplit, std::vector<double>> by_split;
+  std::map<std::string, std::vector<double>> check_by_architecture, check_by_family;
   for (const Measurement& m : measurements) {
     ValidationCase v = validate_case(m, catalog, options, validation);
     if (v.timed() && v.trusted) {
       all.push_back(v.error);
       by_gpu[v.gpu].push_back(v.error);
       by_split[v.split].push_back(v.error);
+      if (v.split == MeasurementSplit::kCheck) {
+        check_by_architecture[v.point.architecture].push_back(v.error);
+        check_by_family[v.point.family].push_back(v.error);
+      }
       report.worst.push_back(report.cases.size());
     }
     report.cases.push_back(std::move(v));
@@ -483,6 +493,10 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   for (MeasurementSplit s : {MeasurementSplit::kFit, MeasurementSplit::kCheck}) {
     if (by_split.count(s)) report.by_split.push_back(summarize_errors(to_string(s), by_split[s]));
   }
+  for (const auto& [architecture, errors] : check_by_architecture)
+    report.check_by_group.push_back(summarize_errors("gpu " + architecture, errors));
+  for (const auto& [family, errors] : check_by_family)
+    report.check_by_group.push_back(summarize_errors("family " + family, errors));
   std::stable_sort(report.worst.begin(), report.worst.end(), [&](size_t a, size_t b) {
     return std::abs(report.cases[a].error) > std::abs(report.cases[b].error);
   });

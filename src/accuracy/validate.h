@@ -96,6 +96,15 @@ struct CoverageReport {
   std::vector<size_t> outside;  // indices into the report's cases
 };
 
+// The accuracy the planner is held to (docs/planner.md, "Validation"): the checking half's MAPE,
+// and each GPU generation's and family's MAPE in the checking half where it has enough cases.
+inline constexpr double kCheckMapeTarget = 0.08;
+inline constexpr double kGroupMapeTarget = 0.15;
+inline constexpr int kGroupTargetMinCases = 3;
+
+// Whether a group's MAPE meets its target; absent for a group with too few cases to be held to it.
+std::optional<bool> group_target_met(const ErrorSummary& s);
+
 struct ValidationOptions {
   // Plan untrusted sources' cases too (reported apart, never in a summary); otherwise they are
   // skipped with the reason.
@@ -108,7 +117,10 @@ struct ValidationReport {
   ErrorSummary overall;                // trusted cases compared on time (not memory-only)
   std::vector<ErrorSummary> by_gpu;    // sorted by GPU name
   std::vector<ErrorSummary> by_split;  // fit, then check (those present)
-  std::vector<size_t> worst;           // indices into `cases`: trusted timed, largest |error| first
+  // The checking half by GPU generation ("gpu volta") and by family ("family roberta"), each
+  // kind sorted by name: what the per-group target holds to.
+  std::vector<ErrorSummary> check_by_group;
+  std::vector<size_t> worst;  // indices into `cases`: trusted timed, largest |error| first
   // Absent unless both halves have trusted cases compared on time.
   std::optional<CoverageReport> coverage;
   MemoryCheckReport memory;  // predicted against published peak memory, where published

@@ -46,6 +46,42 @@ void print_summaries(std::ostream& out, const ValidationReport& report) {
   table.print(out);
 }
 
+// The checking half's summary; null when it has no timed case.
+const ErrorSummary* check_summary(const ValidationReport& report) {
+  for (const ErrorSummary& s : report.by_split)
+    if (s.group == to_string(MeasurementSplit::kCheck)) return &s;
+  return nullptr;
+}
+
+std::string target_word(std::optional<bool> met) {
+  if (!met) return fmt::format("fewer than {} cases", kGroupTargetMinCases);
+  return *met ? "met" : "missed";
+}
+
+void print_targets(std::ostream& out, const ValidationReport& report) {
+  const ErrorSummary* check = check_summary(report);
+  if (check == nullptr) return;
+  out << fmt::format(
+      "\nTargets, checking half: MAPE at most {:.0f}% ({:.1f}% over {} cases: {}); each GPU "
+      "generation and family with at least {} cases at most {:.0f}%:\n",
+      100.0 * kCheckMapeTarget,
+      100.0 * check->mape,
+      check->cases,
+      check->mape <= kCheckMapeTarget ? "met" : "missed",
+      kGroupTargetMinCases,
+      100.0 * kGroupMapeTarget);
+  Table table({"group", "cases", "MAPE", "mean error", "max |error|", "target"});
+  for (const ErrorSummary& s : report.check_by_group) {
+    table.add_row({s.group,
+                   std::to_string(s.cases),
+                   fmt::format("{:.1f}%", 100.0 * s.mape),
+                   percent(s.mean_error),
+                   fmt::format("{:.1f}%", 100.0 * s.max_abs_error),
+                   target_word(group_target_met(s))});
+  }
+  table.print(out);
+}
+
 void print_coverage(std::ostream& out, const ValidationReport& report) {
   if (!report.coverage) return;
   const CoverageReport& c = *report.coverage;
@@ -163,6 +199,7 @@ void print_table(std::ostream& out, const ValidationReport& report) {
   out << "\nError = predicted throughput / published - 1 (positive: the planner is optimistic). "
          "MAPE over trusted cases; p10 and p90 give plan's and cost's error bars:\n";
   print_summaries(out, report);
+  print_targets(out, report);
   print_coverage(out, report);
   print_memory_check(out, report);
   if (!report.worst.empty()) out << "\nWorst cases:\n";
@@ -198,6 +235,20 @@ void print_json(std::ostream& out,
   for (const ErrorSummary& s : report.by_gpu) j["by_gpu"].push_back(summary_json(s));
   j["by_split"] = nlohmann::json::array();
   for (const ErrorSummary& s : report.by_split) j["by_split"].push_back(summary_json(s));
+  const ErrorSummary* check = check_summary(report);
+  nlohmann::json targets = {
+      {"check_mape", kCheckMapeTarget},
+      {"check_met", check ? nlohmann::json(check->mape <= kCheckMapeTarget) : nullptr},
+      {"group_mape", kGroupMapeTarget},
+      {"group_min_cases", kGroupTargetMinCases},
+      {"check_by_group", nlohmann::json::array()}};
+  for (const ErrorSummary& s : report.check_by_group) {
+    nlohmann::json g = summary_json(s);
+    const std::optional<bool> met = group_target_met(s);
+    g["target_met"] = met ? nlohmann::json(*met) : nlohmann::json(nullptr);
+    targets["check_by_group"].push_back(g);
+  }
+  j["targets"] = targets;
   j["range_coverage"] = nullptr;
   if (report.coverage) {
     const CoverageReport& c = *report.coverage;

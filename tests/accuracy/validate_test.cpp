@@ -116,6 +116,49 @@ TEST(Validate, LayerTimeCaseComparesOneLayersKernels) {
   EXPECT_LT(v.row->layer_time_s, v.row->step_time_s);
 }
 
+// The targets hold the checking half by GPU generation and by family: each group's summary is
+// that of its trusted, timed checking-half cases, and a group is held to its target only with
+// enough cases; the table and the JSON say which groups meet it.
+TEST(Validate, CheckingHalfIsSummarisedByGenerationAndFamily) {
+  const ValidationReport& report = shipped_report();
+  ASSERT_FALSE(report.check_by_group.empty());
+  bool volta = false, roberta = false;
+  for (const ErrorSummary& s : report.check_by_group) {
+    std::vector<double> errors;
+    for (const ValidationCase& v : report.cases) {
+      if (!v.timed() || !v.trusted || v.split != MeasurementSplit::kCheck) continue;
+      if (s.group == "gpu " + v.point.architecture || s.group == "family " + v.point.family)
+        errors.push_back(v.error);
+    }
+    const ErrorSummary expected = summarize_errors(s.group, errors);
+    EXPECT_EQ(s.cases, expected.cases) << s.group;
+    EXPECT_NEAR(s.mape, expected.mape, 1e-12) << s.group;
+    volta |= s.group == "gpu volta";
+    roberta |= s.group == "family roberta";
+  }
+  EXPECT_TRUE(volta);
+  EXPECT_TRUE(roberta);
+  ErrorSummary few{"gpu x", 2, 0.01};
+  EXPECT_FALSE(group_target_met(few).has_value());
+  ErrorSummary over{"gpu x", 3, 0.151};
+  EXPECT_EQ(group_target_met(over), false);
+  ErrorSummary under{"gpu x", 3, 0.15};
+  EXPECT_EQ(group_target_met(under), true);
+  std::ostringstream table, json;
+  print_table(table, report);
+  EXPECT_NE(table.str().find("Targets, checking half: MAPE at most 8%"), std::string::npos);
+  print_json(json, report, "");
+  const nlohmann::json targets = nlohmann::json::parse(json.str())["targets"];
+  EXPECT_DOUBLE_EQ(targets["group_mape"].get<double>(), 0.15);
+  ASSERT_EQ(targets["check_by_group"].size(), report.check_by_group.size());
+  for (const nlohmann::json& g : targets["check_by_group"]) {
+    if (g["cases"].get<int>() < 3)
+      EXPECT_TRUE(g["target_met"].is_null()) << g["group"];
+    else
+      EXPECT_EQ(g["target_met"].get<bool>(), g["mape"].get<double>() <= 0.15) << g["group"];
+  }
+}
+
 TEST(Validate, ACaseThatNamesNoCodeIsTheEnginesStack) {
   EXPECT_EQ(find_case("nvidia-bert-pytorch", "a100-1gpu-seq128-fp16").point.stack, "engine");
   EXPECT_EQ(find_case("flashattention-training-readme", "gpt3-355m").point.stack, "flash_attn");
