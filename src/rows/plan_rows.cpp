@@ -172,6 +172,7 @@ std::vector<Column<PlanRow>> columns_but_methods() {
        }},
       time_part("offload", &TimeBreakdown::offload_s),
       time_part("optimizer", &TimeBreakdown::optimizer_s),
+      {"layer_time_s", [](const PlanRow& r) { return Cell{r.layer_time_s}; }},
       {"reason", [](const PlanRow& r) { return Cell{r.reason}; }, D::kPlain},
   };
 }
@@ -361,6 +362,13 @@ void print_plan_summary(std::ostream& out,
       100 * b.hfu,
       b.matmul_dtype,
       100 * b.matmul_ceiling_fraction);
+  if (b.layer_time_s > 0.0) {
+    out << fmt::format(
+        "  one layer      {} forward and backward at micro-batch {}, the GPU's kernels alone (what "
+        "timing one layer on the GPU checks)\n",
+        format_duration_s(b.layer_time_s),
+        b.config.micro_batch_size);
+  }
   if (b.input.applies) {
     const InputBound& in = b.input;
     out << (b.input_bound

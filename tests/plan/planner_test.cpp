@@ -171,6 +171,30 @@ TEST(Workload, LlamaLayerTensorsFollowTheVariant) {
 
 // ConvNeXt paper (Liu et al. 2022), Table 1 / Table 12: ConvNeXt-L 34.4G and ConvNeXt-XL 60.9G
 // FLOPs at 224x224 (fvcore counts multiply-adds).
+// One layer's time is the repeated block's kernels alone: every micro-step runs n_layers of them
+// and more (embeddings, head, the host's launches), so they are part of the compute time, most of
+// it for a deep model; a host-bound plain run takes longer than its kernels.
+TEST(Planner, OneLayerTimeIsPartOfTheCompute) {
+  const ModelSpec& model = catalog().model("pythia-1b");
+  const Cluster cluster{{1, 4}, &catalog().gpu("a100-80gb-sxm")};
+  const PlanResult result = plan(model, cluster, {});
+  ASSERT_TRUE(result.best.has_value());
+  for (const PlanRow& row : result.rows) {
+    ASSERT_GT(row.layer_time_s, 0.0);
+    const double layers = static_cast<double>(model.arch.n_layers * row.config.grad_acc_steps);
+    EXPECT_LE(layers * row.layer_time_s, row.time.compute_s * (1.0 + 1e-12));
+  }
+  const PlanRow& best = *result.best;
+  const double layers = static_cast<double>(model.arch.n_layers * best.config.grad_acc_steps);
+  EXPECT_GT(layers * best.layer_time_s, 0.5 * best.time.compute_s);
+  // Twice the micro-batch, about twice the layer's kernels.
+  Configuration wider = best.config;
+  wider.micro_batch_size *= 2;
+  wider.grad_acc_steps /= 2;
+  const PlanRow twice = plan_configuration(model, cluster, wider, {});
+  EXPECT_NEAR(twice.layer_time_s / best.layer_time_s, 2.0, 0.2);
+}
+
 TEST(Flops, ConvnextMatchesPaper) {
   EXPECT_NEAR(
       forward_flops_per_sample(catalog().model("convnext-large-1k")) / 2 / 34.4e9, 1.0, 0.01);
