@@ -501,6 +501,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
     return std::abs(report.cases[a].error) > std::abs(report.cases[b].error);
   });
   if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
+  report.selected_gpu = validation.selected_gpu;
   report.coverage = range_coverage(report.cases);
   report.memory = check_memory(report);
   return report;

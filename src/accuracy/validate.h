@@ -110,6 +110,9 @@ struct ValidationOptions {
   // skipped with the reason.
   bool include_untrusted = false;
   size_t worst = 5;  // how many worst cases to list
+  // The cases were selected by GPU ("v100-16gb"): the targets hold the whole checking half, so
+  // the report says that its summaries are of this selection only. Empty: every GPU.
+  std::string selected_gpu;
 };
 
 struct ValidationReport {
@@ -120,6 +123,7 @@ struct ValidationReport {
   // The checking half by GPU generation ("gpu volta") and by family ("family roberta"), each
   // kind sorted by name: what the per-group target holds to.
   std::vector<ErrorSummary> check_by_group;
+  std::string selected_gpu;   // ValidationOptions'
   std::vector<size_t> worst;  // indices into `cases`: trusted timed, largest |error| first
   // Absent unless both halves have trusted cases compared on time.
   std::optional<CoverageReport> coverage;

@@ -51,6 +51,7 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   ValidationOptions options;
   options.include_untrusted = r.include_untrusted;
   options.worst = static_cast<size_t>(r.worst);
+  options.selected_gpu = filter.gpu;
   const CalibrationFile calibration =
       r.uncalibrated ? CalibrationFile{} : load_calibration(catalog);
   const ValidationReport report =

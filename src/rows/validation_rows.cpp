@@ -61,9 +61,15 @@ std::string target_word(std::optional<bool> met) {
 void print_targets(std::ostream& out, const ValidationReport& report) {
   const ErrorSummary* check = check_summary(report);
   if (check == nullptr) return;
+  const std::string selection =
+      report.selected_gpu.empty()
+          ? ""
+          : fmt::format(", {} cases only (--gpu; the targets hold the whole half)",
+                        report.selected_gpu);
   out << fmt::format(
-      "\nTargets, checking half: MAPE at most {:.0f}% ({:.1f}% over {} cases: {}); each GPU "
+      "\nTargets, checking half{}: MAPE at most {:.0f}% ({:.1f}% over {} cases: {}); each GPU "
       "generation and family with at least {} cases at most {:.0f}%:\n",
+      selection,
       100.0 * kCheckMapeTarget,
       100.0 * check->mape,
       check->cases,
@@ -241,6 +247,8 @@ void print_json(std::ostream& out,
       {"check_met", check ? nlohmann::json(check->mape <= kCheckMapeTarget) : nullptr},
       {"group_mape", kGroupMapeTarget},
       {"group_min_cases", kGroupTargetMinCases},
+      {"selected_gpu",
+       report.selected_gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.selected_gpu)},
       {"check_by_group", nlohmann::json::array()}};
   for (const ErrorSummary& s : report.check_by_group) {
     nlohmann::json g = summary_json(s);

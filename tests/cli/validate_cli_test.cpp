@@ -62,6 +62,23 @@ TEST(ValidateCli, CsvAndGpuFilter) {
   EXPECT_EQ(r.out.find("a100"), std::string::npos);
 }
 
+// A --gpu selection is summarised against the targets as what it is: a part of the checking half.
+TEST(ValidateCli, TargetsOfAGpuSelectionSayTheyAreOnlyThatGpus) {
+  const auto all = run_gpudays("validate");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("\nTargets, checking half: MAPE at most 8%"), std::string::npos);
+  const auto one = run_gpudays("validate --gpu v100-16gb");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("Targets, checking half, v100-16gb cases only (--gpu"), std::string::npos)
+      << one.out;
+  const auto json =
+      nlohmann::json::parse(run_gpudays("validate --gpu v100-16gb --format json").out);
+  EXPECT_EQ(json["targets"]["selected_gpu"], "v100-16gb");
+  EXPECT_TRUE(
+      nlohmann::json::parse(run_gpudays("validate --format json").out)["targets"]["selected_gpu"]
+          .is_null());
+}
+
 TEST(ValidateCli, BadInput) {
   expect_input_error("validate --split both", "--split");
   expect_input_error("validate --gpu a200", "a100-80gb-sxm");
