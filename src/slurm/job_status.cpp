@@ -30,7 +30,14 @@ int64_t trials_since(const SubmittedJob& job) {
     filter.gpus_per_node = job.tasks_per_node;
   }
   filter.rule = std::nullopt;  // a job measures under either rule
-  return ResultsDb::open({job.db, /*read_only=*/true}).count_since(filter, job.submitted_at);
+  try {
+    return ResultsDb::open({job.db, /*read_only=*/true}).count_since(filter, job.submitted_at);
+  } catch (const ResultsFileError& e) {
+    // A starting job creates its database before its first write: an empty file is no trial
+    // stored yet, not a reason to fail the whole listing.
+    if (e.kind() == ResultsFileError::Kind::kMissing) return 0;
+    throw;
+  }
 }
 
 std::optional<int64_t> newest_checkpoint(const SubmittedJob& job) {

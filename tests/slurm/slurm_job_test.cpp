@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "slurm/cluster_file.h"
+#include "slurm/job_status.h"
 #include "slurm/jobs_file.h"
 #include "slurm/slurm_control.h"
 #include "slurm/slurm_job.h"
@@ -186,6 +187,24 @@ TEST(SlurmJobsFile, AppendsAndReadsBack) {
   EXPECT_EQ(read_submitted_jobs(older).at(0), a);
   const std::string bad = test::write_temp_file("bad-jobs.jsonl", "{\"job_id\": 1}\n");
   EXPECT_THROW(read_submitted_jobs(bad), InputError);
+}
+
+// A sweep's job creates its database when it starts; until its first write the file is empty.
+// Listed then (`gpudays jobs` right after submitting, on a loaded machine), it has stored nothing
+// yet: the listing says 0 trials instead of failing with "no results database".
+TEST(SlurmJobStatus, ADatabaseNotWrittenYetHoldsNoTrialYet) {
+  const std::string db = test::write_temp_file("starting.db", "");
+  SubmittedJob job{
+      "21", "bench", "n", "2026-12-01T00:00:00Z", "/s", "/l", db, "", "m", "cpu", 1, 2, "debug"};
+  std::vector<JobStatus> statuses;
+  ASSERT_NO_THROW(statuses = job_statuses({job}));
+  ASSERT_EQ(statuses.size(), 1u);
+  EXPECT_EQ(statuses[0].trials, 0);
+  EXPECT_EQ(job_progress(statuses[0]), "0 trials");
+  // A file that is not a results database is still an error, named.
+  const std::string other = test::write_temp_file("not-a.db", "hello");
+  job.db = other;
+  EXPECT_THROW(job_statuses({job}), InputError);
 }
 
 }  // namespace
