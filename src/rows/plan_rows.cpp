@@ -363,10 +363,14 @@ void print_plan_summary(std::ostream& out,
       b.matmul_dtype,
       100 * b.matmul_ceiling_fraction);
   if (b.layer_time_s > 0.0) {
+    // ConvNeXt's blocks differ by stage: the time is its first stage's block.
+    const bool stages = model.family == Family::kConvnext;
     out << fmt::format(
-        "  one layer      {} forward and backward at micro-batch {}, the GPU's kernels alone (what "
-        "timing one layer on the GPU checks)\n",
+        "  {}      {} forward and backward{} at micro-batch {}, the GPU's kernels alone (what "
+        "timing one on the GPU checks)\n",
+        stages ? "one block" : "one layer",
         format_duration_s(b.layer_time_s),
+        stages ? " of a first-stage block" : "",
         b.config.micro_batch_size);
   }
   if (b.input.applies) {
