@@ -365,13 +365,15 @@ void print_plan_summary(std::ostream& out,
   if (b.layer_time_s > 0.0) {
     // ConvNeXt's blocks differ by stage: the time is its first stage's block.
     const bool stages = model.family == Family::kConvnext;
+    const bool host = gpu.kind == DeviceKind::kCpu;
     out << fmt::format(
-        "  {}      {} forward and backward{} at micro-batch {}, the GPU's kernels alone (what "
-        "timing one on the GPU checks)\n",
+        "  {}      {} forward and backward{} at micro-batch {}, {} (what timing one {} checks)\n",
         stages ? "one block" : "one layer",
         format_duration_s(b.layer_time_s),
         stages ? " of a first-stage block" : "",
-        b.config.micro_batch_size);
+        b.config.micro_batch_size,
+        host ? "the CPU's operations and their dispatch" : "the GPU's kernels alone",
+        host ? "on this CPU" : "on the GPU");
   }
   if (b.input.applies) {
     const InputBound& in = b.input;

@@ -4,10 +4,13 @@
 // model, precision, ranks or calibration.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "catalog/host_cpu.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/planner.h"
+#include "rows/plan_rows.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -56,6 +59,25 @@ TEST(HostCpuPlan, NoCudaContextNcclBuffersOrCublasWorkspace) {
                   c.fragmentation * c.cublas_workspace_bytes,
                   1.0);
     }
+  }
+}
+
+// plan's one-layer line says what its time is on each device: a GPU's kernels alone, or the host
+// CPU's operations with their dispatch (which the CPU runs on the same thread).
+TEST(HostCpuPlan, OneLayerLineSaysWhatItTimes) {
+  const ModelSpec& model = catalog().model("pythia-14m");
+  for (const bool on_cpu : {true, false}) {
+    const GpuSpec spec = on_cpu ? cpu(0.1, 0.3) : as_gpu(cpu(0.1, 0.3));
+    const PlanResult result = plan(with_precision(model, Precision::kBf16), {{1, 1}, &spec}, {});
+    ASSERT_TRUE(result.best.has_value());
+    std::ostringstream out;
+    print_plan_summary(out, model, spec, result, {}, {});
+    const std::string text = out.str();
+    EXPECT_NE(text.find(on_cpu ? "the CPU's operations and their dispatch (what timing one on this "
+                                 "CPU checks)"
+                               : "the GPU's kernels alone (what timing one on the GPU checks)"),
+              std::string::npos)
+        << text;
   }
 }
 
