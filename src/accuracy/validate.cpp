@@ -326,6 +326,8 @@ PlanOptions case_options(const Measurement& m,
       m.optimizer == "sgd" ? OptimizerUpdate::kSgdNesterov : OptimizerUpdate::kAdam;
   opts.time.fp16_loss_scaling = m.loss_scaling;
   opts.time.fused_optimizer = m.fused_optimizer;
+  opts.time.fp16_optimizer =
+      parse_fp16_optimizer(m.fp16_optimizer.empty() ? "torch" : m.fp16_optimizer).value();
   opts.implementation.half_precision_model = m.half_precision_model;
   opts.time.half_precision_model = m.half_precision_model;
   opts.memory.half_precision_model = m.half_precision_model;

@@ -38,6 +38,7 @@ const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 const std::vector<std::string> kImplementations = {
     "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"};
 const std::vector<std::string> kPeakMemoryMeasures = {"process", "reserved", "allocated"};
+const std::vector<std::string> kFp16Optimizers = {"torch", "megatron_2020", "deepspeed_zero1_2020"};
 const std::vector<std::string> kImageInputs = {"synthetic", "packed", "jpeg", "jpeg-deit"};
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
@@ -242,6 +243,21 @@ PublishedFigures read_published(const TomlFields& t) {
   return p;
 }
 
+// The 2020-era fp16 optimizers hold a half-precision model in fp16 with an fp32 master copy on
+// the GPU, DeepSpeed's at ZeRO stage 1, Megatron-LM's without sharding.
+void check_fp16_optimizer(const Measurement& c, const TomlFields& t) {
+  if (c.fp16_optimizer.empty() || c.fp16_optimizer == "torch") return;
+  if (c.precision != Precision::kFp16 || !c.half_precision_model) {
+    t.fail("fp16_optimizer", "needs precision = \"fp16\" and half_precision_model = true");
+  }
+  const char* sharding = c.fp16_optimizer == "deepspeed_zero1_2020" ? "zero_1" : "none";
+  if (c.sharding != sharding || c.offloading) {
+    t.fail(
+        "fp16_optimizer",
+        fmt::format("{} needs sharding = \"{}\" without offloading", c.fp16_optimizer, sharding));
+  }
+}
+
 void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement& c) {
   c.gpu = t.get_string("gpu");
   const GpuSpec* gpu = nullptr;
@@ -328,6 +344,8 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");
   }
   c.fused_optimizer = t.get_optional_bool("fused_optimizer");
+  c.fp16_optimizer = one_of(t, "fp16_optimizer", kFp16Optimizers);
+  check_fp16_optimizer(c, t);
   c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
   c.image_input = one_of(t, "image_input", kImageInputs);
   c.cpu_cores_per_gpu = optional_count(t, "cpu_cores_per_gpu");

@@ -156,6 +156,9 @@ struct Measurement {
   // The optimizer's update as one multi-tensor kernel (apex's FusedAdam and FusedLAMB, torch's
   // fused=True, llm.c's); absent: fused with free-lunch, as the engine runs it.
   std::optional<bool> fused_optimizer;
+  // A 2020-era fp16 optimizer whose per-step work the planner's own does not have
+  // (megatron_2020, deepspeed_zero1_2020: plan/fp16_optimizer.h); empty: torch's.
+  std::string fp16_optimizer;
   // Vision runs: where the images came from (synthetic, packed, jpeg, jpeg-deit: the planner's
   // ImageInput names; empty: not stated, planned as synthetic) and the host's CPU cores per GPU
   // that loaded them (absent: the planner's default).

@@ -137,11 +137,16 @@ TimeBreakdown predict_step_time(double params,
       (stage == 0 && !o.half_precision_model) || (stage == 1 && o.autocast_fp32_weights_at_stage_1);
   if (mixed && fp32_weights) t.compute_s += autocast_weight_traffic_s(params, acc, device);
   const double local_params = stage >= 1 ? params / n : params;
+  const Fp16OptimizerExtra code_extra =
+      fp16_optimizer_extra(o.fp16_optimizer, params, w.param_tensors, w.layers, per.gradients, n);
   if (n > 1) {
     const double bw = collective_bandwidth_bytes_per_s(cluster, o);
     const double shard_s = (n - 1) / n * params * per.gradients / bw;  // one RS or AG
+    // Nothing hides a collective that starts after the whole backward.
     const double backward_s =
-        w.backward_s + (methods.activation_checkpointing ? w.recompute_s : 0.0);
+        code_extra.serial_gradient_collectives
+            ? 0.0
+            : w.backward_s + (methods.activation_checkpointing ? w.recompute_s : 0.0);
     switch (stage) {
       case 0:
         t.communication_s = exposed_s(2 * shard_s, backward_s, o);
@@ -190,7 +195,7 @@ TimeBreakdown predict_step_time(double params,
     // path, transformers' AdamW); the engine's in C++.
     const double dispatch_s =
         optimizer_kernels(w.param_tensors, fused) * device.host_dispatch_s(w.python_forward);
-    t.optimizer_s = std::max(memory_s, dispatch_s);
+    t.optimizer_s = std::max(memory_s, dispatch_s) + fp16_optimizer_extra_s(code_extra, device);
   }
   return t;
 }

@@ -9,6 +9,7 @@
 #include "catalog/gpu_spec.h"
 #include "catalog/model_spec.h"
 #include "plan/device_model.h"
+#include "plan/fp16_optimizer.h"
 #include "plan/workload_summary.h"
 #include "search_space/cluster.h"
 #include "search_space/methods.h"
@@ -66,6 +67,10 @@ struct TimeModelOptions {
   // The update as one multi-tensor kernel or a per-tensor loop; absent: fused with free-lunch
   // (the engine's). A measured stack may run a fused optimizer without free-lunch's other parts.
   std::optional<bool> fused_optimizer;
+  // A 2020-era fp16 optimizer's per-tensor checks and, for DeepSpeed's ZeRO stage 1 and
+  // Megatron-LM's local DDP, gradient collectives started only after the whole backward
+  // (plan/fp16_optimizer.h); kTorch: none.
+  Fp16Optimizer fp16_optimizer = Fp16Optimizer::kTorch;
   double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };

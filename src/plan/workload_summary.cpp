@@ -69,7 +69,10 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   const double p = w.checkpointed_block_share;
   for (const Block& b : w.blocks) {
     const OpTotals t = total(b.ops, device, python);
-    if (&b == &w.blocks.front()) s.layer_device_s = t.device_s;
+    if (&b == &w.blocks.front()) {
+      s.layer_device_s = t.device_s;
+      s.layers = b.count;
+    }
     s.forward_s += b.count * t.forward_s;
     s.backward_s += b.count * t.backward_s;
     s.recompute_s += p * b.count * t.recompute_s;

@@ -34,6 +34,7 @@ struct WorkloadSummary {
   double recompute_exec_flops = 0.0;
   int64_t largest_block_params = 0;
   int64_t param_tensors = 0;
+  int64_t layers = 0;  // how many of the first repeated block (a transformer's layers)
   int64_t samples = 0;
   int64_t tokens_per_sample = 0;
   bool python_forward = false;  // Workload::python_forward

@@ -224,6 +224,32 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   EXPECT_FALSE(unscaled.cases[0].fused_optimizer.has_value());
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_optimizer = \"yes\""),
                {"case 'one'", "fused_optimizer"});
+  // A 2020-era fp16 optimizer: a half-precision fp16 model, DeepSpeed's at ZeRO stage 1 and
+  // Megatron-LM's without sharding, never offloaded.
+  const std::string half = "precision = \"fp16\"\nhalf_precision_model = true\n";
+  EXPECT_EQ(
+      first_case(edit("precision = \"bf16\"",
+                      half + "sharding = \"zero_1\"\nfp16_optimizer = \"deepspeed_zero1_2020\""))
+          .fp16_optimizer,
+      "deepspeed_zero1_2020");
+  EXPECT_EQ(first_case(edit("precision = \"bf16\"",
+                            half + "sharding = \"none\"\nfp16_optimizer = \"megatron_2020\""))
+                .fp16_optimizer,
+            "megatron_2020");
+  EXPECT_EQ(first_case(kValid).fp16_optimizer, "");
+  expect_error(edit("precision = \"bf16\"",
+                    "precision = \"bf16\"\nhalf_precision_model = true\nsharding = \"none\"\n"
+                    "fp16_optimizer = \"megatron_2020\""),
+               {"case 'one'", "fp16_optimizer", "half_precision_model"});
+  expect_error(edit("precision = \"bf16\"",
+                    half + "sharding = \"none\"\nfp16_optimizer = \"deepspeed_zero1_2020\""),
+               {"case 'one'", "fp16_optimizer", "zero_1"});
+  expect_error(edit("precision = \"bf16\"",
+                    half + "sharding = \"zero_1\"\noffloading = true\n"
+                           "fp16_optimizer = \"deepspeed_zero1_2020\""),
+               {"case 'one'", "fp16_optimizer", "without offloading"});
+  expect_error(edit("precision = \"bf16\"", half + "fp16_optimizer = \"apex\""),
+               {"case 'one'", "fp16_optimizer", "megatron_2020"});
   const auto dropped = load_measurement_file(
       test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
       test::catalog());
