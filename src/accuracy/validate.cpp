@@ -330,6 +330,8 @@ PlanOptions case_options(const Measurement& m,
       parse_fp16_optimizer(m.fp16_optimizer.empty() ? "torch" : m.fp16_optimizer).value();
   opts.implementation.half_precision_model = m.half_precision_model;
   opts.time.half_precision_model = m.half_precision_model;
+  opts.time.checkpoint_inputs_on_host = m.cpu_checkpointing;
+  opts.memory.checkpoint_inputs_on_host = m.cpu_checkpointing;
   opts.memory.half_precision_model = m.half_precision_model;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
   // A case that names no input ran on synthetic or preloaded data (docs/catalog.md).

@@ -345,6 +345,10 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   }
   c.fused_optimizer = t.get_optional_bool("fused_optimizer");
   c.fp16_optimizer = one_of(t, "fp16_optimizer", kFp16Optimizers);
+  c.cpu_checkpointing = t.get_bool_or("cpu_checkpointing", false);
+  if (c.cpu_checkpointing && c.activation_checkpointing != "full") {
+    t.fail("cpu_checkpointing", "needs activation_checkpointing = \"full\"");
+  }
   check_fp16_optimizer(c, t);
   c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
   c.image_input = one_of(t, "image_input", kImageInputs);

@@ -156,6 +156,9 @@ struct Measurement {
   // The optimizer's update as one multi-tensor kernel (apex's FusedAdam and FusedLAMB, torch's
   // fused=True, llm.c's); absent: fused with free-lunch, as the engine runs it.
   std::optional<bool> fused_optimizer;
+  // DeepSpeed's activation checkpointing with cpu_checkpointing: the checkpointed blocks' inputs
+  // in host memory (plan/memory_model.h, checkpoint_inputs_on_host).
+  bool cpu_checkpointing = false;
   // A 2020-era fp16 optimizer whose per-step work the planner's own does not have
   // (megatron_2020, deepspeed_zero1_2020: plan/fp16_optimizer.h); empty: torch's.
   std::string fp16_optimizer;

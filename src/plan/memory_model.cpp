@@ -96,6 +96,10 @@ MemoryBreakdown predict_memory(double params,
       w.stem_saved_bytes + (methods.activation_checkpointing
                                 ? w.checkpointed_block_bytes + w.max_block_saved_bytes
                                 : w.block_saved_bytes);
+  if (methods.activation_checkpointing && c.checkpoint_inputs_on_host) {
+    m.activations_bytes -= w.checkpointed_input_bytes - w.max_block_input_bytes;
+    m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
+  }
   // The head's tensors (logits, loss, their gradients) live from the head's forward until its
   // backward ends, which is before any block's backward (or recompute) begins; a block's
   // backward buffers and, checkpointed, its recomputed activations come after. The two phases

@@ -56,6 +56,10 @@ struct MemoryModelConstants {
   // 2 + 2 + 12 bytes per parameter at stage 0 too (the ZeRO paper's accounting); the update
   // writes the working copy. The engine, and so `plan`, trains under autocast instead.
   bool half_precision_model = false;
+  // The checkpointed blocks' inputs kept in host memory (DeepSpeed's activation checkpointing
+  // with cpu_checkpointing): on the GPU only the input of the block being recomputed, copied
+  // back for it. The time model's option of the same name.
+  bool checkpoint_inputs_on_host = false;
   // Whether free-lunch captures each micro-step in a CUDA graph: the engine's does (its private
   // pool is a term of its own); the other stacks the planner describes (ModelCode) do not.
   bool cuda_graphs = true;

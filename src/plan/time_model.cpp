@@ -197,6 +197,9 @@ TimeBreakdown predict_step_time(double params,
         optimizer_kernels(w.param_tensors, fused) * device.host_dispatch_s(w.python_forward);
     t.optimizer_s = std::max(memory_s, dispatch_s) + fp16_optimizer_extra_s(code_extra, device);
   }
+  if (methods.activation_checkpointing && o.checkpoint_inputs_on_host) {
+    t.offload_s += acc * 2.0 * w.checkpointed_input_bytes / host_bw;  // to the host and back
+  }
   return t;
 }
 

@@ -20,7 +20,7 @@ struct TimeBreakdown {
   double compute_s = 0.0;        // forward + backward of every micro-step
   double recompute_s = 0.0;      // activation checkpointing's extra forward
   double communication_s = 0.0;  // exposed (not overlapped) collective time
-  double offload_s = 0.0;        // exposed host transfers and CPU optimizer
+  double offload_s = 0.0;        // exposed host transfers and CPU optimizer (and checkpoints)
   double optimizer_s = 0.0;      // GPU optimizer, clipping, gradient zeroing
   double step_s() const {
     return compute_s + recompute_s + communication_s + offload_s + optimizer_s;
@@ -71,6 +71,10 @@ struct TimeModelOptions {
   // Megatron-LM's local DDP, gradient collectives started only after the whole backward
   // (plan/fp16_optimizer.h); kTorch: none.
   Fp16Optimizer fp16_optimizer = Fp16Optimizer::kTorch;
+  // The checkpointed blocks' inputs kept in host memory (DeepSpeed's cpu_checkpointing): every
+  // micro-step copies them to the host in the forward and back in the backward, each copy into
+  // or out of pageable memory, so the stream waits for it. MemoryModelConstants' option.
+  bool checkpoint_inputs_on_host = false;
   double overlap_fraction = 0.8;      // fraction of concurrent compute that hides comm
   double min_exposed_fraction = 0.1;  // the last bucket is never hidden
 };

@@ -21,6 +21,8 @@ struct WorkloadSummary {
   double checkpointed_block_bytes = 0.0;  // all blocks under checkpointing: a checkpointed
                                           // block's input (and what a per-op policy keeps),
                                           // the other blocks' activations
+  double checkpointed_input_bytes = 0.0;  // of those, the checkpointed blocks' inputs
+  double max_block_input_bytes = 0.0;     // one checkpointed block's input
   double max_block_saved_bytes = 0.0;     // one block's activations, alive while it is recomputed
   double head_saved_bytes = 0.0;          // logits and loss
   double head_transient_bytes = 0.0;

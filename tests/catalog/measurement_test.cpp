@@ -250,6 +250,14 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                {"case 'one'", "fp16_optimizer", "without offloading"});
   expect_error(edit("precision = \"bf16\"", half + "fp16_optimizer = \"apex\""),
                {"case 'one'", "fp16_optimizer", "megatron_2020"});
+  // DeepSpeed's cpu_checkpointing keeps checkpointed inputs on the host: full checkpointing only.
+  EXPECT_TRUE(first_case(edit("precision = \"bf16\"",
+                              "precision = \"bf16\"\nactivation_checkpointing = \"full\"\n"
+                              "cpu_checkpointing = true"))
+                  .cpu_checkpointing);
+  EXPECT_FALSE(first_case(kValid).cpu_checkpointing);
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ncpu_checkpointing = true"),
+               {"case 'one'", "cpu_checkpointing", "full"});
   const auto dropped = load_measurement_file(
       test::write_temp_file("meas.toml", edit("seq_len = 128", "seq_len = 128\ndropout = 0.1")),
       test::catalog());

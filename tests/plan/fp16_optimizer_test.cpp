@@ -26,10 +26,12 @@ TEST(Fp16Optimizer, NamesRoundTripAndOthersAreRefused) {
 // kernels and three Python operations), then p.grad.norm(2).item() on each fp32 master gradient
 // (read 4; two of each). torch's own has no extra.
 TEST(Fp16Optimizer, MegatronChecksEveryTensorTwice) {
-  const Fp16OptimizerExtra torch = fp16_optimizer_extra(Fp16Optimizer::kTorch, 1e9, 390, 24, 2.0, 1);
+  const Fp16OptimizerExtra torch =
+      fp16_optimizer_extra(Fp16Optimizer::kTorch, 1e9, 390, 24, 2.0, 1);
   EXPECT_EQ(torch.bytes, 0.0);
   EXPECT_EQ(torch.python_ops, 0.0);
-  const Fp16OptimizerExtra m = fp16_optimizer_extra(Fp16Optimizer::kMegatron2020, 1e9, 390, 24, 2.0, 1);
+  const Fp16OptimizerExtra m =
+      fp16_optimizer_extra(Fp16Optimizer::kMegatron2020, 1e9, 390, 24, 2.0, 1);
   EXPECT_DOUBLE_EQ(m.bytes, 1e9 * (10.0 + 4.0));
   EXPECT_DOUBLE_EQ(m.kernels, 294.0 * 5.0);
   EXPECT_DOUBLE_EQ(m.python_ops, 294.0 * 5.0);
@@ -37,9 +39,9 @@ TEST(Fp16Optimizer, MegatronChecksEveryTensorTwice) {
   EXPECT_FALSE(torch.serial_gradient_collectives);
 }
 
-// DeepSpeed's stage 1 (48 layers: 774 - 192 = 582 tensors): every gradient flattened and scaled (4 x 2 bytes), checked and normed
-// (2 x 10), over the whole model whatever the rank count; its own shard copied back and
-// flattened into fp32 (4 x 2 + 8 over the ranks).
+// DeepSpeed's stage 1 (48 layers: 774 - 192 = 582 tensors): every gradient flattened and scaled (4
+// x 2 bytes), checked and normed (2 x 10), over the whole model whatever the rank count; its own
+// shard copied back and flattened into fp32 (4 x 2 + 8 over the ranks).
 TEST(Fp16Optimizer, DeepSpeedStageOneTouchesEveryGradientNotOnlyItsShard) {
   const auto ds = [](double gpus) {
     return fp16_optimizer_extra(Fp16Optimizer::kDeepSpeedZero1_2020, 1.5e9, 774, 48, 2.0, gpus);
@@ -59,7 +61,8 @@ TEST(Fp16Optimizer, TimeIsTheGpuPassesPlusThePythonLoop) {
   DeviceModelConstants constants;
   constants.kernel_overhead_s = 10e-6;
   const DeviceModel device(gpu, Precision::kFp16, /*free_lunch=*/false, constants);
-  const Fp16OptimizerExtra m = fp16_optimizer_extra(Fp16Optimizer::kMegatron2020, 1e9, 390, 24, 2.0, 1);
+  const Fp16OptimizerExtra m =
+      fp16_optimizer_extra(Fp16Optimizer::kMegatron2020, 1e9, 390, 24, 2.0, 1);
   const double expected = m.bytes / device.bandwidth_bytes_per_s() + m.kernels * 10e-6 +
                           m.python_ops * constants.python_dispatch_s;
   EXPECT_NEAR(fp16_optimizer_extra_s(m, device), expected, 1e-12);
@@ -83,7 +86,8 @@ TEST(Fp16Optimizer, TheStepPaysTheChecksAndAnUnhiddenReduceScatter) {
   TimeModelOptions deepspeed = torch;
   deepspeed.fp16_optimizer = Fp16Optimizer::kDeepSpeedZero1_2020;
   const double params = 1.5e9;
-  const TimeBreakdown a = predict_step_time(params, Precision::kFp16, zero1, cluster, 1, w, device, torch);
+  const TimeBreakdown a =
+      predict_step_time(params, Precision::kFp16, zero1, cluster, 1, w, device, torch);
   const TimeBreakdown b =
       predict_step_time(params, Precision::kFp16, zero1, cluster, 1, w, device, deepspeed);
   const Fp16OptimizerExtra extra =

@@ -6,6 +6,7 @@
 #include "common/units.h"
 #include "plan/memory_model.h"
 #include "plan/planner.h"
+#include "plan/time_model.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -56,6 +57,42 @@ TEST(HostMemory, OffloadingBeyondTheHostIsInfeasible) {
   ASSERT_TRUE(with_host.best.has_value());
   EXPECT_TRUE(with_host.best->config.methods.offloading);
   EXPECT_LE(with_host.best->memory.host_bytes, 256.0 * kGiB);
+}
+
+// DeepSpeed's cpu_checkpointing: the checkpointed blocks' inputs move from the GPU to host memory
+// (the block being recomputed gets its input back), and each micro-step copies them to the host
+// and back over the host link, the stream waiting for each copy.
+TEST(HostMemory, CheckpointInputsOnTheHostLeaveTheGpuAndCrossTheLinkTwice) {
+  const GpuSpec& gpu = catalog().gpu("v100-32gb");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.forward_s = 1.0;
+  w.backward_s = 2.0;
+  w.recompute_s = 1.0;
+  w.checkpointed_block_bytes = 5.0e9;
+  w.checkpointed_input_bytes = 4.0e9;
+  w.max_block_input_bytes = 0.1e9;
+  w.max_block_saved_bytes = 1.0e9;
+  const MethodSet ckpt{.activation_checkpointing = true};
+  MemoryModelConstants on_host;
+  on_host.checkpoint_inputs_on_host = true;
+  const MemoryBreakdown gpu_kept = predict_memory(1e9, Precision::kFp16, ckpt, cluster, w, {});
+  const MemoryBreakdown host_kept =
+      predict_memory(1e9, Precision::kFp16, ckpt, cluster, w, on_host);
+  EXPECT_DOUBLE_EQ(gpu_kept.activations_bytes - host_kept.activations_bytes, 3.9e9);
+  EXPECT_DOUBLE_EQ(host_kept.host_bytes - gpu_kept.host_bytes, 4.0e9);
+  const MethodSet plain{};
+  EXPECT_DOUBLE_EQ(predict_memory(1e9, Precision::kFp16, plain, cluster, w, on_host).host_bytes,
+                   0.0);  // nothing is checkpointed
+
+  const DeviceModel device(gpu, Precision::kFp16, /*free_lunch=*/false);
+  TimeModelOptions copies;
+  copies.checkpoint_inputs_on_host = true;
+  const double link = gpu.host_link_gb_per_s * kGB * copies.host_link_efficiency;
+  const auto offload_s = [&](const TimeModelOptions& o) {
+    return predict_step_time(1e9, Precision::kFp16, ckpt, cluster, 3, w, device, o).offload_s;
+  };
+  EXPECT_NEAR(offload_s(copies) - offload_s({}), 3 * 2.0 * 4.0e9 / link, 1e-9);
 }
 
 }  // namespace
