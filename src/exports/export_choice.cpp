@@ -55,7 +55,7 @@ const PlanRow* leanest(const std::vector<PlanRow>& rows, const ExportSelection& 
   const PlanRow* best = nullptr;
   for (const PlanRow& row : rows) {
     if (!eligible(selection, row.config)) continue;
-    if (best == nullptr || row.peak_memory_bytes() < best->peak_memory_bytes()) best = &row;
+    if (best == nullptr || row.memory.least_bytes() < best->memory.least_bytes()) best = &row;
   }
   return best;
 }

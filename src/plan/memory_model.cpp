@@ -123,13 +123,19 @@ MemoryBreakdown predict_memory(double params,
 
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator;
-  m.fragmentation_bytes = c.fragmentation * dynamic;
   if (c.cuda_graphs && cuda_graphs_apply(methods, cluster)) {
     // The pool holds the micro-step's working set (its own slack, not shared with the allocator's
     // other pool) while the fused optimizer's buffers, about one largest tensor, come on top.
     const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
-    m.graph_pool_bytes = c.fragmentation * working_set + w.max_tensor_bytes;
+    m.graph_pool_bytes = c.graph_pool_slack * working_set + w.max_tensor_bytes;
   }
+  // The reservation grows to its usual slack where the card has room; at the limit the allocator
+  // frees its cache and retries, down to the split blocks' share.
+  const double room = static_cast<double>(cluster.gpu->memory_bytes) - m.total_bytes();
+  const double usual = c.fragmentation * dynamic;
+  m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic;
+  m.fragmentation_bytes = std::max(m.fragmentation_floor_bytes, std::min(usual, room));
+  m.allocator_at_limit = m.fragmentation_bytes < usual;
   return m;
 }
 

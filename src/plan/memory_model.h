@@ -18,8 +18,11 @@ struct MemoryBreakdown {
   double logits_loss_bytes = 0.0;
   double temporary_bytes = 0.0;
   double framework_bytes = 0.0;  // CUDA context and library handles, NCCL buffers
-  // The caching allocator's slack: blocks rounded up and split, free blocks it keeps reserved.
+  // The caching allocator's slack: blocks rounded up and split, free blocks it keeps reserved;
+  // less than its usual share where the card's limit caps the reservation (at_limit).
   double fragmentation_bytes = 0.0;
+  bool allocator_at_limit = false;
+  double fragmentation_floor_bytes = 0.0;  // what is left of the slack at the card's limit
   // CUDA graphs: the capture's private pool keeps the micro-step's working set for the whole run,
   // so the optimizer's buffers come on top of it, and the pool has slack of its own.
   double graph_pool_bytes = 0.0;
@@ -28,6 +31,10 @@ struct MemoryBreakdown {
   double total_bytes() const {
     return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
            framework_bytes + fragmentation_bytes + graph_pool_bytes;
+  }
+  // What the configuration needs at the least: the allocator's slack at the card's limit.
+  double least_bytes() const {
+    return total_bytes() - fragmentation_bytes + fragmentation_floor_bytes;
   }
 };
 
@@ -41,10 +48,20 @@ struct MemoryModelConstants {
   // (pytorch/pytorch#107667, #81257). 0.5 GiB, within both.
   double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;
   double communicator_bytes = 0.25 * 1024 * 1024 * 1024;  // NCCL buffers when world > 1
-  // The caching allocator's slack over its peak of live tensors: peak reserved / peak active is
-  // 1.02-1.08 without memory-saving methods (GMLake, Guo et al. ASPLOS 2024, its PyTorch
-  // baseline's utilisation 0.93-0.98 for OPT-1.3B, Vicuna-13B, NeoX-20B); the midpoint.
-  double fragmentation = 0.05;
+  // The caching allocator's slack over its peak of live tensors, as it grows when the card has
+  // room: peak reserved / peak allocated in seven public pretraining logs (Megatron-LM #60,
+  // PRs #1912 and #5662; NVIDIA-NeMo #14850; inclusionAI Ling-V2; min-max-gpt PR #5) has median
+  // 1.14 (1.05-1.39); docs/planner.md lists them with the fine-tuning runs (median of 17: 1.26).
+  double fragmentation = 0.14;
+  // What is left of that slack at the card's limit: there the allocator frees its cached blocks
+  // and retries (c10's CUDACachingAllocator, release_cached_blocks), so only split blocks stay.
+  // Runs near their card's capacity reserve 1.006-1.07 per allocated byte (Qwen3-30B-A3B in
+  // Megatron and NeMo, Ling-V2), GMLake's baseline without memory-saving methods 1.02-1.08 (Guo
+  // et al. ASPLOS 2024): 5%. Whether a configuration fits is decided at this slack.
+  double fragmentation_at_limit = 0.05;
+  // The CUDA-graph pool's own slack over the working set it keeps (never released to the other
+  // pool): the floor above.
+  double graph_pool_slack = 0.05;
   double cublas_workspace_bytes = 32.0 * 1024 * 1024;
   // A stack whose ZeRO stage 1 shards the optimizer of an autocast model (torch's
   // ZeroRedundancyOptimizer under AMP, as Lightning's DDPStrategyZero1 runs it): fp32 weights and

@@ -145,7 +145,7 @@ WorkloadSummary summarize_micro_batch(const ModelSpec& model,
 
 bool faster(const PlanRow& a, const PlanRow& b) {
   if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
-  return a.peak_memory_bytes() < b.peak_memory_bytes();
+  return a.memory.least_bytes() < b.memory.least_bytes();
 }
 
 const PlanRow* fastest_fitting(const std::vector<PlanRow>& rows,
@@ -208,10 +208,10 @@ std::string describe_host_limit(const PlanResult& result) {
 }
 
 std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu) {
-  double least = result.rows.front().peak_memory_bytes();
+  double least = result.rows.front().memory.least_bytes();
   std::optional<double> least_host;
   for (const PlanRow& r : result.rows) {
-    least = std::min(least, r.peak_memory_bytes());
+    least = std::min(least, r.memory.least_bytes());
     if (r.peak_memory_bytes() <= static_cast<double>(gpu.memory_bytes)) {
       least_host = std::min(least_host.value_or(r.memory.host_bytes), r.memory.host_bytes);
     }

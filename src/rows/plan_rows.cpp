@@ -31,7 +31,7 @@ std::string throughput(const PlanRow& row, const ModelSpec& model) {
 std::string memory_line(const MemoryBreakdown& m) {
   return fmt::format(
       "weights {}, gradients {}, optimizer {}, activations {}, logits/loss {}, "
-      "temporary {}, framework {}, fragmentation {}{} (GiB)",
+      "temporary {}, framework {}, fragmentation {}{}{} (GiB)",
       gib(m.weights_bytes),
       gib(m.gradients_bytes),
       gib(m.optimizer_bytes),
@@ -40,6 +40,7 @@ std::string memory_line(const MemoryBreakdown& m) {
       gib(m.temporary_bytes),
       gib(m.framework_bytes),
       gib(m.fragmentation_bytes),
+      m.allocator_at_limit ? " (capped by the card)" : "",
       m.graph_pool_bytes > 0 ? ", CUDA graph pool " + gib(m.graph_pool_bytes) : std::string());
 }
 
@@ -119,6 +120,9 @@ std::vector<Column<PlanRow>> columns_but_methods() {
       {"peak_memory_bytes",
        [](const PlanRow& r) { return Cell{bytes(r.peak_memory_bytes())}; },
        D::kGib},
+      {"least_memory_bytes",
+       [](const PlanRow& r) { return Cell{bytes(r.memory.least_bytes())}; },
+       D::kGib},
       {"step_time_s", [](const PlanRow& r) { return Cell{r.step_time_s}; }, D::kFixed3},
       {"uncalibrated_step_time_s",
        [](const PlanRow& r) { return Cell{r.uncalibrated_step_time_s}; }},
@@ -158,6 +162,7 @@ std::vector<Column<PlanRow>> columns_but_methods() {
       memory_part("temporary", &MemoryBreakdown::temporary_bytes),
       memory_part("framework", &MemoryBreakdown::framework_bytes),
       memory_part("fragmentation", &MemoryBreakdown::fragmentation_bytes),
+      {"allocator_at_limit", [](const PlanRow& r) { return Cell{r.memory.allocator_at_limit}; }},
       memory_part("graph_pool", &MemoryBreakdown::graph_pool_bytes),
       memory_part("host_per_node", &MemoryBreakdown::host_bytes),
       time_part("compute", &TimeBreakdown::compute_s),
@@ -390,9 +395,13 @@ void print_plan_summary(std::ostream& out,
                       in.images_per_s,
                       100.0 * in.step_time_s / in.device_step_time_s));
   }
-  out << fmt::format("  memory/GPU     {} of {}: {}\n",
+  out << fmt::format("  memory/GPU     {} of {}{}: {}\n",
                      format_gib(b.peak_memory_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)),
+                     b.memory.allocator_at_limit
+                         ? " (the allocator's cache fills the card; " +
+                               format_gib(b.memory.least_bytes()) + " at the least)"
+                         : std::string(),
                      memory_line(b.memory));
   print_evidence(out, b, evidence);
   if (b.memory.host_bytes > 0) {

@@ -177,7 +177,9 @@ TEST(Validate, EveryPublishedConfigurationIsPredictedToFit) {
   EXPECT_GE(checked, 60);
   const ValidationCase& gpt3 = find_case("flashattention-training-readme", "gpt3-355m");
   EXPECT_EQ(gpt3.config.micro_batch_size, 32);
-  EXPECT_LT(gpt3.row->peak_memory_bytes(), 80.0 * (1 << 30));
+  // It fits with the allocator at the card's limit: the usual slack would not.
+  EXPECT_LE(gpt3.row->peak_memory_bytes(), 80.0 * (1 << 30));
+  EXPECT_TRUE(gpt3.row->memory.allocator_at_limit);
 }
 
 // Every published peak is compared with the part of the planner's total that its measure counts,

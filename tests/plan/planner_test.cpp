@@ -36,7 +36,7 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
   const MemoryModelConstants constants;
   const MemoryBreakdown m = predict_memory(1e9, Precision::kBf16, free_lunch, cluster, w, {});
   const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
-  EXPECT_DOUBLE_EQ(m.graph_pool_bytes, constants.fragmentation * working_set + 0.25e9);
+  EXPECT_DOUBLE_EQ(m.graph_pool_bytes, constants.graph_pool_slack * working_set + 0.25e9);
   EXPECT_GT(m.total_bytes(),
             predict_memory(1e9, Precision::kBf16, MethodSet{}, cluster, w, {}).total_bytes());
   EXPECT_EQ(pool(MethodSet{}, cluster), 0.0);
@@ -50,6 +50,35 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
   stack.cuda_graphs = false;
   EXPECT_EQ(predict_memory(1e9, Precision::kBf16, free_lunch, cluster, w, stack).graph_pool_bytes,
             0.0);
+}
+
+// The allocator's slack grows to its usual share where the card has room; near the limit it is
+// what the card leaves (the allocator frees its cache and retries), never below the split blocks'
+// share, and whether a configuration fits is decided there.
+TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
+  GpuSpec gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;
+  const MemoryModelConstants c;
+  const MemoryBreakdown roomy = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  const double live = roomy.total_bytes() - roomy.framework_bytes - roomy.fragmentation_bytes;
+  EXPECT_NEAR(roomy.fragmentation_bytes, c.fragmentation * live, 1.0);
+  EXPECT_FALSE(roomy.allocator_at_limit);
+  // A card with room for the live tensors and half the usual slack: the slack is what is left.
+  gpu.memory_bytes =
+      static_cast<int64_t>(live * (1.0 + c.fragmentation / 2) + roomy.framework_bytes);
+  const MemoryBreakdown tight = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  EXPECT_TRUE(tight.allocator_at_limit);
+  EXPECT_NEAR(tight.total_bytes(), static_cast<double>(gpu.memory_bytes), 1.0);
+  EXPECT_GT(tight.fragmentation_bytes, c.fragmentation_at_limit * live);
+  // Less room than the split blocks need: the floor, over the card's memory.
+  gpu.memory_bytes = static_cast<int64_t>(live * (1.0 + c.fragmentation_at_limit / 2));
+  const MemoryBreakdown over = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  EXPECT_NEAR(over.fragmentation_bytes, c.fragmentation_at_limit * live, 1.0);
+  EXPECT_GT(over.total_bytes(), static_cast<double>(gpu.memory_bytes));
 }
 
 // The head's tensors are freed before any block's backward: the peak holds the larger of the
