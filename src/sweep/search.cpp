@@ -138,8 +138,10 @@ class Searcher {
 
   bool next_may_fit(const SearchTrial& trial, const PlanRow& done, const PlanRow& next) const {
     const double measured = static_cast<double>(trial.outcome.peak_memory_bytes);
-    const double scale = measured > 0 ? measured / done.peak_memory_bytes() : 1.0;
-    return next.peak_memory_bytes() * scale <= 1.1 * options_.memory_capacity_bytes;
+    // What each configuration needs at the least: the allocator's usual slack is capped by the
+    // card, so the predicted reservation stops growing there while the requirement does not.
+    const double scale = measured > 0 ? measured / done.memory.least_bytes() : 1.0;
+    return next.memory.least_bytes() * scale <= 1.1 * options_.memory_capacity_bytes;
   }
 
   // The best measured step of a method set; 0 when none succeeded.
@@ -210,14 +212,14 @@ void prepare_guided(std::vector<MethodGroup>& groups, const SearchOptions& o, in
   const double capacity = static_cast<double>(o.memory_capacity_bytes);
   std::vector<MethodGroup> kept;
   for (MethodGroup& g : groups) {
-    if (g.rows.front()->peak_memory_bytes() > o.skip_memory_factor * capacity) {
+    if (g.rows.front()->memory.least_bytes() > o.skip_memory_factor * capacity) {
       ++skipped;
       continue;
     }
     g.optimistic_step_s = g.rows.front()->step_time_s;
     for (size_t i = 0; i < g.rows.size(); ++i) {
-      if (g.rows[i]->peak_memory_bytes() <= capacity) g.start = i;
-      if (g.rows[i]->peak_memory_bytes() <= o.skip_memory_factor * capacity) {
+      if (g.rows[i]->memory.least_bytes() <= capacity) g.start = i;
+      if (g.rows[i]->memory.least_bytes() <= o.skip_memory_factor * capacity) {
         g.optimistic_step_s = std::min(g.optimistic_step_s, g.rows[i]->step_time_s);
       }
     }
