@@ -25,7 +25,7 @@ double compared_bytes(const MemoryBreakdown& memory, const std::string& measure)
   if (measure == "process") return bytes;
   bytes -= memory.framework_bytes;  // context and NCCL buffers: outside the allocator
   if (measure == "reserved") return bytes;
-  return bytes - memory.fragmentation_bytes;  // allocated: the allocator's slack left out too
+  return memory.allocated_bytes();  // allocated: the allocator's slack left out too
 }
 
 MemoryCheckReport check_memory(const ValidationReport& report) {

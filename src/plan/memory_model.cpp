@@ -24,6 +24,23 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
           c.cublas_workspace_bytes};
 }
 
+// The caching allocator's slack over the live tensors. On a GPU the reservation grows to its
+// usual share where the card has room; at the limit the allocator frees its cache and retries,
+// down to the split blocks' share (the floor, at which fits() decides). The host CPU has no
+// caching allocator (glibc's malloc under the engine's tracking allocator): the floor.
+double allocator_slack_bytes(MemoryBreakdown& m,
+                             double dynamic_bytes,
+                             const GpuSpec& device,
+                             const MemoryModelConstants& c) {
+  const double floor = m.fragmentation_floor_bytes;
+  const double usual = c.fragmentation * dynamic_bytes;
+  const double memory = static_cast<double>(device.memory_bytes);
+  if (device.kind == DeviceKind::kCpu || usual <= floor || m.least_bytes() > memory) return floor;
+  const double room = memory - (m.least_bytes() - floor);  // what the card leaves the slack
+  m.allocator_at_limit = room < usual;
+  return std::min(usual, room);
+}
+
 }  // namespace
 
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster) {
@@ -129,13 +146,8 @@ MemoryBreakdown predict_memory(double params,
     const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
     m.graph_pool_bytes = c.graph_pool_slack * working_set + w.max_tensor_bytes;
   }
-  // The reservation grows to its usual slack where the card has room; at the limit the allocator
-  // frees its cache and retries, down to the split blocks' share.
-  const double room = static_cast<double>(cluster.gpu->memory_bytes) - m.total_bytes();
-  const double usual = c.fragmentation * dynamic;
   m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic;
-  m.fragmentation_bytes = std::max(m.fragmentation_floor_bytes, std::min(usual, room));
-  m.allocator_at_limit = m.fragmentation_bytes < usual;
+  m.fragmentation_bytes = allocator_slack_bytes(m, dynamic, *cluster.gpu, c);
   return m;
 }
 

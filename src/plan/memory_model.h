@@ -19,7 +19,8 @@ struct MemoryBreakdown {
   double temporary_bytes = 0.0;
   double framework_bytes = 0.0;  // CUDA context and library handles, NCCL buffers
   // The caching allocator's slack: blocks rounded up and split, free blocks it keeps reserved;
-  // less than its usual share where the card's limit caps the reservation (at_limit).
+  // less than its usual share where the card's limit caps the reservation of a configuration
+  // that fits (allocator_at_limit).
   double fragmentation_bytes = 0.0;
   bool allocator_at_limit = false;
   double fragmentation_floor_bytes = 0.0;  // what is left of the slack at the card's limit
@@ -28,14 +29,18 @@ struct MemoryBreakdown {
   double graph_pool_bytes = 0.0;
   double host_bytes = 0.0;  // per node, pinned CPU memory of offloaded state
   double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
-  double total_bytes() const {
+  // Everything but the allocator's slack.
+  double without_slack_bytes() const {
     return model_state_bytes() + activations_bytes + logits_loss_bytes + temporary_bytes +
-           framework_bytes + fragmentation_bytes + graph_pool_bytes;
+           framework_bytes + graph_pool_bytes;
   }
-  // What the configuration needs at the least: the allocator's slack at the card's limit.
-  double least_bytes() const {
-    return total_bytes() - fragmentation_bytes + fragmentation_floor_bytes;
-  }
+  double total_bytes() const { return without_slack_bytes() + fragmentation_bytes; }
+  // What the caching allocator hands out at the peak (torch's max_memory_allocated): the tensors,
+  // without the allocator's slack or what the process holds outside it.
+  double allocated_bytes() const { return without_slack_bytes() - framework_bytes; }
+  // What the configuration needs at the least: the allocator's slack at the card's limit. A
+  // configuration fits when this is at most the device's memory.
+  double least_bytes() const { return without_slack_bytes() + fragmentation_floor_bytes; }
 };
 
 // The CUDA terms apply to GPUs only: the host CPU (DeviceKind::kCpu) has no CUDA context, NCCL

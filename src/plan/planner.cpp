@@ -20,7 +20,7 @@ double activation_bytes(Precision precision) {
 
 std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
   return fmt::format("needs {} per GPU, has {}",
-                     format_gib(memory.total_bytes()),
+                     format_gib(memory.least_bytes()),
                      format_gib(static_cast<double>(gpu.memory_bytes)));
 }
 
@@ -54,7 +54,7 @@ PlanRow evaluate(const ModelSpec& model,
   row.time = predict_step_time(
       params, precision, config.methods, cluster, config.grad_acc_steps, w, device, time);
   row.collective = collective_link(cluster, options.time);
-  row.fits = row.memory.total_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
+  row.fits = row.memory.least_bytes() <= static_cast<double>(cluster.gpu->memory_bytes);
   if (!row.fits) row.reason = no_fit_reason(row.memory, *cluster.gpu);
   const double host_limit = host_memory_limit_bytes(cluster, options);
   if (row.fits && row.memory.host_bytes > host_limit) {
@@ -212,7 +212,7 @@ std::string nothing_fits_reason(const PlanResult& result, const GpuSpec& gpu) {
   std::optional<double> least_host;
   for (const PlanRow& r : result.rows) {
     least = std::min(least, r.memory.least_bytes());
-    if (r.peak_memory_bytes() <= static_cast<double>(gpu.memory_bytes)) {
+    if (r.memory.least_bytes() <= static_cast<double>(gpu.memory_bytes)) {
       least_host = std::min(least_host.value_or(r.memory.host_bytes), r.memory.host_bytes);
     }
   }

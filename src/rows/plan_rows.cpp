@@ -256,11 +256,11 @@ void print_evidence(std::ostream& out, const PlanRow& best, const PlanEvidence& 
     const std::string when = t->created_at.empty() ? "" : fmt::format("; {}", t->created_at);
     const std::string where =
         t->measured.device_name.empty() ? "" : fmt::format(" on {}", t->measured.device_name);
-    out << fmt::format("  measured       {} per step, {} peak (predicted {}, {}){}{}\n",
+    out << fmt::format("  measured       {} per step, {} peak allocated (predicted {}, {}){}{}\n",
                        format_duration_s(t->step_time_s()),
                        format_gib(static_cast<double>(t->measured.peak_memory_bytes)),
                        format_duration_s(best.step_time_s),
-                       format_gib(best.peak_memory_bytes()),
+                       format_gib(best.memory.allocated_bytes()),
                        when,
                        where);
   }

@@ -59,7 +59,7 @@ class Searcher {
     t.request =
         Configuration{row.config.methods, row.config.micro_batch_size, row.config.grad_acc_steps};
     t.predicted_step_time_s = row.step_time_s;
-    t.predicted_memory_bytes = static_cast<int64_t>(row.peak_memory_bytes());
+    t.predicted_memory_bytes = static_cast<int64_t>(row.memory.least_bytes());
     t.outcome = execute_(t.request);
     const bool ok = t.outcome.status == TrialStatus::kOk;
     if (ok) {

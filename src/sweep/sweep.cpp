@@ -257,7 +257,7 @@ class Sweep {
     t.hostname = host_name();
     t.created_at = utc_now();
     t.predicted_step_time_s = predicted.step_time_s;
-    t.predicted_memory_bytes = static_cast<int64_t>(predicted.peak_memory_bytes());
+    t.predicted_memory_bytes = static_cast<int64_t>(predicted.memory.least_bytes());
     if (!t.ok()) return;
     const double step = t.step_time_s();
     const StepFigures figures = step_figures(predicted.work, step);

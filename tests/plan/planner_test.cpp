@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "catalog/param_count.h"
 #include "common/error.h"
@@ -54,7 +55,7 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
 
 // The allocator's slack grows to its usual share where the card has room; near the limit it is
 // what the card leaves (the allocator frees its cache and retries), never below the split blocks'
-// share, and whether a configuration fits is decided there.
+// share, and whether a configuration fits is decided there (least_bytes).
 TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
   GpuSpec gpu = catalog().gpu("a100-80gb-sxm");
   const Cluster cluster{{1, 1}, &gpu};
@@ -64,21 +65,60 @@ TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
   w.max_tensor_bytes = 0.25e9;
   const MemoryModelConstants c;
   const MemoryBreakdown roomy = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
-  const double live = roomy.total_bytes() - roomy.framework_bytes - roomy.fragmentation_bytes;
+  const double live = roomy.allocated_bytes();
+  const double framework = roomy.framework_bytes;
   EXPECT_NEAR(roomy.fragmentation_bytes, c.fragmentation * live, 1.0);
+  EXPECT_NEAR(roomy.least_bytes(), live * (1.0 + c.fragmentation_at_limit) + framework, 1.0);
   EXPECT_FALSE(roomy.allocator_at_limit);
   // A card with room for the live tensors and half the usual slack: the slack is what is left.
-  gpu.memory_bytes =
-      static_cast<int64_t>(live * (1.0 + c.fragmentation / 2) + roomy.framework_bytes);
+  gpu.memory_bytes = static_cast<int64_t>(live * (1.0 + c.fragmentation / 2) + framework);
   const MemoryBreakdown tight = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
   EXPECT_TRUE(tight.allocator_at_limit);
   EXPECT_NEAR(tight.total_bytes(), static_cast<double>(gpu.memory_bytes), 1.0);
   EXPECT_GT(tight.fragmentation_bytes, c.fragmentation_at_limit * live);
-  // Less room than the split blocks need: the floor, over the card's memory.
-  gpu.memory_bytes = static_cast<int64_t>(live * (1.0 + c.fragmentation_at_limit / 2));
+  EXPECT_NEAR(tight.least_bytes(), roomy.least_bytes(), 1.0) << "the requirement is the card's";
+  // Less room than the split blocks need: the floor, over the card's memory, and not "at the
+  // limit" (it does not fit).
+  gpu.memory_bytes = static_cast<int64_t>(live * (1.0 + c.fragmentation_at_limit / 2) + framework);
   const MemoryBreakdown over = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
   EXPECT_NEAR(over.fragmentation_bytes, c.fragmentation_at_limit * live, 1.0);
-  EXPECT_GT(over.total_bytes(), static_cast<double>(gpu.memory_bytes));
+  EXPECT_DOUBLE_EQ(over.least_bytes(), over.total_bytes());
+  EXPECT_GT(over.least_bytes(), static_cast<double>(gpu.memory_bytes));
+  EXPECT_FALSE(over.allocator_at_limit);
+}
+
+// A row fits exactly when what it needs at the least is at most the device's memory, also where
+// the reservation is capped by the card and a CUDA graph pool is planned (free-lunch), on a card
+// whose byte count is not round (the H200's) and on a small one, and on the host CPU, which has
+// no caching allocator and keeps the split blocks' share.
+TEST(MemoryModel, FitsIsDecidedOnWhatARowNeedsAtTheLeast) {
+  const ModelSpec& model = catalog().model("pythia-1b");
+  GpuSpec small = catalog().gpu("rtx-3090");
+  GpuSpec host = catalog().gpu("a100-80gb-sxm");
+  host.kind = DeviceKind::kCpu;
+  const MemoryModelConstants c;
+  int capped = 0;
+  const GpuSpec& h200 = catalog().gpu("h200");
+  for (const GpuSpec* gpu : std::vector<const GpuSpec*>{&h200, &small, &host}) {
+    const PlanResult result = plan(model, Cluster{{1, 2}, gpu}, {});
+    for (const PlanRow& r : result.rows) {
+      const double memory = static_cast<double>(gpu->memory_bytes);
+      EXPECT_EQ(r.fits, r.memory.least_bytes() <= memory) << gpu->name << " " << describe(r.config);
+      if (!r.fits) {
+        EXPECT_FALSE(r.memory.allocator_at_limit);
+      }
+      if (r.memory.allocator_at_limit) {
+        ++capped;
+        EXPECT_NEAR(r.memory.total_bytes(), memory, 1.0);
+      }
+      if (gpu->kind == DeviceKind::kCpu) {
+        EXPECT_NEAR(r.memory.fragmentation_bytes,
+                    c.fragmentation_at_limit * r.memory.allocated_bytes(),
+                    1.0);
+      }
+    }
+  }
+  EXPECT_GT(capped, 0) << "some rows of these plans fill their card";
 }
 
 // The head's tensors are freed before any block's backward: the peak holds the larger of the

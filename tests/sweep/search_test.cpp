@@ -45,7 +45,7 @@ struct SimulatedMachine {
   TrialOutcome operator()(const Configuration& r) const {
     for (const PlanRow& row : prediction->rows) {
       if (row.config != r) continue;
-      const double memory = row.peak_memory_bytes() * 0.9 *
+      const double memory = row.memory.least_bytes() * 0.9 *
                             (1.0 + 0.02 * std::log2(static_cast<double>(r.micro_batch_size)));
       if (memory > capacity_bytes) return {TrialStatus::kOutOfMemory, 0.0, 0, "simulated OOM"};
       return {TrialStatus::kOk,
