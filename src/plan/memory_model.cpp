@@ -17,11 +17,16 @@ struct RuntimeBytes {
   double workspace = 0.0;
 };
 
+double communicator_bytes(const Cluster& cluster, const MemoryModelConstants& c) {
+  const int64_t world = cluster.world_size();
+  if (world == 1) return 0.0;
+  if (cluster.gpu->gpu_link.rfind("nvlink", 0) != 0) return c.communicator_bytes;
+  return world == 2 ? c.nvlink_pair_communicator_bytes : c.nvlink_communicator_bytes;
+}
+
 RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c) {
   if (cluster.gpu->kind == DeviceKind::kCpu) return {};
-  return {c.cuda_context_bytes,
-          cluster.world_size() > 1 ? c.communicator_bytes : 0.0,
-          c.cublas_workspace_bytes};
+  return {c.cuda_context_bytes, communicator_bytes(cluster, c), c.cublas_workspace_bytes};
 }
 
 // The caching allocator's slack over the live tensors. On a GPU the reservation grows to its

@@ -52,7 +52,13 @@ struct MemoryModelConstants {
   // (docs/planner.md names them), median 0.40; a bare context is 0.3-0.55 GiB
   // (pytorch/pytorch#107667, #81257). 0.5 GiB, within both.
   double cuda_context_bytes = 0.5 * 1024 * 1024 * 1024;
-  double communicator_bytes = 0.25 * 1024 * 1024 * 1024;  // NCCL buffers when world > 1
+  // NCCL's buffers when world > 1, which grow with its channels, more over NVLink than over PCIe
+  // (NCCL's maintainer, NVIDIA/nccl#864): a communicator's all-reduce on 4 A100s over NVLink took
+  // 544 MiB with 2 ranks and 688 MiB with 3 or 4 (NVIDIA/nccl#964; beyond 2 nodes it should no
+  // longer grow, #864). Over PCIe, 0.25 GiB: an assumption, no measurement found.
+  double communicator_bytes = 0.25 * 1024 * 1024 * 1024;
+  double nvlink_pair_communicator_bytes = 544.0 * 1024 * 1024;
+  double nvlink_communicator_bytes = 688.0 * 1024 * 1024;
   // The caching allocator's slack over its peak of live tensors, as it grows when the card has
   // room: peak reserved / peak allocated in seven public pretraining logs (Megatron-LM #60,
   // PRs #1912 and #5662; NVIDIA-NeMo #14850; inclusionAI Ling-V2; min-max-gpt PR #5) has median
