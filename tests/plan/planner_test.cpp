@@ -121,6 +121,24 @@ TEST(MemoryModel, FitsIsDecidedOnWhatARowNeedsAtTheLeast) {
   EXPECT_GT(capped, 0) << "some rows of these plans fill their card";
 }
 
+// NCCL's buffers: none on one GPU; as measured over NVLink, 544 MiB for 2 ranks and 688 MiB for
+// more (NVIDIA/nccl#964), also across nodes; the PCIe assumption on cards without NVLink.
+TEST(MemoryModel, NcclBuffersFollowTheLinkAndTheRanks) {
+  const WorkloadSummary w;
+  const MemoryModelConstants c;
+  const auto framework = [&](const char* gpu, int64_t nodes, int64_t per_node) {
+    const Cluster cluster{{nodes, per_node}, &catalog().gpu(gpu)};
+    return predict_memory(1e9, Precision::kBf16, {}, cluster, w, c).framework_bytes -
+           c.cuda_context_bytes;
+  };
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_EQ(framework("a100-80gb-sxm", 1, 1), 0.0);
+  EXPECT_DOUBLE_EQ(framework("a100-80gb-sxm", 1, 2), 544.0 * mib);
+  EXPECT_DOUBLE_EQ(framework("h100-sxm", 1, 8), 688.0 * mib);
+  EXPECT_DOUBLE_EQ(framework("h100-sxm", 4, 8), 688.0 * mib);
+  EXPECT_DOUBLE_EQ(framework("rtx-3090", 1, 8), 0.25 * 1024.0 * mib);
+}
+
 // The head's tensors are freed before any block's backward: the peak holds the larger of the
 // head's phase and the blocks' backward phase (a block's buffers, and its recomputed activations
 // when checkpointed), so the head adds only its excess.
