@@ -85,7 +85,10 @@ FitRow evaluate_fit(const ModelSpec& model,
   row.cost_usd = basis_cost_usd(row.cost, options.cost.basis);
   if (row.cost.time.fits) {
     const PlanResult result = plan(model, Cluster{row.cost.layout, hardware.gpu}, options.plan);
-    if (result.best) row.peak_memory_bytes = result.best->peak_memory_bytes();
+    if (result.best) {
+      row.peak_memory_bytes = result.best->peak_memory_bytes();
+      row.least_memory_bytes = result.best->memory.least_bytes();
+    }
   }
   apply_limits(row, options.cost);
   return row;

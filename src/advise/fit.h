@@ -30,12 +30,13 @@ struct FitRow {
   int64_t d_model = 0;
   int64_t n_heads = 0;
   int64_t d_ffn = 0;
-  std::optional<double> chinchilla_loss;    // compute-optimal rows: Hoffmann et al. Eq. 10
-  CostRow cost;                             // hardware, planner time, purchase, amortised, cloud
-  std::optional<double> cost_usd;           // on the cost options' basis
-  std::optional<double> peak_memory_bytes;  // per GPU, the planner's best configuration
-  bool within_days = true;                  // true when no --days was given
-  bool within_budget = true;                // true when no --budget was given
+  std::optional<double> chinchilla_loss;     // compute-optimal rows: Hoffmann et al. Eq. 10
+  CostRow cost;                              // hardware, planner time, purchase, amortised, cloud
+  std::optional<double> cost_usd;            // on the cost options' basis
+  std::optional<double> peak_memory_bytes;   // per GPU, the planner's best configuration
+  std::optional<double> least_memory_bytes;  // what it needs at the least (MemoryBreakdown)
+  bool within_days = true;                   // true when no --days was given
+  bool within_budget = true;                 // true when no --budget was given
   bool ok() const { return cost.time.fits && within_days && within_budget; }
   std::string reason;  // why not, when !ok()
 };
