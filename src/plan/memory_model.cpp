@@ -31,8 +31,9 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
 
 // The caching allocator's slack over the live tensors. On a GPU the reservation grows to its
 // usual share where the card has room; at the limit the allocator frees its cache and retries,
-// down to the split blocks' share (the floor, at which fits() decides). The host CPU has no
-// caching allocator (glibc's malloc under the engine's tracking allocator): the floor.
+// down to the split blocks' share (the floor: least_bytes(), on which the planner decides whether
+// a configuration fits). The host CPU has no caching allocator (glibc's malloc under the engine's
+// tracking allocator): the floor.
 double allocator_slack_bytes(MemoryBreakdown& m,
                              double dynamic_bytes,
                              const GpuSpec& device,
@@ -41,7 +42,7 @@ double allocator_slack_bytes(MemoryBreakdown& m,
   const double usual = c.fragmentation * dynamic_bytes;
   const double memory = static_cast<double>(device.memory_bytes);
   if (device.kind == DeviceKind::kCpu || usual <= floor || m.least_bytes() > memory) return floor;
-  const double room = memory - (m.least_bytes() - floor);  // what the card leaves the slack
+  const double room = memory - m.without_slack_bytes();  // what the card leaves the slack
   m.allocator_at_limit = room < usual;
   return std::min(usual, room);
 }
