@@ -147,10 +147,11 @@ MemoryBreakdown predict_memory(double params,
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator;
   if (c.cuda_graphs && cuda_graphs_apply(methods, cluster)) {
-    // The pool holds the micro-step's working set (its own slack, not shared with the allocator's
-    // other pool) while the fused optimizer's buffers, about one largest tensor, come on top.
-    const double working_set = m.activations_bytes + m.logits_loss_bytes + m.temporary_bytes;
-    m.graph_pool_bytes = c.graph_pool_slack * working_set + w.max_tensor_bytes;
+    // The pool holds the micro-step's working set for the run (the engine empties the allocator's
+    // cache before capture, so the eager warm-up's copy is not kept beside it), while the fused
+    // optimizer's buffers, about one largest tensor, come on top. The working set's slack is the
+    // allocator's below, once.
+    m.graph_pool_bytes = w.max_tensor_bytes;
   }
   m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic;
   m.fragmentation_bytes = allocator_slack_bytes(m, dynamic, *cluster.gpu, c);

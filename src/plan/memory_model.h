@@ -25,7 +25,8 @@ struct MemoryBreakdown {
   bool allocator_at_limit = false;
   double fragmentation_floor_bytes = 0.0;  // what is left of the slack at the card's limit
   // CUDA graphs: the capture's private pool keeps the micro-step's working set for the whole run,
-  // so the optimizer's buffers come on top of it, and the pool has slack of its own.
+  // so the optimizer's buffers come on top of it (the working set's slack is the allocator's,
+  // counted once, in whichever pool it lives).
   double graph_pool_bytes = 0.0;
   double host_bytes = 0.0;  // per node, pinned CPU memory of offloaded state
   double model_state_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
@@ -70,9 +71,6 @@ struct MemoryModelConstants {
   // Megatron and NeMo, Ling-V2), GMLake's baseline without memory-saving methods 1.02-1.08 (Guo
   // et al. ASPLOS 2024): 5%. Whether a configuration fits is decided at this slack.
   double fragmentation_at_limit = 0.05;
-  // The CUDA-graph pool's own slack over the working set it keeps (never released to the other
-  // pool): the floor above.
-  double graph_pool_slack = 0.05;
   double cublas_workspace_bytes = 32.0 * 1024 * 1024;
   // A stack whose ZeRO stage 1 shards the optimizer of an autocast model (torch's
   // ZeroRedundancyOptimizer under AMP, as Lightning's DDPStrategyZero1 runs it): fp32 weights and
