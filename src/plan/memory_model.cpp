@@ -29,22 +29,24 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
   return {c.cuda_context_bytes, communicator_bytes(cluster, c), c.cublas_workspace_bytes};
 }
 
-// The caching allocator's slack over the live tensors. On a GPU the reservation grows to its
-// usual share where the card has room; at the limit the allocator frees its cache and retries,
-// down to the split blocks' share (the floor: least_bytes(), on which the planner decides whether
-// a configuration fits). The host CPU has no caching allocator (glibc's malloc under the engine's
-// tracking allocator): the floor.
-double allocator_slack_bytes(MemoryBreakdown& m,
-                             double dynamic_bytes,
-                             const GpuSpec& device,
-                             const MemoryModelConstants& c) {
-  const double floor = m.fragmentation_floor_bytes;
-  const double usual = c.fragmentation * dynamic_bytes;
+// The caching allocator's slack over the live tensors (dynamic_bytes). On a GPU the reservation
+// grows to its usual share where the card has room; at the limit the allocator frees its cache and
+// retries, down to the split blocks' share (the floor: least_bytes(), on which the planner decides
+// whether a configuration fits). The host CPU has no caching allocator (glibc's malloc under the
+// engine's tracking allocator), and a configuration that does not fit has no limit to reach: the
+// floor.
+void set_allocator_slack(MemoryBreakdown& m,
+                         double dynamic_bytes,
+                         const GpuSpec& device,
+                         const MemoryModelConstants& c) {
+  m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic_bytes;
+  m.fragmentation_bytes = m.fragmentation_floor_bytes;
   const double memory = static_cast<double>(device.memory_bytes);
-  if (device.kind == DeviceKind::kCpu || usual <= floor || m.least_bytes() > memory) return floor;
+  if (device.kind == DeviceKind::kCpu || m.least_bytes() > memory) return;
+  const double usual = c.fragmentation * dynamic_bytes;
   const double room = memory - m.without_slack_bytes();  // what the card leaves the slack
-  m.allocator_at_limit = room < usual;
-  return std::min(usual, room);
+  m.fragmentation_bytes = std::max(m.fragmentation_floor_bytes, std::min(usual, room));
+  m.allocator_at_limit = m.fragmentation_bytes < usual;
 }
 
 }  // namespace
@@ -153,8 +155,7 @@ MemoryBreakdown predict_memory(double params,
     // allocator's below, once.
     m.graph_pool_bytes = w.max_tensor_bytes;
   }
-  m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic;
-  m.fragmentation_bytes = allocator_slack_bytes(m, dynamic, *cluster.gpu, c);
+  set_allocator_slack(m, dynamic, *cluster.gpu, c);
   return m;
 }
 
