@@ -34,7 +34,22 @@ const ModelSpec& compute_optimal_template(const Catalog& catalog, const std::str
   if (family == "gpt_neox") return catalog.model("pythia-1b");
   if (family == "roberta") return catalog.model("roberta");
   if (family == "llama") return catalog.model("tinyllama-1.1b");
-  return catalog.model(family);
+  constexpr const char* kValid =
+      "valid: gpt_neox, roberta, llama, or a catalog transformer language model (`gpudays "
+      "models`)";
+  const ModelSpec* model = family.empty() ? nullptr : catalog.find_model(family);
+  if (model == nullptr) {
+    throw InputError(fmt::format("unknown compute-optimal family '{}'; {}", family, kValid));
+  }
+  if (!is_transformer_lm(model->family)) {
+    throw InputError(fmt::format(
+        "compute-optimal family '{}' is a {} model, not a transformer language model (the "
+        "tokens-per-parameter rule is for language models); {}",
+        family,
+        to_string(model->family),
+        kValid));
+  }
+  return *model;
 }
 
 ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,

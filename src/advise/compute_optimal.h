@@ -42,14 +42,16 @@ struct ComputeOptimalModel {
   double tokens = 0.0;  // train_steps x global batch x sequence length
 };
 
+// The model whose recipe and shape a family's ladder scales: a family name (gpt_neox: Pythia-1B's
+// recipe, roberta: RoBERTa's, llama: TinyLlama-1.1B's) or any catalog transformer language model.
+// Throws InputError naming the valid families for an empty or unknown name and for a catalog model
+// of another kind (vit, convnext, mamba).
+const ModelSpec& compute_optimal_template(const Catalog& catalog, const std::string& family);
+
 // The template's architecture at `d_model` (layers, heads and FFN width from the options; vocab,
 // sequence length and the recipe from the template), with train_steps = ceil(tokens_per_param x
 // params / tokens per step). Throws InputError for a template that is not a transformer language
 // model (gpt_neox, roberta, llama) or a d_model the options do not divide.
-// The model whose recipe and shape a family's ladder scales: a family name (gpt_neox: Pythia-1B's
-// recipe, roberta: RoBERTa's, llama: TinyLlama-1.1B's) or any catalog model.
-const ModelSpec& compute_optimal_template(const Catalog& catalog, const std::string& family);
-
 ComputeOptimalModel compute_optimal_model(const ModelSpec& family_template,
                                           int64_t d_model,
                                           const ComputeOptimalOptions& options = {});

@@ -21,6 +21,22 @@ namespace gpudays {
 namespace fs = std::filesystem;
 namespace {
 
+// A *.toml entry of a catalog directory that is not a readable file (a dangling or looping link,
+// a directory so named): an error naming it, never skipped.
+void check_catalog_entry(const fs::directory_entry& entry) {
+  const std::string path = entry.path().string();
+  std::error_code ec;
+  const fs::file_status status = entry.status(ec);  // follows a link
+  if (status.type() == fs::file_type::not_found) {
+    const fs::path target = fs::read_symlink(entry.path(), ec);
+    throw InputError(fmt::format("{}: a link to {}, which does not exist", path, target.string()));
+  }
+  if (ec) throw InputError(fmt::format("{}: cannot read the file: {}", path, ec.message()));
+  if (status.type() != fs::file_type::regular) {
+    throw InputError(fmt::format("{}: not a file (each *.toml of the catalog must be one)", path));
+  }
+}
+
 std::vector<std::string> toml_files(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -29,14 +45,7 @@ std::vector<std::string> toml_files(const fs::path& dir) {
                     "GPUDAYS_CONFIG_DIR)",
                     dir.string()));
   }
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return catalog_toml_files(dir.string());
 }
 
 template <typename Spec>
@@ -66,6 +75,24 @@ void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
   }
 }
 
+// A reported run names its GPU by catalog name (docs/catalog.md), as a published case does.
+void check_reported_gpu(const ModelSpec& m, const Catalog& catalog) {
+  if (!m.reported || m.reported->gpu.empty()) return;
+  const std::string& name = m.reported->gpu;
+  const GpuSpec* gpu = nullptr;
+  try {
+    gpu = &catalog.gpu(name);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{} [reported]: gpu: {}", m.source_path, e.what()));
+  }
+  if (gpu->name != name) {
+    throw InputError(fmt::format("{} [reported]: gpu: '{}' is an alias; use the catalog name '{}'",
+                                 m.source_path,
+                                 name,
+                                 gpu->name));
+  }
+}
+
 constexpr const char* kExampleHfName = "EleutherAI/pythia-1b";
 
 // Whether two names are the same ignoring case ("A100" and "a100").
@@ -77,6 +104,22 @@ bool same_name(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+std::vector<std::string> catalog_toml_files(const std::string& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  std::vector<std::string> files;
+  while (!ec && it != fs::directory_iterator()) {
+    if (it->path().extension() == ".toml") {
+      check_catalog_entry(*it);
+      files.push_back(it->path().string());
+    }
+    it.increment(ec);
+  }
+  if (ec) throw InputError(fmt::format("{}: cannot list the directory: {}", dir, ec.message()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 std::string installed_config_dir() {
   std::error_code ec;
@@ -141,6 +184,10 @@ Catalog Catalog::load(const CatalogOptions& options) {
   check_unique(c.models_, "model");
   check_unique(c.gpus_, "gpu");
   check_unique_gpu_names(c.gpus_);
+  // Without any GPU file there is nothing to check against: a look-up then says so.
+  if (!c.gpus_.empty()) {
+    for (const ModelSpec& m : c.models_) check_reported_gpu(m, c);
+  }
   return c;
 }
 
@@ -161,6 +208,11 @@ const ModelSpec* Catalog::find_model(const std::string& name) const {
 
 const ModelSpec& Catalog::model(const std::string& name) const {
   if (const ModelSpec* m = find_model(name)) return *m;
+  if (models_.empty()) {
+    throw InputError(fmt::format("unknown model '{}': there are no model files in {}",
+                                 name,
+                                 (fs::path(config_dir_) / "models").string()));
+  }
   throw InputError(
       fmt::format("unknown model '{}'; valid: {} (or a HuggingFace id such as {}, or "
                   "--model-file PATH)",
@@ -186,6 +238,11 @@ const GpuSpec* Catalog::find_gpu(const std::string& name_or_alias) const {
 
 const GpuSpec& Catalog::gpu(const std::string& name_or_alias) const {
   if (const GpuSpec* g = find_gpu(name_or_alias)) return *g;
+  if (gpus_.empty()) {
+    throw InputError(fmt::format("unknown GPU '{}': there are no GPU files in {}",
+                                 name_or_alias,
+                                 (fs::path(config_dir_) / "gpus").string()));
+  }
   throw InputError(
       fmt::format("unknown GPU '{}'; valid: {}", name_or_alias, join_choices(gpu_names())));
 }
@@ -195,7 +252,9 @@ ModelSpec Catalog::resolve_model(const std::string& name, const std::string& fil
     throw InputError("give either --model or --model-file, not both");
   }
   if (!file.empty()) {
-    return is_hf_config_path(file) ? load_hf_config(file, models_) : load_model_file(file);
+    ModelSpec m = is_hf_config_path(file) ? load_hf_config(file, models_) : load_model_file(file);
+    check_reported_gpu(m, *this);
+    return m;
   }
   if (name.empty()) {
     throw InputError(fmt::format("--model is required; valid: {} (or --model-file PATH)",

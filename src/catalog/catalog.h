@@ -56,6 +56,11 @@ struct ConfigDirChoice {
 ConfigDirChoice choose_config_dir(const CatalogOptions& options);
 std::string resolve_config_dir(const CatalogOptions& options);
 
+// The *.toml files of a catalog directory (models/, gpus/, measurements/), sorted; InputError
+// naming the directory when it cannot be listed, and naming an entry that is not a readable file
+// (a dangling or looping link, a directory named x.toml): such an entry is never skipped.
+std::vector<std::string> catalog_toml_files(const std::string& dir);
+
 // The catalog of an installed binary: PREFIX/share/gpudays for PREFIX/bin/gpudays (the running
 // program's), when it holds models/; empty otherwise.
 std::string installed_config_dir();

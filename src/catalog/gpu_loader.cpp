@@ -1,6 +1,11 @@
 // GPU catalog file parsing and validation. Every table carries a `source`; the loader keeps them.
 #include "catalog/gpu_loader.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "catalog/toml_fields.h"
@@ -13,6 +18,60 @@ namespace {
 // and a positive figure closer to 0 (1e-300) made step times and training days infinite.
 constexpr double kMinPeakTflops = 1e-3;
 constexpr double kMinGbPerS = 1e-3;
+
+// The generations the planner's figures and error bands know (error_band.h groups by them).
+const std::vector<std::string> kArchitectures = {
+    "volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+// The links `plan` names ("collectives over nvlink3") and models: NVLink generations (the planner
+// takes any non-PCIe link at its NVLink efficiency) and PCIe generations.
+const std::vector<std::string> kGpuLinks = {
+    "nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "pcie6"};
+const std::vector<std::string> kHostLinks = {"pcie3", "pcie4", "pcie5", "pcie6"};
+// The most memory one GPU may have: 1 TiB, over three times the largest of 2025 (288 GB); a byte
+// count past it is a unit mistake (and past 2^53 no longer exact as the planner's double).
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 40;
+// The dearest GPU lists at some 10^4 USD, a whole 8-GPU server at some 10^5: 10^7 USD per GPU (and
+// 10^4 USD per GPU-hour) catch a price in cents or a stray exponent, which overflowed the costs.
+constexpr double kMaxPurchaseUsd = 1e7;
+constexpr double kMaxCloudUsdPerGpuHour = 1e4;
+// Ampere (compute capability 8.0) brought bf16 and TF32 tensor cores; every later GPU has both.
+constexpr double kAmpereComputeCapability = 8.0;
+
+std::string one_of(const TomlFields& t, const char* key, const std::vector<std::string>& valid) {
+  std::string value = t.get_string(key);
+  if (std::find(valid.begin(), valid.end(), value) == valid.end()) {
+    t.fail(key, fmt::format("'{}' is not one of {}", value, join_choices(valid)));
+  }
+  return value;
+}
+
+// A name or alias others type: not empty (an empty alias matched `--gpu ''`).
+void require_names(const TomlFields& t, const GpuSpec& g) {
+  if (g.name.empty()) t.fail("name", "must not be empty");
+  if (g.display_name.empty()) t.fail("display_name", "must not be empty");
+  for (const std::string& alias : g.aliases) {
+    if (alias.empty()) t.fail("aliases", "an empty alias");
+  }
+}
+
+// bf16 and TF32 tensor cores come with Ampere: a peak of 0 (none) on a newer GPU, or one on an
+// older, contradicts its compute capability (and would be blamed on every case that uses it).
+void require_dtypes_of_generation(const TomlFields& t, const GpuSpec& g) {
+  const bool ampere_or_newer = g.compute_capability >= kAmpereComputeCapability;
+  for (const auto& [key, peak] :
+       {std::pair{"bf16", g.peak_bf16_tflops}, {"tf32", g.peak_tf32_tflops}}) {
+    if (ampere_or_newer == (peak > 0.0)) continue;
+    t.fail(key,
+           ampere_or_newer
+               ? fmt::format("missing or 0, but compute capability {} (Ampere or newer) has {}",
+                             g.compute_capability,
+                             key)
+               : fmt::format("{}, but compute capability {} (before Ampere) has no {}",
+                             peak,
+                             g.compute_capability,
+                             key));
+  }
+}
 
 void require_bandwidth(const TomlFields& t, const char* key, double v) {
   if (v < kMinGbPerS) t.fail(key, fmt::format("must be at least {} GB/s, is {}", kMinGbPerS, v));
@@ -58,15 +117,18 @@ void read_ceiling(const TomlFields& t, GpuSpec& g) {
 void read_memory(const TomlFields& t, GpuSpec& g) {
   g.memory_bytes = t.get_int("bytes");
   g.memory_bandwidth_gb_per_s = t.get_double("bandwidth_gb_per_s");
-  if (g.memory_bytes <= 0) t.fail("bytes", "must be positive");
+  if (g.memory_bytes <= 0 || g.memory_bytes > kMaxMemoryBytes) {
+    t.fail("bytes",
+           fmt::format("must be in [1, {}] (1 TiB), is {}", kMaxMemoryBytes, g.memory_bytes));
+  }
   require_bandwidth(t, "bandwidth_gb_per_s", g.memory_bandwidth_gb_per_s);
 }
 
 void read_links(const TomlFields& t, GpuSpec& g) {
-  g.gpu_link = t.get_string("gpu_link");
+  g.gpu_link = one_of(t, "gpu_link", kGpuLinks);
   g.gpu_link_gb_per_s = t.get_double("gpu_link_gb_per_s");
   g.pair_bridge_gb_per_s = t.get_double_or("pair_bridge_gb_per_s", 0.0);
-  g.host_link = t.get_string("host_link");
+  g.host_link = one_of(t, "host_link", kHostLinks);
   g.host_link_gb_per_s = t.get_double("host_link_gb_per_s");
   require_bandwidth(t, "gpu_link_gb_per_s", g.gpu_link_gb_per_s);
   require_bandwidth(t, "host_link_gb_per_s", g.host_link_gb_per_s);
@@ -87,11 +149,15 @@ void read_price(const TomlFields& t, GpuSpec& g) {
   g.cloud_usd_per_gpu_hour = t.get_double_or("cloud_usd_per_gpu_hour", 0.0);
   g.cloud_date = t.get_string_or("cloud_date", "");
   if (t.has("cloud_source")) g.sources["cloud"] = t.get_string("cloud_source");
-  if (g.purchase_usd < 0.0)
-    t.fail("purchase_usd", fmt::format("must be >= 0, is {}", g.purchase_usd));
-  if (g.cloud_usd_per_gpu_hour < 0.0) {
+  if (g.purchase_usd < 0.0 || g.purchase_usd > kMaxPurchaseUsd) {
+    t.fail("purchase_usd",
+           fmt::format("must be in [0, {:g}], is {}", kMaxPurchaseUsd, g.purchase_usd));
+  }
+  if (g.cloud_usd_per_gpu_hour < 0.0 || g.cloud_usd_per_gpu_hour > kMaxCloudUsdPerGpuHour) {
     t.fail("cloud_usd_per_gpu_hour",
-           fmt::format("must be >= 0 (0: unknown), is {}", g.cloud_usd_per_gpu_hour));
+           fmt::format("must be in [0, {:g}] (0: unknown), is {}",
+                       kMaxCloudUsdPerGpuHour,
+                       g.cloud_usd_per_gpu_hour));
   }
 }
 
@@ -127,13 +193,17 @@ GpuSpec load_gpu_file(const std::string& path) {
   g.name = root.get_name("name");
   g.display_name = root.get_name("display_name");
   g.aliases = root.get_name_array_or("aliases");
-  g.architecture = root.get_string("architecture");
+  require_names(root, g);
+  g.architecture = one_of(root, "architecture", kArchitectures);
   g.compute_capability = root.get_double("compute_capability");
   if (g.compute_capability < 0.0 || g.compute_capability > 100.0) {
     root.fail("compute_capability",
               fmt::format("must be in [0, 100], is {}", g.compute_capability));
   }
-  read_table(root, "peak_tflops", g, read_peak);
+  read_table(root, "peak_tflops", g, [](const TomlFields& t, GpuSpec& gpu) {
+    read_peak(t, gpu);
+    require_dtypes_of_generation(t, gpu);
+  });
   read_table(root, "matmul_ceiling", g, read_ceiling);
   read_table(root, "memory", g, read_memory);
   read_table(root, "links", g, read_links);

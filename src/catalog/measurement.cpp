@@ -40,6 +40,31 @@ const std::vector<std::string> kImplementations = {
 const std::vector<std::string> kPeakMemoryMeasures = {"process", "reserved", "allocated"};
 const std::vector<std::string> kFp16Optimizers = {"torch", "megatron_2020", "deepspeed_zero1_2020"};
 const std::vector<std::string> kImageInputs = {"synthetic", "packed", "jpeg", "jpeg-deit"};
+// The plausible ranges of published figures. Times: one microsecond (no training step is
+// shorter) to 10^6 s (11.6 days) per step. Throughput: a GPU's peak is at most 10^5 TFLOP/s (the
+// GPU files' bound) and a token of even a 10^6-parameter model costs 6 x 10^6 FLOPs, so at most
+// 10^10 tokens/s per GPU; a cluster has at most 4096 x 64 GPUs (10^16 tokens/s). Samples: from one
+// per 10^6 s to 10^12/s. Memory: at most the 1 TiB of a GPU file. A run: 86 s to 274 years.
+struct PlausibleRange {
+  double low;
+  double high;
+  const char* unit;
+};
+constexpr PlausibleRange kStepSeconds{1e-6, 1e6, " s"};
+constexpr PlausibleRange kMilliseconds{1e-3, 1e9, " ms"};
+constexpr PlausibleRange kTokensPerSecondPerGpu{1e-3, 1e10, " tokens/s"};
+constexpr PlausibleRange kTokensPerSecond{1e-3, 1e16, " tokens/s"};
+constexpr PlausibleRange kSamplesPerSecond{1e-6, 1e12, " samples/s"};
+constexpr PlausibleRange kTflopsPerGpu{1e-3, 1e5, " TFLOP/s"};
+constexpr PlausibleRange kTrainDays{1e-3, 1e5, " days"};
+constexpr PlausibleRange kMemoryGib{1e-3, 1024.0, " GiB"};
+constexpr PlausibleRange kMemoryGb{1e-3, 1099.5, " GB"};
+constexpr PlausibleRange kHostMemoryGib{1e-3, 1e6, " GiB"};
+constexpr PlausibleRange kMemoryGbPerS{1e-3, 1e6, " GB/s"};
+// The planner's network bounds (search_space.h: 0.01 to 10^4 GB/s) in Gbit/s.
+constexpr PlausibleRange kNetworkGbitPerS{0.08, 8e4, " Gbit/s"};
+constexpr PlausibleRange kContextMib{1.0, 65536.0, " MiB"};
+
 // A stored derived throughput must match what the loader recomputes from the published figures.
 constexpr double kDerivedTolerance = 1e-5;
 
@@ -50,9 +75,16 @@ std::optional<double> optional_number(const TomlFields& t, const char* key) {
   return v;
 }
 
-std::optional<double> optional_positive(const TomlFields& t, const char* key) {
+// A figure within its plausible range: a published number past it is a typo or a unit mistake,
+// and the planner's error against it would be a number of hundreds of digits (1e300 ms).
+std::optional<double> optional_within(const TomlFields& t,
+                                      const char* key,
+                                      const PlausibleRange& range) {
   auto v = optional_number(t, key);
-  if (v && *v <= 0.0) t.fail(key, fmt::format("must be positive, is {}", *v));
+  if (v && (*v < range.low || *v > range.high)) {
+    t.fail(key,
+           fmt::format("must be in [{:g}, {:g}]{}, is {}", range.low, range.high, range.unit, *v));
+  }
   return v;
 }
 
@@ -208,18 +240,18 @@ PublishedFigures read_published(const TomlFields& t) {
   exclusive(t, "step_time_s", "step_time_ms");
   exclusive(t, "mfu", "mfu_percent");
   exclusive(t, "peak_memory_gib", "peak_memory_gb");
-  p.tokens_per_s_per_gpu = optional_positive(t, "tokens_per_s_per_gpu");
-  p.tokens_per_s = optional_positive(t, "tokens_per_s");
-  p.samples_per_s = optional_positive(t, "samples_per_s");
-  p.step_time_s = optional_positive(t, "step_time_s");
-  p.step_time_ms = optional_positive(t, "step_time_ms");
-  p.layer_time_ms = optional_positive(t, "layer_time_ms");
-  p.tflops_per_gpu = optional_positive(t, "tflops_per_gpu");
+  p.tokens_per_s_per_gpu = optional_within(t, "tokens_per_s_per_gpu", kTokensPerSecondPerGpu);
+  p.tokens_per_s = optional_within(t, "tokens_per_s", kTokensPerSecond);
+  p.samples_per_s = optional_within(t, "samples_per_s", kSamplesPerSecond);
+  p.step_time_s = optional_within(t, "step_time_s", kStepSeconds);
+  p.step_time_ms = optional_within(t, "step_time_ms", kMilliseconds);
+  p.layer_time_ms = optional_within(t, "layer_time_ms", kMilliseconds);
+  p.tflops_per_gpu = optional_within(t, "tflops_per_gpu", kTflopsPerGpu);
   p.mfu = optional_fraction(t, "mfu", 1.0);
   p.mfu_percent = optional_fraction(t, "mfu_percent", 100.0);
   p.hfu = optional_fraction(t, "hfu", 1.0);
-  p.peak_memory_gib = optional_positive(t, "peak_memory_gib");
-  p.peak_memory_gb = optional_positive(t, "peak_memory_gb");
+  p.peak_memory_gib = optional_within(t, "peak_memory_gib", kMemoryGib);
+  p.peak_memory_gb = optional_within(t, "peak_memory_gb", kMemoryGb);
   if (t.has("peak_memory_measure")) {
     if (!p.peak_memory_gib && !p.peak_memory_gb) {
       t.fail("peak_memory_measure", "needs a peak (peak_memory_gib or peak_memory_gb)");
@@ -229,7 +261,7 @@ PublishedFigures read_published(const TomlFields& t) {
       t.fail("peak_memory_measure", "is empty: give process, reserved or allocated");
     }
   }
-  p.train_time_days = optional_positive(t, "train_time_days");
+  p.train_time_days = optional_within(t, "train_time_days", kTrainDays);
   p.approximate = t.get_bool_or("approximate", false);
   // A peak memory alone makes a memory-only case: validate checks its memory, not its time.
   if (!p.has_throughput() && !p.peak_memory_gib && !p.peak_memory_gb) {
@@ -270,8 +302,9 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("gpu", fmt::format("'{}' is an alias; use the catalog name '{}'", c.gpu, gpu->name));
   }
   c.gpu_note = t.get_string_or("gpu_note", "");
-  c.gpu_memory_gib = optional_positive(t, "gpu_memory_gib");
-  c.gpu_memory_bandwidth_gb_per_s = optional_positive(t, "gpu_memory_bandwidth_gb_per_s");
+  c.gpu_memory_gib = optional_within(t, "gpu_memory_gib", kMemoryGib);
+  c.gpu_memory_bandwidth_gb_per_s =
+      optional_within(t, "gpu_memory_bandwidth_gb_per_s", kMemoryGbPerS);
   if ((c.gpu_memory_gib || c.gpu_memory_bandwidth_gb_per_s) && c.gpu_note.empty()) {
     t.fail(c.gpu_memory_gib ? "gpu_memory_gib" : "gpu_memory_bandwidth_gb_per_s",
            "needs a gpu_note saying how the measured GPU differs from the catalog's");
@@ -279,8 +312,9 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.nodes = optional_count(t, "nodes").value_or(1);
   if (!t.has("gpus_per_node")) t.fail("gpus_per_node", "missing (an integer)");
   c.gpus_per_node = *optional_count(t, "gpus_per_node");
-  c.inter_node_gbit_per_s = optional_positive(t, "inter_node_gbit_per_s");
-  c.inter_node_gbit_per_s_per_gpu = optional_positive(t, "inter_node_gbit_per_s_per_gpu");
+  c.inter_node_gbit_per_s = optional_within(t, "inter_node_gbit_per_s", kNetworkGbitPerS);
+  c.inter_node_gbit_per_s_per_gpu =
+      optional_within(t, "inter_node_gbit_per_s_per_gpu", kNetworkGbitPerS);
   if (c.inter_node_gbit_per_s && c.inter_node_gbit_per_s_per_gpu) {
     t.fail("inter_node_gbit_per_s_per_gpu", "give the network per node or per GPU, not both");
   }
@@ -303,7 +337,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.offloading && c.sharding.rfind("zero_", 0) != 0) {
     t.fail("offloading", "needs a sharding stage (zero_1, zero_2 or zero_3)");
   }
-  c.host_memory_gib = optional_positive(t, "host_memory_gib");
+  c.host_memory_gib = optional_within(t, "host_memory_gib", kHostMemoryGib);
   if (c.host_memory_gib && !c.offloading) t.fail("host_memory_gib", "needs offloading = true");
   c.checkpointed_block_share = optional_fraction(t, "checkpointed_block_share", 1.0);
   if (c.checkpointed_block_share && c.activation_checkpointing != "selective" &&
@@ -350,7 +384,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("cpu_checkpointing", "needs activation_checkpointing = \"full\"");
   }
   check_fp16_optimizer(c, t);
-  c.cuda_context_mib = optional_positive(t, "cuda_context_mib");
+  c.cuda_context_mib = optional_within(t, "cuda_context_mib", kContextMib);
   c.image_input = one_of(t, "image_input", kImageInputs);
   c.cpu_cores_per_gpu = optional_count(t, "cpu_cores_per_gpu");
   c.tensor_parallel = optional_count(t, "tensor_parallel").value_or(1);
@@ -395,7 +429,8 @@ std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
 }
 
 void read_derived(const TomlFields& t, Measurement& c) {
-  c.derived_tokens_per_s_per_gpu = optional_positive(t, "tokens_per_s_per_gpu");
+  c.derived_tokens_per_s_per_gpu =
+      optional_within(t, "tokens_per_s_per_gpu", kTokensPerSecondPerGpu);
   if (!c.derived_tokens_per_s_per_gpu) t.fail("tokens_per_s_per_gpu", "missing (a number)");
   c.derivation = t.get_string("derivation");
   if (auto implied = implied_tokens_per_s_per_gpu(c)) {
@@ -520,13 +555,7 @@ std::vector<MeasurementFile> load_measurement_dir(const std::string& dir, const 
   if (!fs::is_directory(dir, ec)) {
     throw InputError(fmt::format("measurement directory {} does not exist", dir));
   }
-  std::vector<std::string> paths;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".toml") {
-      paths.push_back(entry.path().string());
-    }
-  }
-  std::sort(paths.begin(), paths.end());
+  const std::vector<std::string> paths = catalog_toml_files(dir);
   std::vector<MeasurementFile> files;
   for (const auto& path : paths) files.push_back(load_measurement_file(path, catalog));
   return files;

@@ -21,6 +21,8 @@ constexpr int64_t kMaxImageSize = int64_t{1} << 16;  // pixels per side
 constexpr size_t kMaxStages = 16;  // ConvNeXt stages: a stride of 4 x 2^15 exceeds any image
 constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
 constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
+constexpr double kMinReportedDays = 1e-3;  // 86 s
+constexpr double kMaxReportedDays = 1e5;   // 274 years
 
 struct Checker {
   const ModelSpec& m;
@@ -250,6 +252,13 @@ void check_arch(const Checker& c, Family family, const ArchSpec& a) {
             "arch",
             "initializer_range",
             fmt::format("must be positive, is {}", a.initializer_range));
+  // The normalisation's epsilon keeps its division away from 0 (llama's, rms_norm_eps, above).
+  if (family != Family::kLlama) {
+    c.require(a.layer_norm_eps > 0.0 && a.layer_norm_eps < 1.0,
+              "arch",
+              "layer_norm_eps",
+              fmt::format("must be in (0, 1), is {}", a.layer_norm_eps));
+  }
 }
 
 void check_recipe(const Checker& c, const RecipeSpec& r) {
@@ -271,6 +280,13 @@ void check_recipe(const Checker& c, const RecipeSpec& r) {
   }
   c.require(r.beta1 >= 0.0 && r.beta1 < 1.0, "recipe", "beta1", "must be in [0, 1)");
   c.require(r.beta2 >= 0.0 && r.beta2 < 1.0, "recipe", "beta2", "must be in [0, 1)");
+  // Adam's epsilon keeps its division away from 0: positive, and far below the moments' scale.
+  c.require(
+      r.eps > 0.0 && r.eps < 1.0, "recipe", "eps", fmt::format("must be in (0, 1), is {}", r.eps));
+  c.require(r.weight_decay >= 0.0,
+            "recipe",
+            "weight_decay",
+            fmt::format("must be >= 0 (0: none), is {}", r.weight_decay));
   c.require(r.clip_grad_norm >= 0.0, "recipe", "clip_grad_norm", "must be >= 0 (0: none)");
   c.require(r.dropout >= 0.0 && r.dropout < 1.0, "recipe", "dropout", "must be in [0, 1)");
 }
@@ -290,7 +306,14 @@ void validate_model(const ModelSpec& model) {
   }
   if (model.reported) {
     c.positive(model.reported->gpus, "reported", "gpus");
-    c.require(model.reported->days > 0.0, "reported", "days", "must be positive");
+    // From a run of minutes to one of centuries: beyond, the GPU-days ratio means nothing.
+    c.require(model.reported->days >= kMinReportedDays && model.reported->days <= kMaxReportedDays,
+              "reported",
+              "days",
+              fmt::format("must be in [{}, {}], is {}",
+                          kMinReportedDays,
+                          kMaxReportedDays,
+                          model.reported->days));
   }
 }
 

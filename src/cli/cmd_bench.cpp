@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.h"
+#include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "cli/slurm_options.h"
@@ -25,6 +26,7 @@
 #include "rows/row_format.h"
 #include "rows/sweep_summary.h"
 #include "rows/table.h"
+#include "search_space/search_space.h"
 #include "slurm/cluster_file.h"
 #include "sweep/bench_job.h"
 #include "sweep/bench_run.h"
@@ -47,6 +49,34 @@ CLI::Validator memory_limit_check() {
       "0 or >= 1 MiB");
 }
 
+// The flags that contradict each other, refused before anything is read.
+void check_flags(const CLI::App& cmd,
+                 const BenchRequest& r,
+                 const std::vector<std::string>& slurm) {
+  refuse_without_slurm(cmd, slurm, r.slurm.submit);
+  if (r.device == "cpu" && !r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
+    throw InputError(fmt::format(
+        "--device cpu benchmarks the host CPU, not {}: leave out --gpu or --device cpu", r.gpu));
+  }
+  check_output_file(r.db, "--db");
+}
+
+// What the benchmark checks only once it has opened (so made) the results database, checked
+// before: the cluster's shape and the model's precision on the device. The host CPU is judged by
+// its stand-in (its probe runs later), which refuses fp16 as the measured CPU does; a measured CPU
+// without bf16 is refused after the database is made.
+void check_request_first(const Catalog& catalog, const BenchRequest& r, const ModelSpec& model) {
+  GpuSpec host;
+  const GpuSpec* device = &host;
+  if (r.device == "cpu") {
+    host = host_cpu_stand_in({r.memory_limit_bytes, r.gpus_per_node});
+  } else {
+    if (r.gpu.empty()) throw InputError("--device cuda needs --gpu (the catalog name of this GPU)");
+    device = &catalog.gpu(r.gpu);
+  }
+  check_request(model, Cluster{{r.nodes, r.gpus_per_node}, device});
+}
+
 void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
@@ -54,6 +84,7 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     submit_bench_job(global.config_dir, r, catalog, model);
     return;
   }
+  check_request_first(catalog, r, model);
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
   const SweepSummary summary = run_bench_here(global.config_dir, r, catalog, model, progress);
   print_sweep_summary(std::cout, r.format == "json", r.db, model, summary);
@@ -149,7 +180,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
       "keep the error's line)");
   add_format_option(*cmd, r->format, {"table", "json"})
       ->description("Summary as a table, or as JSON (the progress lines then go to stderr)");
-  add_slurm_options(*cmd, r->slurm);
+  const std::vector<std::string> slurm = add_slurm_options(*cmd, r->slurm);
   cmd->add_option("--launcher",
                   r->launcher,
                   "How a trial's ranks start: mpirun, or srun (inside a Slurm job; what --slurm "
@@ -159,7 +190,8 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--srun-mpi", r->srun_mpi, "With --launcher srun: srun --mpi=... (pmix)")
       ->capture_default_str();
   add_link_options(*cmd, r->links);
-  cmd->callback([&global, r, pins] {
+  cmd->callback([&global, r, pins, cmd, slurm] {
+    check_flags(*cmd, *r, slurm);
     r->pin = pins->pin();
     run_bench(global, *r);
   });

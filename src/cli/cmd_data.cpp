@@ -25,6 +25,12 @@ struct InspectRequest {
   int64_t sample = -1;  // print this sample's tokens (or label) too
 };
 
+// "1 sample", "2 samples"; "1 class", "2 classes".
+std::string counted(int64_t n, const std::string& noun) {
+  if (n == 1) return fmt::format("1 {}", noun);
+  return fmt::format("{} {}{}", n, noun, noun.ends_with('s') ? "es" : "s");
+}
+
 // Test-only (docs/data.md): GPUDAYS_TEST_TOKENIZE_READ_BYTES=N reads one-document files N bytes
 // at a time, so that a small file is tokenized in many pieces (tests/datasets/parity.py).
 void run_tokenize(data::TokenizeOptions options) {
@@ -33,12 +39,11 @@ void run_tokenize(data::TokenizeOptions options) {
   }
   const data::TokenizeSummary s = data::tokenize_files(options);
   std::cout << fmt::format(
-      "wrote {}.bin and {}.idx: {} documents, {} tokens ({}), {:.1f} MB of text in {:.2f} s "
-      "({:.2f} MB/s)\n",
+      "wrote {}.bin and {}.idx: {}, {} ({}), {:.1f} MB of text in {:.2f} s ({:.2f} MB/s)\n",
       options.out_prefix,
       options.out_prefix,
-      s.documents,
-      s.tokens,
+      counted(s.documents, "document"),
+      counted(s.tokens, "token"),
       s.dtype,
       s.text_bytes / 1e6,
       s.seconds,
@@ -50,14 +55,13 @@ void run_inspect(const InspectRequest& r) {
     const auto images = data::open_image_samples(r.path);
     const data::Split split = data::split_samples(images->num_samples(), r.eval_fraction);
     std::cout << fmt::format(
-        "{}: {} images of {}x{}x{} (channels x height x width), {} classes; "
-        "{} train, {} held out\n",
+        "{}: {} of {}x{}x{} (channels x height x width), {}; {} train, {} held out\n",
         r.path,
-        images->num_samples(),
+        counted(images->num_samples(), "image"),
         images->channels(),
         images->height(),
         images->width(),
-        images->num_classes(),
+        counted(images->num_classes(), "class"),
         split.train_samples,
         split.eval_samples);
     if (r.sample >= 0) {
@@ -69,9 +73,9 @@ void run_inspect(const InspectRequest& r) {
   }
   const auto samples = data::open_token_samples(r.path, r.seq_len);
   const data::Split split = data::split_samples(samples->num_samples(), r.eval_fraction);
-  std::cout << fmt::format("{}: {} samples of {} + 1 tokens, ids below {}; {} train, {} held out\n",
+  std::cout << fmt::format("{}: {} of {} + 1 tokens, ids below {}; {} train, {} held out\n",
                            r.path,
-                           samples->num_samples(),
+                           counted(samples->num_samples(), "sample"),
                            r.seq_len,
                            samples->vocab_limit(),
                            split.train_samples,
@@ -117,12 +121,12 @@ void add_images(CLI::App& data_cmd) {
       ->capture_default_str();
   cmd->callback([r] {
     const data::ImagePackSummary s = data::pack_images(*r);
-    std::cout << fmt::format("wrote {}: {} images of {}x{} in {} classes\n",
+    std::cout << fmt::format("wrote {}: {} of {}x{} in {}\n",
                              r->out_path,
-                             s.images,
+                             counted(s.images, "image"),
                              r->size_px,
                              r->size_px,
-                             s.classes);
+                             counted(s.classes, "class"));
   });
 }
 

@@ -82,8 +82,22 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
   return e;
 }
 
+// --out names a file that is none of the export's inputs (the model file, the results database, a
+// file of the catalog): writing it must not replace what this or a later command reads.
+void check_out(const Catalog& catalog, const ResultsRequest& r) {
+  if (r.out.empty()) return;  // standard output (an empty --out is refused as given)
+  check_output_file(r.out, "--out");
+  refuse_output_over_inputs(r.out, {r.model_file, r.source == "bench" ? r.db : ""}, "--out");
+  if (inside_directory(r.out, catalog.config_dir())) {
+    throw InputError(fmt::format("--out {} is inside the catalog directory {}; write it elsewhere",
+                                 r.out,
+                                 catalog.config_dir()));
+  }
+}
+
 void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
+  check_out(catalog, r);
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   ExportRequest e = choose(catalog, r, model);
   if (r.format == "hf") {
@@ -173,8 +187,9 @@ void add_export_command(CLI::App& app, const GlobalOptions& global) {
       "  gpudays export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan "
       "--format deepspeed --auto --checkpointing on\n"
       "Notes on what the target cannot express go to standard error.");
-  export_cmd->callback([&global, exp] {
+  export_cmd->callback([&global, exp, export_cmd] {
     require_selection(*exp);
+    if (export_cmd->count("--out") > 0) check_output_file(exp->out, "--out");
     if (exp->format != "hf" && (!exp->transformers.empty() || !exp->torch_compile.empty())) {
       throw InputError("--transformers and --torch-compile apply to --format hf alone");
     }

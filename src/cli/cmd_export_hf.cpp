@@ -9,6 +9,8 @@
 #include "catalog/catalog.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "common/error.h"
+#include "common/output_files.h"
 #include "trainer/hf_handoff.h"
 
 namespace gpudays {
@@ -30,6 +32,13 @@ void add_export_hf_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
   cmd->callback([&global, o] {
+    // The export's files land in --out: never inside the checkpoint it reads.
+    check_output_name(o->out_dir, "--out");
+    if (inside_directory(o->out_dir, o->checkpoint_dir)) {
+      throw InputError(fmt::format("--out {} is inside the checkpoint {}; write it elsewhere",
+                                   o->out_dir,
+                                   o->checkpoint_dir));
+    }
     std::string name;
     const std::string file = checkpoint_model_file(o->checkpoint_dir, name);
     const ModelSpec model =

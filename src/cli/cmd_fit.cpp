@@ -37,7 +37,24 @@ struct FitRequest {
   CLI::Option* days_option = nullptr;
   CLI::Option* budget_option = nullptr;
   CLI::Option* gpus_option = nullptr;
+  // The compute-optimal answer's options (--gpu/--gpus mode), refused with --model.
+  CLI::Option* write_model_option = nullptr;
+  CLI::Option* family_option = nullptr;
+  CLI::Option* tokens_per_param_option = nullptr;
 };
+
+// --model answers which hardware, not which model: the compute-optimal options would do nothing.
+void check_hardware_mode_options(const FitRequest& r) {
+  for (const CLI::Option* option :
+       {r.write_model_option, r.family_option, r.tokens_per_param_option}) {
+    if (option->count() > 0) {
+      throw InputError(
+          fmt::format("{} is for --gpu G --gpus N (the largest compute-optimal "
+                      "model); with --model it would do nothing",
+                      option->get_name()));
+    }
+  }
+}
 
 std::string limits_text(const CostOptions& cost) {
   std::string text;
@@ -69,6 +86,7 @@ std::vector<HardwareOption> candidate_hardware(const Catalog& catalog,
 
 // --model: the hardware options that train the model within the limits, cheapest first.
 FitReport answer_hardware(const Catalog& catalog, const FitRequest& r, const FitOptions& options) {
+  check_hardware_mode_options(r);
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   FitReport report;
   report.hardware_mode = true;
@@ -117,6 +135,10 @@ FitReport answer_what_fits(const Catalog& catalog, const FitRequest& r, const Fi
   if (report.largest && !r.write_model.empty()) {
     write_model_file(r.write_model, family, *report.largest, options);
     report.written_model = r.write_model;
+  } else if (!r.write_model.empty()) {
+    std::cerr << fmt::format(
+        "gpudays: note: no compute-optimal model meets the limits; {} was not written\n",
+        r.write_model);
   }
   report.family = fmt::format("{} (recipe of {})", to_string(family.family), family.name);
   report.question =
@@ -129,6 +151,8 @@ FitReport answer_what_fits(const Catalog& catalog, const FitRequest& r, const Fi
 }
 
 void run_fit(const GlobalOptions& global, const FitRequest& r) {
+  if (r.write_model_option->count() > 0 && r.write_model.empty())
+    throw InputError("--write-model: the path is empty");
   const Catalog catalog = Catalog::load({global.config_dir});
   FitOptions options;
   options.cost = build_cost_options(CostRequest{}, catalog);
@@ -157,9 +181,9 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
   add_gpu_option(*cmd, r->gpu, "GPU type (with --gpus), or the only type to consider (--model)");
   r->gpus_option = cmd->add_option("--gpus",
                                    r->gpus,
-                                   "Number of GPUs (1, 2, 4, 8 or a multiple "
-                                   "of 8 nodes' worth)")
-                       ->check(CLI::Range(int64_t{1}, int64_t{65536}));
+                                   "Number of GPUs (1, 2, 4, 8 or a multiple of 8 nodes' worth); " +
+                                       gpu_count_limit_help())
+                       ->check(CLI::Range(int64_t{1}, kMaxCountGpus));
   add_model_options(*cmd, r->model, r->model_file);
   r->days_option = cmd->add_option("--days", r->days, "Finish within D days")
                        ->check(number_check(0.0, 1e9, /*low_open=*/true));
@@ -168,24 +192,28 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cost-basis", r->basis, "What --budget pays: purchase, amortised or cloud")
       ->check(CLI::IsMember({"purchase", "amortised", "cloud"}))
       ->capture_default_str();
-  cmd->add_option("--family",
-                  r->family,
-                  "Compute-optimal family: gpt_neox (Pythia-1B's recipe), roberta, llama "
-                  "(TinyLlama-1.1B's), or a catalog transformer language model whose recipe to "
-                  "scale")
-      ->capture_default_str();
-  cmd->add_option("--write-model",
-                  r->write_model,
-                  "Write the largest compute-optimal model as a model file (for --model-file)");
-  cmd->add_option("--tokens-per-param", r->tokens_per_param, "Training tokens per parameter")
-      ->check(number_check(0.0, 1e6, /*low_open=*/true))
-      ->capture_default_str();
+  r->family_option =
+      cmd->add_option("--family",
+                      r->family,
+                      "Compute-optimal family: gpt_neox (Pythia-1B's recipe), roberta, llama "
+                      "(TinyLlama-1.1B's), or a catalog transformer language model whose recipe to "
+                      "scale")
+          ->capture_default_str();
+  r->write_model_option = cmd->add_option(
+      "--write-model",
+      r->write_model,
+      "Write the largest compute-optimal model as a model file (for --model-file); with --gpu "
+      "and --gpus");
+  r->tokens_per_param_option =
+      cmd->add_option("--tokens-per-param", r->tokens_per_param, "Training tokens per parameter")
+          ->check(number_check(0.0, 1e6, /*low_open=*/true))
+          ->capture_default_str();
   cmd->add_option(
          "--candidates", r->candidates, "GPU types for --model (default: every priced GPU)")
       ->delimiter(',');
-  cmd->add_option("--counts", r->counts, "GPU counts for --model")
+  cmd->add_option("--counts", r->counts, "GPU counts for --model; " + gpu_count_limit_help())
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
+      ->check(CLI::Range(int64_t{1}, kMaxCountGpus))
       ->capture_default_str();
   add_format_option(*cmd, r->format, row_format_names());
   cmd->footer(

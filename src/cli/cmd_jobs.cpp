@@ -65,8 +65,16 @@ void print_jobs(const std::vector<JobStatus>& statuses, const std::string& forma
   table.print(std::cout);
 }
 
+// The jobs recorded under --slurm-dir (an empty one names no directory).
+std::vector<SubmittedJob> recorded_jobs(const JobsRequest& r) {
+  if (r.slurm_dir.empty())
+    throw InputError("--slurm-dir is empty; name the directory of jobs.jsonl");
+  return read_submitted_jobs(jobs_file_path(r.slurm_dir));
+}
+
 void run_jobs(const JobsRequest& r) {
-  const std::vector<SubmittedJob> jobs = read_submitted_jobs(jobs_file_path(r.slurm_dir));
+  const std::vector<SubmittedJob> jobs = recorded_jobs(r);
+  if (jobs.empty() && r.format == "json") return print_jobs({}, r.format);
   if (jobs.empty()) {
     std::cout << fmt::format("No Slurm jobs submitted from {}.\n", r.slurm_dir);
     return;
@@ -75,7 +83,7 @@ void run_jobs(const JobsRequest& r) {
 }
 
 void run_cancel(const JobsRequest& r) {
-  const std::vector<SubmittedJob> jobs = read_submitted_jobs(jobs_file_path(r.slurm_dir));
+  const std::vector<SubmittedJob> jobs = recorded_jobs(r);
   std::vector<std::string> ids;
   for (const SubmittedJob& j : jobs) ids.push_back(j.job_id);
   if (std::find(ids.begin(), ids.end(), r.cancel_id) == ids.end()) {

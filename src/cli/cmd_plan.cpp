@@ -59,7 +59,34 @@ struct PlanRequest {
   std::string partition;
   bool gpus_per_node_given = false;
   bool inter_node_given = false;
+  bool image_input_given = false;
 };
+
+// The partition's figures the request took, within the flags' bounds: a cluster file is held to
+// what the command line would be (gpus_per_node = 1000, inter_node_gb_per_s = 1e-300).
+void check_partition_figures(const PlanRequest& asked, const PlannedHardware& h) {
+  const std::string& file = asked.cluster_file;
+  if (!asked.gpus_per_node_given && (h.gpus_per_node < 1 || h.gpus_per_node > kMaxGpusPerNode)) {
+    throw InputError(
+        fmt::format("{}: gpus_per_node: {} is not in [1, {}] (--gpus-per-node's range)",
+                    file,
+                    h.gpus_per_node,
+                    kMaxGpusPerNode));
+  }
+  if (!asked.inter_node_given) {
+    if (const std::string problem = inter_node_problem(h.inter_node_gb_per_s); !problem.empty())
+      throw InputError(fmt::format("{}: inter_node_gb_per_s: {}", file, problem));
+  }
+  const bool memory_from_file = asked.host_memory_gib == 0.0 && h.host_memory_gib != 0.0;
+  if (memory_from_file &&
+      !(h.host_memory_gib >= kMinHostMemoryGib && h.host_memory_gib <= kMaxHostMemoryGib)) {
+    throw InputError(fmt::format("{}: memory_per_node_gib: {} is not in [{:g}, {:g}] GiB",
+                                 file,
+                                 h.host_memory_gib,
+                                 kMinHostMemoryGib,
+                                 kMaxHostMemoryGib));
+  }
+}
 
 // The request with the partition's figures filled in where it left them out.
 PlanRequest with_cluster(PlanRequest r) {
@@ -79,6 +106,7 @@ PlanRequest with_cluster(PlanRequest r) {
                                                  r.cpu_cores_given ? r.cpu_cores_per_gpu : 0},
                                                 r.cluster_file,
                                                 r.partition);
+  check_partition_figures(r, h);
   r.gpu = h.gpu;
   r.gpus_per_node = h.gpus_per_node;
   r.inter_node_gb_per_s = h.inter_node_gb_per_s;
@@ -110,15 +138,46 @@ Implementation requested_implementation(const PlanRequest& r, const ModelSpec& m
   return implementation;
 }
 
+// The image loader's flags describe where image samples come from: a text model has none.
+void check_input_flags(const PlanRequest& r, const ModelSpec& model) {
+  if (is_vision(model.family)) return;
+  const char* flag = r.image_input_given ? "--image-input"
+                     : r.cpu_cores_given ? "--cpu-cores-per-gpu"
+                                         : nullptr;
+  if (flag == nullptr) return;
+  throw InputError(fmt::format("{} applies to vision models (vit, convnext); {} is a {} model",
+                               flag,
+                               model.name,
+                               to_string(model.family)));
+}
+
+// The device planned on: a catalog GPU, or the host CPU as its probe measured it.
+const GpuSpec& plan_device(const GlobalOptions& global,
+                           const Catalog& catalog,
+                           const PlanRequest& r,
+                           GpuSpec& host) {
+  try {
+    return planned_device(catalog, r.device, r.gpu, {r.db, r.gpus_per_node}, host);
+  } catch (const InputError& e) {
+    rethrow_probe_failure(global, e);
+  }
+}
+
+// Without configs/calibration.toml the planner plans with its own constants: said once.
+void note_constants(const Catalog& catalog, const GpuSpec& gpu, const PlannerOptions& setup) {
+  if (gpu.kind != DeviceKind::kGpu || !setup.fitted_constants_path.empty()) return;
+  std::cerr << fmt::format(
+      "note: no {}/calibration.toml: planning with the planner's own constants (uncalibrated)\n",
+      catalog.config_dir());
+}
+
 void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const PlanRequest r = with_cluster(request);
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
+  check_input_flags(r, model);
   GpuSpec host;
-  const GpuSpec& gpu = planned_device(catalog, r.device, r.gpu, {r.db, r.gpus_per_node}, host);
-  if (r.inter_node_gb_per_s <= 0 || r.cpu_adam_params_per_s <= 0) {
-    throw InputError("--inter-node-gb-per-s and --cpu-adam-params-per-s must be positive");
-  }
+  const GpuSpec& gpu = plan_device(global, catalog, r, host);
   if (gpu.kind == DeviceKind::kGpu) check_links_possible(gpu, r.links);
   PlannerRequest planner;
   planner.preset = parse_preset(r.methods);
@@ -130,6 +189,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   planner.links = r.links;
   planner.error_bands = true;
   const PlannerOptions setup = planner_options(catalog, gpu.kind, planner);
+  if (r.format == "table") note_constants(catalog, gpu, setup);
   PlanOptions options = setup.options;
   options.implementation = requested_implementation(r, model);
   // Benchmark trials measure the engine: they calibrate its plans only.
@@ -182,8 +242,12 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   add_gpu_option(*cmd, r->gpu, "GPU name or alias, any case (see `gpudays gpus`)");
   cmd->add_option("--device",
                   r->device,
-                  "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, measured once by "
-                  "`gpudays trial --probe-device cpu`; the result is kept next to --db)")
+                  global.has_trainer
+                      ? "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, measured once by "
+                        "`gpudays trial --probe-device cpu`; the result is kept next to --db)"
+                      : "cuda (a catalog GPU, --gpu) or cpu (this machine's CPU, as a LibTorch "
+                        "build of gpudays measured it and kept it next to --db: this build has no "
+                        "trainer to measure it)")
       ->check(CLI::IsMember({"cuda", "cpu"}))
       ->capture_default_str();
   add_cluster_options(*cmd,
@@ -204,7 +268,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--inter-node-gb-per-s",
                   r->inter_node_gb_per_s,
                   "Network bandwidth per node and direction, GB/s (12.5 = 100 Gb/s)")
-      ->check(number_check(0.0, 1e4, /*low_open=*/true))
+      ->check(number_check(kMinInterNodeGbPerS, kMaxInterNodeGbPerS, /*low_open=*/false))
       ->capture_default_str();
   add_link_options(*cmd, r->links);
   cmd->get_option("--gpus-per-node")->each([r](const std::string&) {
@@ -229,20 +293,21 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")
-      ->check(number_check(0.0, 1e13, /*low_open=*/true))
+      ->check(number_check(kMinCpuAdamParamsPerS, kMaxCpuAdamParamsPerS, /*low_open=*/false))
       ->capture_default_str();
   cmd->add_option("--host-memory-gib",
                   r->host_memory_gib,
                   "Host memory per node for offloaded optimizer state, GiB (default: twice the "
                   "node's GPU memory, at least 64 GiB)")
-      ->check(CLI::Range(1.0, 1.0e6));
+      ->check(number_check(kMinHostMemoryGib, kMaxHostMemoryGib, /*low_open=*/false));
   cmd->add_option("--image-input",
                   r->image_input,
                   "Where image samples come from: packed (gpudays' trainer: decoded once), jpeg "
                   "(decoded and augmented each step), jpeg-deit (with RandAugment and random "
                   "erasing) or synthetic (no loader, as a benchmark); vision models only")
       ->check(CLI::IsMember({"synthetic", "packed", "jpeg", "jpeg-deit"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([r](const std::string&) { r->image_input_given = true; });
   cmd->add_option("--cpu-cores-per-gpu",
                   r->cpu_cores_per_gpu,
                   "Host CPU cores per GPU for loading images (one runs the training process; "

@@ -5,6 +5,9 @@
 #include <deque>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -44,14 +47,81 @@ std::string today() {
       fmt::localtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
+namespace fs = std::filesystem;
+
+// The path with symbolic links resolved as far as it exists, without a trailing separator.
+fs::path resolved(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) p = fs::absolute(path).lexically_normal();
+  return p.has_filename() ? p : p.parent_path();
+}
+
+// True when `dir` is `path` or one of its ancestors.
+bool is_or_contains(const fs::path& dir, const fs::path& path) {
+  auto p = path.begin();
+  for (const fs::path& part : dir) {
+    if (p == path.end() || *p != part) return false;
+    ++p;
+  }
+  return true;
+}
+
+// Before any work: paths that are given must not be empty ('' is not "absent").
+void check_paths_given(const ReportRequest& r) {
+  if (r.out_dir.empty()) throw InputError("--out: the path is empty; name the report directory");
+  if (r.gnuplot.empty()) throw InputError("--gnuplot: the path is empty; name gnuplot or omit it");
+}
+
+// The command's inputs, each with its flag: what a replaced --out must not hold.
+std::vector<std::pair<std::string, std::string>> report_inputs(const ReportRequest& r,
+                                                               const Catalog& catalog,
+                                                               const std::string& gnuplot) {
+  std::vector<std::pair<std::string, std::string>> inputs = {
+      {"the catalog (--config-dir)", catalog.config_dir()}, {"--gnuplot", gnuplot}};
+  if (!results_path(r).empty()) inputs.emplace_back("--db", results_path(r));
+  for (const std::string& f : r.model_files) inputs.emplace_back("--model-file", f);
+  const std::pair<const char*, const std::string*> optional_files[] = {
+      {"--prices", &r.cost.price_file},
+      {"--cost-config", &r.cost.cost_config},
+      {"--cluster", &r.cost.cluster_file}};
+  for (const auto& [flag, path] : optional_files) {
+    if (!path->empty()) inputs.emplace_back(flag, *path);
+  }
+  return inputs;
+}
+
+// --out is replaced as a whole: refuse one that is the working directory or an input of the
+// command, or holds one (--force would delete it).
+void check_out_dir(const ReportRequest& r, const Catalog& catalog, const std::string& gnuplot) {
+  const fs::path out = resolved(r.out_dir);
+  if (is_or_contains(out, resolved(fs::current_path().string()))) {
+    throw InputError(fmt::format(
+        "--out {}: is (or contains) the working directory, which a report would replace; choose "
+        "a new directory",
+        r.out_dir));
+  }
+  for (const auto& [what, path] : report_inputs(r, catalog, gnuplot)) {
+    if (is_or_contains(out, resolved(path))) {
+      throw InputError(fmt::format(
+          "--out {}: would replace {} {}, an input of this report; choose another directory",
+          r.out_dir,
+          what,
+          path));
+    }
+  }
+}
+
 void run_report(const GlobalOptions& global, const ReportRequest& r) {
+  check_paths_given(r);
   ReportOutputOptions output;
   output.out_dir = r.out_dir;
   output.replace = r.force;
   output.days_rounding = r.whole_days ? DaysRounding::kWholeDays : DaysRounding::kTenths;
   output.gnuplot.executable = r.gnuplot;
-  require_gnuplot(output.gnuplot);  // before any work
+  const std::string gnuplot = require_gnuplot(output.gnuplot);  // before any work
   const Catalog catalog = Catalog::load({global.config_dir});
+  check_out_dir(r, catalog, gnuplot);
   ReportDataOptions options;
   options.plan = cost_plan_options(r.cost, catalog);
   std::deque<ModelSpec> from_files;

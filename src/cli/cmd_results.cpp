@@ -89,6 +89,24 @@ void require_one_model(const std::vector<TrialRecord>& trials, const ResultsRequ
                   digests.size()));
 }
 
+// A model name the catalog lacks selects the trials stored under it (a model benchmarked from a
+// file); when none is, the name is unknown, as every other command says, not an empty list.
+void require_known_model(const Catalog& catalog, const ResultsRequest& r) {
+  if (r.model.empty() || !r.model_file.empty() || catalog.find_model(r.model) != nullptr) return;
+  ResultsRequest any = r;  // the name alone, whatever the other filters
+  any.gpu.clear();
+  any.nodes = 0;
+  any.gpus_per_node = 0;
+  any.status.clear();
+  any.rule = "any";
+  if (!stored_trials(catalog, any).empty()) return;
+  try {
+    catalog.model(r.model);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}; no trial in {} is of a model so named", e.what(), r.db));
+  }
+}
+
 std::optional<TrialRecord> best_trial(const Catalog& catalog, const ResultsRequest& r) {
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
   require_one_model(trials, r);
@@ -105,9 +123,18 @@ bool measured(const std::vector<TrialRecord>& trials, const PlanRow& row) {
   });
 }
 
+// The host CPU as its probe measured it (results --incomplete --gpu cpu).
+GpuSpec probed_host(const GlobalOptions& global, const ResultsRequest& r) {
+  try {
+    return host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
+  } catch (const InputError& e) {
+    rethrow_probe_failure(global, e);
+  }
+}
+
 // `results --incomplete`: the configurations of the search space (--methods) on the cluster that
 // no stored trial has measured, as plan rows.
-void run_incomplete(const Catalog& catalog, ResultsRequest r) {
+void run_incomplete(const GlobalOptions& global, const Catalog& catalog, ResultsRequest r) {
   if ((r.model.empty() && r.model_file.empty()) || r.gpu.empty()) {
     throw InputError("--incomplete needs the model (--model or --model-file) and --gpu");
   }
@@ -118,7 +145,7 @@ void run_incomplete(const Catalog& catalog, ResultsRequest r) {
       catalog.resolve_model(r.model_file.empty() ? model_key(catalog, r) : "", r.model_file);
   GpuSpec host;
   const bool cpu = is_host_cpu_name(r.gpu);
-  if (cpu) host = host_cpu_device(r.db, {/*memory_limit_bytes=*/0, /*ranks=*/r.gpus_per_node});
+  if (cpu) host = probed_host(global, r);
   const Cluster cluster{{r.nodes, r.gpus_per_node}, cpu ? &host : &catalog.gpu(r.gpu)};
   const PlanOptions options =
       planner_options(catalog, cluster.gpu->kind, {.preset = parse_preset(r.methods)}).options;
@@ -135,10 +162,11 @@ void run_incomplete(const Catalog& catalog, ResultsRequest r) {
 void run_results(const GlobalOptions& global, const ResultsRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   if (r.incomplete) {
-    run_incomplete(catalog, r);
+    run_incomplete(global, catalog, r);
     return;
   }
   const std::vector<TrialRecord> trials = stored_trials(catalog, r);
+  if (trials.empty()) require_known_model(catalog, r);
   write_rows(std::cout,
              make_row_set("trial_row", trial_row_columns(), trials),
              parse_row_format(r.format));

@@ -29,6 +29,8 @@ struct ValidateRequest {
   int64_t worst = 5;
   bool uncalibrated = false;  // the planner's own constants, without configs/calibration.toml
   bool fit = false;           // fit the constants on the fitting half; print calibration.toml
+  bool format_given = false;
+  bool worst_given = false;
 };
 
 void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
@@ -39,6 +41,11 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
           "--fit uses the whole fitting half from the planner's own constants; it "
           "takes no --split, --gpu, --uncalibrated or --include-untrusted");
     }
+    if (r.format_given || r.worst_given) {  // it prints calibration.toml, no report
+      throw InputError(
+          "--fit prints configs/calibration.toml (TOML), not a report: it takes no --format or "
+          "--worst");
+    }
     std::cout << fitted_calibration_toml(catalog);
     return;
   }
@@ -46,7 +53,12 @@ void run_validate(const GlobalOptions& global, const ValidateRequest& r) {
   if (r.split == "fit") filter.split = MeasurementSplit::kFit;
   if (r.split == "check") filter.split = MeasurementSplit::kCheck;
   if (!r.gpu.empty()) filter.gpu = catalog.gpu(r.gpu).name;
-  const std::vector<Measurement> cases = select_measurements(load_measurements(catalog), filter);
+  const std::vector<MeasurementFile> files = load_measurements(catalog);
+  if (files.empty()) {
+    throw InputError(fmt::format("no published measurement: {}/measurements has no *.toml file",
+                                 catalog.config_dir()));
+  }
+  const std::vector<Measurement> cases = select_measurements(files, filter);
   if (cases.empty()) throw InputError("no published measurement matches --split and --gpu");
   ValidationOptions options;
   options.include_untrusted = r.include_untrusted;
@@ -83,10 +95,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--include-untrusted",
                 r->include_untrusted,
                 "Also plan untrusted sources' cases (listed, never in a MAPE)");
-  add_format_option(*cmd, r->format, {"table", "json", "csv"});
+  add_format_option(*cmd, r->format, {"table", "json", "csv"})->each([r](const std::string&) {
+    r->format_given = true;
+  });
   cmd->add_option("--worst", r->worst, "How many worst cases to list")
       ->check(CLI::Range(int64_t{0}, int64_t{1000}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([r](const std::string&) { r->worst_given = true; });
   cmd->add_flag("--uncalibrated",
                 r->uncalibrated,
                 "Plan with the planner's own constants, without configs/calibration.toml");

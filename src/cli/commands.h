@@ -10,6 +10,7 @@
 
 #include "catalog/gpu_spec.h"
 #include "catalog/host_cpu.h"
+#include "common/error.h"
 #include "search_space/method_fields.h"
 #include "search_space/search_space.h"
 
@@ -17,7 +18,18 @@ namespace gpudays {
 
 struct GlobalOptions {
   std::string config_dir;  // --config-dir
+  // Whether this build has the trainer (LibTorch): `trial`, and with it the host-CPU probe
+  // (`trial --probe-device cpu`). main.cpp sets it from the build before adding the commands.
+  bool has_trainer = true;
 };
+
+// "this build has no trainer (built without LibTorch); WHAT needs the LibTorch build"
+std::string needs_trainer(const std::string& what);
+// For a failure `e` of a look-up that may measure the host CPU (plan's device, results
+// --incomplete): in a build without the trainer, a probe that could not run is said in one line
+// (a probe a LibTorch build cached next to --db still serves); anything else is rethrown as is.
+// Call it in the handler that caught `e`.
+[[noreturn]] void rethrow_probe_failure(const GlobalOptions& global, const InputError& e);
 
 void add_catalog_commands(CLI::App& app, const GlobalOptions& global);  // models, gpus
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
@@ -69,6 +81,13 @@ void check_number_options(CLI::App& app);
 // Every option that names a model, a GPU or a partition takes names of at most kMaxNameBytes
 // (catalog/toml_fields.h), as the files that define them do. Called once the commands are added.
 void check_name_options(CLI::App& app);
+// CLI11 drops the empty items of a comma-separated list (`--counts 1,,2` reads as 1,2, `--gpus ,`
+// as no item): each list option's arguments on the command line are checked for them before it is
+// parsed. Throws InputError naming the option.
+void check_list_arguments(const CLI::App& app, int argc, char** argv);
+// An option of one value given more than once (CLI11: "At Most 1 required but received 2"): the
+// message naming it and its values; "" when no parsed option was.
+std::string repeated_option_problem(CLI::App& app);
 
 // --format validator shared by the commands.
 // A finite number in [low, high] ((low, high] with low_open); the message names the range.

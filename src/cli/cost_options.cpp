@@ -23,20 +23,46 @@ void apply_if_given(double flag_value, double& into) {
   if (flag_value >= 0) into = flag_value;
 }
 
-// The cluster's partitions with a GPU and a price: GPU -> its allocation's USD per GPU-hour.
+// The cluster's partitions with a GPU and a price: GPU -> its allocation's USD per GPU-hour. Two
+// partitions of one GPU must charge the same (else which one the cost means is ambiguous).
 PriceOverrides cluster_prices(const std::string& path) {
   PriceOverrides out;
   if (path.empty()) return out;
   for (const SlurmPartition& p : load_slurm_cluster(path).partitions) {
     if (p.gpu.empty() || p.price_per_gpu_hour <= 0) continue;
+    const auto known = out.cloud_usd_per_gpu_hour.find(p.gpu);
+    if (known != out.cloud_usd_per_gpu_hour.end() && known->second.value == p.price_per_gpu_hour)
+      continue;
     add_price_assignment(fmt::format("{}={}", p.gpu, p.price_per_gpu_hour),
                          "--cluster " + path,
-                         out.cloud_usd_per_gpu_hour);
+                         out.cloud_usd_per_gpu_hour,
+                         PriceKind::kCloud);
   }
   return out;
 }
 
+// --price and --cloud-price: one value per GPU.
+PriceOverrides flag_prices(const CostRequest& r) {
+  PriceOverrides flags;
+  for (const std::string& p : r.purchase_prices) {
+    add_price_assignment(p, "--price", flags.purchase_usd, PriceKind::kPurchase);
+  }
+  for (const std::string& p : r.cloud_prices) {
+    add_price_assignment(p, "--cloud-price", flags.cloud_usd_per_gpu_hour, PriceKind::kCloud);
+  }
+  return flags;
+}
+
 }  // namespace
+
+std::string gpu_count_limit_help() {
+  constexpr int64_t kShippedLargestMachine = 8;  // configs/cost/cost.toml [base_machine]
+  return fmt::format(
+      "at most {} nodes of the cost config's largest machine ({} GPUs with the shipped 8-GPU "
+      "machines)",
+      kMaxNodes,
+      kMaxNodes * kShippedLargestMachine);
+}
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option(
@@ -46,16 +72,22 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option("--counts",
                  r.counts,
                  "GPU counts, comma-separated: 1, 2, 4, 8 (one machine) or multiples of 8 (nodes "
-                 "of 8)")
+                 "of 8); " +
+                     gpu_count_limit_help())
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, kMaxGpusPerNode * kMaxNodes))
+      ->check(CLI::Range(int64_t{1}, kMaxCountGpus))
       ->capture_default_str();
-  cmd.add_option("--price",
-                 r.purchase_prices,
-                 "Override a purchase price per GPU, NAME=USD (repeatable), e.g. a100=17000");
+  cmd.add_option(
+      "--price",
+      r.purchase_prices,
+      fmt::format("Override a purchase price per GPU, NAME=USD in [0, {:g}] (repeatable, "
+                  "once per GPU), e.g. a100=17000",
+                  kMaxGpuPurchaseUsd));
   cmd.add_option("--cloud-price",
                  r.cloud_prices,
-                 "Override a cloud rental price, NAME=USD_PER_GPU_HOUR (repeatable)");
+                 fmt::format("Override a cloud rental price, NAME=USD_PER_GPU_HOUR in (0, {:g}] "
+                             "(repeatable, once per GPU)",
+                             kMaxCloudUsdPerGpuHour));
   cmd.add_option("--prices",
                  r.price_file,
                  "TOML price file: [purchase_usd] and [cloud_usd_per_gpu_hour] tables of NAME = "
@@ -69,22 +101,22 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option("--usd-per-kwh",
                  r.usd_per_kwh,
                  "Electricity price, USD (default: the cost config's; 0.13 as shipped)")
-      ->check(number_check(0.0, 100.0, /*low_open=*/false));
+      ->check(number_check(0.0, kMaxUsdPerKwh, /*low_open=*/false));
   cmd.add_option("--grid-gco2-per-kwh",
                  r.grid_gco2_per_kwh,
                  "Grid carbon intensity (default: the cost config's; 436, the 2022 world average, "
                  "as shipped)")
-      ->check(number_check(0.0, 5000.0, /*low_open=*/false));
+      ->check(number_check(0.0, kMaxGridGco2PerKwh, /*low_open=*/false));
   cmd.add_option("--power-fraction",
                  r.power_fraction_of_tdp,
                  "Average GPU power draw while training, as a fraction of TDP (default: the cost "
                  "config's; 0.8 as shipped; at most 1, the TDP)")
-      ->check(number_check(0.0, 1.0, /*low_open=*/true));
+      ->check(number_check(0.0, kMaxPowerFractionOfTdp, /*low_open=*/true));
   cmd.add_option(
          "--amortisation-years",
          r.amortisation_years,
          "Years the hardware is written off over (default: the cost config's; 5 as shipped)")
-      ->check(number_check(0.0, 100.0, /*low_open=*/true));
+      ->check(number_check(kMinAmortisationYears, kMaxAmortisationYears, /*low_open=*/false));
   cmd.add_option("--host-memory-gib",
                  r.host_memory_gib,
                  "Host memory per node for offloaded optimizer state, GiB (default: twice the "
@@ -151,16 +183,14 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   apply_if_given(r.amortisation_years, cost.assumptions.amortisation.years);
   energy.usd_per_kwh += 0.0;  // -0 (from the file or a flag) is 0: no cost prints as "-0"
   energy.grid_gco2_per_kwh += 0.0;
-  PriceOverrides flags;
-  for (const std::string& p : r.purchase_prices)
-    add_price_assignment(p, "--price", flags.purchase_usd);
-  for (const std::string& p : r.cloud_prices) {
-    add_price_assignment(p, "--cloud-price", flags.cloud_usd_per_gpu_hour);
-  }
-  PriceOverrides all = r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
-  all = merge_price_overrides(cluster_prices(r.cluster_file), all);
-  all = merge_price_overrides(std::move(all), flags);
-  cost.price_overrides = canonical_price_overrides(all, catalog);
+  // Each source names a GPU once (an alias and its catalog name are one GPU); a later source wins
+  // over an earlier one: the cluster, then --prices, then the flags.
+  const PriceOverrides file =
+      r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
+  cost.price_overrides = merge_price_overrides(
+      merge_price_overrides(canonical_price_overrides(cluster_prices(r.cluster_file), catalog),
+                            canonical_price_overrides(file, catalog)),
+      canonical_price_overrides(flag_prices(r), catalog));
   return cost;
 }
 

@@ -13,8 +13,18 @@
 #include "cost/cost_analysis.h"
 #include "cost/time_source.h"
 #include "plan/planner.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
+
+// The most GPUs a --counts (or fit --gpus) value may have: the planner's kMaxNodes nodes of its
+// largest node, kMaxGpusPerNode (search_space.h). The cost config's largest base machine lowers it
+// (machine_layout refuses more nodes than the planner takes): 32,768 GPUs with the shipped 8-GPU
+// machines.
+inline constexpr int64_t kMaxCountGpus = kMaxNodes * kMaxGpusPerNode;
+
+// The help's sentence on that limit.
+std::string gpu_count_limit_help();
 
 struct CostRequest {
   std::vector<std::string> gpus = {"rtx-3090", "a6000", "a100", "h100"};

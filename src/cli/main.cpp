@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -28,7 +29,7 @@ void check_subcommand(const CLI::App& app, int argc, char** argv) {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) {
       if (sub->get_name() == arg) return;
-      names.push_back(sub->get_name());
+      if (!sub->get_group().empty()) names.push_back(sub->get_name());  // not a hidden one
     }
     throw InputError(fmt::format("unknown command '{}'; valid: {}", arg, join_choices(names)));
   }
@@ -50,6 +51,38 @@ int checked_exit(int code) {
   return (out_failed || err_failed) && code == 0 ? 1 : code;
 }
 
+// A message as one line: a control character (a newline in a typed name) written as an escape.
+std::string printable_line(const std::string& message) {
+  std::string line;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      line += "\\n";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      line += fmt::format("\\x{:02x}", byte);
+    } else {
+      line += c;
+    }
+  }
+  return line;
+}
+
+#ifndef GPUDAYS_WITH_TORCH
+// Without LibTorch there is no trainer: `gpudays trial` (which bench, sweep and the host-CPU probe
+// run as a child) answers so in one line instead of "unknown command 'trial'". Hidden, and with no
+// --help of its own, so that `trial --help` fails as in a build without the command.
+void add_no_trainer_trial_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("trial", "");
+  cmd->group("");
+  cmd->set_help_flag();
+  cmd->fallthrough(false);
+  cmd->allow_extras();
+  cmd->callback([] {
+    throw InputError(needs_trainer("`gpudays trial` (benchmark trials and the host-CPU probe)"));
+  });
+}
+#endif
+
 int run(int argc, char** argv);
 
 }  // namespace gpudays
@@ -65,6 +98,9 @@ int gpudays::run(int argc, char** argv) {
       "days, at what cost?"};
   app.name("gpudays");
   GlobalOptions global;
+#ifndef GPUDAYS_WITH_TORCH
+  global.has_trainer = false;
+#endif
   app.set_version_flag("--version", [&global] {
     const ConfigDirChoice catalog = choose_config_dir({global.config_dir});
     return fmt::format(
@@ -85,6 +121,8 @@ int gpudays::run(int argc, char** argv) {
   add_trial_command(app, global);
   add_train_command(app, global);
   add_export_hf_command(app, global);
+#else
+  add_no_trainer_trial_command(app);
 #endif
   add_cost_command(app, global);
   add_report_command(app, global);
@@ -110,6 +148,7 @@ int gpudays::run(int argc, char** argv) {
   }
   try {
     check_subcommand(app, argc, argv);
+    check_list_arguments(app, argc, argv);
     app.parse(argc, argv);
     return 0;
   } catch (const CLI::CallForHelp& e) {
@@ -118,8 +157,13 @@ int gpudays::run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string repeated = repeated_option_problem(app);
+    std::cerr << "gpudays: error: " << printable_line(repeated.empty() ? e.what() : repeated)
+              << " (see --help)\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpudays: error: " << e.what() << " (see --help)\n";
+    std::cerr << "gpudays: error: " << printable_line(e.what()) << " (see --help)\n";
     return 2;
   } catch (const ResultsFileError& e) {  // the library names the file's fault; here, the flag
     std::cerr << fmt::format("gpudays: error: {} ({})\n",
@@ -129,16 +173,23 @@ int gpudays::run(int argc, char** argv) {
                                  : "choose another file with --db");
     return 2;
   } catch (const InputError& e) {
-    std::cerr << "gpudays: error: " << e.what() << "\n";
+    std::cerr << "gpudays: error: " << printable_line(e.what()) << "\n";
     return 2;
   } catch (const Interrupted& e) {
     // `train` checkpoints before it stops (its own line names the step); `data` leaves its outputs
     // as they were; the benchmark's commands stop the running trial and record nothing of it.
-    std::cerr << (app.got_subcommand("train")
+    // By name: a build without LibTorch has no `train` command, and CLI11 throws on an unknown one.
+    const auto ran = [&app](std::string_view name) {
+      for (const CLI::App* sub : app.get_subcommands()) {
+        if (sub->get_name() == name) return true;
+      }
+      return false;
+    };
+    std::cerr << (ran("train")
                       ? fmt::format("gpudays: interrupted by signal {}; training stopped after its "
                                     "checkpoint; continue with --resume\n",
                                     e.signal())
-                  : app.got_subcommand("data")
+                  : ran("data") || ran("report")
                       ? fmt::format("gpudays: interrupted by signal {}; nothing was written (any "
                                     "earlier outputs are as they were)\n",
                                     e.signal())

@@ -1,15 +1,20 @@
 // The options several commands share (--model/--model-file, --gpus-per-node/--nodes, --format)
 // and the check of every number option, declared in commands.h; each command adds its own options
 // in cmd_NAME.cpp.
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "catalog/toml_fields.h"
@@ -20,30 +25,123 @@
 namespace gpudays {
 namespace {
 
-// "" when `text` is a decimal integer of type T (an optional minus, digits, nothing else), which
-// it then holds in its plain form ("010" -> "10", which CLI11 would read as octal 8).
-template <typename T>
-std::string integer_problem(std::string& text) {
-  T value{};
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end) {
-    return fmt::format("'{}' is not a decimal integer in [{}, {}]",
-                       text,
-                       std::numeric_limits<T>::min(),
-                       std::numeric_limits<T>::max());
+// The range a validator checks, as its message names it: "[1, 64]" of CLI11's Range ("INT in [1 -
+// 64]"), "(0, 10000]" of number_check ("NUMBER in (0, 10000]"); "" for any other validator.
+std::string range_of(const CLI::Validator& v) {
+  const std::string d = v.get_description();
+  const size_t in = d.find(" in ");
+  const bool typed = d.rfind("INT in [", 0) == 0 || d.rfind("UINT in [", 0) == 0 ||
+                     d.rfind("FLOAT in [", 0) == 0 || d.rfind("NUMBER in ", 0) == 0;
+  if (!typed || in == std::string::npos) return "";
+  std::string range = d.substr(in + 4);
+  if (const size_t dash = range.find(" - "); dash != std::string::npos) {
+    range.replace(dash, 3, ", ");
   }
-  text = std::to_string(value);
-  return "";
+  return range;
+}
+
+// What an integer option takes, for its messages: "a decimal integer in [1, 64]".
+std::string integer_wanted(const std::string& range, const std::string& sign) {
+  return fmt::format("a {}decimal integer{}", sign, range.empty() ? "" : " in " + range);
+}
+
+// CLI11's own failure messages of its ranges, "Value -1 not in range 0.000000 to 17976931348..."
+// (309 digits), reworded as number_check's: "'-1' is not in [1, 64]". Returns what the option's
+// integers must be, for integer_check's message ("" when no range says).
+std::string reword_ranges(CLI::Option& option) {
+  std::string wanted_integer;
+  for (int i = 0;; ++i) {
+    CLI::Validator* v = nullptr;
+    try {
+      v = option.get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+    const std::string d = v->get_description();
+    const std::string range = range_of(*v);
+    const std::string sign = d == "POSITIVE"      ? "positive "
+                             : d == "NONNEGATIVE" ? "non-negative "
+                                                  : "";
+    if (range.empty() && sign.empty()) continue;
+    if (wanted_integer.empty()) wanted_integer = integer_wanted(range, sign);
+    if (d.rfind("NUMBER", 0) == 0) continue;  // number_check's own words
+    const std::string wanted = sign.empty() ? "in " + range : "a " + sign + "number";
+    const CLI::Validator original = *v;
+    v->operation([original, wanted](std::string& text) -> std::string {
+      return original(text).empty() ? "" : fmt::format("'{}' is not {}", text, wanted);
+    });
+  }
+  return wanted_integer;
+}
+
+// "" when `text` is a decimal integer of type T (an optional minus, digits, nothing else), which
+// it then holds in its plain form ("010" -> "10", which CLI11 would read as octal 8). The message
+// says what the option takes (`wanted`), else the type's range.
+template <typename T>
+CLI::Validator integer_check(std::string wanted) {
+  if (wanted.empty()) {
+    wanted = integer_wanted(
+        fmt::format("[{}, {}]", std::numeric_limits<T>::min(), std::numeric_limits<T>::max()), "");
+  }
+  return CLI::Validator(
+      [wanted](std::string& text) -> std::string {
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end) return fmt::format("'{}' is not {}", text, wanted);
+        text = std::to_string(value);
+        return "";
+      },
+      "");
+}
+
+// A finite number; one below the smallest normal double (1e-320, a subnormal) is a number too,
+// which the option's range then judges.
+std::optional<double> parse_real(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return value;
 }
 
 std::string real_problem(const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size()) {
-    return fmt::format("'{}' is not a number", text);
+  const std::optional<double> value = parse_real(text);
+  if (!value) return fmt::format("'{}' is not a number", text);
+  return std::isfinite(*value) ? "" : fmt::format("'{}' is not a finite number", text);
+}
+
+// Whether one argument of a list option has an empty item between, before or after its
+// delimiters ("1,,2", ",", "a100,").
+bool has_empty_item(const std::string& value, char delimiter) {
+  if (value.find(delimiter) == std::string::npos) return false;
+  size_t start = 0;
+  for (size_t at = value.find(delimiter); at != std::string::npos;
+       start = at + 1, at = value.find(delimiter, start)) {
+    if (at == start) return true;
   }
-  return std::isfinite(value) ? "" : fmt::format("'{}' is not a finite number", text);
+  return start == value.size();
+}
+
+const CLI::App* subcommand_named(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return sub;
+  }
+  return nullptr;
+}
+
+const CLI::Option* option_named(const std::vector<const CLI::App*>& scope,
+                                const std::string& name) {
+  for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
+    if (const CLI::Option* option = (*it)->get_option_no_throw(name)) return option;
+  }
+  return nullptr;
+}
+
+void check_list_argument(const std::string& name, const std::string& value, char delimiter) {
+  if (!has_empty_item(value, delimiter)) return;
+  throw InputError(fmt::format(
+      "{}: '{}' has an empty item (give the items separated by '{}')", name, value, delimiter));
 }
 
 }  // namespace
@@ -51,9 +149,10 @@ std::string real_problem(const std::string& text) {
 void check_number_options(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name().substr(0, option->get_type_name().find(':'));
+    const std::string wanted_integer = reword_ranges(*option);
     // First, before the option's own checks (transform); no description: --help stays as it was.
-    if (type == "INT") option->transform(CLI::Validator(integer_problem<int64_t>, ""));
-    if (type == "UINT") option->transform(CLI::Validator(integer_problem<uint64_t>, ""));
+    if (type == "INT") option->transform(integer_check<int64_t>(wanted_integer));
+    if (type == "UINT") option->transform(integer_check<uint64_t>(wanted_integer));
     if (type == "FLOAT") option->transform(CLI::Validator(real_problem, ""));
   }
   for (CLI::App* sub : app.get_subcommands({})) check_number_options(*sub);
@@ -66,10 +165,65 @@ void check_name_options(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     const bool text = option->get_type_name().rfind("TEXT", 0) == 0;
     if (!text || kNameOptions.count("--" + option->get_single_name()) == 0) continue;
-    option->check(
-        CLI::Validator([](const std::string& name) { return name_length_problem(name); }, ""));
+    option->check(CLI::Validator(
+        [](const std::string& name) {
+          // An empty name is no name: `validate --gpu ''` read as every GPU.
+          return name.empty() ? std::string("an empty name") : name_length_problem(name);
+        },
+        ""));
   }
   for (CLI::App* sub : app.get_subcommands({})) check_name_options(*sub);
+}
+
+void check_list_arguments(const CLI::App& app, int argc, char** argv) {
+  std::vector<const CLI::App*> scope = {&app};  // the app and the subcommands named so far
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (const CLI::App* sub = subcommand_named(*scope.back(), arg)) scope.push_back(sub);
+      continue;
+    }
+    const size_t equals = arg.find('=');
+    const std::string name = arg.substr(0, equals);
+    const CLI::Option* option = option_named(scope, name);
+    if (option == nullptr || option->get_delimiter() == '\0') continue;
+    if (equals != std::string::npos) {
+      check_list_argument(name, arg.substr(equals + 1), option->get_delimiter());
+      continue;
+    }
+    while (i + 1 < argc && argv[i + 1][0] != '-') {  // a list takes the arguments up to an option
+      check_list_argument(name, argv[++i], option->get_delimiter());
+    }
+  }
+}
+
+std::string repeated_option_problem(CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    const bool once = option->get_items_expected_max() == 1 &&
+                      option->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw;
+    if (!once || option->count() < 2) continue;
+    return fmt::format("{} is given {} times ('{}'); give it once",
+                       option->get_name(),
+                       option->count(),
+                       fmt::join(option->results(), "', '"));
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    if (std::string problem = repeated_option_problem(*sub); !problem.empty()) return problem;
+  }
+  return "";
+}
+
+std::string needs_trainer(const std::string& what) {
+  return fmt::format(
+      "this build has no trainer (built without LibTorch); {} needs the LibTorch build", what);
+}
+
+void rethrow_probe_failure(const GlobalOptions& global, const InputError& e) {
+  // measure_host_cpu's words (sweep/host_probe.h) for a probe that ran and failed: in a build
+  // without the trainer, `gpudays trial` is not there to run it.
+  const bool probe_failed = std::string_view(e.what()).starts_with("cannot measure the host CPU (");
+  if (global.has_trainer || !probe_failed) throw;  // the exception being handled, as it was
+  throw InputError("cannot measure the host CPU: " + needs_trainer("the host-CPU probe"));
 }
 
 void add_model_options(CLI::App& cmd, std::string& model, std::string& model_file) {
@@ -125,16 +279,10 @@ CLI::Validator number_check(double low, double high, bool low_open) {
   const std::string range = fmt::format("{}{:g}, {:g}]", low_open ? "(" : "[", low, high);
   return CLI::Validator(
       [low, high, low_open, range](std::string& text) -> std::string {
-        double value = 0.0;
-        try {
-          size_t used = 0;
-          value = std::stod(text, &used);
-          if (used != text.size()) return "'" + text + "' is not a number";
-        } catch (const std::exception&) {
-          return "'" + text + "' is not a number";
-        }
-        const bool above_low = low_open ? value > low : value >= low;
-        if (!std::isfinite(value) || !above_low || value > high) {
+        const std::optional<double> value = parse_real(text);
+        if (!value) return "'" + text + "' is not a number";
+        const bool above_low = low_open ? *value > low : *value >= low;
+        if (!std::isfinite(*value) || !above_low || *value > high) {
           return fmt::format("'{}' is not in {}", text, range);
         }
         return "";
@@ -161,6 +309,13 @@ void add_pin_options(CLI::App& cmd, PinFlags& flags) {
     CLI::Option* option = cmd.add_option(
         fmt::format("--{}", f.label), flags.methods[i], fmt::format("Pin {}: {}", f.help, choices));
     if (flag) option->check(CLI::IsMember({"on", "off"}));
+    if (!flag) {  // empty is what "not pinned" holds: `--sharding ''` must not read as unpinned
+      option->check(CLI::Validator(
+          [choices](const std::string& v) {
+            return v.empty() ? fmt::format("an empty value; give {}", choices) : std::string();
+          },
+          ""));
+    }
   }
   cmd.add_option("--micro-batch-size",
                  flags.micro_batch_size,

@@ -1,6 +1,10 @@
 // The Slurm options of a submitting command.
 #include "cli/slurm_options.h"
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+
 namespace gpudays {
 namespace {
 
@@ -12,7 +16,8 @@ CLI::Validator sbatch_check(std::string (*problem)(const std::string&), const ch
 
 }  // namespace
 
-void add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
+std::vector<std::string> add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
+  const size_t before = cmd.get_options().size();
   cmd.add_flag("--slurm", r.submit, "Submit as a Slurm batch job (sbatch) instead of running here");
   cmd.add_flag("--dry-run", r.dry_run, "With --slurm: write and print the sbatch script only");
   cmd.add_option("--cluster", r.cluster_file, "Cluster description (TOML, docs/slurm.md)")
@@ -42,6 +47,19 @@ void add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
       ->check(sbatch_check(sbatch_line_problem, "OPTION"));
   cmd.add_option("--slurm-dir", r.slurm_dir, "Where scripts, logs and jobs.jsonl go")
       ->capture_default_str();
+  const std::vector<CLI::Option*> options = cmd.get_options();
+  std::vector<std::string> names;
+  for (size_t i = before; i < options.size(); ++i) names.push_back(options[i]->get_name());
+  return names;
+}
+
+void refuse_without_slurm(const CLI::App& cmd, const std::vector<std::string>& names, bool submit) {
+  if (submit) return;
+  for (const std::string& name : names) {
+    if (cmd.get_option(name)->count() > 0) {
+      throw InputError(fmt::format("{} applies only with --slurm", name));
+    }
+  }
 }
 
 }  // namespace gpudays

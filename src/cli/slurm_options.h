@@ -2,12 +2,20 @@
 // submission itself is slurm/slurm_submit.h's.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "slurm/slurm_submit.h"
 
 namespace gpudays {
 
-void add_slurm_options(CLI::App& cmd, SlurmRequest& r);
+// Adds them to `cmd`; returns the names of those added (--slurm and the options that apply only
+// with it).
+std::vector<std::string> add_slurm_options(CLI::App& cmd, SlurmRequest& r);
+// Without --slurm (`submit` false), InputError "NAME applies only with --slurm" for the first of
+// `names` that `cmd` got.
+void refuse_without_slurm(const CLI::App& cmd, const std::vector<std::string>& names, bool submit);
 
 }  // namespace gpudays

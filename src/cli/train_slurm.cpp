@@ -132,14 +132,8 @@ bool submit_train_job_if_asked(const GlobalOptions& global,
                                const CLI::App& cmd,
                                const TrainSlurmRequest& r,
                                const LinkSettings& command_links) {
-  if (!r.slurm.submit) {
-    for (const std::string& name : r.option_names) {
-      if (cmd.get_option(name)->count() > 0) {
-        throw InputError(fmt::format("{} applies only with --slurm", name));
-      }
-    }
-    return false;
-  }
+  refuse_without_slurm(cmd, r.option_names, r.slurm.submit);
+  if (!r.slurm.submit) return false;
   const std::string config = option_value(cmd, "--config");
   const RunFile run = read_run_file(config);
   const int64_t nodes = r.nodes > 0 ? r.nodes : run.num_nodes;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -20,25 +21,54 @@ namespace {
   throw IoError(fmt::format("cannot {} {}: {}", what, path, std::strerror(error)));
 }
 
+// A file the process may not write is not replaced behind its protection (a rename needs only the
+// directory's permission): refused where the process lacks write permission, and as root (who has
+// it always) where the file has no write bit at all.
+void refuse_write_protected(const std::string& path, mode_t mode) {
+  const bool protected_file = ::geteuid() == 0
+                                  ? (mode & 0222) == 0
+                                  : ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0 &&
+                                        (errno == EACCES || errno == EPERM);
+  if (!protected_file) return;
+  throw IoError(
+      fmt::format("cannot replace {}: {} (mode {:04o}); make it writable or choose another file",
+                  path,
+                  (mode & 0222) == 0 ? "it is write-protected" : "this user may not write it",
+                  mode & 07777));
+}
+
+// The path with the links that exist resolved, absolute.
+fs::path resolved(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  fs::path canonical = fs::weakly_canonical(absolute, ec);
+  if (ec) return absolute;
+  if (!canonical.has_filename() && canonical.has_parent_path()) canonical = canonical.parent_path();
+  return canonical;
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  std::error_code ec;
-  if (fs::exists(path_, ec) && !fs::is_regular_file(path_, ec)) {
+  struct stat existing {};
+  const bool exists = ::stat(path_.c_str(), &existing) == 0;
+  if (exists && !S_ISREG(existing.st_mode)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd_ < 0) fail("open", path_, errno);
     return;
   }
+  if (exists) refuse_write_protected(path_, existing.st_mode);
   const fs::path target(path_);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::string temp = (dir / fmt::format(".{}.XXXXXX", target.filename().string())).string();
   fd_ = ::mkstemp(temp.data());
   if (fd_ < 0) fail("create a file in", dir.string(), errno);
   temp_ = temp;
-  // mkstemp makes it 0600; the file gets the mode an ordinary create would give it.
+  // mkstemp makes it 0600; the file gets the mode of the file it replaces, else the mode an
+  // ordinary create would give it.
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);
+  ::fchmod(fd_, exists ? existing.st_mode & 0777 : 0666 & ~mask);
 }
 
 AtomicFile::~AtomicFile() {
@@ -92,7 +122,8 @@ StagedDirectory::StagedDirectory(std::string destination, bool replace)
   const fs::path target = fs::absolute(destination_, ec).lexically_normal();
   const fs::path parent = target.parent_path();
   fs::create_directories(parent, ec);
-  std::string staging = (parent / ("." + target.filename().string() + ".staging.XXXXXX")).string();
+  std::string staging =
+      (parent / fmt::format(".{}.staging.XXXXXX", target.filename().string())).string();
   if (::mkdtemp(staging.data()) == nullptr) fail("create a directory in", parent.string(), errno);
   staging_ = staging;
 }
@@ -121,6 +152,47 @@ void StagedDirectory::commit() {
 
 std::string absolute_path(const std::string& path) {
   return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
+void check_output_name(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw InputError(fmt::format("{} is empty; name the file to write", flag));
+  const std::string name = fs::path(path).filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    throw InputError(fmt::format("{} {} names a directory; give a file name", flag, path));
+  }
+}
+
+void check_output_file(const std::string& path, const std::string& flag) {
+  check_output_name(path, flag);
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw InputError(fmt::format("{} {} is a directory; give a file name", flag, path));
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return resolved(a) == resolved(b);
+}
+
+bool inside_directory(const std::string& path, const std::string& dir) {
+  const fs::path d = resolved(dir), p = resolved(path);
+  return std::mismatch(d.begin(), d.end(), p.begin(), p.end()).first == d.end();
+}
+
+void refuse_output_over_inputs(const std::string& output,
+                               const std::vector<std::string>& inputs,
+                               const std::string& flag) {
+  for (const std::string& input : inputs) {
+    if (!input.empty() && same_file(output, input)) {
+      throw InputError(fmt::format(
+          "{} is an input and an output ({} {}); choose another output", input, flag, output));
+    }
+  }
 }
 
 }  // namespace gpudays

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "common/error.h"
 
@@ -19,7 +20,9 @@ class IoError : public EnvironmentError {
 };
 
 // Writes `contents` to `path` atomically. A path that is not a regular file (/dev/stdout,
-// /dev/full) is written in place, every write checked.
+// /dev/full) is written in place, every write checked. An existing file is replaced only when the
+// process may write it (as root: when any of its write bits is set), and keeps its permission
+// bits; a write-protected one is refused with IoError (exit 1, as a read-only directory is).
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 // The same, piece by piece, for contents too large to hold twice (a checkpoint's tensors): the
@@ -64,5 +67,22 @@ class StagedDirectory {
 
 // The absolute form of a path (a job may run from another directory).
 std::string absolute_path(const std::string& path);
+
+// Checks on an output path before anything is read or written; each throws InputError naming
+// `flag` (such as "--out").
+// Refuses an empty path, and one whose last part names no file: a '/' at its end, '.' or '..'.
+void check_output_name(const std::string& path, const std::string& flag);
+// That, and an existing directory.
+void check_output_file(const std::string& path, const std::string& flag);
+// Whether `a` and `b` are the same file: by identity (device and inode, so hard and symbolic links
+// count) when both exist, else by their absolute paths with the links that exist resolved.
+bool same_file(const std::string& a, const std::string& b);
+// Whether `path` is `dir` or lies inside it (the links that exist resolved).
+bool inside_directory(const std::string& path, const std::string& dir);
+// Refuses an output that is one of `inputs` (empty entries are skipped), which writing it would
+// replace while, or before, it is read.
+void refuse_output_over_inputs(const std::string& output,
+                               const std::vector<std::string>& inputs,
+                               const std::string& flag);
 
 }  // namespace gpudays

@@ -18,6 +18,12 @@
 
 namespace gpudays {
 
+// The largest figure of a row (a cost in USD, energy in kWh, CO2 in kg, days) that can come from a
+// run rather than from absurd inputs: 1e15 USD is ten times the world's yearly output, and the
+// largest --budget. analyse_costs refuses a row with a larger or non-finite figure, so nothing
+// downstream prints inf, a negative zero or an overflowed integer.
+inline constexpr double kMaxCostFigure = 1.0e15;
+
 // What "cost" means on the frontier and in the queries.
 enum class CostBasis { kPurchase, kAmortised, kCloud };
 std::string to_string(CostBasis basis);
@@ -58,7 +64,9 @@ struct CostAnalysis {
 // The row's cost on `basis`; nullopt when it cannot run or has no such price.
 std::optional<double> basis_cost_usd(const CostRow& row, CostBasis basis);
 
-// Throws InputError for a GPU count no machine layout holds; options that cannot run are kept.
+// Throws InputError for a GPU count no machine layout holds, and for a row with a figure that is
+// not finite or above kMaxCostFigure (naming the row and the figure); options that cannot run are
+// kept.
 CostAnalysis analyse_costs(const ModelSpec& model,
                            const std::vector<HardwareOption>& options,
                            const TrainingTimeSource& source,

@@ -8,9 +8,24 @@
 
 #include "catalog/toml_fields.h"
 #include "common/error.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 namespace {
+
+// `value` in [low, high] ((low, high] when `low_open`; NaN is in neither), else the key's error.
+void require_in_range(const TomlFields& t,
+                      std::string_view key,
+                      double value,
+                      double low,
+                      double high,
+                      bool low_open = false) {
+  const bool above_low = low_open ? value > low : value >= low;
+  if (!(above_low && value <= high)) {
+    t.fail(key,
+           fmt::format("{:g} is not in {}{:g}, {:g}]", value, low_open ? "(" : "[", low, high));
+  }
+}
 
 void read_base_machines(const TomlFields& t, CostAssumptions& a) {
   const std::vector<int64_t> counts = t.get_int_array("gpus_per_node");
@@ -20,8 +35,13 @@ void read_base_machines(const TomlFields& t, CostAssumptions& a) {
   }
   a.base_machines.clear();
   for (size_t i = 0; i < counts.size(); ++i) {
-    if (counts[i] <= 0 || usd[i] < 0) t.fail("gpus_per_node", "counts and prices must be positive");
+    // The planner's largest node (search_space.h) bounds the machine sizes.
+    if (counts[i] < 1 || counts[i] > kMaxGpusPerNode) {
+      t.fail("gpus_per_node",
+             fmt::format("{} is not a GPU count in [1, {}]", counts[i], kMaxGpusPerNode));
+    }
     if (i > 0 && counts[i] <= counts[i - 1]) t.fail("gpus_per_node", "must be ascending");
+    require_in_range(t, "usd", static_cast<double>(usd[i]), 0.0, kMaxBaseMachineUsd);
     a.base_machines.push_back({counts[i], static_cast<double>(usd[i])});
   }
   t.get_string("date");
@@ -29,16 +49,23 @@ void read_base_machines(const TomlFields& t, CostAssumptions& a) {
 }
 
 void read_energy(const TomlFields& t, CostAssumptions& a) {
-  a.energy.usd_per_kwh = t.get_double("usd_per_kwh");
+  EnergyOptions& e = a.energy;
+  e.usd_per_kwh = t.get_double("usd_per_kwh") + 0.0;  // -0 is 0: no cost prints as "-0"
   a.energy_price_source = t.get_string("source");
-  a.energy.grid_gco2_per_kwh = t.get_double("grid_gco2_per_kwh");
+  e.grid_gco2_per_kwh = t.get_double("grid_gco2_per_kwh") + 0.0;
   a.grid_source = t.get_string("grid_source");
-  a.energy.power_fraction_of_tdp = t.get_double("power_fraction_of_tdp");
+  e.power_fraction_of_tdp = t.get_double("power_fraction_of_tdp");
   a.power_source = t.get_string("power_source");
-  if (a.energy.usd_per_kwh < 0) t.fail("usd_per_kwh", "must not be negative");
-  if (a.energy.grid_gco2_per_kwh < 0) t.fail("grid_gco2_per_kwh", "must not be negative");
-  const double f = a.energy.power_fraction_of_tdp;
-  if (f <= 0 || f > 1.5) t.fail("power_fraction_of_tdp", "must be in (0, 1.5]");
+  require_in_range(t, "usd_per_kwh", e.usd_per_kwh, 0.0, kMaxUsdPerKwh);
+  require_in_range(t, "grid_gco2_per_kwh", e.grid_gco2_per_kwh, 0.0, kMaxGridGco2PerKwh);
+  require_in_range(
+      t, "power_fraction_of_tdp", e.power_fraction_of_tdp, 0.0, kMaxPowerFractionOfTdp, true);
+}
+
+void read_amortisation(const TomlFields& t, CostAssumptions& a) {
+  a.amortisation.years = t.get_double("years");
+  a.amortisation_source = t.get_string("source");
+  require_in_range(t, "years", a.amortisation.years, kMinAmortisationYears, kMaxAmortisationYears);
 }
 
 }  // namespace
@@ -58,9 +85,7 @@ CostAssumptions load_cost_assumptions(const std::string& path) {
   read_base_machines(base, a);
   base.check_all_used();
   const TomlFields amortisation = root.table("amortisation");
-  a.amortisation.years = amortisation.get_double("years");
-  a.amortisation_source = amortisation.get_string("source");
-  if (a.amortisation.years <= 0) amortisation.fail("years", "must be positive");
+  read_amortisation(amortisation, a);
   amortisation.check_all_used();
   const TomlFields energy = root.table("energy");
   read_energy(energy, a);

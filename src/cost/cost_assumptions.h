@@ -9,6 +9,22 @@
 
 namespace gpudays {
 
+// The physically sensible range of each assumption, shared by configs/cost/cost.toml (or
+// --cost-config) and the flags that override it, so that neither can produce an absurd cost:
+// - a base machine (host without GPUs) costs at most $10M: the shipped ones cost $1,000-$10,500,
+//   a whole 8-GPU DGX about $500K;
+// - hardware is written off over at least 0.01 years (about 4 days; a shorter period makes the
+//   amortised share of a run a multiple of the purchase) and at most 100 years;
+// - electricity costs at most $100/kWh (retail prices are about $0.05-$0.60);
+// - a grid emits at most 5,000 gCO2/kWh (coal, the dirtiest source, about 1,000);
+// - a GPU draws on average more than 0 and at most its TDP (fraction (0, 1]).
+inline constexpr double kMaxBaseMachineUsd = 1.0e7;
+inline constexpr double kMinAmortisationYears = 0.01;
+inline constexpr double kMaxAmortisationYears = 100.0;
+inline constexpr double kMaxUsdPerKwh = 100.0;
+inline constexpr double kMaxGridGco2PerKwh = 5000.0;
+inline constexpr double kMaxPowerFractionOfTdp = 1.0;
+
 struct BaseMachinePrice {
   int64_t gpus_per_node = 0;
   double usd = 0.0;

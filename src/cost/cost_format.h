@@ -7,7 +7,10 @@
 
 namespace gpudays {
 
-// Never "-0": an amount that rounds to zero prints as zero, whatever its sign.
+// Never "-0": an amount that rounds to zero prints as zero, whatever its sign. An amount that is
+// not finite or beyond +-kMaxFormattedAmount throws InputError instead of printing an overflowed
+// integer or "inf" (the cost analysis refuses the inputs that lead to one first).
+inline constexpr double kMaxFormattedAmount = 1.0e15;
 std::string format_dollars(double usd);                   // "127,500"; cents below 10
 std::string format_usd(double usd);                       // "$127,500"; cents below $10
 std::string format_usd_or_na(std::optional<double> usd);  // "n/a" when absent

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "search_space/search_space.h"
 
 namespace gpudays {
 namespace {
@@ -31,7 +32,19 @@ double base_machine_usd(int64_t gpus_per_node, const std::vector<BaseMachinePric
 ClusterShape machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines) {
   if (machines.empty()) throw InputError("no base machine prices configured");
   const int64_t largest = machines.back().gpus_per_node;
-  if (gpu_count > largest && gpu_count % largest == 0) return {gpu_count / largest, largest};
+  if (gpu_count > largest && gpu_count % largest == 0) {
+    if (gpu_count / largest > kMaxNodes) {
+      throw InputError(
+          fmt::format("{} GPUs need {} nodes of {}; the planner takes at most {} "
+                      "nodes ({} GPUs)",
+                      gpu_count,
+                      gpu_count / largest,
+                      largest,
+                      kMaxNodes,
+                      kMaxNodes * largest));
+    }
+    return {gpu_count / largest, largest};
+  }
   for (const BaseMachinePrice& m : machines) {
     if (m.gpus_per_node == gpu_count) return {1, gpu_count};
   }

@@ -13,7 +13,8 @@
 namespace gpudays {
 
 // Counts up to the largest base machine must be a base machine size (1, 2, 4, 8); larger counts
-// must be whole multiples of it (nodes of the largest machine). Throws InputError otherwise.
+// must be whole multiples of it (nodes of the largest machine), at most the planner's kMaxNodes
+// nodes (search_space.h). Throws InputError otherwise.
 ClusterShape machine_layout(int64_t gpu_count, const std::vector<BaseMachinePrice>& machines);
 
 struct PurchaseCost {

@@ -13,9 +13,7 @@ namespace {
 class BenchTimeSource final : public TrainingTimeSource {
  public:
   BenchTimeSource(const std::string& path, const Catalog& catalog, MeasurementRule rule)
-      : db_(ResultsDb::open(
-            {.path = path.empty() ? "gpudays.db" : path, .read_only = true, .catalog = &catalog})),
-        rule_(rule) {}
+      : db_(ResultsDb::open({.path = path, .read_only = true, .catalog = &catalog})), rule_(rule) {}
 
   std::string name() const override {
     if (rule_ == MeasurementRule::kReference) {

@@ -34,18 +34,29 @@ bool is_image(const fs::path& path) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
+// The entries of `dir`; InputError (naming it and the system's reason) when it cannot be listed.
+std::vector<fs::directory_entry> entries(const fs::path& dir) {
+  std::error_code error;
+  std::vector<fs::directory_entry> found;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
+    found.push_back(*it);
+  if (error) throw InputError(fmt::format("cannot list {}: {}", dir.string(), error.message()));
+  return found;
+}
+
 std::vector<LabelledFile> list_images(const std::string& folder,
                                       std::vector<std::string>& classes) {
   std::error_code error;
   if (!fs::is_directory(folder, error)) throw InputError(fmt::format("{} is not a folder", folder));
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+  for (const auto& entry : entries(folder))
+    if (entry.is_directory(error)) classes.push_back(entry.path().filename().string());
   std::sort(classes.begin(), classes.end());
   std::vector<LabelledFile> files;
   for (size_t label = 0; label < classes.size(); ++label) {
     std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(fs::path(folder) / classes[label]))
-      if (entry.is_regular_file() && is_image(entry.path())) names.push_back(entry.path().string());
+    for (const auto& entry : entries(fs::path(folder) / classes[label]))
+      if (entry.is_regular_file(error) && is_image(entry.path()))
+        names.push_back(entry.path().string());
     std::sort(names.begin(), names.end());
     for (auto& name : names) files.push_back({std::move(name), static_cast<int32_t>(label)});
   }
@@ -53,6 +64,20 @@ std::vector<LabelledFile> list_images(const std::string& folder,
     throw InputError(
         fmt::format("{} has no .jpg, .jpeg or .png files in class subfolders", folder));
   return files;
+}
+
+// The output is a file outside the input folder: one inside it would replace an image while it is
+// read, or be read as one by the next run; a hard link to an image is refused too.
+void check_output(const ImagePackOptions& options, const std::vector<LabelledFile>& files) {
+  check_output_file(options.out_path, "--out");
+  if (inside_directory(options.out_path, options.folder)) {
+    throw InputError(fmt::format("--out {} is inside the input folder {}; write it elsewhere",
+                                 options.out_path,
+                                 options.folder));
+  }
+  std::vector<std::string> inputs;
+  for (const LabelledFile& file : files) inputs.push_back(file.path);
+  refuse_output_over_inputs(options.out_path, inputs, "--out");
 }
 
 }  // namespace
@@ -83,6 +108,7 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   if (options.size_px < 1) throw InputError(fmt::format("image size {} px", options.size_px));
   ImagePackSummary summary;
   const std::vector<LabelledFile> files = list_images(options.folder, summary.class_names);
+  check_output(options, files);
   const std::vector<int64_t> order =
       epoch_order(static_cast<int64_t>(files.size()), options.seed, 0);
   // Grows beside out_path and replaces it only when complete (common/output_files.h); SIGINT and

@@ -29,8 +29,9 @@ struct ImagePackSummary {
   std::vector<std::string> class_names;
 };
 
-// Throws InputError for a missing folder, no images or an image that cannot be decoded (naming
-// it), EnvironmentError when the output cannot be written.
+// Throws InputError for a missing folder, no images, an image that cannot be decoded (naming
+// it), or an output that names no file or lies inside the folder (before anything is written);
+// EnvironmentError when the output cannot be written.
 ImagePackSummary pack_images(const ImagePackOptions& options);
 
 // Decodes an image file to RGB, resizes its shorter side to size_px and crops the centre square.

@@ -2,15 +2,21 @@
 #include "data/tokenize_files.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/json_errors.h"
+#include "common/output_files.h"
 #include "data/bpe_tokenizer.h"
 #include "data/megatron_index.h"
 #include "data/unicode_text.h"
@@ -22,9 +28,19 @@ bool is_jsonl(const std::string& path) {
   return path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
 }
 
+// The system's reason for the last failure ("No such file or directory", "Permission denied").
+std::string system_reason() {
+  return errno != 0 ? std::strerror(errno) : "read failed";
+}
+
 std::ifstream open_input(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(fmt::format("{} is a directory, not a text file", path));
+  }
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open {}", path));
+  if (!in) throw InputError(fmt::format("cannot open {}: {}", path, system_reason()));
   return in;
 }
 
@@ -93,7 +109,7 @@ int64_t add_text_file(const std::string& path, size_t read_bytes, DocumentSink& 
     buffer.erase(0, cut);
     offset += static_cast<int64_t>(cut);
   }
-  if (in.bad()) throw InputError(fmt::format("cannot read {}", path));
+  if (in.bad()) throw InputError(fmt::format("cannot read {}: {}", path, system_reason()));
   check_utf8(buffer, path, offset);
   sink.add_piece(buffer);
   sink.end_document();
@@ -113,32 +129,41 @@ int64_t add_jsonl_file(const std::string& path, DocumentSink& sink) {
     try {
       text = nlohmann::json::parse(line).at("text").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("{}: line {}: no \"text\" string: {}", path, number, e.what()));
+      throw InputError(fmt::format(
+          "{}: line {}: the document {}", path, number, json_problem(e, /*one_line=*/true)));
     }
     sink.add(text);
   }
-  if (in.bad()) throw InputError(fmt::format("cannot read {}", path));
+  if (in.bad()) throw InputError(fmt::format("cannot read {}: {}", path, system_reason()));
   return offset;
 }
 
-// An input that is also an output would be replaced while it is read: refused first.
-void refuse_input_as_output(const TokenizeOptions& options) {
-  namespace fs = std::filesystem;
+// An output prefix that names no file (empty, "dir/") would write hidden files ".bin" and ".idx";
+// an input (a text or the tokenizer) that is also an output would be replaced while it is read.
+// Both refused first.
+void check_outputs(const TokenizeOptions& options) {
+  check_output_name(options.out_prefix, "--out");
+  std::vector<std::string> inputs = options.inputs;
+  inputs.push_back(options.tokenizer_path);
   for (const char* suffix : {".bin", ".idx"}) {
-    std::error_code ec;
-    const fs::path output = fs::weakly_canonical(options.out_prefix + suffix, ec);
-    for (const std::string& input : options.inputs) {
-      if (!ec && fs::weakly_canonical(input, ec) == output) {
-        throw InputError(
-            fmt::format("{} is an input and an output (--out {})", input, options.out_prefix));
-      }
-    }
+    check_output_file(options.out_prefix + suffix, "--out");
+    refuse_output_over_inputs(options.out_prefix + suffix, inputs, "--out");
   }
+}
+
+// A dataset without text (every input empty, or .jsonl files of blank lines) is refused: it would
+// hold end-of-document tokens alone, or nothing.
+void refuse_no_text(const TokenizeOptions& options, int64_t text_bytes, int64_t documents) {
+  if (text_bytes > 0 && documents > 0) return;
+  throw InputError(fmt::format("no text to tokenize: {} {} no document with text",
+                               fmt::join(options.inputs, ", "),
+                               options.inputs.size() == 1 ? "has" : "have"));
 }
 
 }  // namespace
 
 TokenizeSummary tokenize_files(const TokenizeOptions& options) {
+  check_outputs(options);
   const BpeTokenizer tokenizer = BpeTokenizer::load(options.tokenizer_path);
   const auto eod = tokenizer.token_id(options.eod_token);
   if (!eod)
@@ -146,7 +171,6 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
                                  options.tokenizer_path,
                                  options.eod_token));
   if (options.inputs.empty()) throw InputError("no input files to tokenize");
-  refuse_input_as_output(options);
   const TokenDtype dtype = token_dtype_for_vocab(tokenizer.vocab_size());
   TokenizeSummary summary;
   summary.dtype = dtype.name;
@@ -154,11 +178,22 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
   const InterruptScope interrupt_scope;  // SIGINT/SIGTERM: the temporary files are removed
   MegatronWriter writer(options.out_prefix, dtype);
   DocumentSink sink{tokenizer, writer, *eod, {}};
+  std::vector<std::string> empty;
   for (const std::string& path : options.inputs) {
-    summary.text_bytes +=
+    const int64_t bytes =
         is_jsonl(path) ? add_jsonl_file(path, sink) : add_text_file(path, options.read_bytes, sink);
+    if (bytes == 0) empty.push_back(path);
+    summary.text_bytes += bytes;
   }
   throw_if_interrupted();
+  refuse_no_text(options, summary.text_bytes, writer.documents());
+  for (const std::string& path : empty) {
+    std::cerr << fmt::format("warning: {} is empty; {}\n",
+                             path,
+                             is_jsonl(path) ? "it adds no document"
+                                            : "it is one empty document (the end-of-document "
+                                              "token alone)");
+  }
   writer.finish();
   summary.held_bytes_max = sink.held_bytes_max;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -29,8 +29,10 @@ struct TokenizeSummary {
 };
 
 // Throws InputError for an unreadable or malformed input (naming the file, and the line or byte
-// offset), EnvironmentError when the output cannot be written, Interrupted on SIGINT or SIGTERM;
-// the outputs are then as they were (no temporary file left).
+// offset), for inputs without any text, and, before reading anything, for an output prefix that
+// names no file or whose .bin or .idx is an input (a text or the tokenizer); EnvironmentError when
+// the output cannot be written, Interrupted on SIGINT or SIGTERM; the outputs are then as they
+// were (no temporary file left). An empty input among others is named in a warning on stderr.
 TokenizeSummary tokenize_files(const TokenizeOptions& options);
 
 }  // namespace gpudays::data

@@ -4,6 +4,8 @@
 // The normalizer and pre-tokenizer sections are read in tokenizer_json_pipeline.cpp.
 #include "data/tokenizer_json.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_errors.h"
 
 namespace gpudays::data {
 namespace tokenizer_json {
@@ -115,7 +118,8 @@ BpeModelOptions read_model(const json& root, const std::string& path) {
 BpeTokenizer BpeTokenizer::load(const std::string& path) {
   using namespace tokenizer_json;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open tokenizer {}", path));
+  if (!in)
+    throw InputError(fmt::format("cannot open tokenizer {}: {}", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   try {
@@ -134,7 +138,7 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
       throw InputError(fmt::format("{}: {}", path, what));
     }
   } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not a valid tokenizer.json: {}", path, e.what()));
+    throw InputError(fmt::format("{}: tokenizer.json {}", path, json_problem(e)));
   }
 }
 

@@ -2,8 +2,10 @@
 #include "plan/planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,46 @@ std::string no_host_fit_reason(const MemoryBreakdown& memory, double host_limit_
   return fmt::format("offloading needs {} of host memory per node, has {}",
                      format_gib(memory.host_bytes),
                      format_gib(host_limit_bytes));
+}
+
+// Beyond this a plan means nothing (2.7 billion years); only a figure near 0 somewhere (a flag, a
+// GPU, cluster or model file) leads past it, or to a time that is not finite.
+constexpr double kMaxTrainingDays = 1e12;
+
+// The largest part of a step (one that is not finite first) and what sets it, to name the figure
+// to check.
+std::string largest_part(const TimeBreakdown& t) {
+  const std::pair<double, const char*> parts[] = {
+      {t.compute_s + t.recompute_s, "compute (the GPU's peaks and memory bandwidth)"},
+      {t.communication_s, "communication (the GPU's links, the network between nodes)"},
+      {t.offload_s, "offloading (the host link, the CPU optimizer's rate)"},
+      {t.optimizer_s, "the optimizer step (the GPU's memory bandwidth)"}};
+  const std::pair<double, const char*>* most = &parts[0];
+  for (const auto& part : parts) {
+    if (!std::isfinite(part.first)) return fmt::format("{} at {} s", part.second, part.first);
+    if (part.first > most->first) most = &part;
+  }
+  return fmt::format("{} at {:.3g} s", most->second, most->first);
+}
+
+// The last check of a row: never a row of inf or of hundreds of digits, but an error naming the
+// step's largest part.
+void check_plausible_time(const PlanRow& row) {
+  if (std::isfinite(row.step_time_s) && row.step_time_s > 0.0 &&
+      row.training_days <= kMaxTrainingDays) {
+    return;
+  }
+  throw InputError(fmt::format(
+      "{} on {} x {} ({}): a step would take {:.3g} s ({:.3g} days to train, more than {:g}); the "
+      "largest part is {}: check the figures it comes from",
+      row.model,
+      row.cluster.world_size(),
+      row.gpu,
+      describe(row.config),
+      row.step_time_s,
+      row.training_days,
+      kMaxTrainingDays,
+      largest_part(row.time)));
 }
 
 PlanRow evaluate(const ModelSpec& model,
@@ -94,6 +136,7 @@ PlanRow evaluate(const ModelSpec& model,
   row.samples_per_s = figures.samples_per_s;
   row.tokens_per_s = figures.tokens_per_s;
   row.training_days = figures.training_days;
+  check_plausible_time(row);
   if (options.error_bands) {
     row.error_band = options.error_bands->for_point({cluster.gpu->name,
                                                      cluster.gpu->architecture,

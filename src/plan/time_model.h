@@ -34,6 +34,13 @@ enum class WeightDecay { kNone, kDecoupled, kL2 };
 // Adam(W), the engine's; SGD with Nesterov momentum, as some measured stacks train (timm's 'sgd').
 enum class OptimizerUpdate { kAdam, kSgdNesterov };
 
+// The CPU optimizer's rate per node the planner accepts (--cpu-adam-params-per-s): one core's
+// plain loop updates some 10^8 parameters/s (DeepSpeed's CPUAdam some 10^9 per node), so 10^5 is
+// a thousand times slower than any node; a rate near 0 made the offloaded step infinite. 10^13 is a
+// thousand times the fastest node's.
+constexpr double kMinCpuAdamParamsPerS = 1e5;
+constexpr double kMaxCpuAdamParamsPerS = 1e13;
+
 struct TimeModelOptions {
   double inter_node_gb_per_s = 12.5;     // per node, per direction (100 Gb/s network)
   double cpu_adam_params_per_s = 1.0e9;  // per node, CPU Adam throughput (assumption)

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 
 extern char** environ;
 
@@ -41,10 +43,12 @@ class ChildProcess {
   }
 
   // The exit status, or nullopt when the time limit passed first (the child is then killed).
+  // Throws Interrupted on SIGINT/SIGTERM (within an InterruptScope); the destructor kills it.
   std::optional<int> wait(double timeout_s) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < deadline) {
+      throw_if_interrupted();
       int status = 0;
       const pid_t done = ::waitpid(pid_, &status, WNOHANG);
       if (done == pid_) {
@@ -88,8 +92,8 @@ std::string first_error_line(const fs::path& log_path) {
 }  // namespace
 
 std::string find_executable(const std::string& name_or_path) {
-  if (name_or_path.find('/') != std::string::npos) {
-    return ::access(name_or_path.c_str(), X_OK) == 0 ? name_or_path : "";
+  if (name_or_path.find('/') != std::string::npos) {  // absolute: gnuplot runs in another folder
+    return ::access(name_or_path.c_str(), X_OK) == 0 ? fs::absolute(name_or_path).string() : "";
   }
   const char* path_env = std::getenv("PATH");
   std::string paths = path_env != nullptr ? path_env : "/usr/bin:/bin";
@@ -133,24 +137,22 @@ void run_gnuplot(const std::string& script_name,
   if (const int rc =
           posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
       rc != 0) {
-    throw EnvironmentError(fmt::format("cannot start {}: error {}", executable, rc));
+    throw EnvironmentError(fmt::format("cannot start {}: {}", executable, std::strerror(rc)));
   }
   ChildProcess child(pid);
   const std::optional<int> status = child.wait(options.timeout_s);
+  throw_if_interrupted();  // a Ctrl-C reaches gnuplot too: its failure is the interruption
+  // The messages name the script, not the work directory: a staging directory is removed.
   if (!status) {
-    throw EnvironmentError(fmt::format("gnuplot ran past {:g} s on {}/{}; see {}",
-                                       options.timeout_s,
-                                       work_dir,
-                                       script_name,
-                                       log_path.string()));
+    throw EnvironmentError(
+        fmt::format("{} ran past {:g} s on {}", executable, options.timeout_s, script_name));
   }
   if (*status != 0) {
-    throw EnvironmentError(fmt::format("gnuplot failed on {}/{} (exit {}): {} (log: {})",
-                                       work_dir,
+    throw EnvironmentError(fmt::format("{} failed on {} (exit {}): {}",
+                                       executable,
                                        script_name,
                                        *status,
-                                       first_error_line(log_path),
-                                       log_path.string()));
+                                       first_error_line(log_path)));
   }
 }
 

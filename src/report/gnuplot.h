@@ -12,14 +12,16 @@ struct GnuplotOptions {
   double timeout_s = 120.0;
 };
 
-// The full path of the executable, or an empty string when it is not found.
+// The full (absolute) path of the executable, or an empty string when it is not found.
 std::string find_executable(const std::string& name_or_path);
 
 // Throws InputError when gnuplot is missing (naming how to install it).
 std::string require_gnuplot(const GnuplotOptions& options);
 
 // Runs `gnuplot script_name` with `work_dir` as the working directory; stdout and stderr go to
-// `log_name` there. Throws std::runtime_error with the first error line when gnuplot fails.
+// `log_name` there. Throws EnvironmentError with the first error line when gnuplot fails or runs
+// past the time limit, Interrupted on SIGINT/SIGTERM (within an InterruptScope; gnuplot is
+// killed).
 void run_gnuplot(const std::string& script_name,
                  const std::string& log_name,
                  const std::string& work_dir,

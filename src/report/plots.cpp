@@ -6,11 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/error.h"
 #include "common/output_files.h"
 
 namespace gpudays {
@@ -21,6 +21,9 @@ namespace {
 constexpr const char* kColours[] = {
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442"};
 constexpr int kPointTypes[] = {7, 5, 9, 13, 11, 15, 4, 6};
+
+// The most decades a log axis labels at 1-2-5 steps; a wider one gets fewer tics.
+constexpr int kMaxTicDecades = 30;
 
 std::string terminal_lines(const GnuplotPlot& p, const char* terminal, const char* ext) {
   return fmt::format(
@@ -62,9 +65,23 @@ std::string gnuplot_quote(const std::string& text) {
 }
 
 std::string log_tics(double lo, double hi, std::string (*label)(double)) {
+  if (!(std::isfinite(lo) && std::isfinite(hi) && lo > 0.0 && hi >= lo)) {
+    throw InputError(fmt::format(
+        "a log-scale plot axis from {:.3g} to {:.3g} is not a finite positive range (it comes "
+        "from out-of-range inputs)",
+        lo,
+        hi));
+  }
+  // Integer decades: the loop ends for any finite range (at most ~630 decades of doubles); over
+  // kMaxTicDecades, only every stride-th power of ten gets a tic.
+  const int first = static_cast<int>(std::floor(std::log10(lo)));
+  const int last = static_cast<int>(std::floor(std::log10(hi)));
+  const int stride = std::max(1, (last - first + kMaxTicDecades) / kMaxTicDecades);
   std::vector<std::string> tics;
-  for (double decade = std::pow(10.0, std::floor(std::log10(lo))); decade <= hi; decade *= 10) {
+  for (int exponent = first; exponent <= last; exponent += stride) {
+    const double decade = std::pow(10.0, exponent);
     for (double step : {1.0, 2.0, 5.0}) {
+      if (stride > 1 && step > 1.0) break;
       const double v = decade * step;
       if (v >= lo && v <= hi) tics.push_back(fmt::format("{} {:.6g}", gnuplot_quote(label(v)), v));
     }
@@ -129,9 +146,14 @@ std::vector<std::string> draw_plots(const std::vector<GnuplotPlot>& plots,
   for (const GnuplotPlot& p : plots) {
     for (const char* ext : {".png", ".svg"}) {
       const fs::path image = fs::path(dir) / (p.name + ext);
-      if (!fs::is_regular_file(image) || fs::file_size(image) == 0) {
-        throw std::runtime_error(
-            fmt::format("gnuplot wrote no {} (see {}/gnuplot.log)", image.string(), dir));
+      std::error_code ec;
+      if (!fs::is_regular_file(image, ec) || fs::file_size(image, ec) == 0 || ec) {
+        throw EnvironmentError(
+            fmt::format("{} exited 0 but drew no {}{}: is --gnuplot a working gnuplot (with the "
+                        "pngcairo and svg terminals)?",
+                        options.executable,
+                        p.name,
+                        ext));
       }
       files.push_back(p.name + ext);
     }

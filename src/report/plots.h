@@ -30,7 +30,8 @@ std::string file_stem(const std::string& name);
 // A gnuplot single-quoted string literal ('' stands for a quote inside).
 std::string gnuplot_quote(const std::string& text);
 
-// Log-axis tics at 1-2-5 steps inside [lo, hi]: ('$2k' 2000, '$5k' 5000, ...).
+// Log-axis tics at 1-2-5 steps inside [lo, hi]: ('$2k' 2000, '$5k' 5000, ...); fewer over more
+// than 30 decades. Throws InputError unless 0 < lo <= hi are finite.
 std::string log_tics(double lo, double hi, std::string (*label)(double));
 
 // One distinct colour and point type per series (cycles after eight).
@@ -41,6 +42,7 @@ int series_point_type(size_t index);
 // purchase x days / (years x 365) (the paper's "Experiment Cost", scripts/plotting/
 // training_costs.py, normalized_cost).
 enum class CostAxis { kPurchase, kAmortised };
+// nullopt when no option runs or every option costs $0 (a log scale cannot show it).
 std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
                                              size_t model_index,
                                              const std::string& dir,
@@ -65,7 +67,8 @@ std::optional<GnuplotPlot> free_lunch_gain_heatmap_plot(const ReportData& data,
 std::optional<GnuplotPlot> measured_plot(const ReportData& data, const std::string& dir);
 
 // Writes plots/NAME.gp for each plot and plots.gp drawing all of them, runs gnuplot once, and
-// checks that every PNG and SVG exists. Returns the files written (relative to dir).
+// checks that every PNG and SVG exists (EnvironmentError when one is missing or empty). Returns
+// the files written (relative to dir).
 std::vector<std::string> draw_plots(const std::vector<GnuplotPlot>& plots,
                                     const std::string& dir,
                                     const GnuplotOptions& options);

@@ -55,9 +55,11 @@ std::string frontier_rows(const CostAnalysis& analysis, CostAxis axis) {
 inline constexpr double kDaysPad = 1.8;
 inline constexpr double kUsdPad = 2.0;
 
+// The positive values' range (a log scale cannot show 0); empty while hi is 0.
 struct LogRange {
   double lo = 0.0, hi = 0.0;
   void add(double v) {
+    if (!(v > 0.0)) return;
     lo = lo == 0.0 ? v : std::min(lo, v);
     hi = std::max(hi, v);
   }
@@ -149,7 +151,7 @@ std::optional<GnuplotPlot> cost_vs_days_plot(const ReportData& data,
         series_colour(g),
         gnuplot_quote(series_title(gpu, no_fit, /*any_fits=*/true))));
   }
-  if (days.hi == 0.0) return std::nullopt;  // no option runs
+  if (days.hi == 0.0 || usd.hi == 0.0) return std::nullopt;  // no option runs, or all cost $0
   const std::string frontier = write_report_file(
       dir, fmt::format("data/{}frontier_{}.dat", prefix, model), frontier_rows(analysis, axis));
   GnuplotPlot p{prefix + "cost_vs_days_" + model, 1000, 640, ""};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "common/output_files.h"
 #include "report/plots.h"
 #include "report/report_latex.h"
@@ -25,6 +26,17 @@ std::string no_fit_note(const CostAnalysis& analysis) {
   }
   return missing.empty() ? "Every option fits."
                          : "Not drawn (cannot run; see the table): " + missing + ".";
+}
+
+// Why a model's cost plot is missing: nothing runs, or every option is free (a log scale has no 0).
+std::string no_plot_note(const CostAnalysis& analysis) {
+  for (const CostRow& r : analysis.rows) {
+    if (r.time.fits) {
+      return "No plot: every option that runs costs $0, which a log scale cannot show (see the "
+             "table).";
+    }
+  }
+  return "No plot: no hardware option can run this model (see the table).";
 }
 
 std::string intro(const ReportData& data, const ReportOutputOptions& options) {
@@ -64,7 +76,7 @@ void add_model_cost_blocks(Document& doc, SectionContext& c, size_t i) {
                                   data.cost.assumptions.source_path,
                                   no_fit_note(data.costs[i]))});
   } else {
-    doc.add(DocParagraph{"No plot: no hardware option can run this model (see the table)."});
+    doc.add(DocParagraph{no_plot_note(data.costs[i])});
   }
   if (const auto name = c.keep(cost_vs_days_plot(data, i, c.dir, CostAxis::kAmortised))) {
     doc.add(DocFigure{
@@ -136,6 +148,9 @@ void add_measured_blocks(Document& doc, SectionContext& c) {
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options) {
   require_gnuplot(options.gnuplot);
+  // SIGINT/SIGTERM stop the work by an exception (Interrupted), so that the staging directory is
+  // removed as on any other failure; declared first, it outlives the staging directory.
+  const InterruptScope interrupt_scope;
   // Everything is written into a staging directory that replaces out_dir only when complete, so
   // a failed plot leaves the previous report as it was.
   StagedDirectory staged(options.out_dir, options.replace);
@@ -146,7 +161,10 @@ std::vector<std::string> generate_report(const ReportData& data,
   std::vector<GnuplotPlot> plots;
   std::vector<std::pair<std::string, std::string>> csv_files;
   SectionContext context{data, dir, plots, csv_files, options.days_rounding};
-  for (const NamedSection& section : report_sections()) section.add(doc, context);
+  for (const NamedSection& section : report_sections()) {
+    section.add(doc, context);
+    throw_if_interrupted();
+  }
   std::vector<std::string> files;
   for (const auto& [name, contents] : csv_files)
     files.push_back(write_report_file(dir, name, contents));

@@ -28,8 +28,9 @@ struct ReportOutputOptions {
 
 // Returns the files written, relative to out_dir: besides the pages, plots and CSV files, every
 // table of the page as NAME.tex (report_latex.h). Writes all or nothing: out_dir is replaced only
-// when every file was written. Throws InputError when out_dir is not empty (without `replace`),
-// EnvironmentError when gnuplot is missing or fails or a write fails.
+// when every file was written; on any failure, and on SIGINT/SIGTERM (Interrupted), the staging
+// directory is removed and out_dir left as it was. Throws InputError when out_dir is not empty
+// (without `replace`), EnvironmentError when gnuplot is missing or fails or a write fails.
 std::vector<std::string> generate_report(const ReportData& data,
                                          const ReportOutputOptions& options);
 

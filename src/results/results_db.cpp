@@ -163,15 +163,37 @@ ResultsDb::ResultsDb(std::unique_ptr<sqlite3, Closer> db,
 
 ResultsDb::~ResultsDb() = default;
 
+namespace {
+
+// A path that cannot name a results database: empty, or a directory.
+void check_path(const std::string& path) {
+  if (path.empty()) {
+    throw ResultsFileError(ResultsFileError::Kind::kUnusable, "the results database path is empty");
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ResultsFileError(ResultsFileError::Kind::kUnusable,
+                           fmt::format("{} is a directory, not a results database", path));
+  }
+}
+
+// Why a file opened read-only holds no results: none there, or an empty file.
+[[noreturn]] void throw_missing(const std::string& path, bool exists) {
+  throw ResultsFileError(
+      ResultsFileError::Kind::kMissing,
+      exists ? fmt::format("{} is an empty file, not a gpudays results database yet", path)
+             : fmt::format("no results database at {}", path));
+}
+
+}  // namespace
+
 ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
   const std::string& path = options.path;
+  check_path(path);
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   const bool fresh = !exists || std::filesystem::file_size(path, ec) == 0;
-  if (fresh && options.read_only) {
-    throw ResultsFileError(ResultsFileError::Kind::kMissing,
-                           fmt::format("no results database at {}", path));
-  }
+  if (fresh && options.read_only) throw_missing(path, exists);
   if (!fresh && !looks_like_sqlite(path)) {
     throw ResultsFileError(
         ResultsFileError::Kind::kUnusable,

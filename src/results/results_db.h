@@ -60,8 +60,9 @@ struct TrialFilter {
 
 class ResultsDb {
  public:
-  // Throws ResultsFileError for a file that cannot serve (also when opened for writing, one that
-  // cannot be written: before any trial runs), InputError for a corrupted or newer one.
+  // Throws ResultsFileError for a file that cannot serve (an empty path, a directory; opened
+  // read-only, none there or an empty file; opened for writing, one that cannot be written: before
+  // any trial runs), InputError for a corrupted or newer one.
   static ResultsDb open(const ResultsDbOptions& options);
   ResultsDb(ResultsDb&&) noexcept = default;
   ResultsDb& operator=(ResultsDb&&) noexcept = default;

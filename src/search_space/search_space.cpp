@@ -45,6 +45,14 @@ int64_t per_gpu_batch(const ModelSpec& model, const Cluster& cluster) {
   return model.recipe.global_batch / cluster.world_size();
 }
 
+std::string inter_node_problem(double gb_per_s) {
+  if (gb_per_s >= kMinInterNodeGbPerS && gb_per_s <= kMaxInterNodeGbPerS) return "";
+  return fmt::format("{} GB/s is not in [{:g}, {:g}] GB/s (the network per node and direction)",
+                     gb_per_s,
+                     kMinInterNodeGbPerS,
+                     kMaxInterNodeGbPerS);
+}
+
 std::string precision_problem(Precision precision,
                               const std::string& device,
                               double compute_capability) {

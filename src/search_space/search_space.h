@@ -33,6 +33,18 @@ std::string precision_problem(Precision precision, const GpuSpec& device);
 // The cluster sizes the planner accepts.
 constexpr int64_t kMaxGpusPerNode = 64;
 constexpr int64_t kMaxNodes = 4096;
+// The network between nodes, GB/s per node and direction, that the planner accepts (a flag's or a
+// cluster file's): 0.01 GB/s (80 Mb/s) is below the slowest Ethernet that links servers (1 GbE is
+// 0.125 GB/s), and a link closer to 0 made step times of hundreds of digits; 10^4 GB/s is ten
+// times a node of eight 800 Gb/s NICs.
+constexpr double kMinInterNodeGbPerS = 0.01;
+constexpr double kMaxInterNodeGbPerS = 1e4;
+// Host memory per node in GiB (--host-memory-gib, a cluster file's memory_per_node_gib): 1 GiB
+// holds no offloaded optimizer state worth planning; 10^6 GiB is a thousand times a large node's.
+constexpr double kMinHostMemoryGib = 1.0;
+constexpr double kMaxHostMemoryGib = 1e6;
+// "" when `gb_per_s` is a network the planner accepts; else the problem, naming the range.
+std::string inter_node_problem(double gb_per_s);
 
 // Rejects requests no configuration can satisfy: bad counts, a global batch that does not split
 // into a power-of-two per-GPU batch, bf16 on a GPU without it.

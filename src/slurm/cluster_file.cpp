@@ -12,20 +12,36 @@
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "search_space/search_space.h"
 #include "slurm/slurm_job.h"
 
 namespace gpudays {
 namespace {
 
-int64_t non_negative_int(const TomlFields& t, std::string_view key) {
-  const int64_t value = t.get_int_or(key, 0);
-  if (value < 0) t.fail(key, fmt::format("{} is negative", value));
-  return value;
-}
+// CPU cores per node: --cpu-cores-per-gpu's bound (4096) times the GPUs a node may have.
+constexpr int64_t kMaxCpusPerNode = 4096 * kMaxGpusPerNode;
 
 double non_negative(const TomlFields& t, std::string_view key) {
   const double value = t.get_double_or(key, 0.0);
   if (!(value >= 0.0)) t.fail(key, fmt::format("{} is negative", value));
+  return value;
+}
+
+// A count or figure the file may leave out (0 in the struct: unknown) but, when it gives one,
+// within [low, high], the bounds of the flag it stands for: a 0 given is no count (nodes = 0).
+int64_t optional_count(const TomlFields& t, std::string_view key, int64_t high) {
+  if (!t.has(key)) return t.get_int_or(key, 0);
+  const int64_t value = t.get_int(key);
+  if (value < 1 || value > high) t.fail(key, fmt::format("{} is not in [1, {}]", value, high));
+  return value;
+}
+
+double optional_figure(const TomlFields& t, std::string_view key, double low, double high) {
+  if (!t.has(key)) return t.get_double_or(key, 0.0);
+  const double value = t.get_double(key);
+  if (!(value >= low && value <= high)) {
+    t.fail(key, fmt::format("{} is not in [{:g}, {:g}]", value, low, high));
+  }
   return value;
 }
 
@@ -44,11 +60,12 @@ SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   p.name = name;
   p.slurm_partition = sbatch_value(t, "slurm_partition");
   p.gpu = t.get_name_or("gpu", "");
-  p.gpus_per_node = non_negative_int(t, "gpus_per_node");
+  p.gpus_per_node = optional_count(t, "gpus_per_node", kMaxGpusPerNode);
   if (!p.gpu.empty() && p.gpus_per_node == 0) t.fail("gpus_per_node", "missing for a GPU type");
-  p.cpus_per_node = non_negative_int(t, "cpus_per_node");
-  p.memory_per_node_bytes = non_negative(t, "memory_per_node_gib") * kGiB;
-  p.nodes = non_negative_int(t, "nodes");
+  p.cpus_per_node = optional_count(t, "cpus_per_node", kMaxCpusPerNode);
+  p.memory_per_node_bytes =
+      optional_figure(t, "memory_per_node_gib", kMinHostMemoryGib, kMaxHostMemoryGib) * kGiB;
+  p.nodes = optional_count(t, "nodes", kMaxNodes);
   p.max_time_s = non_negative(t, "max_time_hours") * 3600.0;
   p.price_per_gpu_hour = non_negative(t, "price_per_gpu_hour");
   p.constraint = sbatch_value(t, "constraint");
@@ -103,7 +120,8 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   SlurmCluster c;
   c.source = path;
   c.name = root.get_name_or("name", "");
-  c.inter_node_gb_per_s = non_negative(root, "inter_node_gb_per_s");
+  c.inter_node_gb_per_s =
+      optional_figure(root, "inter_node_gb_per_s", kMinInterNodeGbPerS, kMaxInterNodeGbPerS);
   c.account = root.get_name_or("account", "");
   c.qos = root.get_name_or("qos", "");
   c.default_partition = root.get_name_or("default_partition", "");

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_errors.h"
 #include "common/json_fields.h"
 
 namespace gpudays {
@@ -59,7 +62,8 @@ std::string jobs_file_path(const std::string& slurm_dir) {
 void append_submitted_job(const std::string& path, const SubmittedJob& job) {
   const std::string line = to_json(job).dump() + "\n";
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) throw EnvironmentError(fmt::format("cannot write {}", path));
+  if (fd < 0)
+    throw EnvironmentError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   const ssize_t written = write(fd, line.data(), line.size());
   close(fd);
   if (written != static_cast<ssize_t>(line.size())) {
@@ -67,9 +71,28 @@ void append_submitted_job(const std::string& path, const SubmittedJob& job) {
   }
 }
 
+namespace {
+
+// The Slurm directory holding `path` is a directory (a missing one: nothing submitted yet).
+void check_slurm_dir(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    throw InputError(fmt::format("--slurm-dir {} is not a directory", dir.string()));
+  }
+}
+
+}  // namespace
+
 std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
+  check_slurm_dir(path);
   std::vector<SubmittedJob> jobs;
+  errno = 0;
   std::ifstream in(path);
+  std::error_code ec;
+  if (!in && std::filesystem::exists(path, ec)) {
+    throw InputError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  }
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
@@ -78,7 +101,10 @@ std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
     try {
       jobs.push_back(from_json(nlohmann::json::parse(line)));
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("{}:{}: not a submitted job ({})", path, number, e.what()));
+      throw InputError(fmt::format("{}:{}: not a submitted job: the line {}",
+                                   path,
+                                   number,
+                                   json_problem(e, /*one_line=*/true)));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}:{}: not a submitted job ({})", path, number, e.what()));
     }

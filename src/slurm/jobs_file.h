@@ -29,7 +29,8 @@ struct SubmittedJob {
 
 std::string jobs_file_path(const std::string& slurm_dir);
 void append_submitted_job(const std::string& path, const SubmittedJob& job);
-// Every job recorded in `path` (none when it does not exist); InputError for a malformed line.
+// Every job recorded in `path` (none when it does not exist); InputError for a malformed line, a
+// file that cannot be read, or a Slurm directory (its parent) that is not a directory.
 std::vector<SubmittedJob> read_submitted_jobs(const std::string& path);
 
 }  // namespace gpudays

@@ -107,9 +107,19 @@ void warn_if_short(const SlurmSubmission& s) {
       s.estimate_what);
 }
 
+// --slurm-dir names a directory, or a path where one can be made.
+void check_slurm_dir(const std::string& dir) {
+  if (dir.empty()) throw InputError("--slurm-dir is empty; name the directory for the job's files");
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    throw InputError(fmt::format("--slurm-dir {} is not a directory", dir));
+  }
+}
+
 }  // namespace
 
 void submit_slurm_job(const SlurmRequest& r, SlurmSubmission s) {
+  check_slurm_dir(r.slurm_dir);
   if (!r.dry_run) check_slurm_reachable();
   SlurmJob& job = s.job;
   job.partition = r.partition;

@@ -8,6 +8,7 @@
 
 #include "accuracy/planner_options.h"
 #include "catalog/gpu_loader.h"
+#include "search_space/search_space.h"
 #include "sweep/host_probe.h"
 
 namespace gpudays {
@@ -20,10 +21,14 @@ GpuSpec bench_host_cpu(const BenchRequest& r) {
   try {
     return host_cpu_device(r.db, host);
   } catch (const InputError& e) {
-    std::cerr << fmt::format(
-        "warning: {}; the trials are ordered by a stand-in CPU spec (not "
-        "measured, so MFU is not checked)\n",
-        e.what());
+    static bool warned = false;  // once per process: a sweep sets up every CPU cell alike
+    if (!warned) {
+      std::cerr << fmt::format(
+          "warning: {}; the trials are ordered by a stand-in CPU spec (not "
+          "measured, so MFU is not checked)\n",
+          e.what());
+    }
+    warned = true;
     return host_cpu_stand_in(host);
   }
 }
@@ -102,6 +107,7 @@ SweepSummary run_bench_here(const std::string& config_dir,
   const SweepOptions& options = setup.sweep_options();
   if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);
   if (setup.cluster().gpu->kind == DeviceKind::kGpu) check_trial_device(r.device);
+  check_request(model, setup.cluster());  // refused before the database is made
   ResultsDb db = ResultsDb::open({.path = r.db, .catalog = &catalog});
   return run_sweep(model, setup.cluster(), setup.plan_options(), options, db, progress);
 }

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -113,6 +114,27 @@ std::string run_probe(const HostProbeOptions& options, const std::string& thread
                                error.empty() ? "the probe failed" : error));
 }
 
+// A probe command that failed once in this process fails again without running: a sweep asks
+// for the host CPU once per cell (a build without the trainer spawned 36 failing probes for one
+// dry run). Keyed by the command and its threads, so another probe still runs.
+std::map<std::string, std::string>& failed_probes() {
+  static std::map<std::string, std::string> errors;
+  return errors;
+}
+
+std::string probe_line(const HostProbeOptions& options, const std::string& threads) {
+  const std::string key = fmt::format("{}\n{}", fmt::join(options.probe_command, "\n"), threads);
+  if (const auto it = failed_probes().find(key); it != failed_probes().end()) {
+    throw InputError(it->second);
+  }
+  try {
+    return run_probe(options, threads);
+  } catch (const InputError& e) {
+    failed_probes().emplace(key, e.what());
+    throw;
+  }
+}
+
 }  // namespace
 
 std::string host_probe_cache_path(const std::string& db_path) {
@@ -131,7 +153,7 @@ HostMeasurement measure_host_cpu(const HostProbeOptions& options) {
           fmt::format("{}: {} (delete the file to probe again)", options.cache_path, e.what()));
     }
   }
-  const HostMeasurement measured = parse_host_probe(run_probe(options, key.omp_num_threads));
+  const HostMeasurement measured = parse_host_probe(probe_line(options, key.omp_num_threads));
   if (options.cache_path.empty()) return measured;
   cache[kEntries].push_back({{"host", key.host},
                              {"omp_num_threads", key.omp_num_threads},

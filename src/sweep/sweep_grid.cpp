@@ -1,6 +1,7 @@
 // Loading a sweep file with the catalog's checked TOML access, and the cells of its grid.
 #include "sweep/sweep_grid.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -16,18 +17,29 @@ namespace {
 
 constexpr std::string_view kSchemaDoc = "docs/sweep.md";
 
-// `check` on each value; its InputError becomes the key's one-line error.
+// `check` on each value (which may resolve it: an alias to its catalog name); its InputError
+// becomes the key's one-line error. Two entries that resolve to one value would run every cell
+// twice: refused, naming both.
 template <typename T, typename Check>
 std::vector<T> checked(const TomlFields& t,
                        std::string_view key,
-                       std::vector<T> values,
+                       const std::vector<T>& given,
                        Check check) {
-  if (values.empty()) t.fail(key, "an empty list");
-  for (T& v : values) {
+  if (given.empty()) t.fail(key, "an empty list");
+  std::vector<T> values;
+  for (const T& v : given) {
     try {
-      v = check(v);
+      values.push_back(check(v));
     } catch (const InputError& e) {
       t.fail(key, e.what());
+    }
+    const auto first = std::find(values.begin(), values.end() - 1, values.back());
+    if (first != values.end() - 1) {
+      t.fail(key,
+             fmt::format("'{}' and '{}' are both {}; list it once",
+                         given[static_cast<size_t>(first - values.begin())],
+                         v,
+                         values.back()));
     }
   }
   return values;

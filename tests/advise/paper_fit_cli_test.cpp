@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "process_dir.h"
 #include "test_util.h"
@@ -134,6 +136,49 @@ TEST(FitCli, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << args;
   }
+}
+
+// The compute-optimal options with --model (which answers which hardware) would do nothing: they
+// are refused, and nothing is written; an empty --write-model or --family is said to be empty or
+// unknown; a family of another kind is named as such; a count the planner cannot take is refused.
+TEST(FitCli, OptionsThatWouldDoNothingAreRefused) {
+  const std::string model_path = test::fresh_path("fit-not-written.toml");
+  const std::pair<std::string, std::string> cases[] = {
+      {"fit --model pythia-1b --days 30 --write-model " + model_path,
+       "--write-model is for --gpu G --gpus N (the largest compute-optimal model); with --model "
+       "it would do nothing"},
+      {"fit --model pythia-1b --days 30 --family llama", "--family is for --gpu G --gpus N"},
+      {"fit --model pythia-1b --days 30 --tokens-per-param 40",
+       "--tokens-per-param is for --gpu G --gpus N"},
+      {"fit --gpu a100 --gpus 4 --days 30 --write-model ''", "--write-model: the path is empty"},
+      {"fit --gpu a100 --gpus 4 --days 30 --family ''",
+       "unknown compute-optimal family ''; valid: gpt_neox, roberta, llama, or a catalog "
+       "transformer language model"},
+      {"fit --gpu a100 --gpus 4 --days 30 --family vit",
+       "compute-optimal family 'vit' is a vit model, not a transformer language model"},
+      {"fit --gpu a100 --gpus 32776 --days 30", "the planner takes at most 4096 nodes"},
+      {"fit --model pythia-1b --days 30 --counts 8,32776", "the planner takes at most 4096 nodes"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(model_path));
+}
+
+// No compute-optimal model meets the limits: --write-model's file is left as it was, and a note
+// on stderr says it was not written.
+TEST(FitCli, WriteModelWithoutAnAnswerSaysSoAndKeepsTheFile) {
+  const std::string path = test::write_temp_file("fit-keep.toml", "# keep me\n");
+  const auto r = run_gpudays("fit --gpu a100 --gpus 1 --days 1e-300 --write-model " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(
+      r.err,
+      "gpudays: note: no compute-optimal model meets the limits; " + path + " was not written\n");
+  EXPECT_EQ(test::read_file(path), "# keep me\n");
 }
 
 }  // namespace

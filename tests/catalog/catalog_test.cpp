@@ -2,13 +2,18 @@
 // fail with messages that name the problem.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "catalog/catalog.h"
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "catalog/param_count.h"
 #include "common/error.h"
+#include "process_dir.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -124,6 +129,94 @@ TEST(Catalog, UnknownNamesListTheValidChoices) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("a100-80gb-sxm"), std::string::npos) << e.what();
   }
+}
+
+namespace fs = std::filesystem;
+
+// A catalog of the shipped models and GPUs in a fresh directory, to break.
+fs::path copied_catalog(const std::string& name) {
+  const fs::path dir = test::process_temp_dir().fresh_dir(name);
+  for (const char* sub : {"models", "gpus"}) {
+    fs::copy(fs::path(catalog().config_dir()) / sub, dir / sub, fs::copy_options::recursive);
+  }
+  return dir;
+}
+
+std::string load_error(const fs::path& dir) {
+  try {
+    Catalog::load({dir.string()});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A *.toml entry that is not a readable file is an error naming it (a looping link was an
+// "internal error: filesystem error"; a dangling link or a directory so named was skipped).
+TEST(Catalog, EntriesThatAreNoFileAreErrorsNamingThem) {
+  const fs::path loop = copied_catalog("loop-catalog");
+  fs::create_symlink("loop.toml", loop / "gpus" / "loop.toml");
+  EXPECT_NE(load_error(loop).find((loop / "gpus" / "loop.toml").string() +
+                                  ": cannot read the file: Too many levels of symbolic links"),
+            std::string::npos)
+      << load_error(loop);
+  const fs::path dangling = copied_catalog("dangling-catalog");
+  fs::create_symlink("gone.toml", dangling / "gpus" / "x.toml");
+  EXPECT_NE(load_error(dangling).find("x.toml: a link to gone.toml, which does not exist"),
+            std::string::npos)
+      << load_error(dangling);
+  const fs::path folder = copied_catalog("folder-catalog");
+  fs::create_directory(folder / "gpus" / "zz.toml");
+  EXPECT_NE(load_error(folder).find("zz.toml: not a file"), std::string::npos)
+      << load_error(folder);
+  if (geteuid() != 0) {  // root lists a directory of mode 000
+    const fs::path unreadable = copied_catalog("unreadable-catalog");
+    fs::permissions(unreadable / "models", fs::perms::none);
+    EXPECT_NE(load_error(unreadable).find("models: cannot list the directory: Permission denied"),
+              std::string::npos)
+        << load_error(unreadable);
+    fs::permissions(unreadable / "models", fs::perms::owner_all);
+  }
+  const test::CommandResult r =
+      test::run_gpudays("--config-dir " + loop.string() + " plan --model pythia-1b --gpu a100");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
+// An empty gpus/ says there is no GPU file there, not "valid: " and an empty list.
+TEST(Catalog, NoGpuFilesIsSaid) {
+  const fs::path dir = test::process_temp_dir().fresh_dir("no-gpus-catalog");
+  fs::create_directory(dir / "models");
+  fs::create_directory(dir / "gpus");
+  fs::copy(catalog().model("pythia-70m").source_path, dir / "models");  // no reported GPU
+  try {
+    Catalog::load({dir.string()}).gpu("a100");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown GPU 'a100': there are no GPU files in " +
+                                         (dir / "gpus").string()),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// [reported] gpu is a catalog GPU's name (docs/catalog.md), checked as a published case's is.
+TEST(Catalog, AReportedRunNamesACatalogGpu) {
+  const fs::path dir = copied_catalog("reported-catalog");
+  const fs::path file = dir / "models" / "pythia-160m.toml";
+  std::string text = test::read_file(file.string());
+  const std::string from = "gpu = \"a100-40gb-sxm\"";
+  ASSERT_NE(text.find(from), std::string::npos);
+  std::ofstream(file) << std::string(text).replace(
+      text.find(from), from.size(), "gpu = \"nonexistent\"");
+  EXPECT_NE(load_error(dir).find(file.string() + " [reported]: gpu: unknown GPU 'nonexistent'"),
+            std::string::npos)
+      << load_error(dir);
+  std::ofstream(file) << std::string(text).replace(text.find(from), from.size(), "gpu = \"a100\"");
+  EXPECT_NE(load_error(dir).find("'a100' is an alias; use the catalog name 'a100-80gb-sxm'"),
+            std::string::npos)
+      << load_error(dir);
 }
 
 TEST(Catalog, ViTSequenceIsPatchesPlusClassToken) {

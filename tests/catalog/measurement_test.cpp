@@ -171,9 +171,32 @@ TEST(MeasurementFile, NumbersMustBeFiniteAndInRange) {
   expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = nan"),
                {"case 'one' [published]", "tokens_per_s: must be a finite number"});
   expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = -8000.0"),
-               {"[published]", "tokens_per_s: must be positive"});
+               {"[published]", "tokens_per_s: must be in [0.001, 1e+16] tokens/s, is -8000"});
   expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\nmfu = 1.2"), {"mfu"});
   expect_error(edit("gpus_per_node = 8", "gpus_per_node = 0"), {"gpus_per_node"});
+}
+
+// Found by the hostile-input review: step_time_ms = 1e300 spread errors of 300 digits into
+// validate, plan and cost. Published figures lie in plausible ranges, each error naming the file,
+// the case and the key.
+TEST(MeasurementFile, PublishedFiguresArePlausible) {
+  const std::string no_derived =
+      std::string(kValid).substr(0, std::string(kValid).find("[cases.derived]"));
+  const auto figure = [&](const std::string& line) {
+    return edit(no_derived, "tokens_per_s = 8000.0", line);
+  };
+  expect_error(figure("step_time_ms = 1e300"),
+               {"case 'one' [published]", "step_time_ms: must be in [0.001, 1e+09] ms, is 1e+300"});
+  expect_error(figure("step_time_ms = 1e-300"), {"step_time_ms: must be in [0.001, 1e+09] ms"});
+  expect_error(figure("step_time_s = 1e7"), {"step_time_s: must be in [1e-06, 1e+06] s"});
+  expect_error(figure("tokens_per_s_per_gpu = 1e11"),
+               {"tokens_per_s_per_gpu: must be in [0.001, 1e+10] tokens/s"});
+  expect_error(figure("tflops_per_gpu = 1e6"), {"tflops_per_gpu: must be in [0.001, 100000]"});
+  expect_error(figure("peak_memory_gib = 2048.0"),
+               {"peak_memory_gib: must be in [0.001, 1024] GiB"});
+  expect_error(edit("gpus_per_node = 8", "gpus_per_node = 8\ninter_node_gbit_per_s = 1e-300"),
+               {"case 'one'", "inter_node_gbit_per_s: must be in [0.08, 80000] Gbit/s"});
+  EXPECT_EQ(load_error(figure("step_time_ms = 1e9")), "");
 }
 
 // The model code, autocast's fp32 weights and the configured dropout (docs/catalog.md).
@@ -401,7 +424,7 @@ TEST(MeasurementFile, CheckpointShareAndGpuVariantAreChecked) {
                {"case 'one'", "gpu_memory_gib", "gpu_note"});
   expect_error(edit("precision = \"bf16\"",
                     "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_memory_bandwidth_gb_per_s = -1"),
-               {"gpu_memory_bandwidth_gb_per_s", "positive"});
+               {"gpu_memory_bandwidth_gb_per_s", "must be in [0.001, 1e+06] GB/s, is -1"});
 }
 
 TEST(MeasurementFile, GpuMustBeACatalogName) {

@@ -412,6 +412,61 @@ TEST(GpuFile, FiguresNearZeroAreRejected) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// Found by the hostile-input review: names, generations, links, memory and prices that no GPU has
+// were accepted (an empty alias listed as ", ,"; "collectives over carrier-pigeon"; 8 EiB of
+// memory; a price of 1e308 that overflowed the costs). Each names the file and key.
+TEST(GpuFile, NamesLinksMemoryAndPricesAreChecked) {
+  const auto expect =
+      [](const std::string& from, const std::string& to, const std::string& needle) {
+        const std::string error = gpu_error(from, to);
+        EXPECT_NE(error.find(needle), std::string::npos) << to << ": " << error;
+      };
+  expect("name = \"a100-80gb-sxm\"", "name = \"\"", "gpu.toml: name: must not be empty");
+  expect("aliases = [\"a100\"]", "aliases = [\"\"]", "gpu.toml: aliases: an empty alias");
+  expect("architecture = \"ampere\"",
+         "architecture = \"bogus\"",
+         "architecture: 'bogus' is not one of volta, turing, ampere");
+  expect("gpu_link = \"nvlink3\"",
+         "gpu_link = \"carrier-pigeon\"",
+         "[links]: gpu_link: 'carrier-pigeon' is not one of nvlink1");
+  expect("bytes = 85899345920",
+         "bytes = 9223372036854775807",
+         "[memory]: bytes: must be in [1, 1099511627776] (1 TiB)");
+  expect("purchase_usd = 19000.0",
+         "purchase_usd = 1e308",
+         "[price]: purchase_usd: must be in [0, 1e+07]");
+  EXPECT_EQ(gpu_error("purchase_usd = 19000.0", "purchase_usd = 1e7"), "");
+}
+
+// A GPU file whose bf16 peak contradicts its generation is its own error: it was blamed on the
+// first published case that trained in bf16 on it.
+TEST(GpuFile, Bf16AndTf32FollowTheGeneration) {
+  EXPECT_NE(gpu_error("bf16 = 312.0", "bf16 = 0.0")
+                .find("gpu.toml [peak_tflops]: bf16: missing or 0, but compute capability 8 "
+                      "(Ampere or newer) has bf16"),
+            std::string::npos)
+      << gpu_error("bf16 = 312.0", "bf16 = 0.0");
+  EXPECT_NE(gpu_error("compute_capability = 8.0", "compute_capability = 7.0")
+                .find("bf16: 312, but compute capability 7 (before Ampere) has no bf16"),
+            std::string::npos)
+      << gpu_error("compute_capability = 8.0", "compute_capability = 7.0");
+}
+
+// The optimizer's and the norm's epsilons divide: positive (and below 1); weight decay is not
+// negative.
+TEST(ModelFields, EpsilonsAndWeightDecayAreChecked) {
+  const std::string p70m = pythia_70m();
+  expect_error(replace(p70m, "eps = 1e-8", "eps = -1e-8"), "[recipe]: eps: must be in (0, 1)");
+  expect_error(replace(p70m, "eps = 1e-8", "eps = 0.0"), "[recipe]: eps: must be in (0, 1)");
+  expect_error(replace(p70m, "weight_decay = 0.01", "weight_decay = -5.0"),
+               "[recipe]: weight_decay: must be >= 0");
+  expect_error(replace(p70m, "layer_norm_eps = 1e-5", "layer_norm_eps = -1.0"),
+               "[arch]: layer_norm_eps: must be in (0, 1), is -1");
+  expect_error(replace(catalog_file("vit"), "layer_norm_eps = 1e-12", "layer_norm_eps = 0.0"),
+               "[arch]: layer_norm_eps: must be in (0, 1)");
+  EXPECT_EQ(load_error(replace(p70m, "weight_decay = 0.01", "weight_decay = 0.0")), "");
+}
+
 // Two GPU files claiming one alias: the catalog refuses to load instead of letting one win.
 TEST(GpuFile, AnAliasNamesOneGpu) {
   namespace fs = std::filesystem;

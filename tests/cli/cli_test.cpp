@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "process_dir.h"
+#include "results/results_db.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -297,6 +299,96 @@ TEST(Cli, NumbersAreDecimalAndFinite) {
   // A leading zero is decimal: 010 GPUs per node are 10 (which pythia-1b's batch does not split
   // over), not 8.
   expect_input_error("plan --model pythia-1b --gpu a100 --gpus-per-node 010", "over 10 GPUs");
+}
+
+// A rate or bandwidth near 0 inside a flag's old range printed "inf days" or day counts of 300
+// digits: the flags have physical lower bounds; a subnormal is a number out of range, not "not a
+// number".
+TEST(Cli, PhysicalFlagsHaveSensibleLowerBounds) {
+  expect_input_error(
+      "plan --model pythia-1b --gpu a100 --offloading on --cpu-adam-params-per-s 1e-300",
+      "--cpu-adam-params-per-s: '1e-300' is not in [100000, 1e+13]");
+  expect_input_error("plan --model pythia-1b --gpu a100 --nodes 2 --inter-node-gb-per-s 1e-300",
+                     "--inter-node-gb-per-s: '1e-300' is not in [0.01, 10000]");
+  expect_input_error("plan --model pythia-1b --gpu a100 --nodes 2 --inter-node-gb-per-s 1e-320",
+                     "'1e-320' is not in [0.01, 10000]");
+  expect_input_error("plan --model pythia-1b --gpu a100 --host-memory-gib 0",
+                     "--host-memory-gib: '0' is not in [1, 1e+06]");
+  const auto slow = run_gpudays(
+      "plan --model pythia-1b --gpu a100 --offloading on --cpu-adam-params-per-s 1e5 --format "
+      "json");
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_TRUE(nlohmann::json::parse(slow.out)["best"]["training_days"].is_number()) << slow.out;
+}
+
+// Integer flags name their own range, whatever the bad value; CLI11's ranges are worded alike
+// (it printed the 309 digits of the largest double).
+TEST(Cli, NumberMessagesNameTheFlagsOwnRange) {
+  for (const char* value : {"99999999999999999999", "2.5", "''"}) {
+    expect_input_error(std::string("plan --model pythia-1b --gpu a100 --gpus-per-node ") + value,
+                       "is not a decimal integer in [1, 64]");
+  }
+  const auto sample = run_gpudays("data inspect --sample -1 /nonexistent");
+  EXPECT_EQ(sample.exit_code, 2) << sample.err;
+  EXPECT_NE(sample.err.find("'-1' is not a non-negative"), std::string::npos) << sample.err;
+  EXPECT_LT(sample.err.size(), 200u) << sample.err;
+}
+
+// CLI11 dropped a list's empty items (`--counts 1,,2` read as 1,2; `--gpus ,` as a missing value).
+TEST(Cli, ListsHaveNoEmptyItems) {
+  expect_input_error("cost --model pythia-1b --gpus a100 --counts 1,,2",
+                     "--counts: '1,,2' has an empty item");
+  expect_input_error("cost --model pythia-1b --gpus a100,,h100 --counts 1",
+                     "--gpus: 'a100,,h100' has an empty item");
+  expect_input_error("cost --model pythia-1b --gpus , --counts 1", "--gpus: ',' has an empty item");
+  expect_input_error("cost --model pythia-1b --gpus=a100, --counts 1",
+                     "--gpus: 'a100,' has an empty item");
+}
+
+// One value given twice, an empty name or choice, a name with a newline: one line that says so.
+TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
+  expect_input_error("plan --model pythia-1b --gpu a100 --gpu h100",
+                     "--gpu is given 2 times ('a100', 'h100'); give it once");
+  expect_input_error("plan --model pythia-1b --gpu a100 --sharding ''",
+                     "--sharding: an empty value");
+  expect_input_error("plan --model '' --gpu a100", "--model: an empty name");
+  // A newline typed into a name (inside the shell's quotes) is written as \n: still one line.
+  expect_input_error("plan --model 'pythia\nbogus' --gpu a100", "unknown model 'pythia\\nbogus'");
+}
+
+// The image loader's flags are for vision models; a text model has no images to load.
+TEST(Cli, ImageInputIsForVisionModels) {
+  expect_input_error("plan --model pythia-1b --gpu a100 --image-input jpeg-deit",
+                     "--image-input applies to vision models");
+  EXPECT_EQ(run_gpudays("plan --model vit --gpu a100 --image-input jpeg-deit").exit_code, 0);
+}
+
+// A model name that neither the catalog nor the database knows is unknown, as elsewhere; a catalog
+// model without trials on the GPU asked for is an empty list.
+TEST(Cli, ResultsRefusesAnUnknownModel) {
+  const std::string db = test::fresh_path("results-names.db");
+  ResultsDb::open({db, /*read_only=*/false, &test::catalog()})
+      .insert(test::pythia_1b_trial(8, 20.0, 20.0));
+  expect_input_error("results --model bogus --db " + db, "unknown model 'bogus'");
+  const auto known = run_gpudays("results --model pythia-1b --gpu h100 --db " + db);
+  EXPECT_EQ(known.exit_code, 0) << known.err;
+}
+
+// Without configs/calibration.toml the planner's own constants plan: `plan` says so once.
+TEST(Cli, PlanSaysWhenItPlansUncalibrated) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::process_temp_dir().fresh_dir("no-calibration");
+  for (const char* sub : {"models", "gpus", "measurements"}) {
+    fs::copy(fs::path(test::catalog().config_dir()) / sub, dir / sub, fs::copy_options::recursive);
+  }
+  const auto r = run_gpudays("--config-dir " + dir.string() +
+                             " plan --model pythia-160m --gpu a100 --no-calibration");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("planning with the planner's own constants (uncalibrated)"),
+            std::string::npos)
+      << r.err;
+  const auto calibrated = run_gpudays("plan --model pythia-160m --gpu a100 --no-calibration");
+  EXPECT_EQ(calibrated.err.find("own constants"), std::string::npos) << calibrated.err;
 }
 
 TEST(Cli, HelpAndVersion) {

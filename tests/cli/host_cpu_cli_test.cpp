@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,30 @@ TEST(HostCpuCli, ACpuAndAGpuAtOnceOrNeitherIsOneLine) {
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_NE(neither.err.find("--gpu NAME"), std::string::npos) << neither.err;
   EXPECT_NE(neither.err.find("--device cpu"), std::string::npos) << neither.err;
+}
+
+// A build without LibTorch has no trainer, so no probe of the host CPU: said in one line, not as
+// "unknown command 'trial'; valid: ..." from the probe's child; its help names no `trial`.
+TEST(HostCpuCli, ABuildWithoutTheTrainerSaysSoInOneLine) {
+  const auto trial = test::run_gpudays("trial --probe-device cpu");
+  if (trial.exit_code == 0) GTEST_SKIP() << "this build has the trainer";
+  const std::string said = "this build has no trainer (built without LibTorch)";
+  EXPECT_EQ(trial.exit_code, 2) << trial.err;
+  EXPECT_NE(trial.err.find(said), std::string::npos) << trial.err;
+  const std::string db = test::fresh_path("no_trainer.db");  // no probe cached next to it
+  for (const std::string& args :
+       {"plan --model-file " + kModelFile + " --device cpu --db " + db,
+        "plan --model-file " + kModelFile + " --gpu cpu --db " + db,
+        "results --incomplete --model-file " + kModelFile + " --gpu cpu --db " + db}) {
+    const auto r = test::run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("cannot measure the host CPU: " + said), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("unknown command"), std::string::npos) << r.err;
+  }
+  const auto help = test::run_gpudays("plan --help");
+  EXPECT_EQ(help.out.find("gpudays trial --probe-device cpu"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("this build has no"), std::string::npos) << help.out;
 }
 
 TEST(HostCpuCli, BestAndExportReadTheHostCpusTrials) {

@@ -94,5 +94,42 @@ TEST(InterconnectCli, ABadLinkKeyInAGpuFileNamesFileAndKey) {
       << r.err;
 }
 
+// A cluster file is held to the flags' bounds: its network near 0 printed step times of 300
+// digits, its 1000 GPUs per node passed --gpus-per-node's limit of 64. Each names file and key.
+TEST(InterconnectCli, AClusterFilesFiguresHaveTheFlagsBounds) {
+  const std::string original =
+      test::read_file(std::string(GPUDAYS_TEST_DATA_DIR) + "/slurm-cluster.toml");
+  int files = 0;
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    EXPECT_NE(text.find(from), std::string::npos) << from;
+    return test::write_temp_file("cluster" + std::to_string(files++) + ".toml",
+                                 text.replace(text.find(from), from.size(), to));
+  };
+  const std::string slow = edited("inter_node_gb_per_s = 25.0", "inter_node_gb_per_s = 1e-300");
+  const auto r = run_gpudays("plan --model pythia-1b --cluster " + slow + " --nodes 2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(slow + ": inter_node_gb_per_s: 1e-300 is not in [0.01, 10000]"),
+            std::string::npos)
+      << r.err;
+  const std::string wide = edited("gpus_per_node = 4", "gpus_per_node = 1000");
+  const auto w = run_gpudays("plan --model pythia-1b --cluster " + wide);
+  EXPECT_EQ(w.exit_code, 2) << w.err;
+  EXPECT_NE(w.err.find(wide + " [partitions.a100]: gpus_per_node: 1000 is not in [1, 64]"),
+            std::string::npos)
+      << w.err;
+  // A file out of bounds is refused whatever the command line sets: the file is wrong.
+  const auto o = run_gpudays("plan --model pythia-1b --cluster " + slow +
+                             " --nodes 2 --inter-node-gb-per-s 25");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  // Within bounds, the command line's own figure wins over the file's.
+  const std::string fast = edited("inter_node_gb_per_s = 25.0", "inter_node_gb_per_s = 0.5");
+  EXPECT_EQ(run_gpudays("plan --model pythia-1b --cluster " + fast +
+                        " --nodes 2 --inter-node-gb-per-s 25")
+                .exit_code,
+            0);
+}
+
 }  // namespace
 }  // namespace gpudays

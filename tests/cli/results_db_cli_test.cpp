@@ -331,6 +331,50 @@ TEST(ResultsDbCli, ADatabaseThatCannotBeWrittenStopsBenchBeforeAnyTrial) {
   EXPECT_EQ(ResultsDb::open({db, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
+// A --db that cannot be a results database says what it is: an empty name, a directory, an empty
+// file (none of them made or changed).
+TEST(ResultsDbCli, ADatabasePathThatIsNoDatabaseSaysWhatItIs) {
+  const std::string dir = test::process_temp_dir().fresh_dir("db-paths");
+  const std::string empty = dir + "/empty.db";
+  std::ofstream(empty).flush();
+  const std::pair<std::string, std::string> cases[] = {
+      {"''", "the results database path is empty (choose another file with --db)"},
+      {dir, dir + " is a directory, not a results database (choose another file with --db)"},
+      {empty,
+       empty + " is an empty file, not a gpudays results database yet (run `gpudays bench` "
+               "first, or give --db)"}};
+  for (const auto& [db, message] : cases) {
+    for (const char* command : {"results", "best --model pythia-1b --gpu a100 --gpus-per-node 4"}) {
+      const auto r = run_gpudays(std::string(command) + " --db " + db);
+      EXPECT_EQ(r.exit_code, 2) << command << " " << db;
+      EXPECT_EQ(r.err, "gpudays: error: " + message + "\n") << command << " " << db;
+    }
+  }
+  EXPECT_EQ(test::read_file(empty), "");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+// A bench request refused for its model's precision on the host CPU (or an empty --db) is refused
+// before the database, or the host CPU's probe cache beside it, is made.
+TEST(ResultsDbCli, ARefusedBenchMakesNoDatabase) {
+  const std::string dir = test::process_temp_dir().fresh_dir("bench-refused");
+  const std::string model =
+      test::read_file(test::catalog().config_dir() + "/models/pythia-14m.toml");
+  ASSERT_NE(model.find("precision = \"fp16\""), std::string::npos) << model;
+  auto r = run_gpudays("bench --model pythia-14m --device cpu --db " + dir + "/b1.db");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("pythia-14m: fp16 on the host CPU"), std::string::npos) << r.err;
+  r = run_gpudays("bench --model pythia-14m --device cpu --db ''");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "gpudays: error: --db is empty; name the file to write\n");
+  r = run_gpudays("bench --model pythia-160m --gpu a100 --gpus-per-node 3 --db " + dir + "/b2.db");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("does not split into a power-of-two per-GPU batch"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
 // The processes whose command line mentions `text` (a trial's names its spec file).
 std::vector<pid_t> processes_mentioning(const std::string& text) {
   std::vector<pid_t> found;

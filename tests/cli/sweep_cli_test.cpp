@@ -55,7 +55,10 @@ TEST(SweepCli, BadSweepFilesAreOneLineAndExit2) {
            {"models = [\"pythia-160m\"]\ngpus = [\"a100\"]\nstrategy = \"best\"\n",
             "strategy: unknown strategy 'best'"},
            {"models = [\"pythia-160m\"]\ngpus = [\"a100\"]\nnodes = [\"1\"]\n",
-            "nodes: must be an array of integers"}}) {
+            "nodes: must be an array of integers"},
+           // An alias and its catalog name: every cell would be listed (and run) twice.
+           {"models = [\"pythia-160m\"]\ngpus = [\"a100\", \"a100-80gb-sxm\"]\n",
+            "gpus: 'a100' and 'a100-80gb-sxm' are both a100-80gb-sxm; list it once"}}) {
     const std::string file = test::write_temp_file("bad.toml", text);
     const auto r = run_gpudays("sweep " + file + " --dry-run");
     EXPECT_EQ(r.exit_code, 2) << text;

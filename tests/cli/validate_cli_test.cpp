@@ -84,6 +84,13 @@ TEST(ValidateCli, BadInput) {
   expect_input_error("validate --gpu a200", "a100-80gb-sxm");
   expect_input_error("validate --format xml", "--format");
   expect_input_error("validate --gpu l40s", "no published measurement");
+  expect_input_error("validate --gpu ''", "--gpu: an empty name");  // was: every GPU
+}
+
+// --fit prints calibration.toml: a --format or a --worst it would ignore is refused.
+TEST(ValidateCli, FitTakesNoFormatOrWorst) {
+  expect_input_error("validate --fit --format json", "it takes no --format or --worst");
+  expect_input_error("validate --fit --worst 3", "it takes no --format or --worst");
 }
 
 // `validate --fit` prints exactly the checked-in configs/calibration.toml.

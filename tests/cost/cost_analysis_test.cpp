@@ -3,7 +3,11 @@
 // bench time source's error without a results database.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
 #include "cost/cost_analysis.h"
@@ -125,7 +129,8 @@ TEST(TimeSource, BenchNeedsAResultsDatabase) {
 TEST(Prices, OverridesFromFlagsAndFilesResolveAliases) {
   PriceOverrides flags;
   add_price_assignment("a100=17000", "--price", flags.purchase_usd);
-  add_price_assignment("h100=2.5", "--cloud-price", flags.cloud_usd_per_gpu_hour);
+  add_price_assignment(
+      "h100=2.5", "--cloud-price", flags.cloud_usd_per_gpu_hour, PriceKind::kCloud);
   const std::string file = test::write_temp_file("prices.toml",
                                                  "[purchase_usd]\na100 = 18000\nrtx-3090 = 900\n"
                                                  "[cloud_usd_per_gpu_hour]\nrtx-3090 = 0.3\n");
@@ -156,6 +161,97 @@ TEST(Prices, MalformedOverridesAreInputErrors) {
   EXPECT_THROW(
       load_price_file(test::write_temp_file("neg_prices.toml", "[purchase_usd]\na100 = -1\n")),
       InputError);
+}
+
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+// Prices are held to a physical range (prices.h): no purchase price above $10M, no rental price of
+// 0 (the catalog's "unknown") or above $10,000 per GPU-hour.
+TEST(Prices, OutOfRangePricesAreRefused) {
+  std::map<std::string, PriceOverride> into;
+  for (const char* bad : {"a100=1e20", "a100=1e308", "a100=10000001"}) {
+    EXPECT_NE(input_error([&] {
+                add_price_assignment(bad, "--price", into);
+              }).find("is not a purchase price in [0, 1e+07] USD"),
+              std::string::npos)
+        << bad;
+  }
+  for (const char* bad : {"a100=0", "a100=-0", "a100=1e308", "a100=10001"}) {
+    EXPECT_NE(input_error([&] {
+                add_price_assignment(bad, "--cloud-price", into, PriceKind::kCloud);
+              }).find("is not a rental price in (0, 10000]"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_TRUE(into.empty());
+  EXPECT_NE(input_error([] {
+              load_price_file(
+                  test::write_temp_file("zero_rent.toml", "[cloud_usd_per_gpu_hour]\na100 = 0\n"));
+            }).find("[cloud_usd_per_gpu_hour] a100: must be a rental price"),
+            std::string::npos);
+  GpuSpec absurd = catalog().gpu("a100");
+  absurd.purchase_usd = 1e308;
+  const std::string catalog_error = input_error([&] { gpu_price(absurd, {}); });
+  EXPECT_NE(catalog_error.find(absurd.source_path + ": [price] purchase_usd: 1e+308"),
+            std::string::npos)
+      << catalog_error;
+}
+
+// One source names a GPU once: two flags, or an alias and the catalog name, are refused naming
+// both; an unknown GPU names the override's origin; a top-level key is called a key.
+TEST(Prices, ConflictingOrUnknownOverridesNameTheirOrigin) {
+  std::map<std::string, PriceOverride> into;
+  add_price_assignment("a100=5", "--price", into);
+  EXPECT_EQ(input_error([&] { add_price_assignment("a100=6", "--price", into); }),
+            "--price a100=5 and --price a100=6 both price a100; give one");
+  const std::string file =
+      test::write_temp_file("alias_prices.toml", "[purchase_usd]\na100 = 5\na100-80gb-sxm = 7\n");
+  EXPECT_EQ(input_error([&] { canonical_price_overrides(load_price_file(file), catalog()); }),
+            fmt::format("{0} [purchase_usd] a100 and {0} [purchase_usd] a100-80gb-sxm both price "
+                        "a100-80gb-sxm; give one",
+                        file));
+  const std::string unknown =
+      test::write_temp_file("unknown_prices.toml", "[purchase_usd]\nbogus = 5\n");
+  EXPECT_EQ(input_error([&] {
+              canonical_price_overrides(load_price_file(unknown), catalog());
+            }).rfind(unknown + " [purchase_usd] bogus: unknown GPU 'bogus'", 0),
+            0u);
+  const std::string top = test::write_temp_file("top_prices.toml", "a100 = 5\n");
+  EXPECT_NE(input_error([&] { load_price_file(top); }).find("unknown key 'a100'"),
+            std::string::npos);
+}
+
+// A row whose figures are not finite or beyond 1e15 is refused naming the option, so no format
+// prints inf, a negative zero or an overflowed integer (a 1e-307-year amortisation, a 1e307 price).
+TEST(CostAnalysis, NonFiniteOrHugeFiguresAreInputErrors) {
+  CostOptions cost = shipped_cost_options();
+  const FixedTimeSource source({{{"a100-80gb-sxm", 8}, 10.0}});
+  cost.assumptions.amortisation.years = 1e-307;
+  EXPECT_NE(input_error([&] {
+              analyse_costs(catalog().model("pythia-1b"), options_for({"a100"}, {8}), source, cost);
+            }).find("pythia-1b on 8 x a100-80gb-sxm: the amortised cost (USD) would be inf"),
+            std::string::npos);
+  cost = shipped_cost_options();
+  cost.assumptions.energy.usd_per_kwh = 1e308;
+  EXPECT_NE(input_error([&] {
+              analyse_costs(catalog().model("pythia-1b"), options_for({"a100"}, {8}), source, cost);
+            }).find("the energy cost (USD) would be"),
+            std::string::npos);
+  const FixedTimeSource endless({{{"a100-80gb-sxm", 8}, std::numeric_limits<double>::infinity()}});
+  EXPECT_NE(input_error([&] {
+              analyse_costs(catalog().model("pythia-1b"),
+                            options_for({"a100"}, {8}),
+                            endless,
+                            shipped_cost_options());
+            }).find("the training time (days) would be inf"),
+            std::string::npos);
 }
 
 }  // namespace

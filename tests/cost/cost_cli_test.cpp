@@ -29,10 +29,11 @@ const nlohmann::json* find_row(const nlohmann::json& j, const std::string& gpu, 
 }
 
 // Prices and an energy price of -0 are 0: no cost in the table or the JSON prints as -0 (the
-// flags themselves are quoted as given, as the prices' sources).
+// flags themselves are quoted as given, as the prices' sources). A rental price of 0 (or -0) is
+// refused: 0 is the catalog's "unknown".
 TEST(CostCli, MinusZeroPricesNeverPrintNegativeZero) {
   const std::string args =
-      "cost --model pythia-14m --gpus a100 --counts 1 --price a100=-0 --cloud-price a100=-0 "
+      "cost --model pythia-14m --gpus a100 --counts 1 --price a100=-0 "
       "--usd-per-kwh -0 --grid-gco2-per-kwh -0";
   const auto table = run_gpudays(args);
   ASSERT_EQ(table.exit_code, 0) << table.err;
@@ -43,7 +44,93 @@ TEST(CostCli, MinusZeroPricesNeverPrintNegativeZero) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(json.out.find(": -0"), std::string::npos) << json.out;
   const auto row = nlohmann::json::parse(json.out)["rows"][0];
-  EXPECT_FALSE(std::signbit(row["cloud_usd"].get<double>()));
+  EXPECT_FALSE(std::signbit(row["energy_usd"].get<double>()));
+  for (const char* zero : {"a100=0", "a100=-0"}) {
+    const auto r = run_gpudays(args + " --cloud-price " + zero);
+    EXPECT_EQ(r.exit_code, 2) << zero;
+    EXPECT_NE(r.err.find("is not a rental price in (0, 10000]"), std::string::npos) << r.err;
+  }
+}
+
+// The reproductions of a hostile-input review: huge prices, a tiny amortisation period and huge
+// cost-config values printed "-0" (an overflowed integer) in the table, "inf" in Markdown, an empty
+// CSV field and null in JSON. Each is now one line and exit 2 in every format, before any row.
+TEST(CostCli, AbsurdPricesAndAssumptionsAreRefusedInEveryFormat) {
+  const std::string shipped = test::read_file(test::catalog().config_dir() + "/cost/cost.toml");
+  const auto config_with = [&](const char* name, const std::string& from, const std::string& to) {
+    std::string text = shipped;
+    text.replace(text.find(from), from.size(), to);
+    return " --cost-config " + test::write_temp_file(name, text);
+  };
+  const std::pair<std::string, const char*> cases[] = {
+      {"--price a100=1e20", "is not a purchase price in [0, 1e+07] USD"},
+      {"--price a100=9e18", "is not a purchase price"},
+      {"--price a100=1e308", "is not a purchase price"},
+      {"--cloud-price a100=1e308 --cost-basis cloud", "is not a rental price"},
+      {"--amortisation-years 1e-300", "--amortisation-years: '1e-300' is not in [0.01, 100]"},
+      {config_with("cc-kwh.toml", "usd_per_kwh = 0.13", "usd_per_kwh = 1e308"),
+       "usd_per_kwh: 1e+308 is not in [0, 100]"},
+      {config_with("cc-co2.toml", "grid_gco2_per_kwh = 436.0", "grid_gco2_per_kwh = 1e308"),
+       "grid_gco2_per_kwh: 1e+308 is not in [0, 5000]"},
+      {config_with("cc-years.toml", "years = 5.0", "years = 1e-300"), "years: 1e-300 is not in"},
+      {config_with("cc-usd.toml", "10500]", "9223372036854775807]"), "usd: 9.22337e+18 is not in"},
+      {config_with("cc-power.toml", "power_fraction_of_tdp = 0.8", "power_fraction_of_tdp = 1.5"),
+       "power_fraction_of_tdp: 1.5 is not in (0, 1]"},
+  };
+  for (const auto& [flags, needle] : cases) {
+    for (const char* format : {"table", "markdown", "csv", "json"}) {
+      const std::string args = "cost --model pythia-1b --gpus a100 --counts 1,8 --budget 100000 " +
+                               flags + " --format " + format;
+      const auto r = run_gpudays(args);
+      EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+      EXPECT_EQ(count_lines(r.err), 1) << args << ": " << r.err;
+      EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+      EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+    }
+  }
+}
+
+// One value per GPU and source: two --price flags, or a prices file naming a GPU by its alias and
+// its catalog name, are refused naming both; an unknown GPU in a prices file names the file.
+TEST(CostCli, ConflictingPriceOverridesAreRefusedNamingBoth) {
+  const auto flags =
+      run_gpudays("cost --model pythia-1b --gpus a100 --price a100=5 --price a100=6");
+  EXPECT_EQ(flags.exit_code, 2);
+  EXPECT_EQ(flags.err,
+            "gpudays: error: --price a100=5 and --price a100=6 both price a100; give one\n");
+  const std::string file = test::write_temp_file("cli_alias_prices.toml",
+                                                 "[purchase_usd]\na100 = 5\na100-80gb-sxm = 7\n");
+  const auto alias = run_gpudays("cost --model pythia-1b --gpus a100 --prices " + file);
+  EXPECT_EQ(alias.exit_code, 2);
+  EXPECT_NE(alias.err.find("a100 and " + file + " [purchase_usd] a100-80gb-sxm both price"),
+            std::string::npos)
+      << alias.err;
+  // A flag still wins over the file for the same GPU, by any of its names.
+  const std::string one = test::write_temp_file("cli_one_price.toml", "[purchase_usd]\na100 = 5\n");
+  const auto wins =
+      run_gpudays("cost --model pythia-1b --gpus a100 --counts 1 --format json --prices " + one +
+                  " --price a100-80gb-sxm=6");
+  ASSERT_EQ(wins.exit_code, 0) << wins.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(wins.out)["rows"][0]["gpu_usd"].get<double>(), 6.0);
+  const std::string unknown =
+      test::write_temp_file("cli_unknown_prices.toml", "[purchase_usd]\nbogus = 5\n");
+  const auto r = run_gpudays("cost --model pythia-1b --prices " + unknown);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("gpudays: error: " + unknown + " [purchase_usd] bogus: unknown GPU", 0), 0u)
+      << r.err;
+}
+
+// --counts beyond what the planner takes (4096 nodes of 8) is a usage error, not a row note.
+TEST(CostCli, CountsBeyondThePlannersNodesAreUsageErrors) {
+  const auto r = run_gpudays("cost --model pythia-1b --gpus a100 --counts 8,32776");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("32776 GPUs need 4097 nodes of 8; the planner takes at most 4096 nodes"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+  const auto help = run_gpudays("cost --help");
+  EXPECT_NE(help.out.find("at most 4096 nodes"), std::string::npos);
 }
 
 TEST(CostCli, TableShowsFrontierQueriesAndSources) {

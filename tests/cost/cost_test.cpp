@@ -3,6 +3,9 @@
 // queries on constructed cases, and the cost assumptions file.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "common/error.h"
 #include "cost/cost_analysis.h"
 #include "cost/cost_assumptions.h"
@@ -49,6 +52,18 @@ TEST(CostArithmetic, CountsWithoutAMachineAreInputErrors) {
   EXPECT_THROW(machine_layout(3, shipped().base_machines), InputError);
   EXPECT_THROW(machine_layout(12, shipped().base_machines), InputError);
   EXPECT_THROW(machine_layout(0, shipped().base_machines), InputError);
+}
+
+// The planner takes at most 4096 nodes: with 8-GPU machines, 32,768 GPUs, and no more.
+TEST(CostArithmetic, CountsBeyondThePlannersNodesAreInputErrors) {
+  EXPECT_EQ(machine_layout(32768, shipped().base_machines).num_nodes, 4096);
+  try {
+    machine_layout(32776, shipped().base_machines);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 4096 nodes (32768 GPUs)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CostArithmetic, AmortisedCostIsTheRunsShareOfFiveYears) {
@@ -111,6 +126,42 @@ TEST(CostAssumptions, UnknownKeysAndMissingSourcesAreRejected) {
   EXPECT_THROW(load_cost_assumptions("/nonexistent/cost.toml"), InputError);
 }
 
+// The cost config is held to the bounds of the flags that override it (cost_assumptions.h): each
+// absurd value is refused, naming the file's key (the key at fault, not its neighbour).
+TEST(CostAssumptions, ValuesOutsideTheFlagsBoundsAreRejectedNamingTheKey) {
+  const std::string good =
+      "[base_machine]\ngpus_per_node = [1, 2]\nusd = [10, 20]\ndate = \"x\"\nsource = \"s\"\n"
+      "[amortisation]\nyears = 3.0\nsource = \"s\"\n"
+      "[energy]\nusd_per_kwh = 0.1\nsource = \"s\"\ngrid_gco2_per_kwh = 100.0\n"
+      "grid_source = \"s\"\npower_fraction_of_tdp = 0.5\npower_source = \"s\"\n";
+  const std::pair<const char*, const char*> cases[][2] = {
+      {{"usd_per_kwh = 0.1", "usd_per_kwh = 1e308"}, {"usd_per_kwh", "is not in [0, 100]"}},
+      {{"grid_gco2_per_kwh = 100.0", "grid_gco2_per_kwh = 1e308"},
+       {"grid_gco2_per_kwh", "is not in [0, 5000]"}},
+      {{"years = 3.0", "years = 1e-300"}, {"years", "is not in [0.01, 100]"}},
+      {{"years = 3.0", "years = 0.0"}, {"years", "is not in [0.01, 100]"}},
+      {{"power_fraction_of_tdp = 0.5", "power_fraction_of_tdp = 1.5"},
+       {"power_fraction_of_tdp", "is not in (0, 1]"}},
+      {{"usd = [10, 20]", "usd = [10, 9223372036854775807]"}, {"usd", "is not in [0, 1e+07]"}},
+      {{"usd = [10, 20]", "usd = [-1000, 20]"}, {"usd", "is not in [0, 1e+07]"}},
+      {{"gpus_per_node = [1, 2]", "gpus_per_node = [1, 128]"},
+       {"gpus_per_node", "is not a GPU count in [1, 64]"}},
+  };
+  for (const auto& [edit, expected] : cases) {
+    std::string text = good;
+    text.replace(text.find(edit.first), std::string(edit.first).size(), edit.second);
+    const std::string path = test::write_temp_file("cost_bounds.toml", text);
+    try {
+      load_cost_assumptions(path);
+      ADD_FAILURE() << edit.second << " was accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string(expected.first) + ": "), std::string::npos) << what;
+      EXPECT_NE(what.find(expected.second), std::string::npos) << what;
+    }
+  }
+}
+
 // Constructed points: A and F identical, B faster and dearer, C and D dominated by A, E
 // infeasible (never on the frontier, never an answer, even though it looks best).
 std::vector<TradeoffPoint> constructed_points() {
@@ -135,6 +186,21 @@ TEST(CostFormat, NeverNegativeZero) {
   EXPECT_EQ(format_kwh(-0.4), "0 kWh");
   EXPECT_EQ(format_co2_kg(-0.0), "0 kg");
   EXPECT_EQ(format_co2_kg(52.0), "52 kg");
+}
+
+// An amount that would print as an overflowed integer ("-0", 9,223,...), "inf" or hundreds of
+// digits is an error, never a printed value.
+TEST(CostFormat, NonFiniteOrHugeAmountsAreErrorsNotNumbers) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {inf, -inf, std::nan(""), 1e20, -1e20, 9.3e18, 1e308}) {
+    EXPECT_THROW(format_usd(bad), InputError) << bad;
+    EXPECT_THROW(format_dollars(bad), InputError) << bad;
+    EXPECT_THROW(format_kwh(bad), InputError) << bad;
+    EXPECT_THROW(format_co2_kg(bad), InputError) << bad;
+  }
+  EXPECT_THROW(format_usd_or_na(inf), InputError);
+  EXPECT_EQ(format_usd(1e15), "$1,000,000,000,000,000");
+  EXPECT_EQ(format_usd_or_na(std::nullopt), "n/a");
 }
 
 TEST(Pareto, FrontierOfConstructedPoints) {

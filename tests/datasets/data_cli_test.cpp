@@ -2,6 +2,9 @@
 // sample, and corrupted files (truncated, wrong magic, offsets past the end) or bad UTF-8 give
 // one line naming the file and the offset, with exit status 2.
 #include <gtest/gtest.h>
+#include <stb_image_write.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -128,6 +131,143 @@ TEST(DataCli, FailedTokenizeLeavesTheOldDatasetAsItWas) {
   EXPECT_EQ(same.exit_code, 2);
   EXPECT_NE(same.err.find("is an input and an output"), std::string::npos) << same.err;
   EXPECT_EQ(contents(prefix + ".bin"), bin);
+}
+
+// An output prefix that names no file, or whose .bin or .idx is an input (a text or the
+// tokenizer), is refused before anything is written: no hidden ".bin" and ".idx" appear.
+TEST(DataCli, TokenizeRefusesOutputsThatNameNoFileOrAnInput) {
+  const std::string tokenizer = write_tokenizer();
+  const std::string dir = test::process_temp_dir().fresh_dir("tokenize-out");
+  const std::string text = dir + "/doc.txt";
+  std::ofstream(text) << "hello";
+  const std::string tokenize = "data tokenize --tokenizer " + tokenizer + " --out ";
+  const auto empty = test::run_gpudays(tokenize + "'' " + text);
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "gpudays: error: --out is empty; name the file to write\n");
+  EXPECT_FALSE(std::filesystem::exists(".bin"));
+  const auto slash = test::run_gpudays(tokenize + dir + "/ " + text);
+  EXPECT_EQ(slash.exit_code, 2);
+  EXPECT_EQ(slash.err, "gpudays: error: --out " + dir + "/ names a directory; give a file name\n");
+  const std::string copy = dir + "/tok.idx";
+  std::filesystem::copy_file(tokenizer, copy);
+  const std::string bytes = contents(copy);
+  const auto over =
+      test::run_gpudays("data tokenize --tokenizer " + copy + " --out " + dir + "/tok " + text);
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_EQ(over.err,
+            "gpudays: error: " + copy + " is an input and an output (--out " + copy +
+                "); choose another output\n");
+  EXPECT_EQ(contents(copy), bytes);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            2);
+}
+
+// Malformed tokenizers, documents and inputs are named in words (never the JSON library's text),
+// with the system's reason for an input that cannot be opened.
+TEST(DataCli, TokenizeErrorsSayWhatIsWrongInOneLine) {
+  const std::string dir = test::process_temp_dir().fresh_dir("tokenize-errors");
+  const std::string text = dir + "/doc.txt";
+  std::ofstream(text) << "hello";
+  const auto run = [&](const std::string& tokenizer, const std::string& input) {
+    return test::run_gpudays("data tokenize --tokenizer " + tokenizer + " --out " + dir + "/o " +
+                             input);
+  };
+  const std::string no_model = dir + "/no-model.json";
+  std::ofstream(no_model) << R"({"version": "1.0", "added_tokens": []})";
+  auto r = run(no_model, text);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpudays: error: " + no_model + ": tokenizer.json has no 'model' key\n");
+  const std::string not_json = dir + "/not.json";
+  std::ofstream(not_json) << "{\"model\": nope}";
+  r = run(not_json, text);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: " + not_json +
+                ": tokenizer.json is not JSON (at line 1, column 12: invalid literal)\n");
+  const std::string tokenizer = write_tokenizer();
+  const std::string jsonl = dir + "/docs.jsonl";
+  std::ofstream(jsonl) << "{\"text\": \"hello\"}\n{\"body\": \"hello\"}\n{\"text\": 5}\n";
+  r = run(tokenizer, jsonl);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpudays: error: " + jsonl + ": line 2: the document has no 'text' key\n");
+  std::ofstream(jsonl) << "{\"text\": 5}\n";
+  r = run(tokenizer, jsonl);
+  EXPECT_EQ(
+      r.err,
+      "gpudays: error: " + jsonl + ": line 1: the document has a number where a string belongs\n");
+  r = run(tokenizer, dir + "/missing.txt");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: cannot open " + dir + "/missing.txt: No such file or directory\n");
+  r = run(dir + "/missing.json", text);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: cannot open tokenizer " + dir +
+                "/missing.json: No such file or directory\n");
+  r = run(tokenizer, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpudays: error: " + dir + " is a directory, not a text file\n");
+  if (::geteuid() != 0) {  // root reads a file of mode 000
+    ::chmod(text.c_str(), 0);
+    r = run(tokenizer, text);
+    EXPECT_EQ(r.err, "gpudays: error: cannot open " + text + ": Permission denied\n");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.bin"));
+}
+
+// Empty inputs: alone, refused (a dataset of end-of-document tokens); among others, each named in
+// a warning. Counts of one are singular.
+TEST(DataCli, EmptyInputsAreRefusedAloneAndWarnedAboutAmongOthers) {
+  const std::string tokenizer = write_tokenizer();
+  const std::string dir = test::process_temp_dir().fresh_dir("tokenize-empty");
+  const std::string empty = dir + "/empty.txt";
+  std::ofstream(empty) << "";
+  const std::string tokenize = "data tokenize --tokenizer " + tokenizer + " --out " + dir + "/e ";
+  auto r = test::run_gpudays(tokenize + empty);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: no text to tokenize: " + empty + " has no document with text\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/e.bin"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/e.idx"));
+  const std::string text = dir + "/doc.txt";
+  std::ofstream(text) << "hello hello";
+  r = test::run_gpudays(tokenize + text + " " + empty);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "warning: " + empty +
+                " is empty; it is one empty document (the end-of-document token alone)\n");
+  EXPECT_NE(r.out.find(": 2 documents, 5 tokens (uint16)"), std::string::npos) << r.out;
+  const auto inspect = test::run_gpudays("data inspect " + dir + "/e --seq-len 3");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find(": 1 sample of 3 + 1 tokens"), std::string::npos) << inspect.out;
+}
+
+// `data images --out` inside --in (an input image, or a file the next run would read) is refused;
+// the image is as it was.
+TEST(DataCli, ImagesRefuseAnOutputInsideTheInputFolder) {
+  const std::string dir = test::process_temp_dir().fresh_dir("images-out");
+  std::filesystem::create_directories(dir + "/in/cat");
+  const std::vector<uint8_t> pixels(4 * 4 * 3, 200);
+  const std::string image = dir + "/in/cat/0.png";
+  stbi_write_png(image.c_str(), 4, 4, 3, pixels.data(), 4 * 3);
+  const std::string bytes = contents(image);
+  for (const std::string& out : {image, dir + "/in/new.pack"}) {
+    const auto r = test::run_gpudays("data images --in " + dir + "/in --out " + out + " --size 2");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err,
+              "gpudays: error: --out " + out + " is inside the input folder " + dir +
+                  "/in; write it elsewhere\n");
+  }
+  EXPECT_EQ(contents(image), bytes);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/in/new.pack"));
+  const auto empty = test::run_gpudays("data images --in " + dir + "/in --out '' --size 2");
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "gpudays: error: --out is empty; name the file to write\n");
+  const auto ok =
+      test::run_gpudays("data images --in " + dir + "/in --out " + dir + "/one.pack --size 2");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find(": 1 image of 2x2 in 1 class\n"), std::string::npos) << ok.out;
 }
 
 }  // namespace

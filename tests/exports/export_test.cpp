@@ -2,12 +2,16 @@
 // DeepSpeed configurations carrying the reference's fields.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "exports/export.h"
+#include "process_dir.h"
 #include "results/results_db.h"
 #include "test_util.h"
 
@@ -352,6 +356,91 @@ TEST(Export, MissingResultsAreOneLineErrors) {
       "--format toml");
   EXPECT_EQ(e.exit_code, 0) << e.err;
   EXPECT_NE(e.out.find("micro_batch_size = "), std::string::npos);
+}
+
+// --out that is one of the inputs (the model file, also through a hard link) or lies in the
+// catalog is refused before anything is written: exit 2, one line, the input's bytes as they were.
+TEST(Export, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
+  const std::string dir = test::process_temp_dir().fresh_dir("export-same");
+  const std::string model = dir + "/same.toml";
+  std::filesystem::copy_file(catalog().config_dir() + "/models/pythia-160m.toml", model);
+  std::filesystem::create_hard_link(model, dir + "/linked.toml");
+  const std::string bytes = test::read_file(model);
+  const std::string plan = "export --model-file " + model + " --gpu a100 --source plan --format ";
+  for (const std::string& args : {plan + "toml --out " + model,
+                                  plan + "hf --out " + model,
+                                  plan + "toml --out " + dir + "/linked.toml",
+                                  plan + "toml --out " + dir + "/../export-same/same.toml"}) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("same.toml is an input and an output (--out "), std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(test::read_file(model), bytes) << args;
+  }
+  const std::string catalog_dir = test::process_temp_dir().fresh_dir("export-catalog");
+  std::filesystem::copy(
+      catalog().config_dir(),
+      catalog_dir,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  const auto in_catalog = run_gpudays("--config-dir " + catalog_dir + " " + plan + "toml --out " +
+                                      catalog_dir + "/models/run.toml");
+  EXPECT_EQ(in_catalog.exit_code, 2) << in_catalog.err;
+  EXPECT_NE(in_catalog.err.find("is inside the catalog directory"), std::string::npos)
+      << in_catalog.err;
+  EXPECT_FALSE(std::filesystem::exists(catalog_dir + "/models/run.toml"));
+}
+
+// An empty --out, or a directory, is refused (not taken as standard output).
+TEST(Export, AnEmptyOrDirectoryOutIsRefused) {
+  const std::string dir = test::process_temp_dir().fresh_dir("export-empty");
+  const std::string plan = "export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan";
+  const auto r = run_gpudays(plan + " --out ''");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "gpudays: error: --out is empty; name the file to write\n");
+  EXPECT_EQ(r.out, "");
+  const auto d = run_gpudays(plan + " --out " + dir + "/");
+  EXPECT_EQ(d.exit_code, 2) << d.err;
+  EXPECT_NE(d.err.find("names a directory"), std::string::npos) << d.err;
+  const auto existing = run_gpudays(plan + " --out " + dir);
+  EXPECT_EQ(existing.exit_code, 2) << existing.err;
+  EXPECT_NE(existing.err.find("is a directory"), std::string::npos) << existing.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// A write-protected --out is not replaced (exit 1, as a read-only directory: the file cannot be
+// written; as root too, whose write permission the mode's missing write bits stand for); a file
+// that is replaced keeps its mode.
+TEST(Export, AWriteProtectedOutIsKeptAndAReplacedOneKeepsItsMode) {
+  const std::string dir = test::process_temp_dir().fresh_dir("export-modes");
+  const std::string plan =
+      "export --model pythia-1b --gpu a100 --gpus-per-node 4 --source plan --format deepspeed";
+  const std::string ro = dir + "/ro.json";
+  std::ofstream(ro) << "{\"keep\": 1}\n";
+  ::chmod(ro.c_str(), 0444);
+  const auto r = run_gpudays(plan + " --out " + ro);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err,
+            "gpudays: error: cannot replace " + ro +
+                ": it is write-protected (mode 0444); make it writable or choose another file\n");
+  EXPECT_EQ(test::read_file(ro), "{\"keep\": 1}\n");
+  EXPECT_EQ(mode_of(ro), 0444u);
+  const std::string priv = dir + "/private.json";
+  std::ofstream(priv) << "{}\n";
+  ::chmod(priv.c_str(), 0600);
+  const auto replaced = run_gpudays(plan + " --out " + priv);
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(test::read_file(priv).find("zero_optimization"), std::string::npos);
+  EXPECT_EQ(mode_of(priv), 0600u);
+  const auto files = std::distance(std::filesystem::directory_iterator(dir),
+                                   std::filesystem::directory_iterator());
+  EXPECT_EQ(files, 2) << "no temporary file is left beside the outputs";
 }
 
 }  // namespace

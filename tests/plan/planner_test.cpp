@@ -345,5 +345,32 @@ TEST(InputPipeline, FewCoresDecodingJpegsBoundAVisionStep) {
   EXPECT_FALSE(text.best->input_bound);
 }
 
+// The planner's last check: a step that is not finite, or training past 10^12 days, is an
+// InputError naming the step's largest part, never a row of inf days (`plan` printed "inf days",
+// "0 tokens/s") or of 300 digits. Here a CPU optimizer near 0, past the flags' bounds.
+TEST(Planner, ANonFiniteOrAbsurdTimeIsAnInputErrorNamingItsPart) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  PlanOptions options;
+  options.preset = MethodPreset::kAll;
+  options.pin.pin(&MethodSet::offloading, true);
+  for (const double rate : {1e-300, 0.0}) {
+    options.time.cpu_adam_params_per_s = rate;
+    try {
+      plan(catalog().model("pythia-1b"), cluster, options);
+      FAIL() << "no error at " << rate << " parameters/s";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("pythia-1b on 1 x a100-80gb-sxm"), std::string::npos) << what;
+      EXPECT_NE(what.find("the largest part is offloading (the host link, the CPU optimizer's "
+                          "rate)"),
+                std::string::npos)
+          << what;
+    }
+  }
+  options.time.cpu_adam_params_per_s = kMinCpuAdamParamsPerS;  // slow, and planned
+  EXPECT_TRUE(plan(catalog().model("pythia-1b"), cluster, options).best.has_value());
+}
+
 }  // namespace
 }  // namespace gpudays

@@ -5,11 +5,19 @@
 
 #include <algorithm>
 
+#include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/interrupt.h"
 #include "process_dir.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
@@ -180,6 +188,79 @@ TEST(Report, FailedPlotLeavesThePreviousReportIntact) {
   EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / "index.html"));
 }
 
+// A "gnuplot" that exits 0 but draws nothing is a clear environment error (not an internal
+// one), and the staging directory is gone.
+TEST(Report, GnuplotThatDrawsNothingIsAClearErrorAndLeavesNoStaging) {
+  const std::string dir = fresh_dir("draws_nothing");
+  ReportOutputOptions o = output_to(dir);
+  o.gnuplot.executable = "/bin/true";
+  try {
+    generate_report(small_report_data(), o);
+    FAIL() << "expected EnvironmentError";
+  } catch (const EnvironmentError& e) {
+    EXPECT_NE(std::string(e.what()).find("/bin/true exited 0 but drew no "), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find(".staging"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
+  }
+}
+
+// SIGTERM while gnuplot runs (here the fake gnuplot sends it to gpudays itself) stops the report
+// by an exception: gnuplot is killed, the staging directory removed, the old report kept.
+TEST(Report, SigtermRemovesTheStagingDirectory) {
+  const std::string dir = fresh_dir("sigterm");
+  const fs::path script = fs::path(fresh_dir("sigterm-gnuplot")) / "gnuplot";
+  fs::create_directories(script.parent_path());
+  std::ofstream(script) << "#!/bin/sh\nkill -TERM $PPID\nexec sleep 30\n";
+  fs::permissions(script, fs::perms::owner_all);
+  ReportOutputOptions o = output_to(dir);
+  o.gnuplot.executable = script.string();
+  try {
+    generate_report(small_report_data(), o);
+    FAIL() << "expected Interrupted";
+  } catch (const Interrupted& e) {
+    EXPECT_EQ(e.signal(), SIGTERM);
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
+  }
+}
+
+// Tics of a log axis: 1-2-5 steps for a normal range; a bounded list for the widest finite one;
+// an error, never an endless loop, for infinite, NaN, zero or negative bounds.
+TEST(Plots, LogTicsEndForAnyRange) {
+  const auto plain = [](double v) { return fmt::format("{:g}", v); };
+  EXPECT_EQ(log_tics(1000.0, 20000.0, plain),
+            "('1000' 1000, '2000' 2000, '5000' 5000, '10000' 10000, '20000' 20000)");
+  const std::string wide = log_tics(1e-300, 1e300, plain);
+  EXPECT_LT(std::count(wide.begin(), wide.end(), ','), 40) << wide;
+  EXPECT_GT(std::count(wide.begin(), wide.end(), ','), 10) << wide;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {1.0, inf}, {0.0, 10.0}, {-1.0, 10.0}, {std::nan(""), 10.0}, {10.0, 1.0}, {0.0, 0.0}}) {
+    EXPECT_THROW(log_tics(lo, hi, plain), InputError) << lo << " " << hi;
+  }
+}
+
+// Free hardware (a $0 GPU in a $0 machine): a log axis cannot show $0, so there is no cost plot
+// (the axis loop used to spin forever on it), only the table.
+TEST(Report, FreeHardwareHasNoCostPlot) {
+  ReportDataOptions options;
+  options.models = {&catalog().model("pythia-160m")};
+  options.cost.assumptions = load_cost_assumptions(cost_assumptions_path(catalog().config_dir()));
+  for (BaseMachinePrice& m : options.cost.assumptions.base_machines) m.usd = 0.0;
+  options.cost.price_overrides.purchase_usd["a100-80gb-sxm"] = {0.0, "--price a100=0"};
+  options.hardware = {{&catalog().gpu("a100"), 1}, {&catalog().gpu("a100"), 8}};
+  const ReportData data = collect_report_data(options);
+  const std::string dir = fresh_dir("free");
+  EXPECT_FALSE(cost_vs_days_plot(data, 0, dir).has_value());
+  EXPECT_FALSE(cost_vs_days_plot(data, 0, dir, CostAxis::kAmortised).has_value());
+}
+
 TEST(Report, DetailCountMustBeOneOfTheCounts) {
   ReportDataOptions options;
   options.models = {&catalog().model("pythia-160m")};
@@ -221,6 +302,113 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
       test::run_gpudays("report --out " + dir + " --gnuplot /nonexistent/gnuplot");
   EXPECT_EQ(no_gnuplot.exit_code, 1);  // a missing tool, not a usage error
   EXPECT_NE(no_gnuplot.err.find("gnuplot"), std::string::npos);
+}
+
+// Huge costs (the report hung forever drawing their axis) are refused before anything is written.
+TEST(ReportCli, AbsurdCostsAreRefusedBeforeAnyPlot) {
+  const std::string dir = fresh_dir("absurd_costs");
+  for (const char* flags : {"--amortisation-years 1e-307", "--price a100=1e307"}) {
+    const auto r = test::run_gpudays("report --models pythia-160m --gpus a100 --counts 1,8 " +
+                                     std::string(flags) + " --gnuplot /bin/true --out " + dir);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << flags;
+  }
+}
+
+// `--out X --force` replaces X as a whole: an X that is or holds an input of the command (the
+// catalog, --db, --model-file, --prices, --cost-config) is refused, and the input stays.
+TEST(ReportCli, OutThatHoldsAnInputIsRefusedAndTheInputKept) {
+  const fs::path victim = fresh_dir("victim_catalog");
+  fs::copy(catalog().config_dir(), victim, fs::copy_options::recursive);
+  const std::string args =
+      " --models pythia-160m --gpus a100 --counts 1 --force --gnuplot /bin/true --out ";
+  const auto r =
+      test::run_gpudays("--config-dir " + victim.string() + " report" + args + victim.string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("would replace the catalog (--config-dir)"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(victim / "cost" / "cost.toml"));
+  const fs::path holder = fresh_dir("holder");
+  fs::create_directories(holder / "sub");
+  const std::string prices = (holder / "sub" / "prices.toml").string();
+  std::ofstream(prices) << "[purchase_usd]\na100 = 17000\n";
+  const std::string cost_config = (holder / "cost.toml").string();
+  fs::copy_file(victim / "cost" / "cost.toml", cost_config);
+  const std::string model_file = (holder / "m.toml").string();
+  fs::copy_file(victim / "models" / "pythia-160m.toml", model_file);
+  const std::string db = (holder / "results.db").string();
+  std::ofstream(db) << "";
+  for (const std::string& input : {"--prices " + prices,
+                                   "--cost-config " + cost_config,
+                                   "--model-file " + model_file,
+                                   "--db " + db}) {
+    const auto held = test::run_gpudays("report " + input + args + holder.string());
+    EXPECT_EQ(held.exit_code, 2) << input << ": " << held.err;
+    EXPECT_NE(held.err.find("would replace " + input.substr(0, input.find(' '))), std::string::npos)
+        << held.err;
+  }
+  EXPECT_EQ(test::read_file(prices), "[purchase_usd]\na100 = 17000\n");
+  EXPECT_TRUE(fs::is_regular_file(model_file));
+}
+
+// gnuplot runs in the staging directory, yet a relative --gnuplot path is found; one that exits 0
+// without drawing is one line, exit 1 (a tool that failed), not an internal error, and leaves
+// neither --out nor a staging directory.
+TEST(ReportCli, RelativeGnuplotThatDrawsNothingIsOneLine) {
+  const fs::path script = fs::path(fresh_dir("relative-gnuplot")) / "plotter";
+  fs::create_directories(script.parent_path());
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const std::string out = fresh_dir("relative_out");
+  const auto r =
+      test::run_gpudays("report --models pythia-160m --gpus a100 --counts 1 --gnuplot " +
+                        fs::relative(script, fs::current_path()).string() + " --out " + out);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("plotter exited 0 but drew no "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& entry : fs::directory_iterator(fs::path(out).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
+  }
+}
+
+// SIGTERM while gnuplot runs, from the command line: exit 128 + 15 and one line saying nothing was
+// written, in every build (one without LibTorch has no `train` command for the handler to ask
+// about: it aborted there once).
+TEST(ReportCli, SigtermSaysNothingWasWrittenAndExits143) {
+  const fs::path script = fs::path(fresh_dir("cli-sigterm-gnuplot")) / "gnuplot";
+  fs::create_directories(script.parent_path());
+  std::ofstream(script) << "#!/bin/sh\nkill -TERM $PPID\nexec sleep 30\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const std::string out = fresh_dir("cli-sigterm-out");
+  const auto r = test::run_gpudays("report --models pythia-160m --gpus a100 --counts 1 --gnuplot " +
+                                   script.string() + " --out " + out);
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("interrupted by signal 15; nothing was written"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Paths given empty are said to be empty (not "cannot start gnuplot"); the working directory is
+// named as such (not "cannot move aside .: Device or resource busy").
+TEST(ReportCli, EmptyPathsAndTheWorkingDirectoryAreClearErrors) {
+  const std::string report = "report --models pythia-160m --gpus a100 --counts 1 ";
+  const std::pair<std::string, const char*> cases[] = {
+      {report + "--out ''", "--out: the path is empty"},
+      {report + "--out " + fresh_dir("empty_gnuplot") + " --gnuplot ''",
+       "--gnuplot: the path is empty"},
+      {report + "--gnuplot /bin/true --force --out .", "is (or contains) the working directory"},
+      {report + "--gnuplot /bin/true --force --out ..", "is (or contains) the working directory"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const auto r = test::run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(fresh_dir("empty_gnuplot")));
 }
 
 TEST(ReportCli, MeasurementsFromTheResultsDatabaseArePlotted) {

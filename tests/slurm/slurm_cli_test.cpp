@@ -107,6 +107,60 @@ TEST(SlurmCli, JobsWithNothingSubmittedSaysSo) {
   EXPECT_NE(c.err.find("job '123' was not submitted"), std::string::npos) << c.err;
 }
 
+// `jobs --format json` with nothing submitted is the same document with no jobs; a --slurm-dir
+// that is a file, and a jobs.jsonl line that is not a job, are one-line errors in words.
+TEST(SlurmCli, JobsListsNothingAsJsonAndNamesABadDirectoryOrLine) {
+  const std::string dir = test::process_temp_dir().fresh_dir("jobs-json");
+  const auto json = run_gpudays("jobs --format json --slurm-dir " + dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["jobs"], nlohmann::json::array());
+  EXPECT_TRUE(doc.contains("schema_version")) << json.out;
+  const std::string file = dir + "/not-a-dir";
+  std::ofstream(file) << "x\n";
+  for (const std::string& args :
+       {"jobs --slurm-dir " + file, "jobs cancel 1 --slurm-dir " + file}) {
+    const auto r = run_gpudays(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, "gpudays: error: --slurm-dir " + file + " is not a directory\n") << args;
+  }
+  const auto empty = run_gpudays("jobs --slurm-dir ''");
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "gpudays: error: --slurm-dir is empty; name the directory of jobs.jsonl\n");
+  std::ofstream(jobs_file_path(dir)) << "{\"job_id\": \"1\"}\n";
+  auto r = run_gpudays("jobs --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: " + jobs_file_path(dir) +
+                ":1: not a submitted job: the line has no 'kind' key\n");
+  std::ofstream(jobs_file_path(dir)) << "{\"job_id\": \n";
+  r = run_gpudays("jobs --slurm-dir " + dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(":1: not a submitted job: the line is not JSON (at column "),
+            std::string::npos)
+      << r.err;
+}
+
+// bench's Slurm flags without --slurm, and --device cpu with a catalog GPU, are refused (not
+// ignored while a real benchmark runs); nothing is written.
+TEST(SlurmCli, BenchRefusesSlurmFlagsWithoutSlurmAndAGpuWithDeviceCpu) {
+  const std::string dir = test::process_temp_dir().fresh_dir("bench-flags");
+  const std::string db = " --db " + dir + "/b.db";
+  auto r = run_gpudays("bench " + kTiny + " --dry-run" + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpudays: error: --dry-run applies only with --slurm\n");
+  r = run_gpudays("bench " + kTiny + " " + kCluster + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpudays: error: --cluster applies only with --slurm\n");
+  r = run_gpudays("bench " + kTiny + " --gpu a100" + db);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: --device cpu benchmarks the host CPU, not a100: leave out --gpu or "
+            "--device cpu\n");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
 TEST(SlurmCli, PlanOnAClusterUsesItsPartitionNetworkAndHostMemory) {
   const std::string plan = "plan --model pythia-1b --nodes 2 --format json ";
   const auto from_file = run_gpudays(plan + kCluster + " --partition a100");

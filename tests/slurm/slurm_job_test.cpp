@@ -68,6 +68,19 @@ TEST(SlurmClusterFile, MalformedFilesNameFileAndKey) {
   expect_file_error("[partitions." + long_name + "]\n", "a name of 300 bytes");
 }
 
+// A figure the file gives is held to its flag's bounds: a 0 is no count, a network near 0 planned
+// step times of 300 digits, and a node cannot hold more GPUs than --gpus-per-node allows.
+TEST(SlurmClusterFile, GivenFiguresHaveTheFlagsBounds) {
+  expect_file_error("[partitions.a]\nnodes = 0\n", "nodes: 0 is not in [1, 4096]");
+  expect_file_error("[partitions.a]\ncpus_per_node = 0\n", "cpus_per_node: 0 is not in [1,");
+  expect_file_error("[partitions.a]\nmemory_per_node_gib = 0\n",
+                    "memory_per_node_gib: 0 is not in [1,");
+  expect_file_error("[partitions.a]\ngpu = \"a100\"\ngpus_per_node = 1000\n",
+                    "gpus_per_node: 1000 is not in [1, 64]");
+  expect_file_error("inter_node_gb_per_s = 0.0\n[partitions.a]\n",
+                    "inter_node_gb_per_s: 0 is not in [0.01, 10000]");
+}
+
 SlurmJob two_by_two_job() {
   SlurmJob job;
   job.name = "gpudays-bench-x";

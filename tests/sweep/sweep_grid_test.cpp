@@ -82,6 +82,13 @@ TEST(SweepGrid, BadInputIsOneLineNamingTheFileAndKey) {
       {ok + "methods = [\"reference-optimized\"]\n[pin]\nfree_lunch = false\n",
        "pin: [pin] pins free-lunch off, which contradicts methods reference-optimized"},
       {"models = [\"pythia-160m\"\n", ":1:25: "},  // a syntax error: its line and column
+      // One entry twice, also as an alias and its catalog name, would run each cell twice.
+      {"models = [\"pythia-160m\"]\ngpus = [\"a100\", \"a100-80gb-sxm\"]\n",
+       "gpus: 'a100' and 'a100-80gb-sxm' are both a100-80gb-sxm; list it once"},
+      {"models = [\"pythia-160m\", \"EleutherAI/pythia-160m\"]\ngpus = [\"a100\"]\n",
+       "models: 'pythia-160m' and 'EleutherAI/pythia-160m' are both pythia-160m"},
+      {ok + "nodes = [1, 2, 1]\n", "nodes: '1' and '1' are both 1; list it once"},
+      {ok + "methods = [\"all\", \"all\"]\n", "methods: 'all' and 'all' are both all"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string error = load_error(text);
