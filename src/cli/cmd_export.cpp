@@ -85,6 +85,11 @@ ExportRequest choose(const Catalog& catalog, const ResultsRequest& r, const Mode
 // --out names a file that is none of the export's inputs (the model file, the results database, a
 // file of the catalog): writing it must not replace what this or a later command reads.
 void check_out(const Catalog& catalog, const ResultsRequest& r) {
+  if (r.auto_values && r.format == "toml") {
+    throw InputError(
+        "--auto: \"auto\" values belong to a DeepSpeed configuration (--format deepspeed, or "
+        "hf with a DeepSpeed backend); a run file has none");
+  }
   if (r.out.empty()) return;  // standard output (an empty --out is refused as given)
   check_output_file(r.out, "--out");
   refuse_output_over_inputs(r.out, {r.model_file, r.source == "bench" ? r.db : ""}, "--out");

@@ -111,7 +111,10 @@ int gpudays::run(int argc, char** argv) {
   app.add_option("--config-dir",
                  global.config_dir,
                  "Catalog directory with models/ and gpus/ (default: $GPUDAYS_CONFIG_DIR, else "
-                 "share/gpudays beside an installed binary, else the source tree's configs/)");
+                 "share/gpudays beside an installed binary, else the source tree's configs/)")
+      ->check(CLI::Validator(
+          [](const std::string& dir) { return dir.empty() ? "the path is empty" : std::string(); },
+          "DIR"));
   add_catalog_commands(app, global);
   add_plan_command(app, global);
   add_results_commands(app, global);

@@ -354,6 +354,11 @@ TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
   expect_input_error("plan --model '' --gpu a100", "--model: an empty name");
   // A newline typed into a name (inside the shell's quotes) is written as \n: still one line.
   expect_input_error("plan --model 'pythia\nbogus' --gpu a100", "unknown model 'pythia\\nbogus'");
+  // An empty catalog directory is said, not read as "the default one".
+  expect_input_error("--config-dir '' models", "--config-dir: the path is empty");
+  // --auto writes DeepSpeed's "auto" values; a run file has none to write.
+  expect_input_error("export --model pythia-1b --gpu a100 --source plan --format toml --auto",
+                     "--auto: \"auto\" values belong to a DeepSpeed configuration");
 }
 
 // The image loader's flags are for vision models; a text model has no images to load.
