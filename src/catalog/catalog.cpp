@@ -110,7 +110,9 @@ std::vector<std::string> catalog_toml_files(const std::string& dir) {
   fs::directory_iterator it(dir, ec);
   std::vector<std::string> files;
   while (!ec && it != fs::directory_iterator()) {
-    if (it->path().extension() == ".toml") {
+    // A hidden name (an editor's lock file, `.#pythia-1b.toml`, is a dangling link) is not read.
+    const bool hidden = it->path().filename().string().starts_with(".");
+    if (!hidden && it->path().extension() == ".toml") {
       check_catalog_entry(*it);
       files.push_back(it->path().string());
     }

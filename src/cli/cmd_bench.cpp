@@ -23,6 +23,7 @@
 #include "common/output_files.h"
 #include "common/units.h"
 #include "distributed/launcher.h"
+#include "results/results_db.h"
 #include "rows/row_format.h"
 #include "rows/sweep_summary.h"
 #include "rows/table.h"
@@ -85,6 +86,13 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
     return;
   }
   check_request_first(catalog, r, model);
+  // Trials run `gpudays trial`: without it every trial would be stored as rejected, and a later
+  // build with the trainer would reuse those rows instead of measuring.
+  if (!global.has_trainer) {
+    // An existing database's own faults first (as with the trainer); none is made.
+    if (std::filesystem::exists(r.db)) ResultsDb::open({.path = r.db, .catalog = &catalog});
+    throw InputError(needs_trainer("`gpudays bench` here"));
+  }
   std::ostream& progress = r.format == "json" ? std::cerr : std::cout;
   const SweepSummary summary = run_bench_here(global.config_dir, r, catalog, model, progress);
   print_sweep_summary(std::cout, r.format == "json", r.db, model, summary);

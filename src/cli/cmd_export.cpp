@@ -1,5 +1,6 @@
 // `gpudays export`: the chosen configuration (exports/export_choice.h) as HuggingFace
 // TrainingArguments, a DeepSpeed configuration or a gpudays run file.
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -93,11 +94,15 @@ void check_out(const Catalog& catalog, const ResultsRequest& r) {
   if (r.out.empty()) return;  // standard output (an empty --out is refused as given)
   check_output_file(r.out, "--out");
   refuse_output_over_inputs(r.out, {r.model_file, r.source == "bench" ? r.db : ""}, "--out");
-  if (inside_directory(r.out, catalog.config_dir())) {
-    throw InputError(fmt::format("--out {} is inside the catalog directory {}; write it elsewhere",
-                                 r.out,
-                                 catalog.config_dir()));
+  // What the catalog reads: its folders of TOML files and the fitted constants.
+  const std::filesystem::path dir(catalog.config_dir());
+  for (const char* read : {"models", "gpus", "measurements", "cost"}) {
+    if (inside_directory(r.out, (dir / read).string())) {
+      throw InputError(fmt::format(
+          "--out {} is inside the catalog's {}; write it elsewhere", r.out, (dir / read).string()));
+    }
   }
+  refuse_output_over_inputs(r.out, {(dir / "calibration.toml").string()}, "--out");
 }
 
 void run_export(const GlobalOptions& global, const ResultsRequest& r) {

@@ -33,7 +33,7 @@ void add_export_hf_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50));
   cmd->callback([&global, o] {
     // The export's files land in --out: never inside the checkpoint it reads.
-    check_output_name(o->out_dir, "--out");
+    if (o->out_dir.empty()) throw InputError("--out: the path is empty");  // a directory: "hf/" too
     if (inside_directory(o->out_dir, o->checkpoint_dir)) {
       throw InputError(fmt::format("--out {} is inside the checkpoint {}; write it elsewhere",
                                    o->out_dir,

@@ -114,6 +114,7 @@ void run_sweep_file(const GlobalOptions& global, SweepRequest& r) {
   if (r.grid.here.device == "cuda" && r.grid.here.gpu.empty()) {
     throw InputError("sweep runs here with --device cpu, or --gpu NAME (this machine's GPU)");
   }
+  if (!global.has_trainer) throw InputError(needs_trainer("`gpudays sweep` here"));
   const GridRunSummary s =
       run_grid(catalog,
                grid,

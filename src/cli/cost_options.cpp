@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -23,20 +24,40 @@ void apply_if_given(double flag_value, double& into) {
   if (flag_value >= 0) into = flag_value;
 }
 
-// The cluster's partitions with a GPU and a price: GPU -> its allocation's USD per GPU-hour. Two
-// partitions of one GPU must charge the same (else which one the cost means is ambiguous).
-PriceOverrides cluster_prices(const std::string& path) {
+// The cluster's partitions with a GPU and a price: catalog GPU -> its allocation's USD per
+// GPU-hour. Partitions of one GPU (by any of its names) that charge alike are one price; charging
+// differently (a short and a long queue), the cost is ambiguous unless --cloud-price chooses.
+PriceOverrides cluster_prices(const std::string& path,
+                              const Catalog& catalog,
+                              const PriceOverrides& flags) {
   PriceOverrides out;
   if (path.empty()) return out;
+  std::map<std::string, std::string> partition_of;  // catalog GPU -> the partition priced first
   for (const SlurmPartition& p : load_slurm_cluster(path).partitions) {
     if (p.gpu.empty() || p.price_per_gpu_hour <= 0) continue;
-    const auto known = out.cloud_usd_per_gpu_hour.find(p.gpu);
-    if (known != out.cloud_usd_per_gpu_hour.end() && known->second.value == p.price_per_gpu_hour)
+    const std::string gpu = catalog.gpu(p.gpu).name;
+    const auto known = out.cloud_usd_per_gpu_hour.find(gpu);
+    if (known == out.cloud_usd_per_gpu_hour.end()) {
+      add_price_assignment(fmt::format("{}={}", gpu, p.price_per_gpu_hour),
+                           "--cluster " + path,
+                           out.cloud_usd_per_gpu_hour,
+                           PriceKind::kCloud);
+      partition_of[gpu] = p.name;
       continue;
-    add_price_assignment(fmt::format("{}={}", p.gpu, p.price_per_gpu_hour),
-                         "--cluster " + path,
-                         out.cloud_usd_per_gpu_hour,
-                         PriceKind::kCloud);
+    }
+    const bool chosen = flags.cloud_usd_per_gpu_hour.contains(gpu);
+    if (known->second.value != p.price_per_gpu_hour && !chosen) {
+      throw InputError(fmt::format(
+          "--cluster {}: partitions '{}' and '{}' charge {} {:g} and {:g} USD per GPU-hour; "
+          "choose one with --cloud-price {}=USD",
+          path,
+          partition_of[gpu],
+          p.name,
+          gpu,
+          known->second.value,
+          p.price_per_gpu_hour,
+          gpu));
+    }
   }
   return out;
 }
@@ -187,10 +208,11 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   // over an earlier one: the cluster, then --prices, then the flags.
   const PriceOverrides file =
       r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
-  cost.price_overrides = merge_price_overrides(
-      merge_price_overrides(canonical_price_overrides(cluster_prices(r.cluster_file), catalog),
-                            canonical_price_overrides(file, catalog)),
-      canonical_price_overrides(flag_prices(r), catalog));
+  const PriceOverrides flags = canonical_price_overrides(flag_prices(r), catalog);
+  cost.price_overrides =
+      merge_price_overrides(merge_price_overrides(cluster_prices(r.cluster_file, catalog, flags),
+                                                  canonical_price_overrides(file, catalog)),
+                            flags);
   return cost;
 }
 

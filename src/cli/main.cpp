@@ -170,7 +170,7 @@ int gpudays::run(int argc, char** argv) {
     return 2;
   } catch (const ResultsFileError& e) {  // the library names the file's fault; here, the flag
     std::cerr << fmt::format("gpudays: error: {} ({})\n",
-                             e.what(),
+                             printable_line(e.what()),
                              e.kind() == ResultsFileError::Kind::kMissing
                                  ? "run `gpudays bench` first, or give --db"
                                  : "choose another file with --db");
@@ -202,10 +202,10 @@ int gpudays::run(int argc, char** argv) {
                             e.signal()));
     return 128 + e.signal();
   } catch (const EnvironmentError& e) {
-    std::cerr << "gpudays: error: " << e.what() << "\n";
+    std::cerr << "gpudays: error: " << printable_line(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "gpudays: internal error: " << one_line(e) << "\n";
+    std::cerr << "gpudays: internal error: " << printable_line(one_line(e)) << "\n";
     return 1;
   }
 }

@@ -69,6 +69,12 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd_, exists ? existing.st_mode & 0777 : 0666 & ~mask);
+  // Root replacing another user's file gives it back to that user, who could read it before.
+  if (exists && ::geteuid() == 0 && existing.st_uid != 0) {
+    if (::fchown(fd_, existing.st_uid, existing.st_gid) != 0) {
+      ::fchmod(fd_, 0666 & ~mask);  // not theirs any more: at least readable as a new file is
+    }
+  }
 }
 
 AtomicFile::~AtomicFile() {
@@ -105,8 +111,18 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   file.commit();
 }
 
+namespace {
+
+// "out/" and "out" are one directory: the staging directory goes beside it, not inside.
+std::string without_trailing_separators(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
 StagedDirectory::StagedDirectory(std::string destination, bool replace)
-    : destination_(std::move(destination)) {
+    : destination_(without_trailing_separators(std::move(destination))) {
   std::error_code ec;
   if (fs::exists(destination_, ec)) {
     if (!fs::is_directory(destination_, ec)) {
@@ -125,6 +141,10 @@ StagedDirectory::StagedDirectory(std::string destination, bool replace)
   std::string staging =
       (parent / fmt::format(".{}.staging.XXXXXX", target.filename().string())).string();
   if (::mkdtemp(staging.data()) == nullptr) fail("create a directory in", parent.string(), errno);
+  // mkdtemp makes it 0700; the directory it becomes is shared as any other the user makes.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(staging.c_str(), 0777 & ~mask);
   staging_ = staging;
 }
 

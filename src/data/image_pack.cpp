@@ -1,6 +1,8 @@
 // pack_images and load_square_image (image_pack.h): listing, decoding, resizing, writing.
 #include "data/image_pack.h"
 
+#include <sys/stat.h>
+
 #include <stb_image.h>
 #include <stb_image_resize.h>
 
@@ -75,9 +77,18 @@ void check_output(const ImagePackOptions& options, const std::vector<LabelledFil
                                  options.out_path,
                                  options.folder));
   }
-  std::vector<std::string> inputs;
-  for (const LabelledFile& file : files) inputs.push_back(file.path);
-  refuse_output_over_inputs(options.out_path, inputs, "--out");
+  // Outside the folder, only a hard link to an image can be one: an --out that does not exist yet
+  // is none, and one that does is compared by device and inode, one stat per image.
+  struct stat out {};
+  if (::stat(options.out_path.c_str(), &out) != 0) return;
+  for (const LabelledFile& file : files) {
+    struct stat in {};
+    if (::stat(file.path.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      throw InputError(fmt::format("{} is an input and an output (--out {}); choose another output",
+                                   file.path,
+                                   options.out_path));
+    }
+  }
 }
 
 }  // namespace

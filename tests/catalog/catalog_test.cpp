@@ -184,6 +184,16 @@ TEST(Catalog, EntriesThatAreNoFileAreErrorsNamingThem) {
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
+// An editor's lock file beside a model it edits (Emacs: `.#name.toml`, a dangling link) is a
+// hidden name: not read, so every command keeps working while the file is open.
+TEST(Catalog, HiddenEntriesAreNotRead) {
+  const fs::path edited = copied_catalog("lock-file-catalog");
+  fs::create_symlink("user@host.1:2", edited / "models" / ".#pythia-1b.toml");
+  const test::CommandResult r = test::run_gpudays("--config-dir " + edited.string() + " models");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pythia-1b"), std::string::npos) << r.out;
+}
+
 // An empty gpus/ says there is no GPU file there, not "valid: " and an empty list.
 TEST(Catalog, NoGpuFilesIsSaid) {
   const fs::path dir = test::process_temp_dir().fresh_dir("no-gpus-catalog");

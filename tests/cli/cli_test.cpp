@@ -354,6 +354,8 @@ TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
   expect_input_error("plan --model '' --gpu a100", "--model: an empty name");
   // A newline typed into a name (inside the shell's quotes) is written as \n: still one line.
   expect_input_error("plan --model 'pythia\nbogus' --gpu a100", "unknown model 'pythia\\nbogus'");
+  // Every error is one line, a results database's or a missing tool's too.
+  expect_input_error("results --db 'x\ny.db' --model pythia-160m", "x\\ny.db");
   // An empty catalog directory is said, not read as "the default one".
   expect_input_error("--config-dir '' models", "--config-dir: the path is empty");
   // --auto writes DeepSpeed's "auto" values; a run file has none to write.

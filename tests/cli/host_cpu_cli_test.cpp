@@ -100,6 +100,22 @@ TEST(HostCpuCli, ABuildWithoutTheTrainerSaysSoInOneLine) {
   EXPECT_NE(help.out.find("this build has no"), std::string::npos) << help.out;
 }
 
+// Without the trainer, `bench` here would store every trial as rejected, and a later build with it
+// would reuse those rows instead of measuring: refused before the database is made.
+TEST(HostCpuCli, ABuildWithoutTheTrainerBenchesNothing) {
+  if (test::run_gpudays("trial --probe-device cpu").exit_code == 0) {
+    GTEST_SKIP() << "this build has the trainer";
+  }
+  const std::string db = test::fresh_path("no_trainer_bench.db");
+  const auto r = test::run_gpudays("bench --model-file " + kModelFile + " --device cpu --db " + db);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("this build has no trainer (built without LibTorch); `gpudays bench` here"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 TEST(HostCpuCli, BestAndExportReadTheHostCpusTrials) {
   const std::string db = db_with_cached_probe("host_cpu_export");
   {

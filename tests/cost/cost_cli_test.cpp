@@ -2,6 +2,7 @@
 // infeasible options listed, price overrides, and bad input answered with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -118,6 +119,32 @@ TEST(CostCli, ConflictingPriceOverridesAreRefusedNamingBoth) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("gpudays: error: " + unknown + " [purchase_usd] bogus: unknown GPU", 0), 0u)
       << r.err;
+}
+
+// A cluster's partitions of one GPU, named by an alias or by its catalog name: charging alike they
+// are one price; charging differently (a short and a long queue) --cloud-price chooses, and
+// without it the error names both partitions.
+TEST(CostCli, ClusterPartitionsOfOneGpuArePricedOnce) {
+  const auto cluster = [](const std::string& name, double second_price) {
+    return test::write_temp_file(
+        name,
+        fmt::format("[partitions.short]\ngpu = \"a100\"\ngpus_per_node = 8\n"
+                    "price_per_gpu_hour = 1.5\n[partitions.long]\ngpu = \"a100-80gb-sxm\"\n"
+                    "gpus_per_node = 8\nprice_per_gpu_hour = {}\n",
+                    second_price));
+  };
+  const std::string cost = "cost --model pythia-1b --gpus a100 --counts 8 --format json ";
+  const auto alike = run_gpudays(cost + "--cluster " + cluster("cl_alike.toml", 1.5));
+  EXPECT_EQ(alike.exit_code, 0) << alike.err;
+  const std::string two = cluster("cl_two_prices.toml", 2.0);
+  const auto ambiguous = run_gpudays(cost + "--cluster " + two);
+  EXPECT_EQ(ambiguous.exit_code, 2);
+  EXPECT_NE(ambiguous.err.find("partitions 'long' and 'short' charge a100-80gb-sxm 2 and 1.5 USD "
+                               "per GPU-hour; choose one with --cloud-price a100-80gb-sxm=USD"),
+            std::string::npos)
+      << ambiguous.err;
+  const auto chosen = run_gpudays(cost + "--cluster " + two + " --cloud-price a100=2");
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
 }
 
 // --counts beyond what the planner takes (4096 nodes of 8) is a usage error, not a row note.

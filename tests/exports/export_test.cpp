@@ -386,9 +386,14 @@ TEST(Export, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
   const auto in_catalog = run_gpudays("--config-dir " + catalog_dir + " " + plan + "toml --out " +
                                       catalog_dir + "/models/run.toml");
   EXPECT_EQ(in_catalog.exit_code, 2) << in_catalog.err;
-  EXPECT_NE(in_catalog.err.find("is inside the catalog directory"), std::string::npos)
+  EXPECT_NE(in_catalog.err.find("is inside the catalog's " + catalog_dir + "/models"),
+            std::string::npos)
       << in_catalog.err;
   EXPECT_FALSE(std::filesystem::exists(catalog_dir + "/models/run.toml"));
+  // Beside the folders the catalog reads (a run file kept with it) is not one of its inputs.
+  const auto beside = run_gpudays("--config-dir " + catalog_dir + " " + plan + "toml --out " +
+                                  catalog_dir + "/run.toml");
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
 }
 
 // An empty --out, or a directory, is refused (not taken as standard output).

@@ -296,6 +296,11 @@ TEST(ReportCli, WritesTheReportAndRejectsBadInput) {
       test::run_gpudays("cost --model pythia-160m --gpus a100 --counts 1,8 --format csv");
   EXPECT_EQ(costs.substr(0, costs.find('\n')), cost.out.substr(0, cost.out.find('\n')));
   EXPECT_EQ(std::count(costs.begin(), costs.end(), '\n'), 3) << costs;
+  // "dir/" is the same directory: replaced beside itself, not staged inside it.
+  const auto again = test::run_gpudays("report --out " + dir +
+                                       "/ --force --models pythia-160m --gpus a100 --counts 1");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "index.html"));
   const auto bad = test::run_gpudays("report --out " + dir + " --models nope");
   EXPECT_EQ(bad.exit_code, 2);
   const auto no_gnuplot =
