@@ -1,9 +1,12 @@
 // TomlFields: checked getters over toml++ tables.
 #include "catalog/toml_fields.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -40,7 +43,15 @@ std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
     return std::make_shared<toml::table>(toml::parse_file(path));
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    if (where.line == 0) throw InputError(fmt::format("{}: cannot read file", path));
+    if (where.line == 0) {
+      // toml++ says only that it could not open it: the reason from the file system (no such
+      // file, permission denied).
+      std::ifstream probe(path);
+      const int reason = probe ? 0 : errno;
+      throw InputError(reason != 0
+                           ? fmt::format("{}: cannot read file: {}", path, std::strerror(reason))
+                           : fmt::format("{}: cannot read file", path));
+    }
     throw InputError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
   }
 }

@@ -1,6 +1,8 @@
 // Bad model and GPU files: each gets an InputError naming the file, table and field.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -484,6 +486,22 @@ TEST(GpuFile, AnAliasNamesOneGpu) {
     EXPECT_NE(std::string(e.what()).find("'a100' already names GPU"), std::string::npos)
         << e.what();
   }
+}
+
+// A TOML file the process may not read says why (toml++ says only that it could not open it).
+TEST(TomlFields, AnUnreadableFileSaysWhy) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads a file of mode 000";
+  const std::string path = test::write_temp_file("unreadable-model.toml", "name = \"x\"\n");
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  try {
+    TomlFields::parse_file(path);
+    FAIL() << "read an unreadable file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": cannot read file: Permission denied"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
 }  // namespace
