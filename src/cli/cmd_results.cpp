@@ -256,7 +256,12 @@ void add_results_commands(CLI::App& app, const GlobalOptions& global) {
       "Examples:\n  gpudays results --model pythia-160m --gpu a100 --status ok\n"
       "  gpudays results --format csv > trials.csv\n"
       "  gpudays results --incomplete --model pythia-160m --gpu a100 --gpus-per-node 4");
-  list_cmd->callback([&global, list] { run_results(global, *list); });
+  list_cmd->callback([&global, list, list_cmd] {
+    if (list_cmd->count("--methods") > 0 && !list->incomplete) {
+      throw InputError("--methods chooses the search space of --incomplete; give --incomplete too");
+    }
+    run_results(global, *list);
+  });
 
   auto best = std::make_shared<ResultsRequest>();
   CLI::App* best_cmd = app.add_subcommand(

@@ -356,6 +356,9 @@ TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
   expect_input_error("plan --model 'pythia\nbogus' --gpu a100", "unknown model 'pythia\\nbogus'");
   // Every error is one line, a results database's or a missing tool's too.
   expect_input_error("results --db 'x\ny.db' --model pythia-160m", "x\\ny.db");
+  // A flag that only shapes another mode says so rather than being ignored.
+  expect_input_error("results --model pythia-1b --methods naive",
+                     "--methods chooses the search space of --incomplete");
   // An empty catalog directory is said, not read as "the default one".
   expect_input_error("--config-dir '' models", "--config-dir: the path is empty");
   // --auto writes DeepSpeed's "auto" values; a run file has none to write.
