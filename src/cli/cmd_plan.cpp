@@ -13,6 +13,7 @@
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/plan_ops.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/planner.h"
@@ -35,6 +36,7 @@ struct PlanRequest {
   int64_t nodes = 1;
   std::string methods = "all";
   bool all_rows = false;
+  bool ops = false;  // the best configuration's operations (plan/op_breakdown.h)
   std::string format = "table";
   double inter_node_gb_per_s = 12.5;
   double cpu_adam_params_per_s = 1.0e9;
@@ -173,6 +175,10 @@ void note_constants(const Catalog& catalog, const GpuSpec& gpu, const PlannerOpt
 
 void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const PlanRequest r = with_cluster(request);
+  if (r.ops && r.format != "table" && r.format != "json") {
+    throw InputError("--ops lists operations in the table or JSON output, not --format " +
+                     r.format);
+  }
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   check_input_flags(r, model);
@@ -212,8 +218,16 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   }
 
   const RowFormat format = parse_row_format(r.format);
+  const std::vector<OpTime> ops = r.ops && result.best
+                                      ? op_breakdown(model,
+                                                     gpu,
+                                                     result.best->config.micro_batch_size,
+                                                     result.best->config.methods.free_lunch,
+                                                     options)
+                                      : std::vector<OpTime>{};
   if (format == RowFormat::kJson) {
     nlohmann::json out = plan_json(result, evidence, suggestions, r.all_rows);
+    if (r.ops) out["ops"] = op_breakdown_json(ops);
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -223,6 +237,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
     return;
   }
   print_plan_summary(std::cout, model, gpu, result, suggestions, evidence);
+  if (!ops.empty()) print_op_breakdown(std::cout, ops, result.best->config.micro_batch_size);
   if (r.all_rows) {
     std::cout << "\n";
     print_plan_rows(std::cout, result.rows, RowFormat::kTable);
@@ -257,6 +272,10 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--methods", r->methods, "Method preset: naive, free-lunch or all")
       ->capture_default_str();
   cmd->add_flag("--all", r->all_rows, "Print every configuration, not only the best");
+  cmd->add_flag("--ops",
+                r->ops,
+                "Also list where a micro-step of the best configuration goes, operation by "
+                "operation (the GPU's kernels, forward and backward; table or JSON output)");
   add_pin_options(*cmd, r->pins);
   cmd->add_option("--cluster",
                   r->cluster_file,
