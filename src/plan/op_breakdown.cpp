@@ -44,8 +44,7 @@ std::vector<OpTime> op_breakdown(const ModelSpec& model,
                                  bool free_lunch,
                                  const PlanOptions& options) {
   const Precision precision = model.recipe.precision;
-  const DeviceModel device(
-      gpu, precision, free_lunch, options.device, options.implementation.tf32);
+  const DeviceModel device(gpu, precision, free_lunch, options.device, options.implementation.tf32);
   WorkloadOptions wo;
   wo.micro_batch_size = micro_batch;
   wo.activation_bytes = precision == Precision::kFp32 ? 4.0 : 2.0;

@@ -17,10 +17,10 @@ namespace gpudays {
 struct OpTime {
   std::string part;  // "stem", the repeated block's name ("layer", "block"), "head"
   std::string name;
-  int64_t count = 1;         // how many times per micro-step (the block's repeats)
-  double forward_s = 0.0;    // all of them, on the device
-  double backward_s = 0.0;   // all of them, on the device
-  double forward_bytes = 0;  // memory traffic of the forward, all of them
+  int64_t count = 1;          // how many times per micro-step (the block's repeats)
+  double forward_s = 0.0;     // all of them, on the device
+  double backward_s = 0.0;    // all of them, on the device
+  double forward_bytes = 0;   // memory traffic of the forward, all of them
   bool memory_bound = false;  // its time is its bytes at the bandwidth, not its arithmetic
 };
 
