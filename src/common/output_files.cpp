@@ -37,6 +37,13 @@ void refuse_write_protected(const std::string& path, mode_t mode) {
                   mode & 07777));
 }
 
+// The process's file-creation mask (read by setting it and putting it back).
+mode_t current_umask() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
 // The path with the links that exist resolved, absolute.
 fs::path resolved(const std::string& path) {
   std::error_code ec;
@@ -66,8 +73,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   temp_ = temp;
   // mkstemp makes it 0600; the file gets the mode of the file it replaces, else the mode an
   // ordinary create would give it.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
+  const mode_t mask = current_umask();
   ::fchmod(fd_, exists ? existing.st_mode & 0777 : 0666 & ~mask);
   // Root replacing another user's file gives it back to that user, who could read it before.
   if (exists && ::geteuid() == 0 && existing.st_uid != 0) {
@@ -142,8 +148,7 @@ StagedDirectory::StagedDirectory(std::string destination, bool replace)
       (parent / fmt::format(".{}.staging.XXXXXX", target.filename().string())).string();
   if (::mkdtemp(staging.data()) == nullptr) fail("create a directory in", parent.string(), errno);
   // mkdtemp makes it 0700; the directory it becomes is shared as any other the user makes.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
+  const mode_t mask = current_umask();
   ::chmod(staging.c_str(), 0777 & ~mask);
   staging_ = staging;
 }

@@ -45,14 +45,9 @@ std::vector<OpTime> op_breakdown(const ModelSpec& model,
                                  const PlanOptions& options) {
   const Precision precision = model.recipe.precision;
   const DeviceModel device(gpu, precision, free_lunch, options.device, options.implementation.tf32);
-  WorkloadOptions wo;
-  wo.micro_batch_size = micro_batch;
-  wo.activation_bytes = precision == Precision::kFp32 ? 4.0 : 2.0;
-  wo.fused_attention = free_lunch;
-  wo.fast_scan = free_lunch;
-  wo.implementation = options.implementation;
-  wo.device_kind = gpu.kind;
-  const Workload w = build_workload(model, wo);
+  const Workload w = build_workload(
+      model,
+      planned_workload_options(model, micro_batch, free_lunch, options.implementation, gpu.kind));
   std::vector<OpTime> out;
   add(out, "stem", w.stem_ops, 1, device);
   for (const Block& block : w.blocks) add(out, block.name, block.ops, block.count, device);

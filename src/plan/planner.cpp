@@ -16,10 +16,6 @@
 namespace gpudays {
 namespace {
 
-double activation_bytes(Precision precision) {
-  return precision == Precision::kFp32 ? 4.0 : 2.0;
-}
-
 std::string no_fit_reason(const MemoryBreakdown& memory, const GpuSpec& gpu) {
   return fmt::format("needs {} per GPU, has {}",
                      format_gib(memory.least_bytes()),
@@ -175,13 +171,10 @@ WorkloadSummary summarize_micro_batch(const ModelSpec& model,
                                       const Implementation& implementation,
                                       const GpuSpec& gpu,
                                       const DeviceModel& device) {
-  const WorkloadOptions wo{micro_batch,
-                           activation_bytes(model.recipe.precision),
-                           /*fused_attention=*/free_lunch,
-                           /*fast_scan=*/free_lunch,
-                           implementation,
-                           gpu.kind};
-  return summarize(build_workload(model, wo), device);
+  return summarize(build_workload(model,
+                                  planned_workload_options(
+                                      model, micro_batch, free_lunch, implementation, gpu.kind)),
+                   device);
 }
 
 }  // namespace

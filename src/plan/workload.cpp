@@ -154,6 +154,19 @@ Workload build_family_workload(const ModelSpec& model, const WorkloadOptions& op
 
 }  // namespace
 
+WorkloadOptions planned_workload_options(const ModelSpec& model,
+                                         int64_t micro_batch,
+                                         bool free_lunch,
+                                         const Implementation& implementation,
+                                         DeviceKind kind) {
+  return {micro_batch,
+          model.recipe.precision == Precision::kFp32 ? 4.0 : 2.0,
+          /*fused_attention=*/free_lunch,
+          /*fast_scan=*/free_lunch,
+          implementation,
+          kind};
+}
+
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
   Workload w = build_family_workload(model, options);
   w.checkpointed_block_share = options.implementation.checkpointing.block_share;

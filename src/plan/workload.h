@@ -154,6 +154,14 @@ struct WorkloadOptions {
 
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options);
 
+// The options the planner builds a configuration's workload with: a micro-batch, the recipe's
+// activation bytes (4 in fp32, else 2), free-lunch's fused attention and fast scan, on `kind`.
+WorkloadOptions planned_workload_options(const ModelSpec& model,
+                                         int64_t micro_batch,
+                                         bool free_lunch,
+                                         const Implementation& implementation,
+                                         DeviceKind kind);
+
 // A training step's FLOPs per forward FLOP: the backward pass costs two forwards (gradients of
 // the inputs and of the weights), as Kaplan et al. 2020 and PaLM count them.
 inline constexpr double kTrainingFlopsPerForwardFlop = 3.0;
