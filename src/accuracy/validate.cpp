@@ -343,6 +343,25 @@ PlanOptions case_options(const Measurement& m,
   return opts;
 }
 
+// The catalog GPU with the measured variant's memory and bandwidth, where the case gives them.
+GpuSpec case_gpu(const Measurement& m, const Catalog& catalog) {
+  GpuSpec gpu = catalog.gpu(m.gpu);
+  if (m.gpu_memory_gib)
+    gpu.memory_bytes = std::llround(*m.gpu_memory_gib * 1024.0 * 1024.0 * 1024.0);
+  if (m.gpu_memory_bandwidth_gb_per_s)
+    gpu.memory_bandwidth_gb_per_s = *m.gpu_memory_bandwidth_gb_per_s;
+  return gpu;
+}
+
+// The case's model as planned: its precision, the candidate's global batch and its steps.
+ModelSpec case_model(const Measurement& m, int64_t global_batch) {
+  ModelSpec model = m.model;
+  model.recipe.precision = m.precision;
+  model.recipe.global_batch = global_batch;
+  if (m.train_steps) model.recipe.train_steps = *m.train_steps;
+  return model;
+}
+
 ValidationCase validate_case(const Measurement& m,
                              const Catalog& catalog,
                              const PlanOptions& options,
@@ -380,11 +399,7 @@ ValidationCase validate_case(const Measurement& m,
     if (!m.untrusted_reason.empty()) return skip("untrusted case: " + m.untrusted_reason);
     return skip("untrusted source (trusted = false): kept for comparison only");
   }
-  GpuSpec gpu = catalog.gpu(m.gpu);  // the measured variant's memory, where it differs
-  if (m.gpu_memory_gib)
-    gpu.memory_bytes = std::llround(*m.gpu_memory_gib * 1024.0 * 1024.0 * 1024.0);
-  if (m.gpu_memory_bandwidth_gb_per_s)
-    gpu.memory_bandwidth_gb_per_s = *m.gpu_memory_bandwidth_gb_per_s;
+  const GpuSpec gpu = case_gpu(m, catalog);
   const Cluster cluster{{m.nodes, m.gpus_per_node}, &gpu};
   // Inline models' counts leave out ArchExtras (a gated MLP's third matrix): a scale, no more.
   v.point = {m.gpu,
@@ -399,11 +414,7 @@ ValidationCase validate_case(const Measurement& m,
     std::optional<PlanRow> best;
     int64_t best_batch = 0;
     for (const Candidate& c : candidates(m, pinned, v.notes)) {
-      ModelSpec model = m.model;
-      model.recipe.precision = m.precision;
-      model.recipe.global_batch = c.global_batch;
-      if (m.train_steps) model.recipe.train_steps = *m.train_steps;
-      PlanRow row = plan_configuration(model, cluster, c.config, opts);
+      PlanRow row = plan_configuration(case_model(m, c.global_batch), cluster, c.config, opts);
       if (!best || better(row, *best)) {
         best = std::move(row);
         best_batch = c.global_batch;
@@ -412,6 +423,13 @@ ValidationCase validate_case(const Measurement& m,
     v.config = best->config;
     v.global_batch = best_batch;
     v.row = best;
+    if (validation.op_breakdown) {
+      v.ops = op_breakdown(case_model(m, best_batch),
+                           gpu,
+                           best->config.micro_batch_size,
+                           best->config.methods.free_lunch,
+                           opts);
+    }
     if (best->input_bound) {
       v.notes.push_back(
           fmt::format("input-bound: the host's loader ({}, {} cores per GPU) delivers "
@@ -458,6 +476,10 @@ std::vector<Measurement> select_measurements(const std::vector<MeasurementFile>&
     for (const Measurement& m : f.cases) {
       if (filter.split && m.split != *filter.split) continue;
       if (!filter.gpu.empty() && m.gpu != filter.gpu) continue;
+      if (!filter.case_name.empty() && m.name != filter.case_name &&
+          m.source_id + "/" + m.name != filter.case_name) {
+        continue;
+      }
       out.push_back(m);
     }
   }
@@ -506,6 +528,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements,
   });
   if (report.worst.size() > validation.worst) report.worst.resize(validation.worst);
   report.selected_gpu = validation.selected_gpu;
+  report.selected_case = validation.selected_case;
   report.coverage = range_coverage(report.cases);
   report.memory = check_memory(report);
   return report;

@@ -11,6 +11,7 @@
 #include "accuracy/memory_check.h"
 #include "catalog/measurement.h"
 #include "plan/error_band.h"
+#include "plan/op_breakdown.h"
 #include "plan/planner.h"
 
 namespace gpudays {
@@ -62,6 +63,9 @@ struct ValidationCase {
   std::optional<PlanRow> row;                   // the planner's row (absent when skipped)
   std::optional<double> published_peak_gib;     // the source's peak memory per GPU, if any
   std::string published_memory_measure = "process";  // what that peak counts (memory_check.h)
+  // Where a micro-step of the planned configuration goes (plan/op_breakdown.h); filled only when
+  // ValidationOptions::op_breakdown asks for it.
+  std::vector<OpTime> ops;
 
   bool evaluated() const { return !skipped; }
   // Planned and compared on time: what the time statistics take (trusted cases only).
@@ -113,6 +117,9 @@ struct ValidationOptions {
   // The cases were selected by GPU ("v100-16gb"): the targets hold the whole checking half, so
   // the report says that its summaries are of this selection only. Empty: every GPU.
   std::string selected_gpu;
+  std::string selected_case;  // likewise, one case selected by name (--case)
+  // Also list each planned case's operations (ValidationCase::ops).
+  bool op_breakdown = false;
 };
 
 struct ValidationReport {
@@ -124,6 +131,7 @@ struct ValidationReport {
   // kind sorted by name: what the per-group target holds to.
   std::vector<ErrorSummary> check_by_group;
   std::string selected_gpu;   // ValidationOptions'
+  std::string selected_case;  // ValidationOptions'
   std::vector<size_t> worst;  // indices into `cases`: trusted timed, largest |error| first
   // Absent unless both halves have trusted cases compared on time.
   std::optional<CoverageReport> coverage;
@@ -133,10 +141,12 @@ struct ValidationReport {
 // The coverage of the checking half's cases by the fitting half's bands (exposed for tests).
 std::optional<CoverageReport> range_coverage(const std::vector<ValidationCase>& cases);
 
-// Which cases to validate: a split (empty: all) and a GPU (catalog name; empty: all).
+// Which cases to validate: a split (empty: all), a GPU (catalog name; empty: all) and a case
+// (its name, or "source/name" where names repeat across sources; empty: all).
 struct ValidationFilter {
   std::optional<MeasurementSplit> split;
   std::string gpu;
+  std::string case_name;
 };
 
 // The cases of `files` that pass the filter, in file order.

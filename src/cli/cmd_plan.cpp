@@ -13,13 +13,13 @@
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
-#include "cli/plan_ops.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
 #include "plan/workload.h"
 #include "results/results_db.h"
+#include "rows/op_rows.h"
 #include "rows/plan_rows.h"
 #include "slurm/cluster_file.h"
 #include "sweep/host_probe.h"
@@ -237,7 +237,9 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
     return;
   }
   print_plan_summary(std::cout, model, gpu, result, suggestions, evidence);
-  if (!ops.empty()) print_op_breakdown(std::cout, ops, result.best->config.micro_batch_size);
+  if (!ops.empty())
+    print_op_breakdown(
+        std::cout, ops, result.best->config.micro_batch_size, "the best configuration");
   if (r.all_rows) {
     std::cout << "\n";
     print_plan_rows(std::cout, result.rows, RowFormat::kTable);

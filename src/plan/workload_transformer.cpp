@@ -245,6 +245,17 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   ops.push_back(av);
 }
 
+// llm.c's residual stream (train_gpt2.cu at a0d5dbb): fused_residual_forward5 adds a branch's
+// output to the residual and normalises the sum in one kernel, which writes both; the norm's read
+// and write are the norm's (make_norm), so each add moves the branch's output in and the sum out
+// with no launch of its own. Backward, layernorm_backward accumulates into the one residual
+// gradient buffer (+=) and the projections' backward read that buffer: no residual kernel runs.
+Op llm_c_residual(double hidden, double elt) {
+  Op residual = make_memory("residual", 2 * 2 * hidden, elt, 0.0, /*kernels=*/0);
+  residual.backward_factor = 0.0;
+  return residual;
+}
+
 // Tensors of one layer: 6 weights + 6 biases + 2 x LayerNorm(weight, bias); llama: 7 weights,
 // Qwen2's 3 biases, 2 RMSNorm weights (none with OLMo's LayerNorm).
 double layer_param_tensors(const ModelSpec& model) {
@@ -308,8 +319,11 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   ops.push_back(qkv);
   // The FlashAttention repository's MHA hands the packed projection to the flash kernel as it is
   // and the kernel writes [b, s, h, d]: both rearranges are views, and the output projection's
-  // input is the output the kernel keeps (flash_attn/modules/mha.py, FlashSelfAttention).
-  const bool packed_flash = fused && x.flash_attn_gpt;
+  // input is the output the kernel keeps (flash_attn/modules/mha.py, FlashSelfAttention). llm.c's
+  // cuDNN attention likewise reads q, k and v from the packed (B, T, 3, NH, HS) projection by
+  // strides and writes (B, T, NH, HS) for the projection: no permute or unpermute kernel runs
+  // (train_gpt2.cu and cudnn_att.cpp under ENABLE_CUDNN, karpathy/llm.c at a0d5dbb).
+  const bool packed_flash = fused && (x.flash_attn_gpt || x.impl.code == ModelCode::kLlmC);
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
   } else if (!packed_flash) {
@@ -348,7 +362,11 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   if (x.dropout > 0.0)
     ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
   // (The FlashAttention GPT adds both branches inside its LayerNorm kernels, make_norm.)
-  if (!x.flash_attn_gpt) ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
+  if (x.impl.code == ModelCode::kLlmC) {
+    ops.push_back(llm_c_residual(hidden, x.elt));
+  } else if (!x.flash_attn_gpt) {
+    ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
+  }
   return block;
 }
 

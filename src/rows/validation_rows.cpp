@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "rows/memory_check_rows.h"
+#include "rows/op_rows.h"
 #include "rows/plan_rows.h"
 
 namespace gpudays {
@@ -61,11 +62,14 @@ std::string target_word(std::optional<bool> met) {
 void print_targets(std::ostream& out, const ValidationReport& report) {
   const ErrorSummary* check = check_summary(report);
   if (check == nullptr) return;
-  const std::string selection =
-      report.selected_gpu.empty()
-          ? ""
-          : fmt::format(", {} cases only (--gpu; the targets hold the whole half)",
-                        report.selected_gpu);
+  std::string selection;
+  if (!report.selected_case.empty()) {
+    selection = fmt::format(", the case {} only (--case; the targets hold the whole half)",
+                            report.selected_case);
+  } else if (!report.selected_gpu.empty()) {
+    selection = fmt::format(", {} cases only (--gpu; the targets hold the whole half)",
+                            report.selected_gpu);
+  }
   out << fmt::format(
       "\nTargets, checking half{}: MAPE at most {:.0f}% ({:.1f}% over {} cases: {}); each GPU "
       "generation and family with at least {} cases at most {:.0f}%:\n",
@@ -153,6 +157,7 @@ nlohmann::json case_json(const ValidationCase& v) {
             {"fits", v.row->fits},
             {"predicted_memory_gib", v.row->peak_memory_bytes() / kGiB}});
   j["plan_row"] = plan_row_json(*v.row);  // the planned row: its memory and time breakdowns
+  if (!v.ops.empty()) j["ops"] = op_breakdown_json(v.ops);
   j["published_tokens_per_s_per_gpu"] = v.published_tokens_per_s_per_gpu
                                             ? nlohmann::json(*v.published_tokens_per_s_per_gpu)
                                             : nlohmann::json(nullptr);
@@ -220,6 +225,13 @@ void print_table(std::ostream& out, const ValidationReport& report) {
                        v.gpu,
                        configuration(v));
   }
+  for (const ValidationCase& v : report.cases) {
+    if (v.ops.empty()) continue;
+    print_op_breakdown(out,
+                       v.ops,
+                       v.config.micro_batch_size,
+                       fmt::format("{}/{} as planned ({})", v.source_id, v.name, configuration(v)));
+  }
   size_t skipped = 0;
   for (const ValidationCase& v : report.cases) skipped += v.skipped ? 1 : 0;
   if (skipped > 0) out << fmt::format("\nNot planned ({} cases):\n", skipped);
@@ -249,6 +261,9 @@ void print_json(std::ostream& out,
       {"group_min_cases", kGroupTargetMinCases},
       {"selected_gpu",
        report.selected_gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.selected_gpu)},
+      {"selected_case",
+       report.selected_case.empty() ? nlohmann::json(nullptr)
+                                    : nlohmann::json(report.selected_case)},
       {"check_by_group", nlohmann::json::array()}};
   for (const ErrorSummary& s : report.check_by_group) {
     nlohmann::json g = summary_json(s);

@@ -347,6 +347,56 @@ TEST(Validate, FilterBySplitAndGpu) {
   }
 }
 
+// A case is selected by its name or by source/name; two files may give one name to two cases.
+TEST(Validate, FilterByCaseNameOrSourceAndName) {
+  std::vector<MeasurementFile> files = load_measurements(catalog());
+  ValidationFilter filter;
+  filter.case_name = "rtx4090-1gpu-fp16";
+  ASSERT_EQ(select_measurements(files, filter).size(), 1u);
+  filter.case_name = "lambda-deeplearning-benchmark/rtx4090-1gpu-fp16";
+  const std::vector<Measurement> one = select_measurements(files, filter);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].name, "rtx4090-1gpu-fp16");
+  filter.case_name = "llm-c-scripts/rtx4090-1gpu-fp16";  // the name under another source
+  EXPECT_TRUE(select_measurements(files, filter).empty());
+  MeasurementFile twin = files.front();  // the same case names under a second source
+  for (Measurement& m : twin.cases) m.source_id = "twin";
+  files.push_back(twin);
+  filter.case_name = twin.cases.front().name;
+  EXPECT_EQ(select_measurements(files, filter).size(), 2u);
+  filter.case_name = "twin/" + twin.cases.front().name;
+  EXPECT_EQ(select_measurements(files, filter).size(), 1u);
+}
+
+// The operations of a case's planned configuration: only when asked, and one micro-step's kernels
+// fit inside the planned step (which adds the host, the optimizer and communication).
+TEST(Validate, OperationsOfAPlannedCaseFitInsideItsStep) {
+  ValidationFilter filter;
+  filter.case_name = "lambda-deeplearning-benchmark/rtx4090-1gpu-fp16";
+  const std::vector<Measurement> cases = select_measurements(load_measurements(catalog()), filter);
+  ValidationOptions options;
+  const ValidationReport plain = validate(cases, catalog(), PlanOptions{}, options);
+  ASSERT_EQ(plain.cases.size(), 1u);
+  EXPECT_TRUE(plain.cases[0].ops.empty());
+  options.op_breakdown = true;
+  const ValidationReport report = validate(cases, catalog(), PlanOptions{}, options);
+  const ValidationCase& v = report.cases.at(0);
+  ASSERT_TRUE(v.timed());
+  ASSERT_FALSE(v.ops.empty());
+  double kernels_s = 0.0;
+  bool softmax = false;
+  for (const OpTime& op : v.ops) {
+    EXPECT_GT(op.forward_s, 0.0) << op.name;
+    kernels_s += op.forward_s + op.backward_s;
+    softmax = softmax || op.name == "softmax";
+  }
+  EXPECT_TRUE(softmax);  // the case's plain attention
+  const double micro_steps = static_cast<double>(v.config.grad_acc_steps);
+  EXPECT_LE(kernels_s * micro_steps, v.row->step_time_s * (1.0 + 1e-9));
+  EXPECT_GT(kernels_s * micro_steps, 0.5 * v.row->step_time_s);
+  EXPECT_EQ(v.error, plain.cases[0].error);  // listing the operations changes no figure
+}
+
 const Measurement& find_measurement(const std::string& source, const std::string& name) {
   static const std::vector<MeasurementFile> files = load_measurements(catalog());
   for (const MeasurementFile& f : files) {

@@ -62,6 +62,36 @@ TEST(ValidateCli, CsvAndGpuFilter) {
   EXPECT_EQ(r.out.find("a100"), std::string::npos);
 }
 
+// One case and where its planned micro-step goes: the table names it, the JSON carries the list.
+TEST(ValidateCli, OneCaseWithItsOperations) {
+  const std::string name = "lambda-deeplearning-benchmark/rtx4090-1gpu-fp16";
+  const auto r = run_gpudays("validate --case " + name + " --ops");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Where a micro-step of " + name + " as planned"), std::string::npos);
+  EXPECT_NE(r.out.find("the case " + name + " only (--case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention_dropout"), std::string::npos);
+  EXPECT_EQ(r.out.find("timm-benchmark"), std::string::npos);  // no other case
+  const auto j =
+      nlohmann::json::parse(run_gpudays("validate --format json --ops --case " + name).out);
+  ASSERT_EQ(j["cases"].size(), 1u);
+  ASSERT_TRUE(j["cases"][0].contains("ops"));
+  EXPECT_GT(j["cases"][0]["ops"].size(), 10u);
+  EXPECT_EQ(j["targets"]["selected_case"], name);
+  const auto without =
+      nlohmann::json::parse(run_gpudays("validate --format json --case rtx4090-1gpu-fp16").out);
+  EXPECT_FALSE(without["cases"][0].contains("ops"));
+}
+
+TEST(ValidateCli, OperationsNeedOneNamedCase) {
+  expect_input_error("validate --ops", "name it with --case");
+  expect_input_error("validate --case no-such-case",
+                     "no published measurement named 'no-such-case'");
+  expect_input_error("validate --case rtx4090-1gpu-fp16 --split fit",
+                     "named 'rtx4090-1gpu-fp16' matches --split and --gpu");
+  expect_input_error("validate --case rtx4090-1gpu-fp16 --ops --format csv", "not --format csv");
+  expect_input_error("validate --fit --case rtx4090-1gpu-fp16", "takes no --split, --gpu, --case");
+}
+
 // A --gpu selection is summarised against the targets as what it is: a part of the checking half.
 TEST(ValidateCli, TargetsOfAGpuSelectionSayTheyAreOnlyThatGpus) {
   const auto all = run_gpudays("validate");

@@ -296,6 +296,30 @@ TEST(ModelCode, LlmCFusesTheClassifier) {
   EXPECT_LT(total_memory_bytes(llmc), total_memory_bytes(engine));
 }
 
+// llm.c with cuDNN attention reads q, k and v from the packed projection by strides and writes
+// the projection's input layout: no permute kernels. Its residual adds are fused into the next
+// LayerNorm's kernel, and the residual gradient accumulates in the norm's backward: the adds move
+// the branch's output in and the sum out, with no launch and no backward of their own.
+TEST(ModelCode, LlmCAttendsOnThePackedProjectionAndAddsInItsNorms) {
+  const ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload engine = workload(gpt, ModelCode::kEngine, false);
+  const Workload llmc = workload(gpt, ModelCode::kLlmC, false);
+  EXPECT_NE(find_op(engine, "split_heads"), nullptr);
+  EXPECT_NE(find_op(engine, "merge_heads"), nullptr);
+  EXPECT_EQ(find_op(llmc, "split_heads"), nullptr);
+  EXPECT_EQ(find_op(llmc, "merge_heads"), nullptr);
+  EXPECT_EQ(find_op(llmc, "attention_out")->saved_bytes, 0.0);  // the attention's kept output
+  // Without the fused kernel (llm.c's own attention kernels) the permutes run.
+  const Workload unfused = workload(gpt, ModelCode::kLlmC, false, /*fused=*/false);
+  EXPECT_NE(find_op(unfused, "split_heads"), nullptr);
+  const Op* residual = find_op(llmc, "residual");
+  const Op* eager_residual = find_op(engine, "residual");
+  ASSERT_TRUE(residual && eager_residual);
+  EXPECT_EQ(residual->kernels, 0.0);
+  EXPECT_EQ(residual->backward_factor, 0.0);
+  EXPECT_DOUBLE_EQ(residual->bytes, eager_residual->bytes * 4.0 / 6.0);
+}
+
 // NVIDIA's BERT gathers the masked positions before its MLM head: the head's GEMMs and loss run on
 // b x max_predictions rows, not b x T; the encoder is unchanged.
 TEST(ModelCode, AnMlmHeadOnMaskedPositionsRunsOnThoseRowsOnly) {

@@ -1,5 +1,5 @@
-// The per-operation listing of `plan --ops` (cli/plan_ops.h).
-#include "cli/plan_ops.h"
+// The per-operation listing of `plan --ops` and `validate --ops` (rows/op_rows.h).
+#include "rows/op_rows.h"
 
 #include <fmt/format.h>
 
@@ -14,12 +14,16 @@ double total_s(const std::vector<OpTime>& ops) {
 
 }  // namespace
 
-void print_op_breakdown(std::ostream& out, const std::vector<OpTime>& ops, int64_t micro_batch) {
+void print_op_breakdown(std::ostream& out,
+                        const std::vector<OpTime>& ops,
+                        int64_t micro_batch,
+                        const std::string& configuration) {
   const double all_s = total_s(ops);
   out << fmt::format(
-      "\nWhere a micro-step of the best configuration goes (micro-batch {}): the GPU's kernels "
-      "alone, {:.1f} ms; the host's launch queue, recomputation, communication, the optimizer and "
-      "calibration from trials come on top (the plan's step time)\n",
+      "\nWhere a micro-step of {} goes (micro-batch {}): the GPU's kernels alone, {:.1f} ms; the "
+      "host's launch queue, recomputation, communication, the optimizer and calibration from "
+      "trials come on top (the plan's step time)\n",
+      configuration,
       micro_batch,
       all_s * 1e3);
   out << fmt::format("{:<8} {:<30} {:>5} {:>11} {:>12} {:>6} {:>11}  {}\n",
