@@ -329,6 +329,8 @@ PlanOptions case_options(const Measurement& m,
   opts.time.fp16_optimizer =
       parse_fp16_optimizer(m.fp16_optimizer.empty() ? "torch" : m.fp16_optimizer).value();
   opts.implementation.half_precision_model = m.half_precision_model;
+  opts.implementation.attention_score_kernels = m.attention_score_kernels.value_or(1);
+  opts.implementation.strided_heads = m.strided_heads;
   opts.time.half_precision_model = m.half_precision_model;
   opts.time.checkpoint_inputs_on_host = m.cpu_checkpointing;
   opts.memory.checkpoint_inputs_on_host = m.cpu_checkpointing;

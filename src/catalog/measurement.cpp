@@ -373,6 +373,23 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("half_precision_model",
            "a half-precision model has no autocast fp32 weights: drop autocast_fp32_weights");
   }
+  if (t.has("attention_score_kernels")) {
+    const int64_t kernels = t.get_int_or("attention_score_kernels", 1);
+    if (kernels < 1 || kernels > 3) {
+      t.fail("attention_score_kernels", fmt::format("must be 1, 2 or 3, is {}", kernels));
+    }
+    if (!c.half_precision_model || c.fused_attention == true || c.compiled == true) {
+      t.fail("attention_score_kernels",
+             "counts an uncompiled plain attention's kernels in a half-precision model: needs "
+             "half_precision_model = true and neither fused_attention nor compiled");
+    }
+    c.attention_score_kernels = static_cast<int>(kernels);
+  }
+  c.strided_heads = t.get_bool_or("strided_heads", false);
+  if (c.strided_heads && (c.fused_attention == true || c.compiled == true)) {
+    t.fail("strided_heads",
+           "describes plain attention run eagerly: not with fused_attention or compiled");
+  }
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");

@@ -146,6 +146,13 @@ struct Measurement {
   // The model in the compute dtype with an fp32 master copy in the optimizer (apex AMP O2,
   // DeepSpeed's fp16 engine): no autocast (plan/time_model.h, half_precision_model).
   bool half_precision_model = false;
+  // Plain attention's elementwise kernels over the scores before the softmax in a half-precision
+  // model (a scale, a mask add): each reads and writes the scores. Absent: one (the mask, with the
+  // scale folded into the product, as Megatron-LM's baddbmm).
+  std::optional<int> attention_score_kernels;
+  // q, k and v enter plain attention's batched products as strided views of the projections (a
+  // sequence-first layout and torch.bmm): no copy splits the heads.
+  bool strided_heads = false;
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;

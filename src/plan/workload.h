@@ -137,6 +137,12 @@ struct Implementation {
   // reaches 25-40% of the A100's peak where FlashAttention-2 reaches 50-73%, "around 2x" slower
   // (Dao 2023, "FlashAttention-2", abstract).
   int flash_attention_version = 2;
+  // A half-precision model's plain attention: elementwise kernels over the scores before the
+  // softmax (1: the mask; 2: a scale kernel and the mask, as NVIDIA's BERT divides the scores).
+  int attention_score_kernels = 1;
+  // q, k and v enter plain attention's batched products as strided views (a sequence-first layout
+  // and torch.bmm): no copy splits the heads.
+  bool strided_heads = false;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };

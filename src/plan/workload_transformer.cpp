@@ -226,8 +226,13 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   } else if (x.impl.code == ModelCode::kFlashAttn || x.impl.half_precision_model) {
     // flash_attn/modules/mha.py SelfAttention: the causal mask added to the scores, then
     // torch.softmax(scores, dtype=v.dtype); a half-precision model without autocast (apex O2)
-    // likewise: probabilities in the compute dtype, kept once.
-    softmax = make_memory("softmax", scores * 4.0, x.elt, scores * x.elt, /*kernels=*/2);
+    // likewise: probabilities in the compute dtype, kept once. Each kernel before the softmax
+    // (the mask; a scale of its own in some code) reads and writes the scores.
+    const double before = x.impl.code == ModelCode::kFlashAttn
+                              ? 1.0
+                              : static_cast<double>(x.impl.attention_score_kernels);
+    softmax =
+        make_memory("softmax", scores * 2.0 * (before + 1.0), x.elt, scores * x.elt, before + 1.0);
     softmax.transient_bytes = scores * x.elt * 2.0;
   }
   if (x.impl.compiled) {
@@ -326,7 +331,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   const bool packed_flash = fused && (x.flash_attn_gpt || x.impl.code == ModelCode::kLlmC);
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
-  } else if (!packed_flash) {
+  } else if (!packed_flash && !(x.impl.strided_heads && !fused)) {
     ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
   }
   if (model.arch.rotary_pct > 0.0) add_rotary(ops, model, x);

@@ -237,6 +237,31 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
       edit("precision = \"bf16\"",
            "precision = \"bf16\"\nhalf_precision_model = true\nautocast_fp32_weights = true"),
       {"case 'one'", "half_precision_model", "autocast_fp32_weights"});
+  // A half-precision model's plain attention, as its code runs it: the kernels before the softmax
+  // and heads taken by strides; neither describes a fused or compiled attention.
+  const std::string o2_text =
+      edit("precision = \"bf16\"", "precision = \"fp16\"\nhalf_precision_model = true");
+  const auto nvidia_bert = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml",
+          edit(o2_text,
+               "half_precision_model = true",
+               "half_precision_model = true\nattention_score_kernels = 2\nstrided_heads = true")),
+      test::catalog());
+  EXPECT_EQ(nvidia_bert.cases[0].attention_score_kernels, 2);
+  EXPECT_TRUE(nvidia_bert.cases[0].strided_heads);
+  EXPECT_FALSE(o2.cases[0].attention_score_kernels.has_value());
+  EXPECT_FALSE(o2.cases[0].strided_heads);
+  expect_error(edit(o2_text,
+                    "half_precision_model = true",
+                    "half_precision_model = true\nattention_score_kernels = 4"),
+               {"case 'one'", "attention_score_kernels", "must be 1, 2 or 3"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nattention_score_kernels = 2"),
+               {"case 'one'", "attention_score_kernels", "half_precision_model = true"});
+  expect_error(edit(o2_text,
+                    "half_precision_model = true",
+                    "half_precision_model = true\nfused_attention = true\nstrided_heads = true"),
+               {"case 'one'", "strided_heads", "not with fused_attention"});
   // A fused optimizer is said where it ran (absent: it follows free-lunch).
   const auto fused = load_measurement_file(
       test::write_temp_file(

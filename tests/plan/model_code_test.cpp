@@ -320,6 +320,32 @@ TEST(ModelCode, LlmCAttendsOnThePackedProjectionAndAddsInItsNorms) {
   EXPECT_DOUBLE_EQ(residual->bytes, eager_residual->bytes * 4.0 / 6.0);
 }
 
+// A half-precision model's plain attention as its code runs: each kernel before the softmax reads
+// and writes the scores once more (NVIDIA's BERT divides the scores, then adds the mask), and
+// q, k and v taken by strides (torch.bmm on a sequence-first layout) need no copy.
+TEST(ModelCode, HalfPrecisionAttentionCountsItsScoreKernelsAndStridedHeads) {
+  const ModelSpec bert = catalog().model("roberta");
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.implementation.half_precision_model = true;
+  const Workload masked = build_workload(bert, o);
+  o.implementation.attention_score_kernels = 2;
+  const Workload scaled = build_workload(bert, o);
+  const Op* one = find_op(masked, "softmax");
+  const Op* two = find_op(scaled, "softmax");
+  ASSERT_TRUE(one && two);
+  EXPECT_DOUBLE_EQ(two->bytes, one->bytes * 6.0 / 4.0);  // three kernels of two passes, not two
+  EXPECT_EQ(two->kernels, 3.0);
+  EXPECT_EQ(two->saved_bytes, one->saved_bytes);  // the probabilities alone are kept
+  EXPECT_NE(find_op(scaled, "split_heads"), nullptr);
+  o.implementation.strided_heads = true;
+  const Workload strided = build_workload(bert, o);
+  EXPECT_EQ(find_op(strided, "split_heads"), nullptr);
+  EXPECT_NE(find_op(strided, "merge_heads"), nullptr);  // the context is made contiguous
+  o.fused_attention = true;  // a fused kernel takes its heads as the engine lays them out
+  EXPECT_NE(find_op(build_workload(bert, o), "split_heads"), nullptr);
+}
+
 // NVIDIA's BERT gathers the masked positions before its MLM head: the head's GEMMs and loss run on
 // b x max_predictions rows, not b x T; the encoder is unchanged.
 TEST(ModelCode, AnMlmHeadOnMaskedPositionsRunsOnThoseRowsOnly) {
