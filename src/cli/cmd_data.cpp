@@ -127,6 +127,14 @@ void add_images(CLI::App& data_cmd) {
                              r->size_px,
                              r->size_px,
                              counted(s.classes, "class"));
+    if (s.upscaled > 0) {
+      std::cout << fmt::format(
+          "note: images with a shorter side under {} px were enlarged to it: {} of {} (they "
+          "carry less detail than their size says; a smaller --size keeps their own)\n",
+          r->size_px,
+          s.upscaled,
+          s.images);
+    }
   });
 }
 

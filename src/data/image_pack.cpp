@@ -93,11 +93,12 @@ void check_output(const ImagePackOptions& options, const std::vector<LabelledFil
 
 }  // namespace
 
-std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px) {
+std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px, bool* upscaled) {
   int width = 0, height = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load(path.c_str(), &width, &height, &channels, 3), stbi_image_free);
   if (!pixels) throw InputError(fmt::format("{}: cannot decode: {}", path, stbi_failure_reason()));
+  if (upscaled) *upscaled = std::min(width, height) < size_px;
   const double scale = static_cast<double>(size_px) / std::min(width, height);
   const int resized_w = std::max<int>(size_px, static_cast<int>(std::lround(width * scale)));
   const int resized_h = std::max<int>(size_px, static_cast<int>(std::lround(height * scale)));
@@ -139,7 +140,10 @@ ImagePackSummary pack_images(const ImagePackOptions& options) {
   out.write(labels.data(), labels.size() * 4);
   for (const int64_t i : order) {
     throw_if_interrupted();
-    const std::vector<uint8_t> square = load_square_image(files[i].path, options.size_px);
+    bool upscaled = false;
+    const std::vector<uint8_t> square =
+        load_square_image(files[i].path, options.size_px, &upscaled);
+    summary.upscaled += upscaled ? 1 : 0;
     out.write(square.data(), square.size());
   }
   for (const std::string& name : summary.class_names) {

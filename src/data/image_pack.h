@@ -26,6 +26,9 @@ struct ImagePackOptions {
 struct ImagePackSummary {
   int64_t images = 0;
   int64_t classes = 0;
+  // Images whose shorter side was below size_px: enlarged to it, so they carry less detail than
+  // their pixels say (the command says how many).
+  int64_t upscaled = 0;
   std::vector<std::string> class_names;
 };
 
@@ -35,7 +38,10 @@ struct ImagePackSummary {
 ImagePackSummary pack_images(const ImagePackOptions& options);
 
 // Decodes an image file to RGB, resizes its shorter side to size_px and crops the centre square.
-// Returns size_px * size_px * 3 bytes, channels-first.
-std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px);
+// Returns size_px * size_px * 3 bytes, channels-first; `upscaled`, when given, says whether the
+// shorter side was below size_px.
+std::vector<uint8_t> load_square_image(const std::string& path,
+                                       int64_t size_px,
+                                       bool* upscaled = nullptr);
 
 }  // namespace gpudays::data

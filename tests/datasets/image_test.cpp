@@ -54,6 +54,7 @@ TEST(DataImages, PacksResizesAndCropsWithLabels) {
   options.size_px = 16;
   const ImagePackSummary summary = pack_images(options);
   EXPECT_EQ(summary.images, 3);
+  EXPECT_EQ(summary.upscaled, 0);  // shorter sides 40 and 30 px, all above 16
   EXPECT_EQ(summary.class_names, (std::vector<std::string>{"cat", "dog", "empty"}));
   const auto images = open_image_samples(options.out_path);
   ASSERT_EQ(images->num_samples(), 3);
@@ -81,6 +82,20 @@ TEST(DataImages, PacksResizesAndCropsWithLabels) {
   }
   EXPECT_EQ(cats, 1);
   EXPECT_EQ(dogs, 2);
+}
+
+// Images smaller than --size are enlarged, and counted: the 30 x 60 dogs at 32 px, not the 80 x 40
+// cat.
+TEST(DataImages, SmallImagesAreEnlargedAndCounted) {
+  ImagePackOptions options;
+  options.folder = make_folder();
+  options.out_path = (test::process_temp_dir().path() / "upscaled.gdi").string();
+  options.size_px = 32;
+  const ImagePackSummary summary = pack_images(options);
+  EXPECT_EQ(summary.images, 3);
+  EXPECT_EQ(summary.upscaled, 2);
+  options.size_px = 48;
+  EXPECT_EQ(pack_images(options).upscaled, 3);
 }
 
 TEST(DataImages, BadInputsAreOneLineErrors) {
