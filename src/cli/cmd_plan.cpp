@@ -185,6 +185,12 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   GpuSpec host;
   const GpuSpec& gpu = plan_device(global, catalog, r, host);
   if (gpu.kind == DeviceKind::kGpu) check_links_possible(gpu, r.links);
+  if (r.no_calibration && r.db_given && gpu.kind == DeviceKind::kGpu) {
+    // (On the host CPU, --db also says where its probe is kept: both have a use.)
+    throw InputError(
+        "--db gives benchmark results for calibration, which --no-calibration turns off: give "
+        "one of them");
+  }
   PlannerRequest planner;
   planner.preset = parse_preset(r.methods);
   planner.pin = r.pins.pin();

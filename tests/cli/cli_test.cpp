@@ -401,6 +401,14 @@ TEST(Cli, PlanSaysWhenItPlansUncalibrated) {
   EXPECT_EQ(calibrated.err.find("own constants"), std::string::npos) << calibrated.err;
 }
 
+// --db is read for calibration alone on a GPU: with --no-calibration it would be ignored unread.
+TEST(Cli, NoCalibrationWithADatabaseIsOneLine) {
+  const auto r = run_gpudays("plan --model pythia-160m --gpu a100 --no-calibration --db x.db");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("which --no-calibration turns off"), std::string::npos) << r.err;
+}
+
 TEST(Cli, HelpAndVersion) {
   const auto help = run_gpudays("plan --help");
   EXPECT_EQ(help.exit_code, 0);
