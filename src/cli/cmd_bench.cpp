@@ -82,7 +82,12 @@ void run_bench(const GlobalOptions& global, const BenchRequest& r) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   if (r.slurm.submit) {
-    submit_bench_job(global.config_dir, r, catalog, model);
+    // The job runs this binary: without the trainer its every trial would fail on the cluster.
+    submit_bench_job(global.config_dir,
+                     r,
+                     catalog,
+                     model,
+                     global.has_trainer ? "" : needs_trainer("`gpudays bench --slurm` here"));
     return;
   }
   check_request_first(catalog, r, model);

@@ -114,7 +114,8 @@ std::vector<std::string> trial_command(const std::string& config_dir,
 void submit_bench_job(const std::string& config_dir,
                       const BenchRequest& request,
                       const Catalog& catalog,
-                      const ModelSpec& model) {
+                      const ModelSpec& model,
+                      const std::string& cannot_run) {
   BenchRequest r = request;  // the partition's links where the command line leaves them
   r.links = r.links.over(cluster_links(r.slurm.cluster_file, r.slurm.partition));
   if (r.device != "cpu" && !r.gpu.empty()) check_links_possible(catalog.gpu(r.gpu), r.links);
@@ -148,6 +149,7 @@ void submit_bench_job(const std::string& config_dir,
       s.job.environment_defaults.emplace_back(v.name, v.value);
     }
   }
+  if (!cannot_run.empty() && !r.slurm.dry_run) throw InputError(cannot_run);
   submit_slurm_job(r.slurm, s);
 }
 

@@ -52,10 +52,13 @@ std::vector<std::string> trial_command(const std::string& config_dir,
                                        const Cluster& cluster);
 
 // Submits the sweep as a Slurm batch job: the sweep once in the batch shell, each trial an srun
-// step; the plan's estimate of its duration warns a short --time.
+// step; the plan's estimate of its duration warns a short --time. `cannot_run`: why the job's
+// command (this binary) could not run the sweep it starts, or empty: then, once the request is
+// checked, the submission (not a --dry-run) is refused with it.
 void submit_bench_job(const std::string& config_dir,
                       const BenchRequest& r,
                       const Catalog& catalog,
-                      const ModelSpec& model);
+                      const ModelSpec& model,
+                      const std::string& cannot_run = "");
 
 }  // namespace gpudays

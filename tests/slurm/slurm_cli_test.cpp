@@ -70,6 +70,29 @@ TEST(SlurmCli, DryRunPrintsAReadableScriptWithoutAController) {
   EXPECT_FALSE(std::filesystem::exists(jobs_file_path(dir)));
 }
 
+// Whether this gpudays has the trainer (a LibTorch build): `trial` runs the host probe.
+bool has_trainer() {
+  static const bool trains = run_gpudays("trial --probe-device cpu").exit_code == 0;
+  return trains;
+}
+
+const std::string kNoTrainer = "this build has no trainer (built without LibTorch)";
+
+// A build without the trainer shows the script (--dry-run) but submits nothing: the job would run
+// this binary, whose every trial fails. The request's own faults are named first.
+TEST(SlurmCli, ABuildWithoutTheTrainerSubmitsNoBenchJob) {
+  if (has_trainer()) GTEST_SKIP() << "this build has the trainer";
+  const ScopedEnv no_slurm("SLURM_CONF", "/nonexistent/slurm.conf");
+  const std::string dir = test::process_temp_dir().fresh_dir("no-trainer");
+  const std::string args = kTiny + " --gpus-per-node 2 " + kCluster + " --time 30";
+  expect_refused(args + " --partition cpu", kNoTrainer, dir);
+  expect_refused(args + " --partition h100", "unknown partition 'h100'", dir);
+  const auto dry =
+      run_gpudays("bench " + args + " --partition cpu --slurm --dry-run --slurm-dir " + dir);
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("not submitted (--dry-run)"), std::string::npos) << dry.out;
+}
+
 TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
   const std::string dir = test::process_temp_dir().fresh_dir("refused");
   const std::string gpu = "--model pythia-160m --gpu a100-80gb-sxm " + kCluster;
@@ -79,10 +102,14 @@ TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
   expect_refused(gpu + " --time 1:2:3:4 --dry-run", "not a Slurm time", dir);
   {
     const ScopedEnv no_controller("SLURM_CONF", "/nonexistent/slurm.conf");
-    expect_refused(kTiny + " " + kCluster + " --partition cpu", "no Slurm controller", dir);
+    expect_refused(kTiny + " " + kCluster + " --partition cpu",
+                   has_trainer() ? "no Slurm controller" : kNoTrainer,
+                   dir);
   }
   const ScopedEnv no_slurm("PATH", "/nonexistent");
-  expect_refused(kTiny + " " + kCluster + " --partition cpu", "Slurm is not installed", dir);
+  expect_refused(kTiny + " " + kCluster + " --partition cpu",
+                 has_trainer() ? "Slurm is not installed" : kNoTrainer,
+                 dir);
 }
 
 TEST(SlurmCli, ATimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {
