@@ -13,19 +13,26 @@ endfunction()
 function(gpudays_setup_cuda torch_dir)
   cmake_path(SET nvidia NORMALIZE "${torch_dir}/../nvidia")
 
-  # CUDA runtime: the wheel's (the one libtorch_cuda loads), else the toolkit's.
-  find_path(GPUDAYS_CUDART_INCLUDE cuda_runtime_api.h NO_DEFAULT_PATH
+  # CUDA runtime: the wheel's (the one libtorch_cuda loads), else the toolkit's. The headers count
+  # only when complete: cuda_runtime.h includes crt/host_config.h, which some wheels of CUDA 13
+  # leave to a separate package (seen on the GPU machine, 2026-12-04); the toolkit's headers then
+  # serve with the wheel's library (same major version).
+  find_path(GPUDAYS_CUDART_HEADERS crt/host_config.h NO_DEFAULT_PATH
             PATHS "${nvidia}/cu13/include" "${nvidia}/cuda_runtime/include")
   find_library(GPUDAYS_CUDART_LIBRARY NAMES libcudart.so.13 libcudart.so.12 NAMES_PER_DIR
                NO_DEFAULT_PATH
                PATHS "${nvidia}/cu13/lib" "${nvidia}/cuda_runtime/lib")
-  if(NOT GPUDAYS_CUDART_INCLUDE OR NOT GPUDAYS_CUDART_LIBRARY)
+  if(NOT GPUDAYS_CUDART_HEADERS OR NOT GPUDAYS_CUDART_LIBRARY)
     find_package(CUDAToolkit REQUIRED)
-    set(GPUDAYS_CUDART_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}" CACHE PATH "" FORCE)
-    set(GPUDAYS_CUDART_LIBRARY "${CUDA_cudart_LIBRARY}" CACHE FILEPATH "" FORCE)
+    if(NOT GPUDAYS_CUDART_HEADERS)
+      set(GPUDAYS_CUDART_HEADERS "${CUDAToolkit_INCLUDE_DIRS}" CACHE PATH "" FORCE)
+    endif()
+    if(NOT GPUDAYS_CUDART_LIBRARY)
+      set(GPUDAYS_CUDART_LIBRARY "${CUDA_cudart_LIBRARY}" CACHE FILEPATH "" FORCE)
+    endif()
   endif()
-  _gpudays_import(gpudays::cudart "${GPUDAYS_CUDART_INCLUDE}" "${GPUDAYS_CUDART_LIBRARY}")
-  message(STATUS "CUDA runtime: ${GPUDAYS_CUDART_LIBRARY} (headers ${GPUDAYS_CUDART_INCLUDE})")
+  _gpudays_import(gpudays::cudart "${GPUDAYS_CUDART_HEADERS}" "${GPUDAYS_CUDART_LIBRARY}")
+  message(STATUS "CUDA runtime: ${GPUDAYS_CUDART_LIBRARY} (headers ${GPUDAYS_CUDART_HEADERS})")
 
   # NCCL: the wheel's nvidia/nccl, else the system's (GPUDAYS_NCCL_ROOT or the default paths).
   set(GPUDAYS_NCCL_ROOT "" CACHE PATH "Folder with include/nccl.h and lib/libnccl.so*")

@@ -48,8 +48,12 @@ function(gpudays_cuda_sources)
     return()
   endif()
   get_target_property(cudart_include gpudays::cudart INTERFACE_INCLUDE_DIRECTORIES)
+  set(options "")
+  foreach(dir IN LISTS cudart_include)  # the toolkit's are a list (include/, include/cccl)
+    list(APPEND options -isystem "${dir}")
+  endforeach()
   set_source_files_properties(${ARGN} PROPERTIES COMPILE_DEFINITIONS GPUDAYS_CUDA=1
-                              COMPILE_OPTIONS "-isystem;${cudart_include}")
+                              COMPILE_OPTIONS "${options}")
 endfunction()
 
 # gpudays_setup_torch(): defines gpudays::torch or fails naming what is missing.
@@ -60,9 +64,13 @@ function(gpudays_setup_torch)
                         ".venv torch): run `make torch` or pass -DGPUDAYS_TORCH_DIR=<site-packages/torch>")
   endif()
   set(lib_dir "${torch_dir}/lib")
+  # Not libtorch.so: the wheel's holds no torch code but a copy of std::filesystem, exported, and
+  # linked ahead of libstdc++ it took every std::filesystem call of the program; its remove_all
+  # jumped to a null address on the GPU machine (2026-12-04: a resume test crashed; checkpoint
+  # pruning would have). libtorch_cuda comes in directly (--no-as-needed below).
   set(libs torch_cpu c10)
   if(GPUDAYS_CUDA)
-    set(libs torch_cuda c10_cuda torch torch_cpu c10)
+    set(libs torch_cuda c10_cuda torch_cpu c10)
   endif()
   # Wheels since torch 2.7 use the C++11 ABI; read it from libc10 rather than assume it.
   file(STRINGS "${lib_dir}/libc10.so" cxx11_symbols REGEX "__cxx11" LIMIT_COUNT 1)
@@ -94,8 +102,11 @@ function(gpudays_setup_torch)
     list(APPEND lib_paths "${lib_dir}/lib${lib}.so")
   endforeach()
   # --no-as-needed: libtorch_cuda registers its kernels from static initialisers; nothing
-  # references it by symbol, so an as-needed linker would drop it.
-  target_link_libraries(gpudays_torch INTERFACE "-Wl,--no-as-needed" ${lib_paths})
+  # references it by symbol, so an as-needed linker would drop it. libstdc++ ahead of them:
+  # libtorch_cpu exports a copy of std::filesystem too, and the loader binds each symbol to the
+  # first library that defines it, so the program (and torch, as under Python, which loads
+  # libstdc++ first) uses the standard library's (test Linking.StdFilesystemIsTheStandardLibrarys_CUDA).
+  target_link_libraries(gpudays_torch INTERFACE "-Wl,--no-as-needed" stdc++ ${lib_paths})
   if(GPUDAYS_CUDA)
     gpudays_setup_cuda("${torch_dir}")  # cmake/cuda.cmake: gpudays::cudart, gpudays::nccl
     # Linked everywhere, but the CUDA headers and GPUDAYS_CUDA=1 reach only the files that use

@@ -122,6 +122,15 @@ def log_section(logs, log, name):
     return text[begin:end if end >= 0 else len(text)]
 
 
+def crash_site(section):
+    """'; crash site: pc ...; on the stack ...' from the test binary's crash report
+    (tests/models/crash_traces.cpp), or ''."""
+    m = re.search(r"^fatal signal [^\n]*\n((?:  [^\n]*\n?){1,3})", section, re.M)
+    if not m:
+        return ""
+    return "; crash site: " + "; ".join(cell(l.strip()) for l in m.group(1).splitlines())
+
+
 def gtest_outcome(work, logs, xml_name, stage, stage_status):
     """(rows, problems) of one gtest invocation: rows (name, result, seconds, message); problems,
     one line per failed test or for a run that left no XML (crashed or killed)."""
@@ -136,7 +145,7 @@ def gtest_outcome(work, logs, xml_name, stage, stage_status):
         running = [t for t in started if t not in ended]
         where = f"while {running[-1]} ran" if running else "before or after the tests"
         line = first_error_line(section[-4000:]) or "no output"
-        return [], [f"{stage}: no results ({stage_status}) {where}; {line}"]
+        return [], [f"{stage}: no results ({stage_status}) {where}; {line}{crash_site(section)}"]
     rows, problems = [], []
     for case in root.iter("testcase"):
         name = f"{case.get('classname')}.{case.get('name')}"

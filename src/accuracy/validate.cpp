@@ -331,6 +331,9 @@ PlanOptions case_options(const Measurement& m,
   opts.implementation.half_precision_model = m.half_precision_model;
   opts.implementation.attention_score_kernels = m.attention_score_kernels.value_or(1);
   opts.implementation.strided_heads = m.strided_heads;
+  opts.implementation.fp32_residual_stream = m.fp32_residual_stream;
+  opts.implementation.channels_last = m.channels_last;
+  opts.implementation.linear_bias_add = m.linear_bias_add;
   opts.time.half_precision_model = m.half_precision_model;
   opts.time.checkpoint_inputs_on_host = m.cpu_checkpointing;
   opts.memory.checkpoint_inputs_on_host = m.cpu_checkpointing;

@@ -390,6 +390,17 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("strided_heads",
            "describes plain attention run eagerly: not with fused_attention or compiled");
   }
+  c.fp32_residual_stream = t.get_bool_or("fp32_residual_stream", false);
+  if (c.fp32_residual_stream && (c.precision == Precision::kFp32 || c.half_precision_model)) {
+    t.fail("fp32_residual_stream",
+           "describes autocast over fp32 parameters: needs fp16 or bf16 without "
+           "half_precision_model");
+  }
+  c.channels_last = t.get_bool_or("channels_last", false);
+  c.linear_bias_add = t.get_bool_or("linear_bias_add", false);
+  if (c.linear_bias_add && c.compiled == true) {
+    t.fail("linear_bias_add", "describes eager Linear calls: not with compiled");
+  }
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");
@@ -481,6 +492,9 @@ Measurement read_case(const TomlFields& t,
   validate_model(c.model);
   if (c.implementation == "mamba_ssm" && c.model.family != Family::kMamba) {
     t.fail("implementation", "mamba_ssm runs Mamba models only");
+  }
+  if (c.channels_last && c.model.family != Family::kConvnext) {
+    t.fail("channels_last", "describes ConvNeXt's blocks: the model is not a convnext");
   }
   if (!is_vision(c.model.family)) {
     for (const char* key : {"image_input", "cpu_cores_per_gpu"})

@@ -153,6 +153,12 @@ struct Measurement {
   // q, k and v enter plain attention's batched products as strided views of the projections (a
   // sequence-first layout and torch.bmm): no copy splits the heads.
   bool strided_heads = false;
+  // Autocast with the residual stream in fp32 (plan/workload.h, Implementation).
+  bool fp32_residual_stream = false;
+  // ConvNeXt run channels-last, as timm runs it (plan/workload.h, Implementation).
+  bool channels_last = false;
+  // Linear's bias added by its own kernel (plan/workload.h, Implementation).
+  bool linear_bias_add = false;
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;

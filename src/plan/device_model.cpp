@@ -58,6 +58,10 @@ double DeviceModel::host_only_s(const Op& op, bool backward) const {
          op.exec_flops / (ceiling_flops() * c_.cpu_depthwise_weight_grad_fraction);
 }
 
+// The host CPU's depthwise convolution traffic, as planned since the project began (its slow
+// backward is host_only_s).
+constexpr double kCpuDepthwisePasses = 3.0;
+
 double DeviceModel::op_time_s(const Op& op, bool backward) const {
   const double factor = backward ? op.backward_factor : 1.0;
   const double flops = op.exec_flops * factor;
@@ -88,16 +92,21 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
   // No operation executes faster than the matmul ceiling: a CPU's bf16 matmuls can be slower than
   // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
   compute_s = std::max(compute_s, flops / ceiling_flops());
-  const double memory_s = op.bytes * factor / bandwidth_bytes_per_s();
+  // A depthwise convolution's op moves its input and output once; a GPU's kernels, more.
+  const double passes = !op.depthwise_2d                 ? 1.0
+                        : gpu_->kind != DeviceKind::kCpu ? c_.depthwise_passes
+                                                         : kCpuDepthwisePasses;
+  const double memory_s =
+      passes * (backward ? op.backward_traffic() : op.bytes) / bandwidth_bytes_per_s();
+  const double launches = backward ? op.backward_launches() : op.kernels;
   // The host CPU dispatches an operation and then runs it on the same thread: the sum, with one
   // BLAS call per GEMM of a batched matmul. A GPU runs kernels while the host issues the next
   // ones (op_host_s; workload_summary.cpp queues the two).
   if (gpu_->kind == DeviceKind::kCpu) {
-    const double calls = op.kernels * std::max(1.0, op.batch) * factor;
+    const double calls = launches * std::max(1.0, op.batch);
     return std::max(compute_s, memory_s) + calls * dispatch_s_ + host_only_s(op, backward);
   }
-  const double overhead_s =
-      op.cls == OpClass::kMemory ? op.kernels * factor * c_.kernel_overhead_s : 0.0;
+  const double overhead_s = op.cls == OpClass::kMemory ? launches * c_.kernel_overhead_s : 0.0;
   return std::max(compute_s, memory_s + overhead_s);
 }
 
@@ -110,7 +119,7 @@ double DeviceModel::op_host_s(const Op& op, bool backward, bool python_forward) 
   if (backward) {
     // Autograd's engine launches backward kernels from C++; a Python stack replays no graph.
     const double per_kernel = python_forward ? c_.eager_dispatch_s : dispatch_s_;
-    return op.kernels * op.backward_factor * per_kernel;
+    return op.backward_launches() * per_kernel;
   }
   return op.kernels * host_dispatch_s(python_forward);
 }

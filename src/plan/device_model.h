@@ -46,6 +46,11 @@ struct DeviceModelConstants {
   // Depthwise convolution backward on the CPU, as fractions of the matmul rate the probe
   // measures: the input gradient runs at 0.38-1.07 of it, the weight gradient on ATen's slow
   // per-channel path at 0.024-0.038 (7x7, 4-16 pixels wide, 16-128 channels).
+  // A GPU's depthwise 7x7 convolution: its traffic as passes over input and output per direction
+  // (poor reuse and halo reads; no public measurement of cuDNN's kernels found: the project's
+  // first guess, 3, until the fit sets it; docs/planner.md, "Backward traffic as the code moves
+  // it").
+  double depthwise_passes = 3.0;
   double cpu_depthwise_input_grad_fraction = 0.7;
   double cpu_depthwise_weight_grad_fraction = 0.03;
   // The host's time to issue one kernel (docs/planner.md, "Host and GPU"): from C++ (the

@@ -31,6 +31,7 @@ Field field_of(PlanOptions& o, const std::string& name) {
   if (name == "eager_dispatch_us") return {&o.device.eager_dispatch_s, 1e-6};
   if (name == "kernel_overhead_us") return {&o.device.kernel_overhead_s, 1e-6};
   if (name == "overlap_fraction") return {&o.time.overlap_fraction};
+  if (name == "depthwise_passes") return {&o.device.depthwise_passes};
   throw std::logic_error("fitted constant without a field: " + name);
 }
 
@@ -96,6 +97,12 @@ const std::vector<FittedConstant>& fitted_constants() {
        1.0,
        0.05,
        "fraction of concurrent compute that hides data-parallel communication"},
+      {"depthwise_passes",
+       1.0,
+       4.0,
+       0.25,
+       "a GPU's depthwise 7x7 convolution: passes over its input and output each way (1: the "
+       "least traffic; no public measurement of cuDNN's kernels)"},
   };
   return kConstants;
 }

@@ -32,7 +32,19 @@ struct Op {
   double transient_bytes = 0.0;  // short-lived buffers while the op (or its backward) runs
   double kernels = 1.0;          // kernel launches (ATen calls on the host CPU) in forward
   double backward_factor = 2.0;  // backward cost relative to forward
-  double m = 0, n = 0, k = 0;    // matmul shape of one GEMM in the batch
+  // A memory-bound operation's backward as its code runs it, where that is not backward_factor
+  // times the forward (an add's backward launches nothing; softmax's reads the output and its
+  // gradient and writes one; dropout's reads the gradient and the mask): traffic and launches.
+  // Negative: backward_factor times the forward's.
+  double backward_bytes = -1.0;
+  double backward_kernels = -1.0;
+  double backward_traffic() const {
+    return backward_bytes >= 0.0 ? backward_bytes : bytes * backward_factor;
+  }
+  double backward_launches() const {
+    return backward_kernels >= 0.0 ? backward_kernels : kernels * backward_factor;
+  }
+  double m = 0, n = 0, k = 0;  // matmul shape of one GEMM in the batch
   // GEMMs in a batched matmul: one kernel on a GPU (cuBLAS's strided batched GEMM), one BLAS call
   // each on the host CPU (ATen's CPU bmm: 6-11 us per call on the development machine).
   double batch = 1.0;
@@ -42,6 +54,9 @@ struct Op {
   double policy_kept_share = 0.0;
   // A fused attention kernel's speed relative to FlashAttention-2's (DeviceModel).
   double relative_efficiency = 1.0;
+  // A 2-D depthwise convolution (ConvNeXt's 7x7) whose bytes are one pass over its input and
+  // output: the device model charges its kernels' passes (DeviceModelConstants).
+  bool depthwise_2d = false;
 };
 
 // A repeated unit (transformer layer, ConvNeXt block, Mamba block): the checkpointing granule.
@@ -143,6 +158,17 @@ struct Implementation {
   // q, k and v enter plain attention's batched products as strided views (a sequence-first layout
   // and torch.bmm): no copy splits the heads.
   bool strided_heads = false;
+  // Autocast over fp32 parameters whose residual stream stays fp32 (fp32 embeddings, class token
+  // or positions added first: timm's ViT and ConvNeXt, transformers' GPT-2 and BERT): norms read
+  // and write fp32, the next Linear casts down, the residual adds read the half-precision branch
+  // and write fp32, and backward casts each branch's gradient down.
+  bool fp32_residual_stream = false;
+  // ConvNeXt in channels-last memory (timm: NHWC from the stem's LayerNorm2d on): its blocks'
+  // permutes are views, and under autocast its layer scale multiplies by an fp32 parameter.
+  bool channels_last = false;
+  // Linear's bias added by a kernel of its own after the product (F.linear on 3-D input before
+  // PyTorch 1.12, on 4-D input before 2.1: matmul, then add_), not in the GEMM's epilogue.
+  bool linear_bias_add = false;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };

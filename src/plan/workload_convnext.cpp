@@ -10,11 +10,18 @@
 namespace gpudays {
 namespace {
 
-// Depthwise 7x7 convolutions reach a small fraction of bandwidth (poor reuse, halo reads):
-// modelled as three passes over input and output.
-constexpr double kDepthwisePasses = 3.0;
+constexpr double kFp32 = 4.0;
 
-Block convnext_stage(double b, double side, double c, int64_t depth, double elt) {
+// A pointwise operation whose backward reads the output's gradient (and an input) and writes one
+// gradient: `passes` of the elements.
+Op with_backward(Op op, double bytes, double kernels) {
+  op.backward_bytes = bytes;
+  op.backward_kernels = kernels;
+  return op;
+}
+
+Block convnext_stage(
+    double b, double side, double c, int64_t depth, double elt, const Implementation& impl) {
   const double positions = b * side * side;
   const double act = positions * c;
   Block block;
@@ -23,23 +30,63 @@ Block convnext_stage(double b, double side, double c, int64_t depth, double elt)
   block.input_bytes = act * elt;
   block.param_tensors = 9;
   std::vector<Op>& ops = block.ops;
-  Op dw = make_memory("depthwise_conv7x7", 2 * act * kDepthwisePasses, elt, act * elt);
+  // One pass over input and output; the device model charges a GPU's kernels their passes
+  // (DeviceModelConstants::depthwise_passes).
+  Op dw = make_memory("depthwise_conv7x7", 2 * act, elt, act * elt);
   dw.cls = OpClass::kDepthwiseConv;
+  dw.depthwise_2d = true;
   dw.model_flops = 2.0 * 49.0 * act;
   dw.exec_flops = dw.model_flops;
   ops.push_back(dw);
-  ops.push_back(make_memory("permute_in", 2 * act, elt, 0.0));
-  ops.push_back(make_memory("layer_norm", 2 * act, elt, act * elt));
+  // timm's channels-last blocks under autocast keep the residual stream in fp32.
+  const bool timm = impl.channels_last && impl.fp32_residual_stream && elt < kFp32;
+  if (timm) {
+    // The depthwise convolution's input cast down from the fp32 stream (its gradient cast up).
+    ops.push_back(
+        with_backward(make_memory("cast_in", act, kFp32 + elt, 0.0), act * (elt + kFp32), 1));
+  }
+  // The convolution's bias: cuDNN convolves, then add_ (at::_convolution), in place.
+  ops.push_back(with_backward(make_memory("conv_bias", 2 * act, elt, 0.0), 0.0, 0.0));
+  // Into channels-last for the norm and the MLP: a copy of the channels-first tensor, and back;
+  // each copy's backward copies the gradient. Channels-last memory needs neither.
+  if (!impl.channels_last)
+    ops.push_back(with_backward(make_memory("permute_in", 2 * act, elt, 0.0), 2 * act * elt, 1));
+  if (timm) {
+    // Autocast's fp32 LayerNorm of the half-precision convolution output, then fc1's cast down.
+    ops.push_back(with_backward(make_memory("layer_norm", act, 2 * elt + 2 * kFp32, act * elt),
+                                act * (3 * elt + 3 * kFp32),
+                                3));
+  } else {
+    ops.push_back(make_memory("layer_norm", 2 * act, elt, act * elt));
+  }
   Op pw1 = make_matmul("pointwise_in", positions, 4 * c, c, elt);
   pw1.saved_bytes = act * elt;
   ops.push_back(pw1);
-  ops.push_back(make_memory("gelu", 2 * 4 * act, elt, 4 * act * elt));
+  ops.push_back(
+      with_backward(make_memory("gelu", 2 * 4 * act, elt, 4 * act * elt), 3 * 4 * act * elt, 1));
   Op pw2 = make_matmul("pointwise_out", positions, c, 4 * c, elt);
   pw2.saved_bytes = 4 * act * elt;
   ops.push_back(pw2);
-  ops.push_back(make_memory("layer_scale", 2 * act, elt, act * elt));
-  ops.push_back(make_memory("permute_out", 2 * act, elt, 0.0));
-  ops.push_back(make_memory("residual", 3 * act, elt, 0.0));
+  if (impl.linear_bias_add) {
+    // Linear over 4-D input before PyTorch 2.1: matmul, then the bias add_ (fc1's and fc2's).
+    ops.push_back(with_backward(make_memory("linear_bias_adds", 2 * 5 * act, elt, 0.0), 0.0, 0.0));
+  }
+  // The biases' gradients (the convolution's, fc1's, fc2's): reductions of their outputs'.
+  ops.push_back(with_backward(make_memory("bias_gradients", 0.0, elt, 0.0, 0.0), 6 * act * elt, 3));
+  if (timm) {
+    // x.mul(gamma) with gamma in fp32 writes fp32; backward, the input's gradient (grad x
+    // gamma, cast down) and gamma's (grad x x, summed over the positions).
+    ops.push_back(with_backward(make_memory("layer_scale", act, elt + kFp32, act * elt),
+                                act * (2 * kFp32 + (kFp32 + elt) + (2 * kFp32 + elt) + kFp32),
+                                4));
+    // fp32 + fp32 into fp32; backward, the two gradients gathered in fp32.
+    ops.push_back(with_backward(make_memory("residual", act, 3 * kFp32, 0.0), act * 3 * kFp32, 1));
+  } else {
+    ops.push_back(make_memory("layer_scale", 2 * act, elt, act * elt));
+    if (!impl.channels_last)
+      ops.push_back(with_backward(make_memory("permute_out", 2 * act, elt, 0.0), 2 * act * elt, 1));
+    ops.push_back(with_backward(make_memory("residual", 3 * act, elt, 0.0), 3 * act * elt, 1));
+  }
   return block;
 }
 
@@ -74,7 +121,7 @@ Workload build_convnext_workload(const ModelSpec& model, const WorkloadOptions& 
       w.stem_ops.push_back(conv);
       param_tensors += 4;
     }
-    Block stage = convnext_stage(b, side, c, a.depths[s], elt);
+    Block stage = convnext_stage(b, side, c, a.depths[s], elt, options.implementation);
     stage.params = static_cast<int64_t>(8 * c * c + 58 * c);
     param_tensors += stage.count * stage.param_tensors;
     w.blocks.push_back(stage);

@@ -7,6 +7,7 @@
 // (docs/planner.md, "Model code and torch.compile").
 #include <algorithm>
 #include <initializer_list>
+#include <utility>
 
 #include "catalog/family_traits.h"
 #include "catalog/param_count.h"
@@ -38,8 +39,21 @@ struct Dims {
 // second product; or a hand-written kernel), it adds only the mask's write (the random numbers are
 // drawn inside that kernel).
 Op make_dropout(const char* name, double elements, const Dims& x, double saved_bytes, bool fused) {
-  if (!fused) return make_memory(name, 2.0 * elements, x.elt, saved_bytes);
-  return make_memory(name, elements * kMaskBytes, 1.0, saved_bytes, /*kernels=*/0.0);
+  if (fused) return make_memory(name, elements * kMaskBytes, 1.0, saved_bytes, /*kernels=*/0.0);
+  // native_dropout writes the output and its byte mask; its backward reads the gradient and the
+  // mask and writes one gradient (aten/src/ATen/native/cuda/Dropout.cu): as much as the forward.
+  Op op = make_memory(name, elements, 2.0 * x.elt + kMaskBytes, saved_bytes);
+  op.backward_bytes = op.bytes;
+  op.backward_kernels = 1.0;
+  return op;
+}
+
+// The backward of a pointwise operation of one input (GELU, a scale by a constant, a copy back):
+// it reads the output's gradient (and the input, for GELU) and writes one gradient.
+Op with_backward_passes(Op op, double passes_per_element, double elements, double elt) {
+  op.backward_bytes = passes_per_element * elements * elt;
+  op.backward_kernels = op.kernels;
+  return op;
 }
 
 // Whether the dropout on the hidden state (after each projection, and the embedding's) is part of
@@ -89,6 +103,15 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
   // gradients of both inputs (its launches, forward and backward, are counted as one each). The
   // block's residual adds are these. A parallel block's second LayerNorm reads the same sum: a
   // plain LayerNorm.
+  if (x.impl.fp32_residual_stream && x.elt < kFp32 && !x.impl.compiled) {
+    // Autocast's fp32 LayerNorm over the fp32 residual stream, then the next Linear's cast down;
+    // backward, the norm's in fp32 and the cast's (the gradient cast up).
+    const double kept = (keeps_input ? hidden * kFp32 : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
+    Op op = make_memory(name, hidden, 3.0 * kFp32 + x.elt, kept, /*kernels=*/2);
+    op.backward_bytes = hidden * (4.0 * kFp32 + kFp32 + x.elt);
+    op.backward_kernels = 3.0;
+    return op;
+  }
   if (x.flash_attn_gpt && keeps_input) {
     Op op = make_memory(name, hidden, 2.0 * x.elt + 2.0 * kFp32, saved);
     op.backward_factor = (2.0 * x.elt + 3.0 * kFp32) / (2.0 * x.elt + 2.0 * kFp32);
@@ -147,6 +170,26 @@ void add_rotary(std::vector<Op>& ops, const ModelSpec& model, const Dims& x) {
   }
 }
 
+// transformers' gelu_new as eager kernels. In fp32: eight kernels, six of one input (read, write)
+// and two of two; backward, the products' two gradients, tanh's and pow's (pow, a scale and the
+// product: three kernels) and two adds gathering x's three gradients. Under autocast torch.pow
+// runs in fp32 (autocast's fp32 list), so x is cast up, everything after the power is promoted to
+// fp32 but the half-precision 0.5 * x, and the next Linear casts the result down: forward
+// 6h + 64 bytes per element in ten kernels (h: the half type's bytes), backward 13h + 92 in
+// fifteen, gradients cast back to each input's type (autograd). Compiled: one kernel each way.
+Op gelu_new_chain(double elements, const Dims& x, double saved_bytes) {
+  if (x.impl.compiled) {
+    return make_memory("gelu_new", 2.0 * elements, x.elt, saved_bytes, /*kernels=*/1);
+  }
+  const bool autocast = x.elt < kFp32;
+  const double h = x.elt;
+  Op op = make_memory(
+      "gelu_new", elements, autocast ? 6.0 * h + 64.0 : 72.0, saved_bytes, autocast ? 10 : 8);
+  op.backward_bytes = elements * (autocast ? 13.0 * h + 92.0 : 112.0);
+  op.backward_kernels = autocast ? 15.0 : 11.0;
+  return op;
+}
+
 // The MLP's activation over n x f elements: GELU, or SiLU(gate) x up for a gated MLP.
 Op make_activation(const ModelSpec& model, const Dims& x) {
   const double elements = x.n * x.f;
@@ -167,10 +210,8 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
     case ModelCode::kHuggingFace:
       if (!gelu_new) break;
       // gelu_new (transformers activations.py NewGELUActivation): 0.5 * x * (1 + tanh(sqrt(2/pi)
-      // * (x + 0.044715 * x^3))) as eight kernels, six unary (read, write) and two binary (read
-      // two, write); autograd keeps x, the tanh, 0.5 * x and 1 + tanh.
-      return make_chain(
-          "gelu_new", elements, 18.0 * x.elt, 8, 2.0 * x.elt, 4.0 * saved, x.impl.compiled);
+      // * (x + 0.044715 * x^3))); autograd keeps x, the tanh, 0.5 * x and 1 + tanh.
+      return gelu_new_chain(elements, x, 4.0 * saved);
     case ModelCode::kFlashAttn:
       // FusedMLP: GELU in the first GEMM's epilogue, which also writes the pre-activation for the
       // backward GEMM's epilogue to read: no launch of its own.
@@ -181,14 +222,88 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
     case ModelCode::kLlmC:
       break;
   }
-  return make_memory("gelu", 2.0 * elements, x.elt, saved);
+  // GELU's backward reads the output's gradient and the input and writes one gradient.
+  return with_backward_passes(
+      make_memory("gelu", 2.0 * elements, x.elt, saved), 3.0, elements, x.elt);
+}
+
+// Plain attention from the scores to the probabilities the second product reads, as each stack's
+// code runs it, forward and backward (autograd: a mask add's backward launches nothing; a scale's
+// and masked_fill's one kernel each, reading and writing the gradient; softmax's backward reads
+// the output and its gradient and writes one, _softmax_backward_data; a cast's backward is a
+// cast).
+Op score_chain(const Dims& x, double scores, bool causal, bool bert) {
+  const double e = x.elt;
+  const bool half = e < kFp32;
+  if (x.impl.compiled) {
+    // One generated kernel reads the scores and writes the probabilities; its backward reads
+    // both gradients' inputs and writes one.
+    Op op = make_memory("softmax", scores * 2.0, e, scores * e, /*kernels=*/1);
+    op.backward_bytes = scores * 3.0 * e;
+    op.backward_kernels = 1.0;
+    return op;
+  }
+  double forward = 0.0, backward = 0.0, kernels = 0.0, backward_kernels = 0.0;
+  double saved = 0.0, transient = 0.0;
+  auto kernel = [&](double bytes, double backward_bytes) {
+    forward += bytes;
+    kernels += 1.0;
+    backward += backward_bytes;
+    backward_kernels += backward_bytes > 0.0 ? 1.0 : 0.0;
+  };
+  if (x.impl.code == ModelCode::kHuggingFace) {
+    // GPT-2's _attn (transformers 4.x): the scores divided by sqrt(head dim) and masked by
+    // torch.where in the half type, softmax to fp32 (autocast's fp32 list) and the cast back for
+    // the second product; in fp32 no cast. BERT's self-attention adds its extended attention mask
+    // instead, an fp32 tensor (modeling_utils get_extended_attention_mask): under autocast the sum
+    // is fp32, so softmax and the attention dropout run in fp32, and the second product's
+    // autocast casts the probabilities down.
+    kernel(2.0 * e, 2.0 * e);  // / sqrt(head dim)
+    if (bert) {
+      kernel(half ? e + kFp32 : 2.0 * e, half ? kFp32 + e : 0.0);  // + mask; its gradient cast
+      kernel(half ? 2.0 * kFp32 : 2.0 * e, half ? 3.0 * kFp32 : 3.0 * e);  // softmax
+    } else {
+      kernel(2.0 * e, 2.0 * e);  // torch.where(mask, s, min)
+      kernel(half ? e + kFp32 : 2.0 * e, half ? 2.0 * kFp32 + e : 3.0 * e);  // softmax
+    }
+    if (half) kernel(kFp32 + e, e + kFp32);  // .type(value.dtype), or autocast's cast
+    saved = half ? scores * (kFp32 + e) : scores * kFp32;
+    transient = scores * kFp32 * 2.0;
+  } else if (x.impl.code == ModelCode::kFlashAttn || x.impl.half_precision_model) {
+    // flash_attn/modules/mha.py SelfAttention: the causal mask added to the scores, then
+    // torch.softmax(scores, dtype=v.dtype); a half-precision model without autocast (apex O2)
+    // likewise: probabilities in the compute dtype, kept once. The kernels before the softmax
+    // (attention_score_kernels) read and write the scores; one of them (a scale of its own, or
+    // Megatron-LM's masked_fill_) has a backward, a mask add has none.
+    const bool flash_attn = x.impl.code == ModelCode::kFlashAttn;
+    const int before = flash_attn ? 1 : x.impl.attention_score_kernels;
+    for (int i = 0; i < before; ++i) kernel(2.0 * e, !flash_attn && i == 0 ? 2.0 * e : 0.0);
+    kernel(2.0 * e, 3.0 * e);  // softmax
+    saved = scores * e;
+    transient = scores * e * 2.0;
+  } else {
+    // The engine (models/attention.cpp attend_plain): the scores times the scale, masked_fill
+    // where a mask applies (causal), softmax in at least fp32 and the cast back.
+    kernel(2.0 * e, 2.0 * e);                                              // * scale
+    if (causal) kernel(2.0 * e, 2.0 * e);                                  // masked_fill
+    kernel(half ? e + kFp32 : 2.0 * e, half ? 2.0 * kFp32 + e : 3.0 * e);  // softmax
+    if (half) kernel(kFp32 + e, e + kFp32);                                // .to(q's type)
+    saved = half ? scores * (kFp32 + e) : scores * kFp32;
+    transient = scores * kFp32 * 2.0;
+  }
+  Op op = make_memory("softmax", scores, forward, saved, kernels);
+  op.backward_bytes = scores * backward;
+  op.backward_kernels = backward_kernels;
+  op.transient_bytes = transient;
+  return op;
 }
 
 // The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
 // 25-40% of the A100's peak against 50-73%).
 constexpr double kFlashAttentionOneRelative = 0.5;
 
-void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal) {
+// `bert`: transformers' BERT/RoBERTa self-attention (an fp32 mask added to the scores).
+void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal, bool bert) {
   const double scores = x.b * x.h * x.t * x.t;
   const double attn_flops = 4.0 * x.b * x.h * x.t * x.t * x.hd;  // QK^T and AV, non-causal count
   if (fused) {
@@ -213,37 +328,15 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal)
   Op qk = make_matmul("attention_qk", x.t, x.t, x.hd, x.elt, x.b * x.h);
   qk.saved_bytes = 2.0 * x.n * x.q * x.elt;  // q, k (repeated to q's width)
   ops.push_back(qk);
-  // Scale, mask and softmax in fp32 (autocast's fp32 list), cast back for the AV matmul.
-  const double softmax_saved = x.elt < kFp32 ? scores * (kFp32 + x.elt) : scores * kFp32;
-  Op softmax = make_memory("softmax", scores * 4.0, kFp32, softmax_saved, /*kernels=*/3);
-  softmax.transient_bytes = scores * kFp32 * 2.0;
-  if (x.impl.code == ModelCode::kHuggingFace) {
-    // GPT-2's _attn: the scores divided by sqrt(head dim) and masked by torch.where, each a kernel
-    // on the half-precision scores, then softmax in fp32 and the cast back.
-    softmax = make_memory(
-        "softmax", scores * (4.0 * x.elt + upcast_bytes(x.elt) * 2.0), 1.0, softmax_saved, 4);
-    softmax.transient_bytes = scores * kFp32 * 2.0;
-  } else if (x.impl.code == ModelCode::kFlashAttn || x.impl.half_precision_model) {
-    // flash_attn/modules/mha.py SelfAttention: the causal mask added to the scores, then
-    // torch.softmax(scores, dtype=v.dtype); a half-precision model without autocast (apex O2)
-    // likewise: probabilities in the compute dtype, kept once. Each kernel before the softmax
-    // (the mask; a scale of its own in some code) reads and writes the scores.
-    const double before = x.impl.code == ModelCode::kFlashAttn
-                              ? 1.0
-                              : static_cast<double>(x.impl.attention_score_kernels);
-    softmax =
-        make_memory("softmax", scores * 2.0 * (before + 1.0), x.elt, scores * x.elt, before + 1.0);
-    softmax.transient_bytes = scores * x.elt * 2.0;
-  }
-  if (x.impl.compiled) {
-    // One generated kernel reads the scores and writes the probabilities.
-    softmax.bytes = scores * 2.0 * x.elt;
-    softmax.kernels = 1;
-  }
-  ops.push_back(softmax);
+  ops.push_back(score_chain(x, scores, causal, bert));
   if (x.dropout > 0.0) {
-    ops.push_back(make_dropout(
-        "attention_dropout", scores, x, scores * (kMaskBytes + x.elt), x.impl.compiled));
+    Dims probabilities = x;  // BERT's under autocast are fp32 (score_chain)
+    if (bert && x.elt < kFp32) probabilities.elt = kFp32;
+    ops.push_back(make_dropout("attention_dropout",
+                               scores,
+                               probabilities,
+                               scores * (kMaskBytes + probabilities.elt),
+                               x.impl.compiled));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)
@@ -259,6 +352,43 @@ Op llm_c_residual(double hidden, double elt) {
   Op residual = make_memory("residual", 2 * 2 * hidden, elt, 0.0, /*kernels=*/0);
   residual.backward_factor = 0.0;
   return residual;
+}
+
+// The summed output widths of a layer's biased projections, and how many there are.
+std::pair<double, double> biased_outputs(const ModelSpec& model, const Dims& x, double qkv_width) {
+  double widths = 0.0, projections = 0.0;
+  if (model.family != Family::kLlama) {
+    const double mlp_inputs = model.arch.gated_ffn ? 2.0 : 1.0;
+    widths = qkv_width + x.d + mlp_inputs * x.f + x.d;
+    projections = 4.0;
+  } else if (model.arch.qkv_bias) {
+    widths = qkv_width;
+    projections = 1.0;
+  }
+  return {widths, projections};
+}
+
+// The biases' gradients: Linear's backward sums the output's gradient over the tokens, one
+// reduction kernel per biased projection (autograd's addmm backward, sum_to; llm.c's
+// matmul_backward_bias) reading that gradient. The FlashAttention GPT's FusedDense computes it in
+// the weight-gradient GEMM; Llama has no biases but Qwen2's on q, k and v.
+void add_bias_gradients(std::vector<Op>& ops,
+                        const ModelSpec& model,
+                        const Dims& x,
+                        double qkv_width) {
+  if (x.flash_attn_gpt) return;
+  const auto [widths, projections] = biased_outputs(model, x, qkv_width);
+  if (projections == 0.0) return;
+  if (x.impl.linear_bias_add) {
+    // Each bias added in place after its product: a read and a write of the output.
+    ops.push_back(make_memory("linear_bias_adds", 2.0 * x.n * widths, x.elt, 0.0, projections));
+    ops.back().backward_bytes = 0.0;  // its gradient is the reduction below
+    ops.back().backward_kernels = 0.0;
+  }
+  Op op = make_memory("bias_gradients", 0.0, x.elt, 0.0, /*kernels=*/0.0);
+  op.backward_bytes = x.n * widths * x.elt;
+  op.backward_kernels = projections;
+  ops.push_back(op);
 }
 
 // Tensors of one layer: 6 weights + 6 biases + 2 x LayerNorm(weight, bias); llama: 7 weights,
@@ -303,6 +433,7 @@ class AlternateMatmulPolicy {
 
 Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   const bool causal = family_traits(model.family).objective == Objective::kCausalLm;
+  const bool bert = x.impl.code == ModelCode::kHuggingFace && model.family == Family::kRoberta;
   Block block;
   block.name = "layer";
   block.count = model.arch.n_layers;
@@ -322,6 +453,15 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
     policy.matmul(qkv, {qkv_width});
   }
   ops.push_back(qkv);
+  if (bert && x.impl.fp32_residual_stream && x.elt < kFp32 && !x.impl.compiled) {
+    // BERT projects q, k and v with three Linears, each casting the fp32 hidden state down (the
+    // norm's op counts one); backward, their gradients cast up and the input's four gradients
+    // (three projections and the residual) gathered in fp32.
+    Op casts = make_memory("qkv_casts", 2.0 * hidden, kFp32 + x.elt, 0.0, /*kernels=*/2);
+    casts.backward_bytes = hidden * (2.0 * (x.elt + kFp32) + 3.0 * 3.0 * kFp32);
+    casts.backward_kernels = 5.0;
+    ops.push_back(casts);
+  }
   // The FlashAttention repository's MHA hands the packed projection to the flash kernel as it is
   // and the kernel writes [b, s, h, d]: both rearranges are views, and the output projection's
   // input is the output the kernel keeps (flash_attn/modules/mha.py, FlashSelfAttention). llm.c's
@@ -332,12 +472,21 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   if (x.impl.code == ModelCode::kLlamaReference) {
     // q, k and v are views of their projections; the rotary product writes q and k anew.
   } else if (!packed_flash && !(x.impl.strided_heads && !fused)) {
-    ops.push_back(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3));
+    // The heads' copies; backward, one copy of each gradient back (or the cat of the three).
+    ops.push_back(
+        with_backward_passes(make_memory("split_heads", 2 * x.n * qkv_width, x.elt, 0.0, 3),
+                             2.0,
+                             x.n * qkv_width,
+                             x.elt));
   }
   if (model.arch.rotary_pct > 0.0) add_rotary(ops, model, x);
-  add_attention(ops, x, fused, causal);
+  add_attention(ops, x, fused, causal, bert);
   policy.fused_attention(ops.back());
-  if (!packed_flash) ops.push_back(make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0));
+  if (!packed_flash) {
+    // The context made contiguous; backward, one copy of its gradient into the products' layout.
+    ops.push_back(with_backward_passes(
+        make_memory("merge_heads", 2 * x.n * x.q, x.elt, 0.0), 2.0, x.n * x.q, x.elt));
+  }
   Op dense = make_matmul("attention_out", x.n, x.d, x.q, x.elt);
   dense.saved_bytes = packed_flash ? 0.0 : hidden * x.elt;
   policy.matmul(dense, {x.d});
@@ -370,8 +519,21 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   if (x.impl.code == ModelCode::kLlmC) {
     ops.push_back(llm_c_residual(hidden, x.elt));
   } else if (!x.flash_attn_gpt) {
-    ops.push_back(make_memory("residual", 6 * hidden, x.elt, 0.0, 2));
+    // Two adds; backward, an add's gradient passes through and one add gathers the residual's
+    // two gradients (the skip's and the branch's) for each.
+    Op residual = make_memory("residual", 6 * hidden, x.elt, 0.0, 2);
+    residual.backward_bytes = residual.bytes;
+    residual.backward_kernels = 2.0;
+    if (x.impl.fp32_residual_stream && x.elt < kFp32 && !x.impl.compiled) {
+      // The fp32 stream plus the half-precision branch, written in fp32; backward, the fp32
+      // gather and the branch's gradient cast down.
+      residual.bytes = 2.0 * hidden * (2.0 * kFp32 + x.elt);
+      residual.backward_bytes = 2.0 * hidden * (3.0 * kFp32 + kFp32 + x.elt);
+      residual.backward_kernels = 4.0;
+    }
+    ops.push_back(residual);
   }
+  add_bias_gradients(ops, model, x, qkv_width);
   return block;
 }
 
@@ -464,7 +626,9 @@ Implementation hand_fused(Implementation impl) {
 void fuse_launches(Workload& w) {
   auto fuse = [](std::vector<Op>& ops) {
     for (Op& op : ops) {
-      if (op.cls == OpClass::kMemory) op.kernels = std::min(op.kernels, 1.0);
+      if (op.cls != OpClass::kMemory) continue;
+      op.kernels = std::min(op.kernels, 1.0);
+      if (op.backward_kernels >= 0.0) op.backward_kernels = std::min(op.backward_kernels, 1.0);
     }
   };
   fuse(w.stem_ops);

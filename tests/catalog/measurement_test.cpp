@@ -262,6 +262,27 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                     "half_precision_model = true",
                     "half_precision_model = true\nfused_attention = true\nstrided_heads = true"),
                {"case 'one'", "strided_heads", "not with fused_attention"});
+  // Autocast with an fp32 residual stream, ConvNeXt channels-last, Linear's bias by its own
+  // kernel: each where it means something.
+  const auto stream = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml",
+          edit("precision = \"bf16\"",
+               "precision = \"bf16\"\nfp32_residual_stream = true\nlinear_bias_add = true")),
+      test::catalog());
+  EXPECT_TRUE(stream.cases[0].fp32_residual_stream);
+  EXPECT_TRUE(stream.cases[0].linear_bias_add);
+  expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nfp32_residual_stream = true"),
+               {"case 'one'", "fp32_residual_stream", "fp16 or bf16"});
+  expect_error(edit(o2_text,
+                    "half_precision_model = true",
+                    "half_precision_model = true\nfp32_residual_stream = true"),
+               {"case 'one'", "fp32_residual_stream", "without half_precision_model"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nchannels_last = true"),
+               {"case 'one'", "channels_last", "not a convnext"});
+  expect_error(
+      edit("precision = \"bf16\"", "precision = \"bf16\"\ncompiled = true\nlinear_bias_add = true"),
+      {"case 'one'", "linear_bias_add", "not with compiled"});
   // A fused optimizer is said where it ran (absent: it follows free-lunch).
   const auto fused = load_measurement_file(
       test::write_temp_file(

@@ -1,13 +1,20 @@
 // GPU tests (named *_CUDA; each skips itself without a GPU or in a build without CUDA): the device
 // API (memory statistics, TF32, name and driver), the tiny GPT-NeoX trained through the engine on
 // CUDA against the same run on the CPU, bf16 autocast on CUDA, and single-rank NCCL collectives on
-// device buffers. They compile in every build: nothing here includes a CUDA header.
+// device buffers; and, without a GPU, that the program's std::filesystem is libstdc++'s. They
+// compile in every build: nothing here includes a CUDA header.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "catalog/model_loader.h"
@@ -17,6 +24,7 @@
 #include "engine/device.h"
 #include "engine/engine.h"
 #include "engine/trainable.h"
+#include "models/zoo.h"
 
 namespace gpudays {
 namespace {
@@ -95,7 +103,8 @@ TEST(Cuda, Tf32SwitchChangesMatmulPrecision_CUDA) {
   }
 }
 
-// The tiny GPT-NeoX with the CPU run's initial weights, trained `steps` steps on `device`.
+// The tiny GPT-NeoX with the CPU run's initial weights, trained `steps` steps on `device` on the
+// same batches (so that the loss falls where the model learns).
 std::vector<double> train_tiny(const ModelSpec& spec, const c10::Device& device, int steps) {
   at::manual_seed(11);
   auto reference = make_trainable(spec, TrainableOptions{});  // initial weights drawn on the CPU
@@ -112,10 +121,18 @@ std::vector<double> train_tiny(const ModelSpec& spec, const c10::Device& device,
   Engine engine(model->parameters(),
                 *comm,
                 apply_methods(Configuration{MethodSet{}, 4, 2}, spec.recipe, device).engine);
+  // The same two micro-batches at every step, drawn on the CPU: the trainable's own synthetic
+  // batches come from the device's generator, whose numbers differ between the CPU and CUDA.
+  std::vector<models::Batch> batches;
+  for (uint64_t i = 0; i < 2; ++i) {
+    models::SyntheticOptions s;
+    s.batch_size = 4;
+    s.generator = at::make_generator<at::CPUGeneratorImpl>(1000 + i);
+    batches.push_back(models::synthetic_batch(spec, s));
+  }
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
-    const StepResult r =
-        engine.step([&](int64_t i) { return model->micro_loss(s * 8 + i * 4, 4); });
+    const StepResult r = engine.step([&](int64_t i) { return model->batch_loss(batches[i]); });
     losses.push_back(r.loss);
   }
   return losses;
@@ -129,11 +146,12 @@ ModelSpec tiny_gpt_neox() {
   return tiny_model("tiny-gpt-neox");
 }
 
-// Same weights, same batches, fp32 without TF32: the first loss differs only by the summation
-// order of cuBLAS against the CPU's kernels (fp32 rounding, ~1e-6 relative). Adam divides each
-// gradient by its own running magnitude, so a rounding difference in a near-zero gradient can move
-// that weight by up to one learning rate; over 5 steps of the tiny model this keeps the losses
-// within 1e-4 relative (the CPU's fused-vs-plain attention test sees 1e-5 from the same effect).
+// Same weights, same batches (drawn on the CPU), fp32 without TF32: the first loss differs only by
+// the summation order of cuBLAS against the CPU's kernels (fp32 rounding, ~1e-6 relative). Adam
+// divides each gradient by its own running magnitude, so a rounding difference in a near-zero
+// gradient can move that weight by up to one learning rate; over 5 steps of the tiny model this
+// keeps the losses within 1e-4 relative (the CPU's fused-vs-plain attention test sees 1e-5 from the
+// same effect).
 TEST(Cuda, TinyGptNeoxTrainsAsOnTheCpu_CUDA) {
   GPUDAYS_SKIP_WITHOUT_CUDA();
   const bool saved = tf32_enabled();
@@ -227,6 +245,20 @@ TEST(Cuda, NcclSingleRankCollectives_CUDA) {
   EXPECT_EQ(held[0], 7);
   EXPECT_EQ(held[1], 9);
   nccl->barrier();
+}
+
+// The link of every build (no GPU needed; named *_CUDA so that the CUDA variant's run, make
+// test-cuda, includes it): the program's std::filesystem is the standard library's. The torch
+// wheel's libtorch.so and libtorch_cpu.so export copies of their own; linked ahead of libstdc++,
+// libtorch.so's took every call of the program and crashed in remove_all on the GPU machine
+// (cmake/torch.cmake).
+TEST(Linking, StdFilesystemIsTheStandardLibrarys_CUDA) {
+  using RemoveAll = std::uintmax_t (*)(const std::filesystem::path&);
+  const RemoveAll bound = &std::filesystem::remove_all;  // the definition the loader bound
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(bound), &info), 0);
+  ASSERT_NE(info.dli_fname, nullptr);
+  EXPECT_NE(std::string(info.dli_fname).find("libstdc++"), std::string::npos) << info.dli_fname;
 }
 
 }  // namespace

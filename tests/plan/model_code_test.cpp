@@ -108,9 +108,16 @@ TEST(ModelCode, EagerCodesLaunchTheirOwnKernels) {
                    sum_model_flops(engine.blocks.front().ops));
   const Op* gelu_new = find_op(hf, "gelu_new");
   ASSERT_TRUE(gelu_new);
-  EXPECT_EQ(gelu_new->kernels, 8.0);
-  EXPECT_DOUBLE_EQ(gelu_new->bytes, 9.0 * find_op(engine, "gelu")->bytes);
-  EXPECT_GT(find_op(hf, "softmax")->bytes, find_op(engine, "softmax")->bytes);
+  // Under autocast torch.pow runs in fp32: 76 bytes per element in ten kernels forward (the
+  // engine's GELU moves 4), 118 in fifteen backward.
+  EXPECT_EQ(gelu_new->kernels, 10.0);
+  EXPECT_DOUBLE_EQ(gelu_new->bytes, 19.0 * find_op(engine, "gelu")->bytes);
+  EXPECT_EQ(gelu_new->backward_launches(), 15.0);
+  EXPECT_DOUBLE_EQ(gelu_new->backward_traffic(), 118.0 / 76.0 * gelu_new->bytes);
+  // GPT-2's division and torch.where move what the engine's scale and masked_fill move.
+  EXPECT_DOUBLE_EQ(find_op(hf, "softmax")->bytes, find_op(engine, "softmax")->bytes);
+  EXPECT_DOUBLE_EQ(find_op(hf, "softmax")->backward_traffic(),
+                   find_op(engine, "softmax")->backward_traffic());
 
   const ModelSpec llama = llama_like();
   const Workload ref = workload(llama, ModelCode::kLlamaReference, false);
@@ -122,7 +129,9 @@ TEST(ModelCode, EagerCodesLaunchTheirOwnKernels) {
 }
 
 // The FlashAttention repository's attention without flash keeps the probabilities in the compute
-// dtype: half the saved bytes of the fp32 softmax, and half the traffic.
+// dtype: the mask added (no backward) and the softmax, 4 passes over the bf16 scores forward and
+// the softmax's 3 backward, where the engine's scale, masked_fill, fp32 softmax and cast move 20
+// bytes per score forward.
 TEST(ModelCode, FlashAttnSoftmaxStaysInTheComputeDtype) {
   const ModelSpec gpt = catalog().model("pythia-410m");
   const Workload plain = workload(gpt, ModelCode::kEngine, false, false);
@@ -132,7 +141,8 @@ TEST(ModelCode, FlashAttnSoftmaxStaysInTheComputeDtype) {
   ASSERT_TRUE(engine && softmax);
   const double elt = 2.0;
   EXPECT_DOUBLE_EQ(softmax->saved_bytes, engine->saved_bytes * elt / (4.0 + elt));
-  EXPECT_DOUBLE_EQ(softmax->bytes, engine->bytes / 2.0);
+  EXPECT_DOUBLE_EQ(softmax->bytes, engine->bytes * 4.0 * elt / 20.0);
+  EXPECT_DOUBLE_EQ(softmax->backward_traffic(), softmax->bytes * 3.0 / 4.0);
   EXPECT_TRUE(find_op(fa, "gelu_epilogue"));
   EXPECT_EQ(find_op(fa, "gelu_epilogue")->kernels, 0.0);
   // A half-precision model without autocast (apex O2) keeps its probabilities the same way.
@@ -144,6 +154,8 @@ TEST(ModelCode, FlashAttnSoftmaxStaysInTheComputeDtype) {
   ASSERT_TRUE(half);
   EXPECT_DOUBLE_EQ(half->saved_bytes, softmax->saved_bytes);
   EXPECT_DOUBLE_EQ(half->bytes, softmax->bytes);
+  // Its kernel before the softmax (a scale, or Megatron-LM's masked_fill_) has a backward.
+  EXPECT_DOUBLE_EQ(half->backward_traffic(), softmax->bytes * 5.0 / 4.0);
 }
 
 // Compiled: every memory-bound operation is one kernel and moves no more than eager.
@@ -180,8 +192,10 @@ TEST(ModelCode, CompilingFoldsDropoutIntoItsChain) {
     EXPECT_EQ(e->kernels, 1.0) << name;
     EXPECT_EQ(c->kernels, 0.0) << name;
     EXPECT_DOUBLE_EQ(c->saved_bytes, e->saved_bytes) << name;
-    // Eagerly the input read and the output written (2 bytes each in bf16); compiled, the mask.
-    EXPECT_DOUBLE_EQ(c->bytes, e->bytes / 4.0) << name;
+    // Eagerly the input read, the output and its byte mask written (5 bytes per element in
+    // bf16), and as much backward; compiled, the mask.
+    EXPECT_DOUBLE_EQ(c->bytes, e->bytes / 5.0) << name;
+    EXPECT_DOUBLE_EQ(e->backward_traffic(), e->bytes) << name;
   }
 }
 
@@ -197,7 +211,7 @@ TEST(ModelCode, FlashAttnFusesTheHiddenDropoutOnly) {
   const Op* eager_hidden = find_op(engine, "dropout");
   ASSERT_TRUE(hidden && eager_hidden);
   EXPECT_EQ(hidden->kernels, 0.0);
-  EXPECT_DOUBLE_EQ(hidden->bytes, eager_hidden->bytes / 4.0);
+  EXPECT_DOUBLE_EQ(hidden->bytes, eager_hidden->bytes / 5.0);
   EXPECT_DOUBLE_EQ(hidden->saved_bytes, eager_hidden->saved_bytes);
   const Op* attention = find_op(flash, "attention_dropout");
   ASSERT_TRUE(attention);
@@ -344,6 +358,110 @@ TEST(ModelCode, HalfPrecisionAttentionCountsItsScoreKernelsAndStridedHeads) {
   EXPECT_NE(find_op(strided, "merge_heads"), nullptr);  // the context is made contiguous
   o.fused_attention = true;  // a fused kernel takes its heads as the engine lays them out
   EXPECT_NE(find_op(build_workload(bert, o), "split_heads"), nullptr);
+}
+
+// A memory-bound kernel's backward as its code moves it: the device model charges the op's own
+// backward traffic and launches where it has them, backward_factor times the forward's otherwise.
+TEST(ModelCode, BackwardTrafficIsTheOpsOwnWhereItHasOne) {
+  const DeviceModel device(catalog().gpu("a100"), Precision::kBf16, false, {});
+  Op op = make_memory("x", 1e9, 2.0, 0.0);
+  const double forward_s = device.op_time_s(op, false);
+  EXPECT_DOUBLE_EQ(device.op_time_s(op, true), 2.0 * forward_s);  // backward_factor 2
+  op.backward_bytes = 0.5 * op.bytes;
+  op.backward_kernels = 1.0;
+  EXPECT_DOUBLE_EQ(device.op_time_s(op, true), 0.5 * forward_s);
+  op.backward_bytes = 0.0;
+  op.backward_kernels = 0.0;
+  EXPECT_EQ(device.op_time_s(op, true), 0.0);
+  EXPECT_EQ(device.op_host_s(op, true, false), 0.0);
+}
+
+// The backward of the engine's layer as autograd runs it: GELU reads the gradient and the input
+// (3 passes), each residual add's gradient passes through and one add gathers two (as much as the
+// forward), the heads' copies copy their gradients back once, and every biased projection's
+// gradient is summed over the tokens (a reduction with no forward).
+TEST(ModelCode, EngineBackwardMovesWhatAutogradMoves) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  const Workload w = workload(gpt, ModelCode::kEngine, false, /*fused=*/false);
+  const Op* gelu = find_op(w, "gelu");
+  const Op* residual = find_op(w, "residual");
+  const Op* split = find_op(w, "split_heads");
+  const Op* bias = find_op(w, "bias_gradients");
+  ASSERT_TRUE(gelu && residual && split && bias);
+  EXPECT_DOUBLE_EQ(gelu->backward_traffic(), 1.5 * gelu->bytes);
+  EXPECT_DOUBLE_EQ(residual->backward_traffic(), residual->bytes);
+  EXPECT_DOUBLE_EQ(split->backward_traffic(), split->bytes);
+  const double n = 2.0 * gpt.arch.seq_len, d = gpt.arch.d_model, f = gpt.arch.d_ffn;
+  EXPECT_EQ(bias->bytes, 0.0);
+  EXPECT_DOUBLE_EQ(bias->backward_traffic(), n * (3 * d + d + f + d) * 2.0);
+  EXPECT_EQ(bias->backward_launches(), 4.0);
+  // Llama has no biases; the FlashAttention GPT sums them in its weight-gradient GEMM.
+  EXPECT_EQ(find_op(workload(catalog().model("tinyllama-1.1b"), ModelCode::kEngine, false),
+                    "bias_gradients"),
+            nullptr);
+  EXPECT_EQ(find_op(workload(gpt, ModelCode::kFlashAttn, false), "bias_gradients"), nullptr);
+}
+
+// Autocast over fp32 parameters with the residual stream in fp32 (timm's ViT, transformers' GPT-2
+// and BERT): fp32 norms and the next Linear's cast, fp32 residual adds; Linear's bias by a kernel
+// of its own (PyTorch of 2020) adds a read and a write of each biased output.
+TEST(ModelCode, Fp32ResidualStreamAndSeparateBiasAddsMoveMore) {
+  const ModelSpec vit = catalog().model("vit");
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  const Workload half = build_workload(vit, o);
+  o.implementation.fp32_residual_stream = true;
+  const Workload stream = build_workload(vit, o);
+  const double n = 2.0 * vit.arch.seq_len, d = vit.arch.d_model;
+  EXPECT_DOUBLE_EQ(find_op(stream, "ln_attention")->bytes, n * d * (3 * 4.0 + 2.0));
+  EXPECT_DOUBLE_EQ(find_op(half, "ln_attention")->bytes, n * d * 2 * 2.0);
+  EXPECT_DOUBLE_EQ(find_op(stream, "residual")->bytes, 2 * n * d * (2 * 4.0 + 2.0));
+  EXPECT_GT(find_op(stream, "residual")->backward_traffic(),
+            find_op(half, "residual")->backward_traffic());
+  EXPECT_EQ(find_op(stream, "linear_bias_adds"), nullptr);
+  o.implementation.linear_bias_add = true;
+  const Op* adds = find_op(build_workload(vit, o), "linear_bias_adds");
+  ASSERT_TRUE(adds);
+  EXPECT_DOUBLE_EQ(adds->bytes, 2.0 * n * (3 * d + d + vit.arch.d_ffn + d) * 2.0);
+  EXPECT_EQ(adds->backward_traffic(), 0.0);  // its gradient is bias_gradients'
+  // In fp32 there is no half-precision branch: the flag changes nothing.
+  o.activation_bytes = 4.0;
+  o.implementation.linear_bias_add = false;
+  const Workload fp32_stream = build_workload(vit, o);
+  o.implementation.fp32_residual_stream = false;
+  EXPECT_DOUBLE_EQ(find_op(fp32_stream, "residual")->bytes,
+                   find_op(build_workload(vit, o), "residual")->bytes);
+}
+
+// timm's ConvNeXt: channels-last blocks have no permute copies; under autocast the stream is fp32
+// (the depthwise convolution's input cast down, LayerNorm in fp32, an fp32 layer scale and
+// residual). The depthwise convolution's op moves its input and output once; a GPU's kernels are
+// charged depthwise_passes of that.
+TEST(ModelCode, TimmConvnextRunsChannelsLastWithAnFp32Stream) {
+  const ModelSpec convnext = catalog().model("convnext-large-1k");
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  const Workload hf = build_workload(convnext, o);
+  auto block_op = [](const Workload& w, const std::string& name) -> const Op* {
+    for (const Op& op : w.blocks.front().ops)
+      if (name == op.name) return &op;
+    return nullptr;
+  };
+  EXPECT_TRUE(block_op(hf, "permute_in") && block_op(hf, "permute_out"));
+  EXPECT_FALSE(block_op(hf, "cast_in"));
+  o.implementation.channels_last = true;
+  o.implementation.fp32_residual_stream = true;
+  const Workload timm = build_workload(convnext, o);
+  EXPECT_FALSE(block_op(timm, "permute_in") || block_op(timm, "permute_out"));
+  ASSERT_TRUE(block_op(timm, "cast_in") && block_op(timm, "residual"));
+  EXPECT_GT(block_op(timm, "residual")->bytes, block_op(hf, "residual")->bytes);
+  const Op* dw = block_op(hf, "depthwise_conv7x7");
+  ASSERT_TRUE(dw && dw->depthwise_2d);
+  DeviceModelConstants three, one;
+  one.depthwise_passes = 1.0;
+  const DeviceModel gpu3(catalog().gpu("rtx-3090"), Precision::kFp16, false, three);
+  const DeviceModel gpu1(catalog().gpu("rtx-3090"), Precision::kFp16, false, one);
+  EXPECT_NEAR(gpu3.op_time_s(*dw, false), 3.0 * gpu1.op_time_s(*dw, false), 1e-12);
 }
 
 // NVIDIA's BERT gathers the masked positions before its MLM head: the head's GEMMs and loss run on
