@@ -419,8 +419,12 @@ def main():
     test_problems = {}
     for title, xml_name, stage in (("All `*_CUDA` tests but the graph test", "cuda-tests.xml",
                                     "cuda-tests"),
+                                   ("The tests a crash of that run left unstarted, run again",
+                                    "cuda-tests-after-crash.xml", "cuda-tests-after-crash"),
                                    ("The CUDA graph test (`*Graph*_CUDA`), alone",
                                     "cuda-graph-tests.xml", "cuda-graph-test")):
+        if stage == "cuda-tests-after-crash" and stage not in status:
+            continue  # no crash, or nothing left to run
         rows, problems = gtest_outcome(a.work, a.logs, xml_name, stage, status.get(stage, ""))
         invocations.append((title, status.get(stage, ""), rows, problems))
         test_problems[stage] = problems

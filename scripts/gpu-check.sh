@@ -3,7 +3,8 @@
 # 515 s, for the stages, then at most 15 s for the report): builds the CUDA variant (gpudays and
 # gpudays_torch_tests only), checks with `ldd` that every built binary finds its libraries, records
 # the machine (nvidia-smi), runs the *_CUDA tests (the CUDA graph test last, in its own invocation,
-# so that a crash in capture hides nothing else), runs one `gpudays trial` per preset (naive,
+# so that a crash in capture hides nothing else; after a crash of the others, those it left
+# unstarted in another invocation), runs one `gpudays trial` per preset (naive,
 # free-lunch, all) directly on pythia-160m with whole-step timing and its stderr kept, then sweeps
 # pythia-160m with naive and free-lunch, and pythia-410m only while time remains, plans the same
 # and writes $OUT/report.md (scripts/gpu-check-report.py), which explains every failure: each
@@ -317,6 +318,19 @@ load_check() {
     "$work/tests.list" || echo "warning: no test matches $GRAPH_TESTS"
 }
 
+# After the cuda-tests stage died of a signal: the gtest filter of its tests that never started
+# (tests.list, less the graph test and every test its log shows starting), for a second invocation,
+# so that one crash hides only the test it happened in.
+tests_left_by_crash() {
+  local started
+  started=$(awk '/^== cuda-tests \(budget/ { s = 1; next } /^== cuda-tests: / { s = 0 }
+                 s && /^\[ RUN      \] / { print $4 }' "$OUT/tests.log")
+  awk -v started="$started" 'BEGIN { n = split(started, a, "\n"); for (i = 1; i <= n; i++) seen[a[i]] = 1 }
+    /^[^ ]/ { suite = $1 }
+    /^  / && /_CUDA/ && !/Graph/ { t = suite $1; if (!(t in seen)) out = out (out ? ":" : "") t }
+    END { print out }' "$work/tests.list"
+}
+
 machine() {
   {
     if [ "$GPU_PRESENT" = 1 ]; then
@@ -513,6 +527,10 @@ if [ "$RUN_GPU" = 1 ] && [ -x "$tests" ]; then
   place_fixtures | tee -a "$OUT/tests.log" | sed 's/^/gpu-check: /'
   stage cuda-tests tests.log 120 "$tests" --gtest_filter="*_CUDA:-$GRAPH_TESTS" \
     --gtest_output="xml:$work/cuda-tests.xml"
+  if [ $? -gt 128 ] && rest=$(tests_left_by_crash) && [ -n "$rest" ]; then
+    stage cuda-tests-after-crash tests.log 60 "$tests" --gtest_filter="$rest" \
+      --gtest_output="xml:$work/cuda-tests-after-crash.xml"
+  fi
   stage cuda-graph-test tests.log 60 "$tests" --gtest_filter="$GRAPH_TESTS" \
     --gtest_output="xml:$work/cuda-graph-tests.xml"
 else
