@@ -274,6 +274,36 @@ def tests_section(invocations, work):
     return lines
 
 
+def probe_lines(work, gpu):
+    """The device probe's figures beside the catalog's for GPU (probe.json, gpus.json), or []."""
+    try:
+        with open(os.path.join(work, "probe.json")) as f:
+            probe = json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return []
+    try:
+        with open(os.path.join(work, "gpus.json")) as f:
+            catalog = next(g for g in json.load(f)["rows"] if g.get("name") == gpu)
+    except (OSError, ValueError, KeyError, StopIteration):
+        catalog = {}
+
+    def versus(key, unit, scale=1.0):
+        if catalog.get(key) is None:
+            return ""
+        return f" of the catalog's {catalog[key] * scale:,.1f} {unit}"
+
+    ceiling = catalog.get("matmul_ceiling_fraction")
+    bf16_ceiling = (f", measured ceiling {ceiling * catalog['peak_bf16_tflops']:,.1f}"
+                    if ceiling and catalog.get("peak_bf16_tflops") else "")
+    return [f"Device probe (`gpudays trial --probe-device cuda`, {cell(probe.get('device_name', '?'))}): "
+            f"bf16 matmul {probe.get('matmul_bf16_tflops', 0):,.1f} TFLOP/s"
+            f"{versus('peak_bf16_tflops', 'TFLOP/s dense peak')}{bf16_ceiling}; "
+            f"fp32 matmul (TF32 off) {probe.get('matmul_fp32_tflops', 0):,.1f} TFLOP/s"
+            f"{versus('peak_fp32_tflops', 'TFLOP/s peak')}; copy bandwidth "
+            f"{probe.get('memory_bandwidth_gb_per_s', 0):,.0f} GB/s"
+            f"{versus('memory_bandwidth_gb_per_s', 'GB/s')}.", ""]
+
+
 def direct_section(direct, work, skipped_status):
     lines = ["## Direct trials (`gpudays trial --spec`, whole steps)", ""]
     if not direct:
@@ -445,6 +475,7 @@ def main():
     size = read_text(os.path.join(a.work, "size.txt")).strip()
     if size:
         lines += [f"What the device tool carries: {cell(size)}.", ""]
+    lines += probe_lines(a.work, a.gpu)
     failures = explain_failures(stages, a.work, a.logs, test_problems, direct, trials)
     lines += ["## What failed, and why", ""] + (failures or ["Nothing failed."]) + [""]
     lines += stages_section(stages) + ldd_section(a.work) + tests_section(invocations, a.work)

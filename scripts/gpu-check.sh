@@ -318,6 +318,13 @@ load_check() {
     "$work/tests.list" || echo "warning: no test matches $GRAPH_TESTS"
 }
 
+# The GPU's measured matmul rates and copy bandwidth (gpudays trial --probe-device, one JSON line),
+# which the report sets beside the catalog's figures.
+probe() {
+  "$bin" gpus --format json > "$work/gpus.json" || return 1
+  "$bin" trial --probe-device cuda | tee "$work/probe.json"
+}
+
 # After the cuda-tests stage died of a signal: the gtest filter of its tests that never started
 # (tests.list, less the graph test and every test its log shows starting), for a second invocation,
 # so that one crash hides only the test it happened in.
@@ -521,8 +528,14 @@ else
   skip load tests.log "no binaries"
 fi
 
-# 4. The machine, and the GPU tests: the graph test last, in its own invocation.
+# 4. The machine, what it measures (the device probe), and the GPU tests: the graph test last, in
+# its own invocation.
 stage machine tests.log 60 machine
+if [ "$RUN_GPU" = 1 ] && [ -x "$bin" ]; then
+  stage probe tests.log 60 probe
+else
+  skip probe tests.log "$([ "$RUN_GPU" = 1 ] && echo "no gpudays binary" || echo "$NO_GPU_REASON")"
+fi
 if [ "$RUN_GPU" = 1 ] && [ -x "$tests" ]; then
   place_fixtures | tee -a "$OUT/tests.log" | sed 's/^/gpu-check: /'
   stage cuda-tests tests.log 120 "$tests" --gtest_filter="*_CUDA:-$GRAPH_TESTS" \
