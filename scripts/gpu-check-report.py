@@ -304,6 +304,31 @@ def probe_lines(work, gpu):
             f"{versus('memory_bandwidth_gb_per_s', 'GB/s')}.", ""]
 
 
+def profile_section(work, model, presets, top=15):
+    """The profiled direct trials' longest GPU rows (trial/kernel_profile.h's summary)."""
+    lines = []
+    for preset in presets:
+        rows = []
+        for row in read_text(os.path.join(work, f"profile-{preset}.json.kernels.tsv")).splitlines()[1:]:
+            fields = row.split("\t")
+            if len(fields) == 5 and fields[0] == "cuda":
+                rows.append((fields[1], int(fields[2]), float(fields[4])))
+        if not rows:
+            continue
+        busy_ms = sum(r[2] for r in rows) / 1e3
+        lines += [f"### {model}, {preset}: {busy_ms:,.1f} ms of GPU activity per step, "
+                  f"the {min(top, len(rows))} longest of {len(rows)} kernels and copies", "",
+                  "| kernel | per step | ms per step | share |", "| --- | --- | --- | --- |"]
+        steps = 2  # profile_trial's timed steps
+        lines += [f"| {cell(name)[:120]} | {count // steps} | {us / 1e3:,.3f} | "
+                  f"{us / 1e3 / busy_ms:.1%} |" for name, count, us in rows[:top]]
+        lines.append("")
+    if not lines:
+        return []
+    return ["## Where the direct trials' GPU time went (`profile` stages: torch's profiler over 2 "
+            "timed steps of the same specification, in a run of its own)", ""] + lines
+
+
 def direct_section(direct, work, skipped_status):
     lines = ["## Direct trials (`gpudays trial --spec`, whole steps)", ""]
     if not direct:
@@ -481,6 +506,7 @@ def main():
     lines += stages_section(stages) + ldd_section(a.work) + tests_section(invocations, a.work)
     trial_status = status.get(f"trial {a.trial_model} {a.presets[0]}", "")
     lines += direct_section(direct, a.work, trial_status)
+    lines += profile_section(a.work, a.trial_model, a.presets)
     lines += sweep_stderr_section(a.work)
     for model in a.models:
         lines += model_section(model, a.global_batch, a.presets, trials, a.work, a.gpu)

@@ -69,6 +69,7 @@ SWEEP_TIMING=${GPU_CHECK_SWEEP_TIMING:-parts}
 MODELS=(pythia-160m pythia-410m)
 PRESETS=(naive free-lunch all)
 TRIAL_MODEL=pythia-160m  # the direct trials'
+PROFILED=(naive free-lunch)  # direct trials run again with their timed steps profiled
 # Sweeps in order; the 410m ones run only while at least MIN_SWEEP_S remain beyond the reserve.
 SWEEPS_FIRST=("pythia-160m naive" "pythia-160m free-lunch")
 SWEEPS_IF_TIME=("pythia-410m naive" "pythia-410m free-lunch")
@@ -433,6 +434,23 @@ EOF
   [ $rc -eq 0 ] && grep -q '"status":"ok"' "$base.out"
 }
 
+# profile_trial PRESET: the direct trial's specification again, its 2 timed steps under torch's
+# profiler (a run of its own: profiling slows the host, and the direct trial's times stay clean);
+# the trace stays in the work folder, the summary's 25 longest GPU rows go to the log and the
+# report (trial/kernel_profile.h).
+profile_trial() {
+  local p=$1 spec="$work/direct-$1.spec.json" out="$work/profile-$1"
+  [ -s "$spec" ] || { echo "no specification: the direct trial of $p made none"; return 1; }
+  run_sys "$PYTHON" -c 'import json, sys
+s = json.load(open(sys.argv[1])); s.update(profile=sys.argv[2], timed_steps=2); print(json.dumps(s))' \
+    "$spec" "$out.json" > "$out.spec.json" || return 1
+  "$bin" trial --spec "$out.spec.json" > "$out.out" 2> "$work/stderr/profile-$p.stderr" || {
+    echo "the profiled trial failed: $(grep -m1 -i error "$work/stderr/profile-$p.stderr")"; return 1; }
+  grep -q '"status":"ok"' "$out.out" || { echo "the profiled trial did not run: $(cat "$out.out")"; return 1; }
+  echo "-- profile of $TRIAL_MODEL $p: the 25 longest GPU rows (device, name, count, total us, us per step)"
+  awk -F'\t' 'NR > 1 && $1 == "cuda"' "$out.json.kernels.tsv" | head -n 25
+}
+
 # sweep MODEL PRESET TRIAL_TIMEOUT: `gpudays bench`, each trial's stderr kept where this gpudays
 # supports it.
 sweep() {
@@ -566,6 +584,9 @@ if [ "$RUN_GPU" = 1 ] && [ -x "$bin" ]; then
   for p in "${PRESETS[@]}"; do
     stage "trial $TRIAL_MODEL $p" bench.log "$TRIAL_S" direct_trial "$p"
   done
+  for p in "${PROFILED[@]}"; do
+    stage "profile $TRIAL_MODEL $p" bench.log 60 profile_trial "$p"
+  done
   n=${#SWEEPS_FIRST[@]}
   for s in "${SWEEPS_FIRST[@]}"; do
     budget=$((($(seconds_left) - RESERVE_S) / n))
@@ -592,6 +613,7 @@ else
   NO_TRIALS_REASON=$NO_GPU_REASON
   [ "$RUN_GPU" = 1 ] && NO_TRIALS_REASON="no gpudays binary"
   for p in "${PRESETS[@]}"; do skip "trial $TRIAL_MODEL $p" bench.log "$NO_TRIALS_REASON"; done
+  for p in "${PROFILED[@]}"; do skip "profile $TRIAL_MODEL $p" bench.log "$NO_TRIALS_REASON"; done
   for s in "${SWEEPS_FIRST[@]}" "${SWEEPS_IF_TIME[@]}"; do skip "bench $s" bench.log "$NO_TRIALS_REASON"; done
   skip plan plan.log "no measurements to calibrate with ($NO_TRIALS_REASON)"
 fi

@@ -75,6 +75,7 @@ nlohmann::json to_json(const TrialSpec& s) {
                       {"memory_limit_bytes", s.memory_limit_bytes},
                       {"timing", to_string(s.timing)},
                       {"check_steps", s.check_steps}};
+  if (!s.profile_path.empty()) j["profile"] = s.profile_path;
   write_methods(j, s.config.methods);
   return j;
 }
@@ -103,6 +104,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     s.memory_limit_bytes = integer_field(j, "memory_limit_bytes", 0);
     s.timing = parse_step_timing(j.value("timing", "whole"));
     s.check_steps = integer_field(j, "check_steps", 0);
+    s.profile_path = j.value("profile", "");
     check_spec(s);
     return s;
   } catch (const nlohmann::json::exception& e) {

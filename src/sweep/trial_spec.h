@@ -27,6 +27,9 @@ struct TrialSpec {
   // Parts timing only: whole steps (with the real accumulation) to check the composition against;
   // 0: no check.
   int64_t check_steps = 0;
+  // "": none; else where the timed steps' profile goes (trial/kernel_profile.h: a Chrome trace
+  // there, its per-kernel summary at PATH.kernels.tsv). Each timing pass writes it; the last stays.
+  std::string profile_path;
 };
 
 nlohmann::json to_json(const TrialSpec& spec);

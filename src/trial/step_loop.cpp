@@ -8,6 +8,7 @@
 #include "engine/cuda_graph.h"
 #include "engine/device.h"
 #include "engine/trainable.h"
+#include "trial/kernel_profile.h"
 #include "trial/phase_clock.h"
 
 namespace gpudays {
@@ -47,9 +48,13 @@ StepLoopResult run_steps(Trainable& trainable,
   result.warmup_steps = warmup_steps_for(
       options.warmup_steps, graph != nullptr ? graph->micro_steps_before_replay() : 0, acc);
   GraphCounts before;
+  std::unique_ptr<KernelProfile> profile;  // around the timed steps only
   for (int64_t s = 0; s < result.warmup_steps + options.timed_steps; ++s) {
     const bool timed = s >= result.warmup_steps;
     if (s == result.warmup_steps && graph != nullptr) before = graph->counts();
+    if (s == result.warmup_steps && !options.profile_path.empty()) {
+      profile = std::make_unique<KernelProfile>(options.profile_path, device);
+    }
     if (clock != nullptr) clock->set_recording(timed);
     synchronize(device);
     const auto start = Clock::now();
@@ -61,6 +66,7 @@ StepLoopResult run_steps(Trainable& trainable,
     if (timed)
       result.seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
+  if (profile) profile->finish(options.timed_steps);
   result.cuda_graph = graph_use(graph, before, options.timed_steps * acc);
   stepper->gather_parameters();  // stage 3: the next run starts from whole weights
   return result;

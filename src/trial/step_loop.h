@@ -24,6 +24,7 @@ struct StepLoopOptions {
   // Samples per optimizer step over every rank: step s of rank r starts at sample
   // s * global_batch + r * micro_batch_size * grad_acc_steps.
   int64_t global_batch = 1;
+  std::string profile_path;  // "": none; else the timed steps' profile (trial/kernel_profile.h)
 };
 
 struct StepLoopResult {

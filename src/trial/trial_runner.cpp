@@ -53,7 +53,8 @@ StepLoopResult time_steps(const TrialContext& c,
                    {.warmup_steps = c.spec.warmup_steps,
                     .timed_steps = timed,
                     .micro_batch_size = c.spec.config.micro_batch_size,
-                    .global_batch = c.global_batch},
+                    .global_batch = c.global_batch,
+                    .profile_path = c.spec.profile_path},
                    clock);
 }
 

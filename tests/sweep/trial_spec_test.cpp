@@ -37,8 +37,11 @@ std::string error_with(const char* key, int64_t value) {
 }
 
 TEST(TrialSpec, SurvivesJsonAndBack) {
-  const TrialSpec s = sample_spec();
+  TrialSpec s = sample_spec();
   EXPECT_EQ(to_json(trial_spec_from_json(to_json(s))), to_json(s));
+  EXPECT_FALSE(to_json(s).contains("profile"));  // none unless asked for
+  s.profile_path = "out/profile.json";
+  EXPECT_EQ(trial_spec_from_json(to_json(s)).profile_path, "out/profile.json");
 }
 
 TEST(TrialSpec, SizesAndStepsOutOfRangeAreOneLineErrors) {

@@ -6,9 +6,16 @@
 
 #include <c10/util/Exception.h>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "../models/torch_test_util.h"
 
 #include "catalog/model_loader.h"
 #include "common/error.h"
@@ -243,6 +250,52 @@ TEST(TrialRunner, WholeStepsOfATinyModel) {
   EXPECT_GT(r.peak_memory_bytes, 0);
   EXPECT_EQ(r.device_name.rfind("cpu", 0), 0u) << r.device_name;
   EXPECT_FALSE(r.torch_version.empty());
+}
+
+// The summary's rows of a profile (trial/kernel_profile.h): name -> count, for one device.
+std::map<std::string, int64_t> profile_counts(const std::string& tsv_path,
+                                              const std::string& device) {
+  std::ifstream in(tsv_path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "device\tname\tcount\ttotal_us\tus_per_step");
+  std::map<std::string, int64_t> counts;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string dev, name, count;
+    std::getline(row, dev, '\t');
+    std::getline(row, name, '\t');
+    std::getline(row, count, '\t');
+    if (dev == device) counts[name] = std::stoll(count);
+  }
+  return counts;
+}
+
+// The timed steps' profile: a Chrome trace and a summary of torch's operators that counts the
+// timed steps only (the same count per step over 3 timed steps and over 2: the warm-up step is
+// outside the window).
+TEST(TrialRunner, ProfileCoversTheTimedStepsOnly) {
+  const ModelSpec model = tiny_model();
+  TrialRank rank = join_trial("cpu");
+  const std::string dir = test::scratch_dir("trial-profile");
+  std::map<int64_t, int64_t> linears_per_step;
+  for (const int64_t timed : {3, 2}) {
+    TrialSpec spec = tiny_trial(model, StepTiming::kWhole);
+    spec.timed_steps = timed;
+    spec.profile_path = dir + "/profile-" + std::to_string(timed) + ".json";
+    const TrialMeasurement r = run_trial(spec, model, *rank.comm, rank.device);
+    ASSERT_EQ(r.status, TrialStatus::kOk) << r.message;
+    std::ifstream trace(spec.profile_path);
+    ASSERT_TRUE(trace.good()) << spec.profile_path;
+    EXPECT_TRUE(nlohmann::json::parse(trace).contains("traceEvents"));
+    const auto counts = profile_counts(spec.profile_path + ".kernels.tsv", "cpu");
+    ASSERT_TRUE(counts.contains("aten::linear")) << counts.size() << " rows";
+    const int64_t linears = counts.at("aten::linear");
+    EXPECT_EQ(linears % timed, 0) << linears;
+    linears_per_step[timed] = linears / timed;
+  }
+  EXPECT_GT(linears_per_step[3], 0);
+  EXPECT_EQ(linears_per_step[3], linears_per_step[2]);
 }
 
 // The trial row names the selective scan that ran: the CPU kernel under free-lunch on the CPU, the
