@@ -22,17 +22,31 @@ function(gpudays_setup_cuda torch_dir)
   find_library(GPUDAYS_CUDART_LIBRARY NAMES libcudart.so.13 libcudart.so.12 NAMES_PER_DIR
                NO_DEFAULT_PATH
                PATHS "${nvidia}/cu13/lib" "${nvidia}/cuda_runtime/lib")
+  # The fallbacks are plain variables: a later configure searches the wheel again.
+  set(headers "${GPUDAYS_CUDART_HEADERS}")
+  set(library "${GPUDAYS_CUDART_LIBRARY}")
   if(NOT GPUDAYS_CUDART_HEADERS OR NOT GPUDAYS_CUDART_LIBRARY)
     find_package(CUDAToolkit REQUIRED)
-    if(NOT GPUDAYS_CUDART_HEADERS)
-      set(GPUDAYS_CUDART_HEADERS "${CUDAToolkit_INCLUDE_DIRS}" CACHE PATH "" FORCE)
-    endif()
     if(NOT GPUDAYS_CUDART_LIBRARY)
-      set(GPUDAYS_CUDART_LIBRARY "${CUDA_cudart_LIBRARY}" CACHE FILEPATH "" FORCE)
+      set(library "${CUDA_cudart_LIBRARY}")
+    endif()
+    if(NOT GPUDAYS_CUDART_HEADERS)
+      set(headers "${CUDAToolkit_INCLUDE_DIRS}")
+      # The toolkit's headers with the wheel's runtime: the same major version, or the structures
+      # the two sides pass would differ.
+      if(library MATCHES "libcudart\\.so\\.([0-9]+)$")
+        set(runtime_major "${CMAKE_MATCH_1}")
+        if(NOT runtime_major STREQUAL CUDAToolkit_VERSION_MAJOR)
+          message(FATAL_ERROR "The CUDA runtime ${library} comes without complete headers "
+                              "(crt/host_config.h), and the CUDA toolkit found is "
+                              "${CUDAToolkit_VERSION}, not ${runtime_major}.x: install a CUDA "
+                              "${runtime_major} toolkit (or the wheel's nvidia-cuda-crt)")
+        endif()
+      endif()
     endif()
   endif()
-  _gpudays_import(gpudays::cudart "${GPUDAYS_CUDART_HEADERS}" "${GPUDAYS_CUDART_LIBRARY}")
-  message(STATUS "CUDA runtime: ${GPUDAYS_CUDART_LIBRARY} (headers ${GPUDAYS_CUDART_HEADERS})")
+  _gpudays_import(gpudays::cudart "${headers}" "${library}")
+  message(STATUS "CUDA runtime: ${library} (headers ${headers})")
 
   # NCCL: the wheel's nvidia/nccl, else the system's (GPUDAYS_NCCL_ROOT or the default paths).
   set(GPUDAYS_NCCL_ROOT "" CACHE PATH "Folder with include/nccl.h and lib/libnccl.so*")

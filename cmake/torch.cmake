@@ -104,9 +104,11 @@ function(gpudays_setup_torch)
   # --no-as-needed: libtorch_cuda registers its kernels from static initialisers; nothing
   # references it by symbol, so an as-needed linker would drop it. libstdc++ ahead of them:
   # libtorch_cpu exports a copy of std::filesystem too, and the loader binds each symbol to the
-  # first library that defines it, so the program (and torch, as under Python, which loads
-  # libstdc++ first) uses the standard library's (test Linking.StdFilesystemIsTheStandardLibrarys_CUDA).
-  target_link_libraries(gpudays_torch INTERFACE "-Wl,--no-as-needed" stdc++ ${lib_paths})
+  # first library that defines it, so that the program and torch use the standard library's
+  # (test Linking.StdFilesystemIsTheStandardLibrarys_CUDA; every one of libtorch_cpu's exported
+  # std::filesystem symbols is in libstdc++, checked with nm on torch 2.11).
+  target_link_libraries(gpudays_torch INTERFACE "-Wl,--push-state,--no-as-needed" stdc++
+                        ${lib_paths} "-Wl,--pop-state")
   if(GPUDAYS_CUDA)
     gpudays_setup_cuda("${torch_dir}")  # cmake/cuda.cmake: gpudays::cudart, gpudays::nccl
     # Linked everywhere, but the CUDA headers and GPUDAYS_CUDA=1 reach only the files that use

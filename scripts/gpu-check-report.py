@@ -311,7 +311,7 @@ def profile_section(work, model, presets, top=15):
         rows = []
         for row in read_text(os.path.join(work, f"profile-{preset}.json.kernels.tsv")).splitlines()[1:]:
             fields = row.split("\t")
-            if len(fields) == 5 and fields[0] == "cuda":
+            if len(fields) == 5 and fields[0].startswith("gpu_"):
                 rows.append((fields[1], int(fields[2]), float(fields[4])))
         if not rows:
             continue

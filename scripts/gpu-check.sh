@@ -447,8 +447,8 @@ s = json.load(open(sys.argv[1])); s.update(profile=sys.argv[2], timed_steps=2); 
   "$bin" trial --spec "$out.spec.json" > "$out.out" 2> "$work/stderr/profile-$p.stderr" || {
     echo "the profiled trial failed: $(grep -m1 -i error "$work/stderr/profile-$p.stderr")"; return 1; }
   grep -q '"status":"ok"' "$out.out" || { echo "the profiled trial did not run: $(cat "$out.out")"; return 1; }
-  echo "-- profile of $TRIAL_MODEL $p: the 25 longest GPU rows (device, name, count, total us, us per step)"
-  awk -F'\t' 'NR > 1 && $1 == "cuda"' "$out.json.kernels.tsv" | head -n 25
+  echo "-- profile of $TRIAL_MODEL $p: the 25 longest GPU rows (kind, name, count, total us, us per step)"
+  awk -F'\t' 'NR > 1 && $1 ~ /^gpu_/' "$out.json.kernels.tsv" | head -n 25
 }
 
 # sweep MODEL PRESET TRIAL_TIMEOUT: `gpudays bench`, each trial's stderr kept where this gpudays

@@ -1,11 +1,13 @@
 // The timed steps' profile: Kineto around them, the Chrome trace and a per-name summary.
 #include "trial/kernel_profile.h"
 
+#include <kineto/ActivityType.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -34,13 +36,35 @@ struct NameTotal {
   uint64_t total_ns = 0;
 };
 
-// PATH.kernels.tsv: device, name, count, total and per-step microseconds, largest total first.
+// The summary's kind of an event, or "" for one it leaves out.
+std::string kind_of(const profiler::KinetoEvent& e) {
+  if (e.isAsync() || e.endNs() <= e.startNs()) return "";
+  switch (static_cast<libkineto::ActivityType>(e.activityType())) {
+    case libkineto::ActivityType::CONCURRENT_KERNEL:
+      return "gpu_kernel";
+    case libkineto::ActivityType::GPU_MEMCPY:
+      return "gpu_memcpy";
+    case libkineto::ActivityType::GPU_MEMSET:
+      return "gpu_memset";
+    case libkineto::ActivityType::CPU_OP:
+      return "cpu_op";
+    case libkineto::ActivityType::CUDA_RUNTIME:
+    case libkineto::ActivityType::CUDA_DRIVER:
+      return "cuda_runtime";
+    default:
+      return "";
+  }
+}
+
+// PATH.kernels.tsv: kind, name, count, total and per-step microseconds, largest total first.
 void write_summary(const std::string& path,
                    const std::vector<profiler::KinetoEvent>& events,
                    int64_t steps) {
   std::map<std::pair<std::string, std::string>, NameTotal> totals;
   for (const profiler::KinetoEvent& e : events) {
-    NameTotal& t = totals[{c10::DeviceTypeName(e.deviceType(), /*lower_case=*/true), e.name()}];
+    const std::string kind = kind_of(e);
+    if (kind.empty()) continue;
+    NameTotal& t = totals[{kind, e.name()}];
     ++t.count;
     t.total_ns += e.durationNs();
   }
@@ -50,11 +74,12 @@ void write_summary(const std::string& path,
     return a.second.total_ns > b.second.total_ns;
   });
   std::ofstream out(path);
-  out << "device\tname\tcount\ttotal_us\tus_per_step\n";
+  out << "kind\tname\tcount\ttotal_us\tus_per_step\n";
   const double per_step = 1.0 / static_cast<double>(std::max<int64_t>(steps, 1));
   for (const auto& [key, t] : rows) {
     std::string name = key.second;
     std::replace(name.begin(), name.end(), '\t', ' ');
+    std::replace(name.begin(), name.end(), '\n', ' ');
     out << fmt::format("{}\t{}\t{}\t{:.1f}\t{:.1f}\n",
                        key.first,
                        name,
@@ -62,6 +87,7 @@ void write_summary(const std::string& path,
                        static_cast<double>(t.total_ns) / 1e3,
                        static_cast<double>(t.total_ns) / 1e3 * per_step);
   }
+  out.close();
   if (!out) throw EnvironmentError(fmt::format("{}: cannot write the profile's summary", path));
 }
 
@@ -69,11 +95,14 @@ void write_summary(const std::string& path,
 
 KernelProfile::KernelProfile(std::string path, c10::Device device)
     : path_(std::move(path)), device_(device) {
-  if (path_.empty()) return;
-  const ProfilerConfig config(ProfilerState::KINETO);
-  profiler::prepareProfiler(config, activities(device_));
+  if (!path_.empty())
+    profiler::prepareProfiler(ProfilerConfig(ProfilerState::KINETO), activities(device_));
+}
+
+void KernelProfile::start() {
+  if (path_.empty() || running_) return;
   synchronize(device_);
-  profiler::enableProfiler(config, activities(device_));
+  profiler::enableProfiler(ProfilerConfig(ProfilerState::KINETO), activities(device_));
   running_ = true;
 }
 
@@ -90,7 +119,11 @@ void KernelProfile::finish(int64_t steps) {
   synchronize(device_);
   running_ = false;
   const std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
+  std::filesystem::remove(path_);  // torch only logs a trace it cannot write
   result->save(path_);
+  if (!std::filesystem::exists(path_)) {
+    throw EnvironmentError(fmt::format("{}: torch's profiler did not write its trace", path_));
+  }
   write_summary(path_ + ".kernels.tsv", result->events(), steps);
 }
 

@@ -30,6 +30,11 @@ std::string graph_use(const MicroStepGraph* graph, const GraphCounts& before, in
   return replays == micro_steps ? "replayed" : "mixed";
 }
 
+// Each rank's profile apart: PATH on one rank, PATH.rankN on several.
+std::string profile_path_of(const std::string& path, const Communicator& comm) {
+  return comm.size() > 1 ? path + ".rank" + std::to_string(comm.rank()) : path;
+}
+
 }  // namespace
 
 StepLoopResult run_steps(Trainable& trainable,
@@ -48,13 +53,16 @@ StepLoopResult run_steps(Trainable& trainable,
   result.warmup_steps = warmup_steps_for(
       options.warmup_steps, graph != nullptr ? graph->micro_steps_before_replay() : 0, acc);
   GraphCounts before;
-  std::unique_ptr<KernelProfile> profile;  // around the timed steps only
+  std::unique_ptr<KernelProfile> profile;  // prepared a step ahead, recording the timed steps
+  const int64_t prepare_at = std::max<int64_t>(result.warmup_steps - 1, 0);
   for (int64_t s = 0; s < result.warmup_steps + options.timed_steps; ++s) {
     const bool timed = s >= result.warmup_steps;
     if (s == result.warmup_steps && graph != nullptr) before = graph->counts();
-    if (s == result.warmup_steps && !options.profile_path.empty()) {
-      profile = std::make_unique<KernelProfile>(options.profile_path, device);
+    if (s == prepare_at && !options.profile_path.empty()) {
+      profile =
+          std::make_unique<KernelProfile>(profile_path_of(options.profile_path, comm), device);
     }
+    if (s == result.warmup_steps && profile) profile->start();
     if (clock != nullptr) clock->set_recording(timed);
     synchronize(device);
     const auto start = Clock::now();

@@ -3,12 +3,15 @@
 // can (the binary exports its symbols), then every thread's stack (c10's fatal-signal handler,
 // which cannot unwind past a frame without unwind information, such as a jump to a bad address). On
 // the GPU machine the log is all that comes back (scripts/gpu-check.sh), and "Segmentation fault"
-// alone says only which test was running. Not async-signal-safe: the process is dying anyway.
+// alone says only which test was running. Not async-signal-safe (the process is dying anyway);
+// an alarm ends a handler that hangs. c10's handler also takes SIGINT, SIGABRT, SIGBUS and others
+// in this binary: Ctrl-C prints every thread's stack.
 #include <c10/util/signal_handler.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
@@ -42,6 +45,7 @@ void describe(const char* what, void* address) {
 }
 
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
+  alarm(30);  // a fault inside malloc could hang what follows: the process dies within 30 s anyway
 #if defined(__x86_64__)
   const auto* uc = static_cast<const ucontext_t*>(context);
   std::fprintf(stderr, "fatal signal %d, address %p\n", signal, info->si_addr);

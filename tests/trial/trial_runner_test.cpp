@@ -252,21 +252,21 @@ TEST(TrialRunner, WholeStepsOfATinyModel) {
   EXPECT_FALSE(r.torch_version.empty());
 }
 
-// The summary's rows of a profile (trial/kernel_profile.h): name -> count, for one device.
+// The summary's rows of a profile (trial/kernel_profile.h): name -> count, for one kind.
 std::map<std::string, int64_t> profile_counts(const std::string& tsv_path,
-                                              const std::string& device) {
+                                              const std::string& kind) {
   std::ifstream in(tsv_path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "device\tname\tcount\ttotal_us\tus_per_step");
+  EXPECT_EQ(line, "kind\tname\tcount\ttotal_us\tus_per_step");
   std::map<std::string, int64_t> counts;
   while (std::getline(in, line)) {
     std::istringstream row(line);
-    std::string dev, name, count;
-    std::getline(row, dev, '\t');
+    std::string row_kind, name, count;
+    std::getline(row, row_kind, '\t');
     std::getline(row, name, '\t');
     std::getline(row, count, '\t');
-    if (dev == device) counts[name] = std::stoll(count);
+    if (row_kind == kind) counts[name] = std::stoll(count);
   }
   return counts;
 }
@@ -288,7 +288,7 @@ TEST(TrialRunner, ProfileCoversTheTimedStepsOnly) {
     std::ifstream trace(spec.profile_path);
     ASSERT_TRUE(trace.good()) << spec.profile_path;
     EXPECT_TRUE(nlohmann::json::parse(trace).contains("traceEvents"));
-    const auto counts = profile_counts(spec.profile_path + ".kernels.tsv", "cpu");
+    const auto counts = profile_counts(spec.profile_path + ".kernels.tsv", "cpu_op");
     ASSERT_TRUE(counts.contains("aten::linear")) << counts.size() << " rows";
     const int64_t linears = counts.at("aten::linear");
     EXPECT_EQ(linears % timed, 0) << linears;
