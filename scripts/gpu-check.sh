@@ -476,8 +476,8 @@ plans() {
   done
 }
 
-# Every trial's stderr in one file: the direct trials', then each sweep trial's (256 KiB each at
-# most).
+# Every trial's stderr in one file: the direct trials', the profiled ones', then each sweep
+# trial's (256 KiB each at most).
 collect_stderr() {
   local f p dir count
   {
@@ -488,6 +488,13 @@ collect_stderr() {
       echo
       echo "===== direct trial $TRIAL_MODEL $p, exit status $(cat "$work/direct-$p.rc" 2> /dev/null ||
         echo 'none (timed out or killed)'), spec $(cat "$work/direct-$p.spec.json" 2> /dev/null)"
+      head -c 262144 "$f"
+    done
+    for p in "${PROFILED[@]}"; do
+      f="$work/stderr/profile-$p.stderr"
+      [ -f "$f" ] || continue
+      echo
+      echo "===== profiled trial $TRIAL_MODEL $p, spec $(cat "$work/profile-$p.spec.json" 2> /dev/null)"
       head -c 262144 "$f"
     done
     for dir in "$work"/stderr/sweep-*; do
