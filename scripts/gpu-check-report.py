@@ -309,11 +309,16 @@ def profile_section(work, model, presets, top=15):
     lines = []
     for preset in presets:
         rows = []
-        for row in read_text(os.path.join(work, f"profile-{preset}.json.kernels.tsv")).splitlines()[1:]:
+        summary = read_text(os.path.join(work, f"profile-{preset}.json.kernels.tsv")).splitlines()
+        for row in summary[1:]:
             fields = row.split("\t")
             if len(fields) == 5 and fields[0].startswith("gpu_"):
                 rows.append((fields[1], int(fields[2]), float(fields[4])))
         if not rows:
+            if len(summary) > 1:  # host rows only: the GPU's activity was not recorded
+                lines += [f"### {model}, {preset}: no GPU activity recorded (where the trial "
+                          "replayed a CUDA graph, CUPTI 13.0 may not trace its kernels: "
+                          "pytorch/kineto#1165)", ""]
             continue
         busy_ms = sum(r[2] for r in rows) / 1e3
         lines += [f"### {model}, {preset}: {busy_ms:,.1f} ms of GPU activity per step, "
