@@ -2,12 +2,14 @@
 #include "sweep/trial_spec.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/output_files.h"
 #include "search_space/method_fields.h"
 
 namespace gpudays {
@@ -41,6 +43,15 @@ void check_spec(const TrialSpec& s) {
   check_range("timed_steps", s.timed_steps, 1, kMaxSteps);
   check_range("check_steps", s.check_steps, 0, kMaxSteps);
   check_range("memory_limit_bytes", s.memory_limit_bytes, 0, INT64_MAX);
+  if (!s.profile_path.empty()) {  // refused before the trial runs, not after
+    check_output_file(s.profile_path, "bad trial specification: profile");
+    const std::filesystem::path folder = std::filesystem::path(s.profile_path).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+      throw InputError(fmt::format(
+          "bad trial specification: profile {}: no folder {}", s.profile_path, folder.string()));
+    }
+  }
 }
 
 // Each method field under its name: a flag as a JSON bool, a choice as its name.

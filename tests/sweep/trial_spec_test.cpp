@@ -40,8 +40,29 @@ TEST(TrialSpec, SurvivesJsonAndBack) {
   TrialSpec s = sample_spec();
   EXPECT_EQ(to_json(trial_spec_from_json(to_json(s))), to_json(s));
   EXPECT_FALSE(to_json(s).contains("profile"));  // none unless asked for
-  s.profile_path = "out/profile.json";
-  EXPECT_EQ(trial_spec_from_json(to_json(s)).profile_path, "out/profile.json");
+  s.profile_path = "profile.json";               // in the working folder
+  EXPECT_EQ(trial_spec_from_json(to_json(s)).profile_path, "profile.json");
+}
+
+// A profile path that cannot be written is refused with the specification, before the trial runs.
+TEST(TrialSpec, AProfileWithoutAFolderOrAFileNameIsOneLineError) {
+  for (const std::string bad : {"/no-such-folder/p.json", "trace/", "", "."}) {
+    nlohmann::json j = to_json(sample_spec());
+    j["profile"] = bad;
+    if (bad.empty()) {
+      EXPECT_EQ(trial_spec_from_json(j).profile_path, "");  // empty: no profile
+      continue;
+    }
+    try {
+      trial_spec_from_json(j);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("profile"), std::string::npos) << e.what();
+    }
+  }
+  nlohmann::json j = to_json(sample_spec());
+  j["profile"] = 5;
+  EXPECT_THROW(trial_spec_from_json(j), InputError);
 }
 
 TEST(TrialSpec, SizesAndStepsOutOfRangeAreOneLineErrors) {
