@@ -105,6 +105,12 @@ Op make_memory(
   return op;
 }
 
+Op with_backward(Op op, double bytes, double kernels) {
+  op.backward_bytes = bytes;
+  op.backward_kernels = kernels;
+  return op;
+}
+
 // The loss over log-probabilities (log_softmax keeps its output for backward). In fp32 the logits
 // are freed once log_softmax has run, and backward holds the gradients of the log-probabilities
 // and of the logits: three logit-sized tensors at the head's peak (measured on the CPU,

@@ -208,6 +208,9 @@ double training_flops_per_sample(const ModelSpec& model);
 Op make_matmul(const char* name, double m, double n, double k, double elt, double batch = 1.0);
 Op make_memory(
     const char* name, double elements_moved, double elt, double saved_bytes, double kernels = 1.0);
+// `op` with its backward as its code runs it: `bytes` of traffic in `kernels` launches
+// (Op::backward_bytes, backward_kernels).
+Op with_backward(Op op, double bytes, double kernels);
 // Cross-entropy over rows x classes logits: upcast to fp32, log-softmax, NLL; keeps the logits
 // and the fp32 log-probabilities for backward.
 Op make_cross_entropy(double rows, double classes, double elt);

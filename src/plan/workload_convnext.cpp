@@ -12,14 +12,6 @@ namespace {
 
 constexpr double kFp32 = 4.0;
 
-// A pointwise operation whose backward reads the output's gradient (and an input) and writes one
-// gradient: `passes` of the elements.
-Op with_backward(Op op, double bytes, double kernels) {
-  op.backward_bytes = bytes;
-  op.backward_kernels = kernels;
-  return op;
-}
-
 Block convnext_stage(
     double b, double side, double c, int64_t depth, double elt, const Implementation& impl) {
   const double positions = b * side * side;

@@ -43,17 +43,14 @@ Op make_dropout(const char* name, double elements, const Dims& x, double saved_b
   // native_dropout writes the output and its byte mask; its backward reads the gradient and the
   // mask and writes one gradient (aten/src/ATen/native/cuda/Dropout.cu): as much as the forward.
   Op op = make_memory(name, elements, 2.0 * x.elt + kMaskBytes, saved_bytes);
-  op.backward_bytes = op.bytes;
-  op.backward_kernels = 1.0;
-  return op;
+  return with_backward(op, op.bytes, 1.0);
 }
 
 // The backward of a pointwise operation of one input (GELU, a scale by a constant, a copy back):
 // it reads the output's gradient (and the input, for GELU) and writes one gradient.
 Op with_backward_passes(Op op, double passes_per_element, double elements, double elt) {
-  op.backward_bytes = passes_per_element * elements * elt;
-  op.backward_kernels = op.kernels;
-  return op;
+  const double kernels = op.kernels;
+  return with_backward(std::move(op), passes_per_element * elements * elt, kernels);
 }
 
 // Whether the dropout on the hidden state (after each projection, and the embedding's) is part of
@@ -107,10 +104,9 @@ Op make_norm(const char* name, const Dims& x, bool keeps_input) {
     // Autocast's fp32 LayerNorm over the fp32 residual stream, then the next Linear's cast down;
     // backward, the norm's in fp32 and the cast's (the gradient cast up).
     const double kept = (keeps_input ? hidden * kFp32 : 0.0) + (x.rms_norm ? hidden * x.elt : 0.0);
-    Op op = make_memory(name, hidden, 3.0 * kFp32 + x.elt, kept, /*kernels=*/2);
-    op.backward_bytes = hidden * (4.0 * kFp32 + kFp32 + x.elt);
-    op.backward_kernels = 3.0;
-    return op;
+    return with_backward(make_memory(name, hidden, 3.0 * kFp32 + x.elt, kept, /*kernels=*/2),
+                         hidden * (4.0 * kFp32 + kFp32 + x.elt),
+                         3.0);
   }
   if (x.flash_attn_gpt && keeps_input) {
     Op op = make_memory(name, hidden, 2.0 * x.elt + 2.0 * kFp32, saved);
@@ -183,11 +179,11 @@ Op gelu_new_chain(double elements, const Dims& x, double saved_bytes) {
   }
   const bool autocast = x.elt < kFp32;
   const double h = x.elt;
-  Op op = make_memory(
-      "gelu_new", elements, autocast ? 6.0 * h + 64.0 : 72.0, saved_bytes, autocast ? 10 : 8);
-  op.backward_bytes = elements * (autocast ? 13.0 * h + 92.0 : 112.0);
-  op.backward_kernels = autocast ? 15.0 : 11.0;
-  return op;
+  return with_backward(
+      make_memory(
+          "gelu_new", elements, autocast ? 6.0 * h + 64.0 : 72.0, saved_bytes, autocast ? 10 : 8),
+      elements * (autocast ? 13.0 * h + 92.0 : 112.0),
+      autocast ? 15.0 : 11.0);
 }
 
 // The MLP's activation over n x f elements: GELU, or SiLU(gate) x up for a gated MLP.
@@ -238,10 +234,8 @@ Op score_chain(const Dims& x, double scores, bool causal, bool bert) {
   if (x.impl.compiled) {
     // One generated kernel reads the scores and writes the probabilities; its backward reads
     // both gradients' inputs and writes one.
-    Op op = make_memory("softmax", scores * 2.0, e, scores * e, /*kernels=*/1);
-    op.backward_bytes = scores * 3.0 * e;
-    op.backward_kernels = 1.0;
-    return op;
+    return with_backward(
+        make_memory("softmax", scores * 2.0, e, scores * e, /*kernels=*/1), scores * 3.0 * e, 1.0);
   }
   double forward = 0.0, backward = 0.0, kernels = 0.0, backward_kernels = 0.0;
   double saved = 0.0, transient = 0.0;
@@ -291,9 +285,8 @@ Op score_chain(const Dims& x, double scores, bool causal, bool bert) {
     saved = half ? scores * (kFp32 + e) : scores * kFp32;
     transient = scores * kFp32 * 2.0;
   }
-  Op op = make_memory("softmax", scores, forward, saved, kernels);
-  op.backward_bytes = scores * backward;
-  op.backward_kernels = backward_kernels;
+  Op op = with_backward(
+      make_memory("softmax", scores, forward, saved, kernels), scores * backward, backward_kernels);
   op.transient_bytes = transient;
   return op;
 }
@@ -381,14 +374,13 @@ void add_bias_gradients(std::vector<Op>& ops,
   if (projections == 0.0) return;
   if (x.impl.linear_bias_add) {
     // Each bias added in place after its product: a read and a write of the output.
-    ops.push_back(make_memory("linear_bias_adds", 2.0 * x.n * widths, x.elt, 0.0, projections));
-    ops.back().backward_bytes = 0.0;  // its gradient is the reduction below
-    ops.back().backward_kernels = 0.0;
+    // Its gradient is the reduction below.
+    ops.push_back(with_backward(
+        make_memory("linear_bias_adds", 2.0 * x.n * widths, x.elt, 0.0, projections), 0.0, 0.0));
   }
-  Op op = make_memory("bias_gradients", 0.0, x.elt, 0.0, /*kernels=*/0.0);
-  op.backward_bytes = x.n * widths * x.elt;
-  op.backward_kernels = projections;
-  ops.push_back(op);
+  ops.push_back(with_backward(make_memory("bias_gradients", 0.0, x.elt, 0.0, /*kernels=*/0.0),
+                              x.n * widths * x.elt,
+                              projections));
 }
 
 // Tensors of one layer: 6 weights + 6 biases + 2 x LayerNorm(weight, bias); llama: 7 weights,
@@ -457,10 +449,10 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
     // BERT projects q, k and v with three Linears, each casting the fp32 hidden state down (the
     // norm's op counts one); backward, their gradients cast up and the input's four gradients
     // (three projections and the residual) gathered in fp32.
-    Op casts = make_memory("qkv_casts", 2.0 * hidden, kFp32 + x.elt, 0.0, /*kernels=*/2);
-    casts.backward_bytes = hidden * (2.0 * (x.elt + kFp32) + 3.0 * 3.0 * kFp32);
-    casts.backward_kernels = 5.0;
-    ops.push_back(casts);
+    ops.push_back(
+        with_backward(make_memory("qkv_casts", 2.0 * hidden, kFp32 + x.elt, 0.0, /*kernels=*/2),
+                      hidden * (2.0 * (x.elt + kFp32) + 3.0 * 3.0 * kFp32),
+                      5.0));
   }
   // The FlashAttention repository's MHA hands the packed projection to the flash kernel as it is
   // and the kernel writes [b, s, h, d]: both rearranges are views, and the output projection's
@@ -521,17 +513,17 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   } else if (!x.flash_attn_gpt) {
     // Two adds; backward, an add's gradient passes through and one add gathers the residual's
     // two gradients (the skip's and the branch's) for each.
-    Op residual = make_memory("residual", 6 * hidden, x.elt, 0.0, 2);
-    residual.backward_bytes = residual.bytes;
-    residual.backward_kernels = 2.0;
     if (x.impl.fp32_residual_stream && x.elt < kFp32 && !x.impl.compiled) {
       // The fp32 stream plus the half-precision branch, written in fp32; backward, the fp32
       // gather and the branch's gradient cast down.
-      residual.bytes = 2.0 * hidden * (2.0 * kFp32 + x.elt);
-      residual.backward_bytes = 2.0 * hidden * (3.0 * kFp32 + kFp32 + x.elt);
-      residual.backward_kernels = 4.0;
+      ops.push_back(
+          with_backward(make_memory("residual", 2.0 * hidden, 2.0 * kFp32 + x.elt, 0.0, 2),
+                        2.0 * hidden * (3.0 * kFp32 + kFp32 + x.elt),
+                        4.0));
+    } else {
+      ops.push_back(with_backward(
+          make_memory("residual", 6 * hidden, x.elt, 0.0, 2), 6 * hidden * x.elt, 2.0));
     }
-    ops.push_back(residual);
   }
   add_bias_gradients(ops, model, x, qkv_width);
   return block;
