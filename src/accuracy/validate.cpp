@@ -317,7 +317,9 @@ PlanOptions case_options(const Measurement& m,
   opts.time.links = m.links;
   opts.implementation.code = parse_model_code(case_stack(m));
   opts.implementation.compiled = m.compiled.value_or(false);
-  opts.implementation.flash_attention_version = m.flash_attention_version;
+  if (!m.attention_kernel.empty()) {
+    opts.implementation.attention_kernel = parse_attention_kernel(m.attention_kernel);
+  }
   opts.implementation.mlm_predictions = m.arch_extras.mlm_max_predictions;
   opts.implementation.tf32 = m.tf32;  // the loader allows it for fp32 recipes only
   opts.implementation.checkpointing = checkpoint_policy(m, notes);

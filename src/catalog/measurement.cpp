@@ -37,6 +37,9 @@ const std::vector<std::string> kSplits = {"fit", "check", "excluded"};
 // The model code behind a case (plan/workload.h's ModelCode, by name).
 const std::vector<std::string> kImplementations = {
     "engine", "huggingface", "flash_attn", "llama_reference", "llm_c", "mamba_ssm"};
+// The fused attention's kernel (plan/workload.h's AttentionKernel, by name).
+const std::vector<std::string> kAttentionKernels = {
+    "flash_attention_1", "flash_attention_2", "cudnn"};
 const std::vector<std::string> kPeakMemoryMeasures = {"process", "reserved", "allocated"};
 const std::vector<std::string> kFp16Optimizers = {"torch", "megatron_2020", "deepspeed_zero1_2020"};
 const std::vector<std::string> kImageInputs = {"synthetic", "packed", "jpeg", "jpeg-deit"};
@@ -351,13 +354,9 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   c.global_batch_size = optional_count(t, "global_batch_size");
   c.train_steps = optional_count(t, "train_steps");
   c.fused_attention = t.get_optional_bool("fused_attention");
-  const int64_t flash_version = t.get_int_or("flash_attention_version", 2);
-  if (flash_version != 1 && flash_version != 2) {
-    t.fail("flash_attention_version", fmt::format("must be 1 or 2, is {}", flash_version));
-  }
-  c.flash_attention_version = static_cast<int>(flash_version);
-  if (t.has("flash_attention_version") && c.fused_attention != true) {
-    t.fail("flash_attention_version", "needs fused_attention = true");
+  c.attention_kernel = one_of(t, "attention_kernel", kAttentionKernels);
+  if (!c.attention_kernel.empty() && c.fused_attention != true) {
+    t.fail("attention_kernel", "needs fused_attention = true");
   }
   c.compiled = t.get_optional_bool("compiled");
   c.implementation = one_of(t, "implementation", kImplementations);

@@ -133,9 +133,9 @@ struct Measurement {
   std::optional<int64_t> global_batch_size;      // samples per optimizer step, all GPUs
   std::optional<int64_t> train_steps;            // steps behind train_time_days
   std::optional<bool> fused_attention;
-  // The fused attention kernel's generation: 1, FlashAttention (Dao et al. 2022); 2,
-  // FlashAttention-2 and the kernels after it (the default).
-  int flash_attention_version = 2;
+  // The fused attention's kernel (plan/workload.h's AttentionKernel names: flash_attention_1,
+  // flash_attention_2, cudnn); empty: the model code's.
+  std::string attention_kernel;
   std::optional<bool> compiled;  // torch.compile or an equivalent graph compiler
   // Whose model code ran (the planner's ModelCode names: huggingface, flash_attn,
   // llama_reference); empty: not stated, planned as the project's engine.

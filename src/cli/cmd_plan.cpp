@@ -46,6 +46,7 @@ struct PlanRequest {
   // the default is gpudays' own engine, uncompiled, which `train` and `bench` run.
   std::string model_code = "engine";
   bool compiled = false;
+  std::string attention_kernel;  // empty: the model code's (plan/workload.h, attention_kernel)
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
   bool cpu_cores_given = false;
   LinkSettings links;  // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
@@ -137,6 +138,9 @@ Implementation requested_implementation(const PlanRequest& r, const ModelSpec& m
         "other stacks run, e.g. --model-code llama_reference --compiled)");
   }
   implementation.compiled = r.compiled;
+  if (!r.attention_kernel.empty()) {
+    implementation.attention_kernel = parse_attention_kernel(r.attention_kernel);
+  }
   return implementation;
 }
 
@@ -317,6 +321,15 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                 r->compiled,
                 "With --model-code: that stack under torch.compile (each pointwise chain one "
                 "kernel)");
+  cmd->add_option(
+         "--attention-kernel",
+         r->attention_kernel,
+         "The fused attention's kernel: flash_attention_2 (the flash-attn package; torch's "
+         "SDPA before torch 2.10), cudnn (torch's SDPA from 2.10 on Hopper and Blackwell) "
+         "or flash_attention_1; default: the model code's (flash_attn: "
+         "flash_attention_2; the others: cudnn). It matters on Hopper and later, where "
+         "FlashAttention-2 is slower (docs/planner.md)")
+      ->check(CLI::IsMember(attention_kernel_names()));
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")

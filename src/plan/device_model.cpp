@@ -50,6 +50,21 @@ double DeviceModel::matmul_efficiency(const Op& op) const {
          shape_factor(op.k, h);
 }
 
+// FlashAttention-2's midpoints on the A100 hold for every kernel before Hopper (torch's SDPA runs
+// FlashAttention-2 there) and for cuDNN's on Hopper and later, where FlashAttention's own kernels,
+// written for Ampere's instructions, reach a lower fraction of the ceiling.
+double DeviceModel::fused_attention_fraction(const Op& op, bool backward) const {
+  const bool hopper_or_later = gpu_->kind == DeviceKind::kGpu && gpu_->compute_capability >= 9.0;
+  double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
+  if (hopper_or_later && op.attention_kernel != AttentionKernel::kCudnn) {
+    fraction = c_.flash_attention_2_hopper;
+  }
+  if (op.attention_kernel == AttentionKernel::kFlashAttention1) {
+    fraction *= c_.flash_attention_1_relative;
+  }
+  return fraction * c_.fused_attention_scale;
+}
+
 // What only the host CPU pays on top of the roofline: the slow backward of a depthwise convolution
 // (its forward runs at about the matmul rate, the floor).
 double DeviceModel::host_only_s(const Op& op, bool backward) const {
@@ -73,9 +88,7 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
     case OpClass::kFusedAttention: {
       // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
       // short sequences lose efficiency.
-      const double fraction =
-          (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
-          c_.fused_attention_scale * op.relative_efficiency;
+      const double fraction = fused_attention_fraction(op, backward);
       const double sequence = shape_factor(op.m, half_dim_);
       compute_s = flops / (ceiling_flops() * sequence * fraction);
       break;

@@ -27,6 +27,15 @@ struct DeviceModelConstants {
   double fused_attention_forward = 0.70;
   double fused_attention_backward = 0.59;
   double fused_attention_scale = 1.0;  // multiplies both (fitted: configs/calibration.toml)
+  // FlashAttention-2 on Hopper and later, forward and backward: its Ampere instructions (mma.sync,
+  // no TMA) reach "up to 335 TFLOPs/s" forward and backward on an H100 SXM5 (Dao 2023, Sec. 4.1,
+  // Fig. 7), 0.42 of its 794.5 ceiling; torch's SDPA "flash" backend measured 329 TFLOPs/s
+  // forward there (1 x 24 heads x 4,608 tokens x 128, bf16; pytorch/pytorch#142132) where cuDNN's
+  // kernels ran 631. cuDNN's (and FlashAttention-3's) keep the midpoints above on Hopper.
+  double flash_attention_2_hopper = 0.42;
+  // The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
+  // 25-40% of the A100's peak against 50-73%).
+  double flash_attention_1_relative = 0.5;
   // Achieved fraction of the matmul ceiling by training GEMMs, per GPU generation (sm_name of the
   // compute capability, e.g. "sm_80"); 1.0 for a generation not listed. Fitted to published
   // measurements (configs/calibration.toml); never above 1, so never above the ceiling.
@@ -99,6 +108,8 @@ class DeviceModel {
 
  private:
   double matmul_efficiency(const Op& op) const;
+  // A fused attention's fraction of the matmul ceiling, before its sequence's shape factor.
+  double fused_attention_fraction(const Op& op, bool backward) const;
   double host_only_s(const Op& op, bool backward) const;  // zero on a GPU
   const GpuSpec* gpu_;
   DeviceModelConstants c_;

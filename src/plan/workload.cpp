@@ -20,7 +20,40 @@ constexpr std::array<std::pair<ModelCode, const char*>, 6> kModelCodes = {{
     {ModelCode::kMambaSsm, "mamba_ssm"},
 }};
 
+constexpr std::array<std::pair<AttentionKernel, const char*>, 3> kAttentionKernels = {{
+    {AttentionKernel::kFlashAttention1, "flash_attention_1"},
+    {AttentionKernel::kFlashAttention2, "flash_attention_2"},
+    {AttentionKernel::kCudnn, "cudnn"},
+}};
+
 }  // namespace
+
+std::vector<std::string> attention_kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& [kernel, n] : kAttentionKernels) names.push_back(n);
+  return names;
+}
+
+AttentionKernel parse_attention_kernel(const std::string& name) {
+  for (const auto& [kernel, n] : kAttentionKernels) {
+    if (name == n) return kernel;
+  }
+  throw InputError(fmt::format(
+      "unknown attention kernel '{}'; valid: {}", name, join_choices(attention_kernel_names())));
+}
+
+std::string to_string(AttentionKernel kernel) {
+  for (const auto& [k, n] : kAttentionKernels) {
+    if (k == kernel) return n;
+  }
+  return "flash_attention_2";
+}
+
+AttentionKernel attention_kernel(const Implementation& implementation) {
+  if (implementation.attention_kernel) return *implementation.attention_kernel;
+  return implementation.code == ModelCode::kFlashAttn ? AttentionKernel::kFlashAttention2
+                                                      : AttentionKernel::kCudnn;
+}
 
 std::vector<std::string> model_code_names() {
   std::vector<std::string> names;

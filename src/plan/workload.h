@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,21 @@ enum class OpClass {
   kDepthwiseConv,   // depthwise convolution: memory-bound on a GPU; on the host CPU its weight
                     // gradient runs on a slow path (DeviceModelConstants)
 };
+
+// The kernel behind a fused attention (docs/planner.md, "Fused attention on Hopper"). The first
+// two issue Ampere's mma.sync tensor-core instructions on every GPU; cuDNN's fused attention has
+// kernels for Hopper's and Blackwell's own (warpgroup) instructions.
+enum class AttentionKernel {
+  kFlashAttention1,  // Dao et al. 2022 (FlashAttention): about half FlashAttention-2's speed
+  kFlashAttention2,  // Dao 2023 (FlashAttention-2): the flash-attn package, and torch's SDPA
+                     // "flash" backend, which SDPA picked on every GPU before torch 2.10
+  kCudnn,  // cuDNN's: what torch's SDPA runs on sm90 and sm100 from torch 2.10 with cuDNN above
+           // 9.15 (torch 2.11's wheels bundle 9.19); elsewhere SDPA runs FlashAttention-2
+};
+// "flash_attention_1", "flash_attention_2", "cudnn"; a failed look-up names the choices.
+AttentionKernel parse_attention_kernel(const std::string& name);
+std::vector<std::string> attention_kernel_names();
+std::string to_string(AttentionKernel kernel);
 
 struct Op {
   const char* name = "";
@@ -52,8 +68,8 @@ struct Op {
   // bytes it keeps of this op, and the share of the op's forward that is not recomputed.
   double policy_kept_bytes = 0.0;
   double policy_kept_share = 0.0;
-  // A fused attention kernel's speed relative to FlashAttention-2's (DeviceModel).
-  double relative_efficiency = 1.0;
+  // A fused attention op's kernel: its rate on each GPU generation is DeviceModel's.
+  AttentionKernel attention_kernel = AttentionKernel::kFlashAttention2;
   // A 2-D depthwise convolution (ConvNeXt's 7x7) whose bytes are one pass over its input and
   // output: the device model charges its kernels' passes (DeviceModelConstants).
   bool depthwise_2d = false;
@@ -148,10 +164,8 @@ struct Implementation {
   // The model itself in the compute dtype (apex AMP O2, DeepSpeed's fp16 engine), not under
   // autocast: plain attention's softmax runs and is kept in the compute dtype.
   bool half_precision_model = false;
-  // The fused attention kernel: FlashAttention-2 (2), or the first FlashAttention (1), which
-  // reaches 25-40% of the A100's peak where FlashAttention-2 reaches 50-73%, "around 2x" slower
-  // (Dao 2023, "FlashAttention-2", abstract).
-  int flash_attention_version = 2;
+  // The fused attention's kernel; unset: the model code's (attention_kernel below).
+  std::optional<AttentionKernel> attention_kernel;
   // A half-precision model's plain attention: elementwise kernels over the scores before the
   // softmax (1: the mask; 2: a scale kernel and the mask, as NVIDIA's BERT divides the scores).
   int attention_score_kernels = 1;
@@ -172,6 +186,11 @@ struct Implementation {
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };
+
+// The kernel an implementation's fused attention runs: its own where set, else its model code's
+// (flash_attn: FlashAttention-2; the others: torch's SDPA as torch 2.11 dispatches it, cuDNN's
+// kernels on sm90 and sm100).
+AttentionKernel attention_kernel(const Implementation& implementation);
 
 struct WorkloadOptions {
   int64_t micro_batch_size = 1;

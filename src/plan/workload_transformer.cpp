@@ -291,10 +291,6 @@ Op score_chain(const Dims& x, double scores, bool causal, bool bert) {
   return op;
 }
 
-// The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
-// 25-40% of the A100's peak against 50-73%).
-constexpr double kFlashAttentionOneRelative = 0.5;
-
 // `bert`: transformers' BERT/RoBERTa self-attention (an fp32 mask added to the scores).
 void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal, bool bert) {
   const double scores = x.b * x.h * x.t * x.t;
@@ -309,7 +305,7 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal,
     op.bytes = qkvo * x.elt;                                  // read q, k, v; write out
     op.saved_bytes = qkvo * x.elt + x.b * x.h * x.t * kFp32;  // q, k, v, out, lse
     op.backward_factor = 2.5;                                 // FlashAttention-2, Sec. 3
-    if (x.impl.flash_attention_version == 1) op.relative_efficiency = kFlashAttentionOneRelative;
+    op.attention_kernel = attention_kernel(x.impl);
     op.m = x.t;
     op.n = x.t;
     op.k = x.hd;

@@ -222,6 +222,7 @@ nlohmann::json plan_json(const PlanResult& result,
   out["host_memory_bytes_per_node"] = result.host_memory_bytes_per_node;
   out["model_code"] = to_string(result.implementation.code);
   out["compiled"] = result.implementation.compiled;
+  out["attention_kernel"] = to_string(attention_kernel(result.implementation));
   out["host_memory_is_default"] = result.host_memory_is_default;
   out["measured_best"] = nullptr;
   if (const auto& t = evidence.measured_best) {

@@ -372,22 +372,21 @@ TEST(MeasurementFile, ImageInputIsForVisionCases) {
                {"case 'one'", "cpu_cores_per_gpu", "only vision cases"});
 }
 
-TEST(MeasurementFile, FlashAttentionVersionNeedsTheFusedKernel) {
+TEST(MeasurementFile, AnAttentionKernelNeedsTheFusedKernel) {
   const std::string fused =
       edit("precision = \"bf16\"", "precision = \"bf16\"\nfused_attention = true");
-  const auto version = [](const std::string& text) {
-    return first_case(text).flash_attention_version;
-  };
-  EXPECT_EQ(version(fused), 2);
-  EXPECT_EQ(
-      version(edit(
-          fused, "fused_attention = true", "fused_attention = true\nflash_attention_version = 1")),
-      1);
-  expect_error(
-      edit(fused, "fused_attention = true", "fused_attention = true\nflash_attention_version = 3"),
-      {"case 'one'", "flash_attention_version", "must be 1 or 2"});
-  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nflash_attention_version = 1"),
-               {"case 'one'", "flash_attention_version", "needs fused_attention = true"});
+  const auto kernel = [](const std::string& text) { return first_case(text).attention_kernel; };
+  EXPECT_EQ(kernel(fused), "");
+  EXPECT_EQ(kernel(edit(fused,
+                        "fused_attention = true",
+                        "fused_attention = true\nattention_kernel = \"flash_attention_1\"")),
+            "flash_attention_1");
+  expect_error(edit(fused,
+                    "fused_attention = true",
+                    "fused_attention = true\nattention_kernel = \"flash_attention_3\""),
+               {"case 'one'", "attention_kernel", "'flash_attention_3' is not one of"});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nattention_kernel = \"cudnn\""),
+               {"case 'one'", "attention_kernel", "needs fused_attention = true"});
 }
 
 TEST(MeasurementFile, OffloadingNeedsAShardingStage) {

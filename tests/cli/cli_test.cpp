@@ -158,6 +158,29 @@ TEST(Cli, PlanAnotherStacksModelCode) {
   expect_input_error("plan --model pythia-1b --gpu h100 --model-code nope", "--model-code");
 }
 
+// The fused attention's kernel: cuDNN's for the engine on an H100 (torch 2.11's SDPA), and
+// FlashAttention-2, written for Ampere's instructions, slower there when asked for.
+TEST(Cli, PlanNamesTheAttentionKernel) {
+  const std::string pinned =
+      "plan --model pythia-1b --gpu h100 --free-lunch on --checkpointing off --sharding none "
+      "--micro-batch-size 8 --format json";
+  const auto cudnn = run_gpudays(pinned);
+  const auto fa2 = run_gpudays(pinned + " --attention-kernel flash_attention_2");
+  ASSERT_EQ(cudnn.exit_code, 0) << cudnn.err;
+  ASSERT_EQ(fa2.exit_code, 0) << fa2.err;
+  const auto c = nlohmann::json::parse(cudnn.out);
+  const auto f = nlohmann::json::parse(fa2.out);
+  EXPECT_EQ(c["attention_kernel"], "cudnn");
+  EXPECT_EQ(f["attention_kernel"], "flash_attention_2");
+  EXPECT_GT(f["best"]["step_time_s"].get<double>(), c["best"]["step_time_s"].get<double>());
+  const auto flash_code =
+      run_gpudays("plan --model pythia-1b --gpu h100 --model-code flash_attn --format json");
+  ASSERT_EQ(flash_code.exit_code, 0) << flash_code.err;
+  EXPECT_EQ(nlohmann::json::parse(flash_code.out)["attention_kernel"], "flash_attention_2");
+  expect_input_error("plan --model pythia-1b --gpu h100 --attention-kernel flash_attention_3",
+                     "--attention-kernel");
+}
+
 // Every predicted time carries the range of the planner's validation residuals, in every format.
 TEST(Cli, PredictedTimesCarryErrorRanges) {
   const auto table = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4");

@@ -246,13 +246,13 @@ TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
   o.fused_attention = true;
   o.implementation.code = ModelCode::kFlashAttn;
   const Workload two = build_workload(gpt, o);
-  o.implementation.flash_attention_version = 1;
+  o.implementation.attention_kernel = AttentionKernel::kFlashAttention1;
   const Workload one = build_workload(gpt, o);
   const Op* fa2 = find_op(two, "fused_attention");
   const Op* fa1 = find_op(one, "fused_attention");
   ASSERT_TRUE(fa1 && fa2);
-  EXPECT_EQ(fa2->relative_efficiency, 1.0);
-  EXPECT_EQ(fa1->relative_efficiency, 0.5);
+  EXPECT_EQ(fa2->attention_kernel, AttentionKernel::kFlashAttention2);
+  EXPECT_EQ(fa1->attention_kernel, AttentionKernel::kFlashAttention1);
   const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
   const DeviceModel device(gpu, Precision::kBf16, /*free_lunch=*/true);
   ASSERT_EQ(one.blocks.front().ops.size(), two.blocks.front().ops.size());
@@ -266,6 +266,46 @@ TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
                   1e-9 * device.op_time_s(a, backward))
           << a.name << (backward ? " backward" : " forward");
     }
+  }
+}
+
+// Which kernel runs a fused attention: flash-attn's code runs FlashAttention-2; torch's SDPA (the
+// engine, Meta's code) runs cuDNN's on Hopper from torch 2.10; a case may name its own.
+TEST(ModelCode, EachModelCodeNamesItsAttentionKernel) {
+  Implementation impl;
+  EXPECT_EQ(attention_kernel(impl), AttentionKernel::kCudnn);
+  impl.code = ModelCode::kLlamaReference;
+  EXPECT_EQ(attention_kernel(impl), AttentionKernel::kCudnn);
+  impl.code = ModelCode::kFlashAttn;
+  EXPECT_EQ(attention_kernel(impl), AttentionKernel::kFlashAttention2);
+  impl.attention_kernel = AttentionKernel::kFlashAttention1;
+  EXPECT_EQ(attention_kernel(impl), AttentionKernel::kFlashAttention1);
+  for (const std::string& name : attention_kernel_names()) {
+    EXPECT_EQ(to_string(parse_attention_kernel(name)), name);
+  }
+  EXPECT_THROW(parse_attention_kernel("flash_attention_3"), InputError);
+}
+
+// FlashAttention-2 keeps Ampere's instructions on Hopper: there it reaches 0.42 of the matmul
+// ceiling forward and backward (Dao 2023, Fig. 7: up to 335 TFLOPs/s on an H100), where cuDNN's
+// Hopper kernels keep the A100 midpoints (0.70 and 0.59). On an A100 the two are the same kernel
+// rate (SDPA runs FlashAttention-2 there).
+TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.arch.seq_len = 8192;  // long enough for the kernel's compute to dominate its traffic
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = true;
+  o.implementation.attention_kernel = AttentionKernel::kCudnn;
+  const Op cudnn = *find_op(build_workload(gpt, o), "fused_attention");
+  o.implementation.attention_kernel = AttentionKernel::kFlashAttention2;
+  const Op fa2 = *find_op(build_workload(gpt, o), "fused_attention");
+  const DeviceModel h100(catalog().gpu("h100-sxm"), Precision::kBf16, /*free_lunch=*/true);
+  const DeviceModel a100(catalog().gpu("a100-80gb-sxm"), Precision::kBf16, /*free_lunch=*/true);
+  EXPECT_NEAR(h100.op_time_s(fa2, false) / h100.op_time_s(cudnn, false), 0.70 / 0.42, 1e-6);
+  EXPECT_NEAR(h100.op_time_s(fa2, true) / h100.op_time_s(cudnn, true), 0.59 / 0.42, 1e-6);
+  for (bool backward : {false, true}) {
+    EXPECT_DOUBLE_EQ(a100.op_time_s(fa2, backward), a100.op_time_s(cudnn, backward));
   }
 }
 
