@@ -350,13 +350,15 @@ PlanOptions case_options(const Measurement& m,
   return opts;
 }
 
-// The catalog GPU with the measured variant's memory and bandwidth, where the case gives them.
+// The catalog GPU with the measured variant's memory, bandwidth and power limit, where the case
+// gives them.
 GpuSpec case_gpu(const Measurement& m, const Catalog& catalog) {
   GpuSpec gpu = catalog.gpu(m.gpu);
   if (m.gpu_memory_gib)
     gpu.memory_bytes = std::llround(*m.gpu_memory_gib * 1024.0 * 1024.0 * 1024.0);
   if (m.gpu_memory_bandwidth_gb_per_s)
     gpu.memory_bandwidth_gb_per_s = *m.gpu_memory_bandwidth_gb_per_s;
+  if (m.gpu_power_limit_w) gpu.power_limit_w = *m.gpu_power_limit_w;
   return gpu;
 }
 

@@ -3,6 +3,7 @@
 // host CPU, a device kind of its own built from a measurement (host_cpu.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -54,6 +55,9 @@ struct GpuSpec {
   double host_link_gb_per_s = 0.0;    // per direction, theoretical
 
   double tdp_w = 0.0;
+  // A power limit below the TDP (nvidia-smi -pl; torchtitan's H100s ran at 500 W of 700): 0, the
+  // TDP. The catalog's peaks and measured ceilings are at the TDP.
+  double power_limit_w = 0.0;
   double purchase_usd = 0.0;  // 0 for the host CPU (and its cloud price): it is not for sale
   std::string purchase_date;
   double cloud_usd_per_gpu_hour = 0.0;  // 0: unknown
@@ -62,6 +66,14 @@ struct GpuSpec {
   std::map<std::string, std::string> sources;  // table name -> source text
   std::string source_path;
 
+  // The GPU's compute rate under its power limit, as a fraction of the rate at its TDP. A GPU
+  // over its limit lowers its clock, and the voltage with it: dynamic power is C V^2 f, so with V
+  // proportional to f it goes as f^3 and the clock as the cube root of the power
+  // (docs/planner.md, "Power limits"). Memory bandwidth keeps its own clock.
+  double compute_clock_factor() const {
+    if (power_limit_w <= 0.0 || tdp_w <= 0.0 || power_limit_w >= tdp_w) return 1.0;
+    return std::cbrt(power_limit_w / tdp_w);
+  }
   bool supports_bf16() const { return peak_bf16_tflops > 0.0; }
   bool supports_tf32() const { return peak_tf32_tflops > 0.0; }
   // Whether the peaks are known (a GPU's datasheet, the host CPU's measurement), so that MFU means

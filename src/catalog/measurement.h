@@ -101,6 +101,7 @@ struct Measurement {
   // (a variant of the same chip); validate plans the catalog GPU with these.
   std::optional<double> gpu_memory_gib;
   std::optional<double> gpu_memory_bandwidth_gb_per_s;
+  std::optional<double> gpu_power_limit_w;  // the measured GPUs' power limit, below their TDP
   int64_t nodes = 1;
   int64_t gpus_per_node = 1;
   std::optional<double> inter_node_gbit_per_s;          // per node, as published

@@ -46,7 +46,8 @@ struct PlanRequest {
   // the default is gpudays' own engine, uncompiled, which `train` and `bench` run.
   std::string model_code = "engine";
   bool compiled = false;
-  std::string attention_kernel;  // empty: the model code's (plan/workload.h, attention_kernel)
+  std::string attention_kernel;    // empty: the model code's (plan/workload.h, attention_kernel)
+  double gpu_power_limit_w = 0.0;  // 0: the GPU's TDP
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
   bool cpu_cores_given = false;
   LinkSettings links;  // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
@@ -169,6 +170,25 @@ const GpuSpec& plan_device(const GlobalOptions& global,
   }
 }
 
+// The device under --gpu-power-limit-w (kept in `limited`), or as it is.
+const GpuSpec& with_power_limit(const GpuSpec& gpu, const PlanRequest& r, GpuSpec& limited) {
+  if (r.gpu_power_limit_w <= 0.0) return gpu;
+  if (gpu.kind != DeviceKind::kGpu) {
+    throw InputError("--gpu-power-limit-w applies to a GPU, not to --device cpu");
+  }
+  if (r.gpu_power_limit_w > gpu.tdp_w) {
+    throw InputError(fmt::format(
+        "--gpu-power-limit-w {:g} is above the {}'s TDP of {:g} W: the catalog's peaks and "
+        "ceilings are measured at the TDP",
+        r.gpu_power_limit_w,
+        gpu.name,
+        gpu.tdp_w));
+  }
+  limited = gpu;
+  limited.power_limit_w = r.gpu_power_limit_w;
+  return limited;
+}
+
 // Without configs/calibration.toml the planner plans with its own constants: said once.
 void note_constants(const Catalog& catalog, const GpuSpec& gpu, const PlannerOptions& setup) {
   if (gpu.kind != DeviceKind::kGpu || !setup.fitted_constants_path.empty()) return;
@@ -187,7 +207,8 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   check_input_flags(r, model);
   GpuSpec host;
-  const GpuSpec& gpu = plan_device(global, catalog, r, host);
+  GpuSpec limited;
+  const GpuSpec& gpu = with_power_limit(plan_device(global, catalog, r, host), r, limited);
   if (gpu.kind == DeviceKind::kGpu) check_links_possible(gpu, r.links);
   if (r.no_calibration && r.db_given && gpu.kind == DeviceKind::kGpu) {
     // (On the host CPU, --db also says where its probe is kept: both have a use.)
@@ -330,6 +351,12 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
          "flash_attention_2; the others: cudnn). It matters on Hopper and later, where "
          "FlashAttention-2 is slower (docs/planner.md)")
       ->check(CLI::IsMember(attention_kernel_names()));
+  cmd->add_option("--gpu-power-limit-w",
+                  r->gpu_power_limit_w,
+                  "The GPUs' power limit, W, below their TDP (nvidia-smi -pl): compute runs at "
+                  "the cube root of limit / TDP of its rate (docs/planner.md, \"Power limits\"); "
+                  "default: the TDP")
+      ->check(CLI::Range(1.0, 100000.0));
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")

@@ -103,8 +103,9 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       break;  // arithmetic hidden under memory traffic (on a GPU)
   }
   // No operation executes faster than the matmul ceiling: a CPU's bf16 matmuls can be slower than
-  // its fp32 vector arithmetic, or than the arithmetic memory traffic hides.
-  compute_s = std::max(compute_s, flops / ceiling_flops());
+  // its fp32 vector arithmetic, or than the arithmetic memory traffic hides. A power limit slows
+  // every arithmetic unit with the clock.
+  compute_s = std::max(compute_s, flops / ceiling_flops()) / gpu_->compute_clock_factor();
   // A depthwise convolution's op moves its input and output once; a GPU's kernels, more.
   const double passes = !op.depthwise_2d                 ? 1.0
                         : gpu_->kind != DeviceKind::kCpu ? c_.depthwise_passes

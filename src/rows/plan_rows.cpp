@@ -299,6 +299,14 @@ void print_plan_summary(std::ostream& out,
         to_string(code.code),
         code.compiled ? " under torch.compile" : "");
   }
+  if (gpu.compute_clock_factor() < 1.0) {
+    out << fmt::format(
+        "Power limit: {:g} W of the {:g} W TDP: compute at {:.3f} of its rate (the clock as the "
+        "cube root of the power)\n",
+        gpu.power_limit_w,
+        gpu.tdp_w,
+        gpu.compute_clock_factor());
+  }
   if (!result.best) {
     out << fmt::format("Nothing fits: {}.\n", nothing_fits_reason(result, gpu));
     for (const Suggestion& s : suggestions) {

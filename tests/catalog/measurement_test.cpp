@@ -472,6 +472,23 @@ TEST(MeasurementFile, CheckpointShareAndGpuVariantAreChecked) {
                {"gpu_memory_bandwidth_gb_per_s", "must be in [0.001, 1e+06] GB/s, is -1"});
 }
 
+// The measured GPUs' power limit: within (0, TDP], with a note (the A100 80GB SXM's TDP is 400 W).
+TEST(MeasurementFile, AGpuPowerLimitIsBelowItsTdpAndNoted) {
+  const auto file = load_measurement_file(
+      test::write_temp_file(
+          "meas.toml",
+          edit("precision = \"bf16\"",
+               "precision = \"bf16\"\ngpu_note = \"capped\"\ngpu_power_limit_w = 300.0")),
+      test::catalog());
+  EXPECT_DOUBLE_EQ(*file.cases[0].gpu_power_limit_w, 300.0);
+  EXPECT_FALSE(first_case(kValid).gpu_power_limit_w);
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ngpu_power_limit_w = 300.0"),
+               {"case 'one'", "gpu_power_limit_w", "gpu_note"});
+  expect_error(edit("precision = \"bf16\"",
+                    "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_power_limit_w = 500.0"),
+               {"gpu_power_limit_w", "must be in [1, 400] W (its TDP), is 500"});
+}
+
 TEST(MeasurementFile, GpuMustBeACatalogName) {
   expect_error(edit("gpu = \"a100-80gb-sxm\"", "gpu = \"a100x\""),
                {"case 'one'", "gpu: unknown GPU 'a100x'"});

@@ -181,6 +181,28 @@ TEST(Cli, PlanNamesTheAttentionKernel) {
                      "--attention-kernel");
 }
 
+// A power limit below the TDP: a slower plan that says so; above the TDP, or on the host CPU, a
+// one-line error.
+TEST(Cli, PlanUnderAPowerLimit) {
+  const std::string pinned =
+      "plan --model pythia-1b --gpu h100 --free-lunch on --checkpointing off --sharding none "
+      "--micro-batch-size 8";
+  const auto full = run_gpudays(pinned + " --format json");
+  const auto capped = run_gpudays(pinned + " --gpu-power-limit-w 500 --format json");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_GT(nlohmann::json::parse(capped.out)["best"]["step_time_s"].get<double>(),
+            nlohmann::json::parse(full.out)["best"]["step_time_s"].get<double>());
+  const auto table = run_gpudays(pinned + " --gpu-power-limit-w 500");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("Power limit: 500 W of the 700 W TDP: compute at 0.894 of its rate"),
+            std::string::npos)
+      << table.out;
+  expect_input_error(pinned + " --gpu-power-limit-w 800", "above the h100-sxm's TDP of 700 W");
+  expect_input_error("plan --model pythia-14m --device cpu --gpu-power-limit-w 100",
+                     "--gpu-power-limit-w applies to a GPU");
+}
+
 // Every predicted time carries the range of the planner's validation residuals, in every format.
 TEST(Cli, PredictedTimesCarryErrorRanges) {
   const auto table = run_gpudays("plan --model pythia-1b --gpu a100 --gpus-per-node 4");
