@@ -86,11 +86,14 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       compute_s = flops / (peak_flops_ * matmul_efficiency(op));
       break;
     case OpClass::kFusedAttention: {
-      // Flash attention tiles over the sequence; the head dimension is its inner loop, so only
-      // short sequences lose efficiency.
+      // Flash attention tiles over the sequence, and its two products per tile are GEMMs whose
+      // inner (QK^T) and outer (PV) dimension is the head's: short sequences and narrow heads
+      // lose efficiency as a GEMM of those shapes does (FlashAttention-2, Figs. 4-7: head
+      // dimension 64 slower than 128 at every length).
       const double fraction = fused_attention_fraction(op, backward);
       const double sequence = shape_factor(op.m, half_dim_);
-      compute_s = flops / (ceiling_flops() * sequence * fraction);
+      const double head = shape_factor(op.k, half_dim_);
+      compute_s = flops / (ceiling_flops() * sequence * head * fraction);
       break;
     }
     case OpClass::kVector:
