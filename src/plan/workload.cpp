@@ -26,27 +26,46 @@ constexpr std::array<std::pair<AttentionKernel, const char*>, 3> kAttentionKerne
     {AttentionKernel::kCudnn, "cudnn"},
 }};
 
-}  // namespace
-
-std::vector<std::string> attention_kernel_names() {
+// A name table's names, in order; the value of a name (what: "implementation" in the error); the
+// name of a value (the first entry's for a value not in the table).
+template <typename E, size_t N>
+std::vector<std::string> names_of(const std::array<std::pair<E, const char*>, N>& table) {
   std::vector<std::string> names;
-  for (const auto& [kernel, n] : kAttentionKernels) names.push_back(n);
+  for (const auto& [value, name] : table) names.push_back(name);
   return names;
 }
 
-AttentionKernel parse_attention_kernel(const std::string& name) {
-  for (const auto& [kernel, n] : kAttentionKernels) {
-    if (name == n) return kernel;
+template <typename E, size_t N>
+E value_of(const std::array<std::pair<E, const char*>, N>& table,
+           const std::string& name,
+           const char* what) {
+  for (const auto& [value, n] : table) {
+    if (name == n) return value;
   }
-  throw InputError(fmt::format(
-      "unknown attention kernel '{}'; valid: {}", name, join_choices(attention_kernel_names())));
+  throw InputError(
+      fmt::format("unknown {} '{}'; valid: {}", what, name, join_choices(names_of(table))));
+}
+
+template <typename E, size_t N>
+std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return table.front().second;
+}
+
+}  // namespace
+
+std::vector<std::string> attention_kernel_names() {
+  return names_of(kAttentionKernels);
+}
+
+AttentionKernel parse_attention_kernel(const std::string& name) {
+  return value_of(kAttentionKernels, name, "attention kernel");
 }
 
 std::string to_string(AttentionKernel kernel) {
-  for (const auto& [k, n] : kAttentionKernels) {
-    if (k == kernel) return n;
-  }
-  return "flash_attention_2";
+  return name_of(kAttentionKernels, kernel);
 }
 
 AttentionKernel attention_kernel(const Implementation& implementation) {
@@ -56,24 +75,15 @@ AttentionKernel attention_kernel(const Implementation& implementation) {
 }
 
 std::vector<std::string> model_code_names() {
-  std::vector<std::string> names;
-  for (const auto& [code, n] : kModelCodes) names.push_back(n);
-  return names;
+  return names_of(kModelCodes);
 }
 
 ModelCode parse_model_code(const std::string& name) {
-  for (const auto& [code, n] : kModelCodes) {
-    if (name == n) return code;
-  }
-  throw InputError(fmt::format(
-      "unknown implementation '{}'; valid: {}", name, join_choices(model_code_names())));
+  return value_of(kModelCodes, name, "implementation");
 }
 
 std::string to_string(ModelCode code) {
-  for (const auto& [c, n] : kModelCodes) {
-    if (c == code) return n;
-  }
-  return "engine";
+  return name_of(kModelCodes, code);
 }
 
 std::string model_code_mismatch(ModelCode code, const ModelSpec& model) {

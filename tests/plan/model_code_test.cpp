@@ -238,12 +238,23 @@ TEST(ModelCode, FlashAttnKeepsAnFp32Residual) {
 
 // The first FlashAttention runs at half FlashAttention-2's speed (Dao 2023, abstract: "around
 // 2x"): its fused attention's compute time doubles, nothing else moves.
-TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
+// Pythia-410M at 8,192 tokens, long enough for a fused attention's compute to dominate its
+// traffic, with fused attention at micro-batch 2.
+ModelSpec long_sequence_gpt() {
   ModelSpec gpt = catalog().model("pythia-410m");
-  gpt.arch.seq_len = 8192;  // long enough for the kernel's compute to dominate its traffic
+  gpt.arch.seq_len = 8192;
+  return gpt;
+}
+WorkloadOptions fused_at_micro_batch_2() {
   WorkloadOptions o;
   o.micro_batch_size = 2;
   o.fused_attention = true;
+  return o;
+}
+
+TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
+  const ModelSpec gpt = long_sequence_gpt();
+  WorkloadOptions o = fused_at_micro_batch_2();
   o.implementation.code = ModelCode::kFlashAttn;
   const Workload two = build_workload(gpt, o);
   o.implementation.attention_kernel = AttentionKernel::kFlashAttention1;
@@ -291,11 +302,8 @@ TEST(ModelCode, EachModelCodeNamesItsAttentionKernel) {
 // Hopper kernels keep the A100 midpoints (0.70 and 0.59). On an A100 the two are the same kernel
 // rate (SDPA runs FlashAttention-2 there).
 TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
-  ModelSpec gpt = catalog().model("pythia-410m");
-  gpt.arch.seq_len = 8192;  // long enough for the kernel's compute to dominate its traffic
-  WorkloadOptions o;
-  o.micro_batch_size = 2;
-  o.fused_attention = true;
+  const ModelSpec gpt = long_sequence_gpt();
+  WorkloadOptions o = fused_at_micro_batch_2();
   o.implementation.attention_kernel = AttentionKernel::kCudnn;
   const Op cudnn = *find_op(build_workload(gpt, o), "fused_attention");
   o.implementation.attention_kernel = AttentionKernel::kFlashAttention2;
