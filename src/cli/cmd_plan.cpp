@@ -11,6 +11,7 @@
 #include "accuracy/planner_options.h"
 #include "catalog/catalog.h"
 #include "catalog/gpu_loader.h"
+#include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -170,11 +171,23 @@ const GpuSpec& plan_device(const GlobalOptions& global,
   }
 }
 
+// --gpu-power-limit-w names a GPU's limit: refused for the host CPU before its probe runs.
+void check_power_limit_device(const PlanRequest& r) {
+  if (r.gpu_power_limit_w > 0.0 && (r.device == "cpu" || is_host_cpu_name(r.gpu))) {
+    throw InputError("--gpu-power-limit-w applies to a GPU, not to --device cpu");
+  }
+}
+
 // The device under --gpu-power-limit-w (kept in `limited`), or as it is.
 const GpuSpec& with_power_limit(const GpuSpec& gpu, const PlanRequest& r, GpuSpec& limited) {
   if (r.gpu_power_limit_w <= 0.0) return gpu;
-  if (gpu.kind != DeviceKind::kGpu) {
-    throw InputError("--gpu-power-limit-w applies to a GPU, not to --device cpu");
+  if (r.gpu_power_limit_w < gpu.tdp_w / 4.0) {
+    throw InputError(fmt::format(
+        "--gpu-power-limit-w {:g} is below a quarter of the {}'s {:g} W TDP: no GPU lets its "
+        "limit go that low, and the clock's cube-root law says nothing there",
+        r.gpu_power_limit_w,
+        gpu.name,
+        gpu.tdp_w));
   }
   if (r.gpu_power_limit_w > gpu.tdp_w) {
     throw InputError(fmt::format(
@@ -206,6 +219,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   check_input_flags(r, model);
+  check_power_limit_device(r);
   GpuSpec host;
   GpuSpec limited;
   const GpuSpec& gpu = with_power_limit(plan_device(global, catalog, r, host), r, limited);
@@ -258,6 +272,9 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
                                       : std::vector<OpTime>{};
   if (format == RowFormat::kJson) {
     nlohmann::json out = plan_json(result, evidence, suggestions, r.all_rows);
+    out["gpu_power_limit_w"] =
+        gpu.power_limit_w > 0.0 ? nlohmann::json(gpu.power_limit_w) : nlohmann::json(nullptr);
+    out["compute_clock_factor"] = gpu.compute_clock_factor();
     if (r.ops) out["ops"] = op_breakdown_json(ops);
     std::cout << out.dump(2) << "\n";
     return;

@@ -16,6 +16,10 @@ double shape_factor(double dim, double half) {
   return dim / (dim + half);
 }
 
+// The head dimension the fused attention's rates hold at (the Hopper figures' and the larger of
+// the A100 ranges' two).
+constexpr double kReferenceHeadDim = 128.0;
+
 }  // namespace
 
 std::string sm_name(double compute_capability) {
@@ -51,18 +55,22 @@ double DeviceModel::matmul_efficiency(const Op& op) const {
 }
 
 // FlashAttention-2's midpoints on the A100 hold for every kernel before Hopper (torch's SDPA runs
-// FlashAttention-2 there) and for cuDNN's on Hopper and later, where FlashAttention's own kernels,
-// written for Ampere's instructions, reach a lower fraction of the ceiling.
+// FlashAttention-2 there) and for cuDNN's on Hopper and Blackwell (sm_90, sm_100), whose tensor
+// cores need their own instructions: there FlashAttention's kernels, written for Ampere's
+// mma.sync, reach a lower fraction of the ceiling, never above the best that was measured. (A
+// consumer Blackwell, sm_120, keeps mma.sync: planned as before Hopper.)
 double DeviceModel::fused_attention_fraction(const Op& op, bool backward) const {
-  const bool hopper_or_later = gpu_->kind == DeviceKind::kGpu && gpu_->compute_capability >= 9.0;
-  double fraction = backward ? c_.fused_attention_backward : c_.fused_attention_forward;
-  if (hopper_or_later && op.attention_kernel != AttentionKernel::kCudnn) {
-    fraction = c_.flash_attention_2_hopper;
+  const double cc = gpu_->compute_capability;
+  const bool warpgroup_tensor_cores = gpu_->kind == DeviceKind::kGpu && cc >= 9.0 && cc < 11.0;
+  double fraction = (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
+                    c_.fused_attention_scale;
+  if (warpgroup_tensor_cores && op.attention_kernel != AttentionKernel::kCudnn) {
+    fraction = c_.flash_attention_2_hopper * std::min(c_.fused_attention_scale, 1.0);
   }
   if (op.attention_kernel == AttentionKernel::kFlashAttention1) {
     fraction *= c_.flash_attention_1_relative;
   }
-  return fraction * c_.fused_attention_scale;
+  return fraction;
 }
 
 // What only the host CPU pays on top of the roofline: the slow backward of a depthwise convolution
@@ -87,12 +95,13 @@ double DeviceModel::op_time_s(const Op& op, bool backward) const {
       break;
     case OpClass::kFusedAttention: {
       // Flash attention tiles over the sequence, and its two products per tile are GEMMs whose
-      // inner (QK^T) and outer (PV) dimension is the head's: short sequences and narrow heads
-      // lose efficiency as a GEMM of those shapes does (FlashAttention-2, Figs. 4-7: head
-      // dimension 64 slower than 128 at every length).
+      // inner (QK^T) and outer (PV) dimension is the head's: short sequences and heads narrower
+      // than 128 lose efficiency as a GEMM of those shapes does (FlashAttention-2, Figs. 4-7:
+      // head dimension 64 slower than 128 at every length; its rates are at 128).
       const double fraction = fused_attention_fraction(op, backward);
       const double sequence = shape_factor(op.m, half_dim_);
-      const double head = shape_factor(op.k, half_dim_);
+      const double head =
+          shape_factor(op.k, half_dim_) / shape_factor(kReferenceHeadDim, half_dim_);
       compute_s = flops / (ceiling_flops() * sequence * head * fraction);
       break;
     }

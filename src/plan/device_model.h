@@ -26,7 +26,9 @@ struct DeviceModelConstants {
   // forward and 40-63% backward, i.e. 0.57-0.84 and 0.46-0.72 of its ceiling; midpoints.
   double fused_attention_forward = 0.70;
   double fused_attention_backward = 0.59;
-  double fused_attention_scale = 1.0;  // multiplies both (fitted: configs/calibration.toml)
+  // Multiplies both (fitted: configs/calibration.toml); FlashAttention-2's Hopper figure below
+  // only when under 1, as that figure is the best measured.
+  double fused_attention_scale = 1.0;
   // FlashAttention-2 on Hopper and later, forward and backward: its Ampere instructions (mma.sync,
   // no TMA) reach "up to 335 TFLOPs/s" forward and backward on an H100 SXM5 (Dao 2023, Sec. 4.1,
   // Fig. 7), 0.42 of its 794.5 ceiling; torch's SDPA "flash" backend measured 329 TFLOPs/s
@@ -46,9 +48,9 @@ struct DeviceModelConstants {
   // 2023 ("Mamba", Sec. 4.5, Fig. 8 "Training", App. E.5) measure it faster than causal
   // FlashAttention-2 beyond 2,048 tokens (width 1,024, state 16, batch 1, bf16, A100 80GB PCIe),
   // causal being "about 1.7x faster" than non-causal. With this model's FlashAttention-2 (0.70 /
-  // 0.59 of the ceiling, times the fitted 0.80) and the scan's 9 L D N FLOPs forward and 2.5 times
-  // that backward, that crossing gives 0.19; the paper's "up to 7x faster at 32K" gives 0.08
-  // (docs/planner.md, "Mamba").
+  // 0.59 of the ceiling, times the 0.80 fitted when this was derived) and the scan's 9 L D N FLOPs
+  // forward and 2.5 times that backward, that crossing gives 0.19; the paper's "up to 7x faster at
+  // 32K" gives 0.08 (docs/planner.md, "Mamba").
   double cuda_scan_efficiency = 0.19;
   // The host CPU, measured with LibTorch on one thread of the development machine's AMD EPYC
   // (tools/cpu_op_bench.cpp; docs/planner.md, "The host CPU").

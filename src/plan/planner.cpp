@@ -109,8 +109,9 @@ PlanRow evaluate(const ModelSpec& model,
   const double exec_step_flops =
       (w.exec_flops + (recomputes ? w.recompute_exec_flops : 0.0)) / w.samples * global_batch;
   // Calibration may not make a configuration faster than the matmul ceiling allows for the FLOPs
-  // its kernels execute.
-  const double ceiling_step_s = exec_step_flops / (world * device.ceiling_flops());
+  // its kernels execute (at the clock its power limit leaves).
+  const double ceiling_step_s =
+      exec_step_flops / (world * device.ceiling_flops() * cluster.gpu->compute_clock_factor());
   row.step_time_s = std::max(row.uncalibrated_step_time_s * options.calibration.step_time_factor,
                              std::min(row.uncalibrated_step_time_s, ceiling_step_s));
   // The loader's workers prepare the next batches while the GPU runs: the slower of the two.

@@ -299,6 +299,10 @@ void print_plan_summary(std::ostream& out,
         to_string(code.code),
         code.compiled ? " under torch.compile" : "");
   }
+  if (code.attention_kernel) {
+    out << fmt::format("Attention kernel: {} (--attention-kernel)\n",
+                       to_string(*code.attention_kernel));
+  }
   if (gpu.compute_clock_factor() < 1.0) {
     out << fmt::format(
         "Power limit: {:g} W of the {:g} W TDP: compute at {:.3f} of its rate (the clock as the "

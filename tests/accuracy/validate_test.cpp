@@ -117,6 +117,36 @@ TEST(Validate, LayerTimeCaseComparesOneLayersKernels) {
   EXPECT_LT(v.row->layer_time_s, v.row->step_time_s);
 }
 
+// A case's GPUs under their power limit and its attention kernel are planned as it ran:
+// torchtitan's 500 W H100s with SDPA's FlashAttention-2 are slower than the same case at the
+// TDP, or with cuDNN's kernels.
+TEST(Validate, ACasesPowerLimitAndAttentionKernelArePlanned) {
+  const std::vector<MeasurementFile> files = load_measurements(catalog());
+  const Measurement* found = nullptr;
+  for (const MeasurementFile& f : files)
+    for (const Measurement& c : f.cases)
+      if (c.source_id == "torchtitan-performance" && c.name == "h100-llama3.1-8b-8gpu-fsdp")
+        found = &c;
+  ASSERT_NE(found, nullptr);
+  const Measurement& capped = *found;
+  ASSERT_EQ(capped.gpu_power_limit_w, 500.0);
+  ASSERT_EQ(capped.attention_kernel, "flash_attention_2");
+  const auto predicted = [](const Measurement& c) {
+    const ValidationCase v = validate({c}, catalog(), PlanOptions{}, {}).cases.at(0);
+    EXPECT_FALSE(v.skipped) << v.skip_reason;
+    EXPECT_EQ(v.metric, "tokens_per_s_per_gpu");
+    return v.predicted;
+  };
+  Measurement at_tdp = capped;
+  at_tdp.gpu_power_limit_w.reset();
+  Measurement cudnn = capped;
+  cudnn.attention_kernel = "cudnn";
+  const double tokens_capped = predicted(capped);
+  EXPECT_LT(tokens_capped, predicted(at_tdp));
+  EXPECT_GT(tokens_capped / predicted(at_tdp), std::cbrt(500.0 / 700.0) - 1e-9);
+  EXPECT_LT(tokens_capped, predicted(cudnn));
+}
+
 // The targets hold the checking half by GPU generation and by family: each group's summary is
 // that of its trusted, timed checking-half cases, and a group is held to its target only with
 // enough cases; the table and the JSON say which groups meet it.

@@ -484,9 +484,13 @@ TEST(MeasurementFile, AGpuPowerLimitIsBelowItsTdpAndNoted) {
   EXPECT_FALSE(first_case(kValid).gpu_power_limit_w);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\ngpu_power_limit_w = 300.0"),
                {"case 'one'", "gpu_power_limit_w", "gpu_note"});
+  expect_error(
+      edit("precision = \"bf16\"",
+           "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_power_limit_w = 500.0"),
+      {"gpu_power_limit_w", "must be in [100, 400] W (a quarter of its TDP to its TDP), is 500"});
   expect_error(edit("precision = \"bf16\"",
-                    "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_power_limit_w = 500.0"),
-               {"gpu_power_limit_w", "must be in [1, 400] W (its TDP), is 500"});
+                    "precision = \"bf16\"\ngpu_note = \"x\"\ngpu_power_limit_w = 50.0"),
+               {"gpu_power_limit_w", "is 50"});
 }
 
 TEST(MeasurementFile, GpuMustBeACatalogName) {

@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -177,6 +178,23 @@ TEST(Cli, PlanNamesTheAttentionKernel) {
       run_gpudays("plan --model pythia-1b --gpu h100 --model-code flash_attn --format json");
   ASSERT_EQ(flash_code.exit_code, 0) << flash_code.err;
   EXPECT_EQ(nlohmann::json::parse(flash_code.out)["attention_kernel"], "flash_attention_2");
+  const auto table =
+      run_gpudays(pinned.substr(0, pinned.size() - std::string(" --format json").size()) +
+                  " --attention-kernel flash_attention_2");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("Attention kernel: flash_attention_2 (--attention-kernel)"),
+            std::string::npos)
+      << table.out;
+  // Before Hopper torch's SDPA runs FlashAttention-2 either way: the same plan.
+  const std::string a100 =
+      "plan --model pythia-1b --gpu a100 --free-lunch on --checkpointing off --sharding none "
+      "--micro-batch-size 8 --format json";
+  const auto a100_cudnn = run_gpudays(a100);
+  const auto a100_fa2 = run_gpudays(a100 + " --attention-kernel flash_attention_2");
+  ASSERT_EQ(a100_cudnn.exit_code, 0) << a100_cudnn.err;
+  ASSERT_EQ(a100_fa2.exit_code, 0) << a100_fa2.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(a100_fa2.out)["best"]["step_time_s"].get<double>(),
+                   nlohmann::json::parse(a100_cudnn.out)["best"]["step_time_s"].get<double>());
   expect_input_error("plan --model pythia-1b --gpu h100 --attention-kernel flash_attention_3",
                      "--attention-kernel");
 }
@@ -191,14 +209,20 @@ TEST(Cli, PlanUnderAPowerLimit) {
   const auto capped = run_gpudays(pinned + " --gpu-power-limit-w 500 --format json");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   ASSERT_EQ(capped.exit_code, 0) << capped.err;
-  EXPECT_GT(nlohmann::json::parse(capped.out)["best"]["step_time_s"].get<double>(),
-            nlohmann::json::parse(full.out)["best"]["step_time_s"].get<double>());
+  const auto c = nlohmann::json::parse(capped.out);
+  const auto f = nlohmann::json::parse(full.out);
+  EXPECT_GT(c["best"]["step_time_s"].get<double>(), f["best"]["step_time_s"].get<double>());
+  EXPECT_EQ(c["gpu_power_limit_w"], 500.0);
+  EXPECT_NEAR(c["compute_clock_factor"].get<double>(), std::cbrt(500.0 / 700.0), 1e-12);
+  EXPECT_TRUE(f["gpu_power_limit_w"].is_null());
+  EXPECT_EQ(f["compute_clock_factor"], 1.0);
   const auto table = run_gpudays(pinned + " --gpu-power-limit-w 500");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("Power limit: 500 W of the 700 W TDP: compute at 0.894 of its rate"),
             std::string::npos)
       << table.out;
   expect_input_error(pinned + " --gpu-power-limit-w 800", "above the h100-sxm's TDP of 700 W");
+  expect_input_error(pinned + " --gpu-power-limit-w 100", "below a quarter of the h100-sxm's");
   expect_input_error("plan --model pythia-14m --device cpu --gpu-power-limit-w 100",
                      "--gpu-power-limit-w applies to a GPU");
 }

@@ -236,8 +236,6 @@ TEST(ModelCode, FlashAttnKeepsAnFp32Residual) {
   }
 }
 
-// The first FlashAttention runs at half FlashAttention-2's speed (Dao 2023, abstract: "around
-// 2x"): its fused attention's compute time doubles, nothing else moves.
 // Pythia-410M at 8,192 tokens, long enough for a fused attention's compute to dominate its
 // traffic, with fused attention at micro-batch 2.
 ModelSpec long_sequence_gpt() {
@@ -252,6 +250,8 @@ WorkloadOptions fused_at_micro_batch_2() {
   return o;
 }
 
+// The first FlashAttention runs at half FlashAttention-2's speed (Dao 2023, abstract: "around
+// 2x"): its fused attention's compute time doubles, nothing else moves.
 TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
   const ModelSpec gpt = long_sequence_gpt();
   WorkloadOptions o = fused_at_micro_batch_2();
@@ -285,8 +285,18 @@ TEST(ModelCode, FlashAttentionOneIsHalfAsFast) {
 TEST(ModelCode, EachModelCodeNamesItsAttentionKernel) {
   Implementation impl;
   EXPECT_EQ(attention_kernel(impl), AttentionKernel::kCudnn);
-  impl.code = ModelCode::kLlamaReference;
-  EXPECT_EQ(attention_kernel(impl), AttentionKernel::kCudnn);
+  for (ModelCode code : {ModelCode::kLlamaReference,
+                         ModelCode::kHuggingFace,
+                         ModelCode::kLlmC,
+                         ModelCode::kMambaSsm}) {
+    impl.code = code;
+    EXPECT_EQ(attention_kernel(impl), AttentionKernel::kCudnn) << to_string(code);
+  }
+  // The workload's op carries it: the engine's fused attention is cuDNN's.
+  WorkloadOptions engine = fused_at_micro_batch_2();
+  EXPECT_EQ(
+      find_op(build_workload(long_sequence_gpt(), engine), "fused_attention")->attention_kernel,
+      AttentionKernel::kCudnn);
   impl.code = ModelCode::kFlashAttn;
   EXPECT_EQ(attention_kernel(impl), AttentionKernel::kFlashAttention2);
   impl.attention_kernel = AttentionKernel::kFlashAttention1;
@@ -315,6 +325,33 @@ TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
   for (bool backward : {false, true}) {
     EXPECT_DOUBLE_EQ(a100.op_time_s(fa2, backward), a100.op_time_s(cudnn, backward));
   }
+}
+
+// A fused attention's tiles are GEMMs whose inner and outer dimension is the head's: at head
+// dimension 64 it runs fewer FLOP/s than at 128 (FlashAttention-2, Figs. 4-7), and at 128 its
+// rates are the kernels' own.
+TEST(ModelCode, NarrowHeadsRunFusedAttentionSlower) {
+  ModelSpec wide = long_sequence_gpt();  // 1,024 wide: 16 heads of 64
+  ModelSpec narrow_heads = wide;
+  wide.arch.n_heads = 8;  // 8 heads of 128: the same FLOPs
+  const WorkloadOptions o = fused_at_micro_batch_2();
+  const Op w128 = *find_op(build_workload(wide, o), "fused_attention");
+  const Op w64 = *find_op(build_workload(narrow_heads, o), "fused_attention");
+  ASSERT_EQ(w128.k, 128.0);
+  ASSERT_EQ(w64.k, 64.0);
+  ASSERT_DOUBLE_EQ(w128.exec_flops, w64.exec_flops);
+  const DeviceModel a100(catalog().gpu("a100-80gb-sxm"), Precision::kBf16, /*free_lunch=*/true);
+  for (bool backward : {false, true}) {
+    const double ratio = a100.op_time_s(w64, backward) / a100.op_time_s(w128, backward);
+    // s(128) / s(64) with the default half dimension, 128: (128 / 256) / (64 / 192) = 1.5.
+    EXPECT_NEAR(ratio, 1.5, 1e-9) << (backward ? "backward" : "forward");
+  }
+  // At head dimension 128 a long sequence runs at FlashAttention-2's midpoint, 0.70 forward.
+  const DeviceModelConstants c;
+  const double sequence = 8192.0 / (8192.0 + c.matmul_half_dim);
+  EXPECT_NEAR(w128.exec_flops / a100.op_time_s(w128, false),
+              a100.ceiling_flops() * c.fused_attention_forward * sequence,
+              1e-6 * a100.ceiling_flops());
 }
 
 // The repository's own GPT hands its packed qkv to the flash kernel and adds the residual inside

@@ -40,6 +40,20 @@ TEST(PowerLimit, SlowsArithmeticNotMemoryTraffic) {
   for (bool backward : {false, true}) {
     EXPECT_NEAR(capped.op_time_s(gemm, backward) * factor, at_tdp.op_time_s(gemm, backward), 1e-12);
   }
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.arch.seq_len = 8192;  // the fused attention's compute dominates its traffic
+  WorkloadOptions o;
+  o.fused_attention = true;
+  const Workload w = build_workload(gpt, o);
+  const Op* attention = nullptr;
+  for (const Op& op : w.blocks.front().ops)
+    if (op.cls == OpClass::kFusedAttention) attention = &op;
+  ASSERT_NE(attention, nullptr);
+  for (bool backward : {false, true}) {
+    EXPECT_NEAR(capped.op_time_s(*attention, backward) * factor,
+                at_tdp.op_time_s(*attention, backward),
+                1e-12);
+  }
   const Op add = make_memory("add", 1e9, 2.0, 0.0);
   EXPECT_DOUBLE_EQ(capped.op_time_s(add, false), at_tdp.op_time_s(add, false));
 }
