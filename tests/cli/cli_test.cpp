@@ -159,70 +159,66 @@ TEST(Cli, PlanAnotherStacksModelCode) {
   expect_input_error("plan --model pythia-1b --gpu h100 --model-code nope", "--model-code");
 }
 
+// `gpudays ARGS --format json`, parsed (a failed command fails the test).
+nlohmann::json plan_json_of(const std::string& args) {
+  const auto r = run_gpudays(args + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+double best_step_s(const nlohmann::json& plan) {
+  return plan["best"]["step_time_s"].get<double>();
+}
+
+// pythia-1b with free-lunch at micro-batch 8 on one GPU, pinned to one configuration.
+std::string pinned_plan(const std::string& gpu) {
+  return "plan --model pythia-1b --gpu " + gpu +
+         " --free-lunch on --checkpointing off --sharding none --micro-batch-size 8";
+}
+
 // The fused attention's kernel: cuDNN's for the engine on an H100 (torch 2.11's SDPA), and
-// FlashAttention-2, written for Ampere's instructions, slower there when asked for.
+// FlashAttention-2, written for Ampere's instructions, slower there when asked for; before
+// Hopper torch's SDPA runs FlashAttention-2 either way, so the two plan the same.
 TEST(Cli, PlanNamesTheAttentionKernel) {
-  const std::string pinned =
-      "plan --model pythia-1b --gpu h100 --free-lunch on --checkpointing off --sharding none "
-      "--micro-batch-size 8 --format json";
-  const auto cudnn = run_gpudays(pinned);
-  const auto fa2 = run_gpudays(pinned + " --attention-kernel flash_attention_2");
-  ASSERT_EQ(cudnn.exit_code, 0) << cudnn.err;
-  ASSERT_EQ(fa2.exit_code, 0) << fa2.err;
-  const auto c = nlohmann::json::parse(cudnn.out);
-  const auto f = nlohmann::json::parse(fa2.out);
+  const auto c = plan_json_of(pinned_plan("h100"));
+  const auto f = plan_json_of(pinned_plan("h100") + " --attention-kernel flash_attention_2");
   EXPECT_EQ(c["attention_kernel"], "cudnn");
   EXPECT_EQ(f["attention_kernel"], "flash_attention_2");
-  EXPECT_GT(f["best"]["step_time_s"].get<double>(), c["best"]["step_time_s"].get<double>());
-  const auto flash_code =
-      run_gpudays("plan --model pythia-1b --gpu h100 --model-code flash_attn --format json");
-  ASSERT_EQ(flash_code.exit_code, 0) << flash_code.err;
-  EXPECT_EQ(nlohmann::json::parse(flash_code.out)["attention_kernel"], "flash_attention_2");
-  const auto table =
-      run_gpudays(pinned.substr(0, pinned.size() - std::string(" --format json").size()) +
-                  " --attention-kernel flash_attention_2");
+  EXPECT_GT(best_step_s(f), best_step_s(c));
+  EXPECT_EQ(
+      plan_json_of("plan --model pythia-1b --gpu h100 --model-code flash_attn")["attention_kernel"],
+      "flash_attention_2");
+  const auto table = run_gpudays(pinned_plan("h100") + " --attention-kernel flash_attention_2");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("Attention kernel: flash_attention_2 (--attention-kernel)"),
             std::string::npos)
       << table.out;
-  // Before Hopper torch's SDPA runs FlashAttention-2 either way: the same plan.
-  const std::string a100 =
-      "plan --model pythia-1b --gpu a100 --free-lunch on --checkpointing off --sharding none "
-      "--micro-batch-size 8 --format json";
-  const auto a100_cudnn = run_gpudays(a100);
-  const auto a100_fa2 = run_gpudays(a100 + " --attention-kernel flash_attention_2");
-  ASSERT_EQ(a100_cudnn.exit_code, 0) << a100_cudnn.err;
-  ASSERT_EQ(a100_fa2.exit_code, 0) << a100_fa2.err;
-  EXPECT_DOUBLE_EQ(nlohmann::json::parse(a100_fa2.out)["best"]["step_time_s"].get<double>(),
-                   nlohmann::json::parse(a100_cudnn.out)["best"]["step_time_s"].get<double>());
+  EXPECT_DOUBLE_EQ(
+      best_step_s(plan_json_of(pinned_plan("a100") + " --attention-kernel flash_attention_2")),
+      best_step_s(plan_json_of(pinned_plan("a100"))));
   expect_input_error("plan --model pythia-1b --gpu h100 --attention-kernel flash_attention_3",
                      "--attention-kernel");
 }
 
-// A power limit below the TDP: a slower plan that says so; above the TDP, or on the host CPU, a
-// one-line error.
+// A power limit below the TDP: a slower plan that says so; above the TDP, below a quarter of it
+// or on the host CPU, a one-line error.
 TEST(Cli, PlanUnderAPowerLimit) {
-  const std::string pinned =
-      "plan --model pythia-1b --gpu h100 --free-lunch on --checkpointing off --sharding none "
-      "--micro-batch-size 8";
-  const auto full = run_gpudays(pinned + " --format json");
-  const auto capped = run_gpudays(pinned + " --gpu-power-limit-w 500 --format json");
-  ASSERT_EQ(full.exit_code, 0) << full.err;
-  ASSERT_EQ(capped.exit_code, 0) << capped.err;
-  const auto c = nlohmann::json::parse(capped.out);
-  const auto f = nlohmann::json::parse(full.out);
-  EXPECT_GT(c["best"]["step_time_s"].get<double>(), f["best"]["step_time_s"].get<double>());
+  const auto c = plan_json_of(pinned_plan("h100") + " --gpu-power-limit-w 500");
+  const auto f = plan_json_of(pinned_plan("h100"));
+  EXPECT_GT(best_step_s(c), best_step_s(f));
   EXPECT_EQ(c["gpu_power_limit_w"], 500.0);
   EXPECT_NEAR(c["compute_clock_factor"].get<double>(), std::cbrt(500.0 / 700.0), 1e-12);
   EXPECT_TRUE(f["gpu_power_limit_w"].is_null());
   EXPECT_EQ(f["compute_clock_factor"], 1.0);
-  const auto table = run_gpudays(pinned + " --gpu-power-limit-w 500");
+  const auto table = run_gpudays(pinned_plan("h100") + " --gpu-power-limit-w 500");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("Power limit: 500 W of the 700 W TDP: compute at 0.894 of its rate"),
             std::string::npos)
       << table.out;
-  expect_input_error(pinned + " --gpu-power-limit-w 800", "above the h100-sxm's TDP of 700 W");
-  expect_input_error(pinned + " --gpu-power-limit-w 100", "below a quarter of the h100-sxm's");
+  expect_input_error(pinned_plan("h100") + " --gpu-power-limit-w 800",
+                     "above the h100-sxm's TDP of 700 W");
+  expect_input_error(pinned_plan("h100") + " --gpu-power-limit-w 100",
+                     "below a quarter of the h100-sxm's");
   expect_input_error("plan --model pythia-14m --device cpu --gpu-power-limit-w 100",
                      "--gpu-power-limit-w applies to a GPU");
 }
