@@ -70,6 +70,9 @@ struct GpuSpec {
   // over its limit lowers its clock, and the voltage with it: dynamic power is C V^2 f, so with V
   // proportional to f it goes as f^3 and the clock as the cube root of the power
   // (docs/planner.md, "Power limits"). Memory bandwidth keeps its own clock.
+  // The lowest power limit planned, as a fraction of the TDP: no GPU lets its limit go lower
+  // (an A100's floor is 100 of 400 W), and the cube-root law says nothing below.
+  static constexpr double kLowestPowerLimitFraction = 0.25;
   double compute_clock_factor() const {
     if (power_limit_w <= 0.0 || tdp_w <= 0.0 || power_limit_w >= tdp_w) return 1.0;
     return std::cbrt(power_limit_w / tdp_w);

@@ -312,10 +312,11 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail(c.gpu_memory_gib ? "gpu_memory_gib" : "gpu_memory_bandwidth_gb_per_s",
            "needs a gpu_note saying how the measured GPU differs from the catalog's");
   }
-  c.gpu_power_limit_w =
-      optional_within(t,
-                      "gpu_power_limit_w",
-                      {gpu->tdp_w / 4.0, gpu->tdp_w, " W (a quarter of its TDP to its TDP)"});
+  c.gpu_power_limit_w = optional_within(t,
+                                        "gpu_power_limit_w",
+                                        {gpu->tdp_w * GpuSpec::kLowestPowerLimitFraction,
+                                         gpu->tdp_w,
+                                         " W (a quarter of its TDP to its TDP)"});
   if (c.gpu_power_limit_w && c.gpu_note.empty()) {
     t.fail("gpu_power_limit_w",
            "needs a gpu_note saying how the measured GPU differs from the catalog's");

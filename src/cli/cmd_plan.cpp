@@ -181,7 +181,7 @@ void check_power_limit_device(const PlanRequest& r) {
 // The device under --gpu-power-limit-w (kept in `limited`), or as it is.
 const GpuSpec& with_power_limit(const GpuSpec& gpu, const PlanRequest& r, GpuSpec& limited) {
   if (r.gpu_power_limit_w <= 0.0) return gpu;
-  if (r.gpu_power_limit_w < gpu.tdp_w / 4.0) {
+  if (r.gpu_power_limit_w < gpu.tdp_w * GpuSpec::kLowestPowerLimitFraction) {
     throw InputError(fmt::format(
         "--gpu-power-limit-w {:g} is below a quarter of the {}'s {:g} W TDP: no GPU lets its "
         "limit go that low, and the clock's cube-root law says nothing there",
