@@ -20,8 +20,10 @@ std::optional<double> published_peak_gib(const PublishedFigures& p) {
   return std::nullopt;
 }
 
-double compared_bytes(const MemoryBreakdown& memory, const std::string& measure) {
+double compared_bytes(const MemoryBreakdown& memory, const std::string& measure, SlackEnd slack) {
   double bytes = memory.total_bytes();
+  if (slack == SlackEnd::kLeast) bytes = memory.least_bytes();
+  if (slack == SlackEnd::kMost) bytes = memory.most_bytes();
   if (measure == "process") return bytes;
   bytes -= memory.framework_bytes;  // context and NCCL buffers: outside the allocator
   if (measure == "reserved") return bytes;
@@ -42,6 +44,12 @@ MemoryCheckReport check_memory(const ValidationReport& report) {
     c.measure = v.published_memory_measure;
     c.predicted_gib = compared_bytes(v.row->memory, c.measure) / kGiB;
     c.error = c.predicted_gib / c.published_gib - 1.0;
+    if (c.measure != "allocated") {
+      c.predicted_low_gib = compared_bytes(v.row->memory, c.measure, SlackEnd::kLeast) / kGiB;
+      c.predicted_high_gib = compared_bytes(v.row->memory, c.measure, SlackEnd::kMost) / kGiB;
+      ++out.with_range;
+      out.inside_range += c.inside_range() ? 1 : 0;
+    }
     abs_sum += std::abs(c.error);
     sum += c.error;
     out.max_abs_error = std::max(out.max_abs_error, std::abs(c.error));

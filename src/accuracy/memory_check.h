@@ -27,10 +27,24 @@ struct MemoryComparison {
   double predicted_gib = 0.0;
   double error = 0.0;   // predicted / published - 1: positive means the planner asks for more
   std::string measure;  // the published figure's: process, reserved or allocated
+  // The same part at the ends of the peak's range (the allocator's slack at its floor and at the
+  // high end of public runs'); none for an allocated figure, which holds no slack to vary.
+  std::optional<double> predicted_low_gib;
+  std::optional<double> predicted_high_gib;
+  bool inside_range() const {
+    return predicted_low_gib && published_gib >= *predicted_low_gib &&
+           published_gib <= *predicted_high_gib;
+  }
 };
 
+// Which of the allocator's slacks a planned peak is taken at: its usual share (the prediction),
+// its floor (least_bytes) or the high end of its range (most_bytes).
+enum class SlackEnd { kUsual, kLeast, kMost };
+
 // The part of a planned peak that a published figure of `measure` counts (see above).
-double compared_bytes(const MemoryBreakdown& memory, const std::string& measure);
+double compared_bytes(const MemoryBreakdown& memory,
+                      const std::string& measure,
+                      SlackEnd slack = SlackEnd::kUsual);
 
 struct MemoryCheckReport {
   std::vector<MemoryComparison> comparisons;  // evaluated, trusted cases with a published peak
@@ -38,6 +52,8 @@ struct MemoryCheckReport {
   double mean_error = 0.0;
   double max_abs_error = 0.0;
   int within_10_percent = 0;
+  int with_range = 0;    // comparisons whose figure counts the allocator's slack
+  int inside_range = 0;  // of those, the published peaks inside the planned range
 };
 
 // The comparisons of the report's evaluated, trusted cases that publish a peak.

@@ -88,6 +88,7 @@ FitRow evaluate_fit(const ModelSpec& model,
     if (result.best) {
       row.peak_memory_bytes = result.best->peak_memory_bytes();
       row.least_memory_bytes = result.best->memory.least_bytes();
+      row.most_memory_bytes = result.best->memory.most_bytes();
     }
   }
   apply_limits(row, options.cost);

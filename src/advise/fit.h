@@ -35,6 +35,7 @@ struct FitRow {
   std::optional<double> cost_usd;            // on the cost options' basis
   std::optional<double> peak_memory_bytes;   // per GPU, the planner's best configuration
   std::optional<double> least_memory_bytes;  // what it needs at the least (MemoryBreakdown)
+  std::optional<double> most_memory_bytes;   // the top of its peak's range (MemoryBreakdown)
   bool within_days = true;                   // true when no --days was given
   bool within_budget = true;                 // true when no --budget was given
   bool ok() const { return cost.time.fits && within_days && within_budget; }

@@ -32,7 +32,8 @@ RuntimeBytes runtime_bytes(const Cluster& cluster, const MemoryModelConstants& c
 // The caching allocator's slack over the live tensors (dynamic_bytes). On a GPU the reservation
 // grows to its usual share where the card has room; at the limit the allocator frees its cache and
 // retries, down to the split blocks' share (the floor: least_bytes(), on which the planner decides
-// whether a configuration fits). The host CPU has no caching allocator (glibc's malloc under the
+// whether a configuration fits); the high end of public runs' slack, also capped, tops the
+// peak's range (most_bytes()). The host CPU has no caching allocator (glibc's malloc under the
 // engine's tracking allocator), and a configuration that does not fit has no limit to reach: the
 // floor.
 void set_allocator_slack(MemoryBreakdown& m,
@@ -41,12 +42,16 @@ void set_allocator_slack(MemoryBreakdown& m,
                          const MemoryModelConstants& c) {
   m.fragmentation_floor_bytes = c.fragmentation_at_limit * dynamic_bytes;
   m.fragmentation_bytes = m.fragmentation_floor_bytes;
+  m.fragmentation_high_bytes = m.fragmentation_floor_bytes;
   const double memory = static_cast<double>(device.memory_bytes);
   if (device.kind == DeviceKind::kCpu || m.least_bytes() > memory) return;
-  const double usual = c.fragmentation * dynamic_bytes;
   const double room = memory - m.without_slack_bytes();  // what the card leaves the slack
-  m.fragmentation_bytes = std::max(m.fragmentation_floor_bytes, std::min(usual, room));
-  m.allocator_at_limit = m.fragmentation_bytes < usual;
+  const auto capped = [&](double share) {
+    return std::max(m.fragmentation_floor_bytes, std::min(share * dynamic_bytes, room));
+  };
+  m.fragmentation_bytes = capped(c.fragmentation);
+  m.fragmentation_high_bytes = std::max(m.fragmentation_bytes, capped(c.fragmentation_high));
+  m.allocator_at_limit = m.fragmentation_bytes < c.fragmentation * dynamic_bytes;
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ struct MemoryBreakdown {
   double fragmentation_bytes = 0.0;
   bool allocator_at_limit = false;
   double fragmentation_floor_bytes = 0.0;  // what is left of the slack at the card's limit
+  // The slack at the high end of what public runs reserved, capped by the card: the top of the
+  // range the reservation falls in (most_bytes()).
+  double fragmentation_high_bytes = 0.0;
   // CUDA graphs: the capture's private pool keeps the micro-step's working set for the whole run,
   // so the optimizer's buffers come on top of it (the working set's slack is the allocator's,
   // counted once, in whichever pool it lives).
@@ -42,6 +45,9 @@ struct MemoryBreakdown {
   // What the configuration needs at the least: the allocator's slack at the card's limit. A
   // configuration fits when this is at most the device's memory.
   double least_bytes() const { return without_slack_bytes() + fragmentation_floor_bytes; }
+  // What the process may hold at the most: the allocator's slack at the high end of the public
+  // runs' range, capped by the card. [least_bytes(), most_bytes()] is the peak's range.
+  double most_bytes() const { return without_slack_bytes() + fragmentation_high_bytes; }
 };
 
 // The CUDA terms apply to GPUs only: the host CPU (DeviceKind::kCpu) has no CUDA context, NCCL
@@ -65,6 +71,11 @@ struct MemoryModelConstants {
   // PRs #1912 and #5662; NVIDIA-NeMo #14850; inclusionAI Ling-V2; min-max-gpt PR #5) has median
   // 1.14 (1.05-1.39); docs/planner.md lists them with the fine-tuning runs (median of 17: 1.26).
   double fragmentation = 0.14;
+  // The high end of that slack: the largest of the seven logs, 1.387 (Megatron-LM #60, GPT-2
+  // 2.6B in fp16, checkpointed), as the low end is the floor below (the smallest log, 1.054, is
+  // about it). A range between the extremes of n independent samples holds the next one with
+  // probability (n - 1) / (n + 1): 75% for seven, near the 80% of a 10th-90th percentile range.
+  double fragmentation_high = 0.39;
   // What is left of that slack at the card's limit: there the allocator frees its cached blocks
   // and retries (c10's CUDACachingAllocator, release_cached_blocks), so only split blocks stay.
   // Runs near their card's capacity reserve 1.006-1.07 per allocated byte (Qwen3-30B-A3B in

@@ -44,6 +44,14 @@ std::string memory_line(const MemoryBreakdown& m) {
       m.graph_pool_bytes > 0 ? ", CUDA graph pool " + gib(m.graph_pool_bytes) : std::string());
 }
 
+// The peak's range, where the allocator's cache has room to vary: " (61.2-77.9 GiB by the
+// allocator's cache)"; empty at the card's limit (the line says so) and on the host CPU.
+std::string memory_range(const MemoryBreakdown& m) {
+  if (m.allocator_at_limit || m.most_bytes() <= m.least_bytes()) return "";
+  return fmt::format(
+      " ({:.1f}-{} by the allocator's cache)", m.least_bytes() / kGiB, format_gib(m.most_bytes()));
+}
+
 // What the data-parallel collectives cross and at what bandwidth, with the flag that changes it
 // where a pair of cards may or may not have its NVLink bridge.
 std::string interconnect_line(const PlanRow& row, const GpuSpec& gpu) {
@@ -122,6 +130,9 @@ std::vector<Column<PlanRow>> columns_but_methods() {
        D::kGib},
       {"least_memory_bytes",
        [](const PlanRow& r) { return Cell{bytes(r.memory.least_bytes())}; },
+       D::kGib},
+      {"most_memory_bytes",
+       [](const PlanRow& r) { return Cell{bytes(r.memory.most_bytes())}; },
        D::kGib},
       {"step_time_s", [](const PlanRow& r) { return Cell{r.step_time_s}; }, D::kFixed3},
       {"uncalibrated_step_time_s",
@@ -408,8 +419,9 @@ void print_plan_summary(std::ostream& out,
                       in.images_per_s,
                       100.0 * in.step_time_s / in.device_step_time_s));
   }
-  out << fmt::format("  memory/GPU     {} of {}{}: {}\n",
+  out << fmt::format("  memory/GPU     {}{} of {}{}: {}\n",
                      format_gib(b.peak_memory_bytes()),
+                     memory_range(b.memory),
                      format_gib(static_cast<double>(gpu.memory_bytes)),
                      b.memory.allocator_at_limit
                          ? " (the allocator's cache fills the card; " +

@@ -262,6 +262,42 @@ TEST(Validate, EachPeakMemoryMeasureCountsItsOwnParts) {
   EXPECT_DOUBLE_EQ(compared_bytes(m, "process"), 34.5);
   EXPECT_DOUBLE_EQ(compared_bytes(m, "reserved"), 31.5);
   EXPECT_DOUBLE_EQ(compared_bytes(m, "allocated"), 30.0);
+  // The ends of the range move the slack alone.
+  m.fragmentation_floor_bytes = 0.5;
+  m.fragmentation_high_bytes = 4.0;
+  EXPECT_DOUBLE_EQ(compared_bytes(m, "process", SlackEnd::kLeast), 33.5);
+  EXPECT_DOUBLE_EQ(compared_bytes(m, "reserved", SlackEnd::kMost), 34.0);
+  EXPECT_DOUBLE_EQ(compared_bytes(m, "allocated", SlackEnd::kMost), 30.0);
+}
+
+// Each published peak that counts the allocator's slack has a planned range around the
+// prediction, and the report counts the peaks inside theirs (the shipped set: most of them).
+TEST(Validate, PublishedPeaksAreCheckedAgainstThePlannedRange) {
+  const MemoryCheckReport& m = shipped_report().memory;
+  int with_range = 0;
+  int inside = 0;
+  for (const MemoryComparison& c : m.comparisons) {
+    const ValidationCase& v = shipped_report().cases[c.case_index];
+    ASSERT_NE(c.measure, "allocated") << v.name << ": the shipped set has no allocated peak";
+    ASSERT_TRUE(c.predicted_low_gib && c.predicted_high_gib) << v.name;
+    EXPECT_LT(*c.predicted_low_gib, c.predicted_gib) << v.name;
+    EXPECT_GE(*c.predicted_high_gib, c.predicted_gib) << v.name;
+    EXPECT_NEAR(*c.predicted_low_gib,
+                compared_bytes(v.row->memory, c.measure, SlackEnd::kLeast) / (1 << 30),
+                1e-9);
+    ++with_range;
+    const bool in =
+        c.published_gib >= *c.predicted_low_gib && c.published_gib <= *c.predicted_high_gib;
+    EXPECT_EQ(c.inside_range(), in) << v.name;
+    inside += in ? 1 : 0;
+  }
+  EXPECT_EQ(m.with_range, with_range);
+  EXPECT_EQ(m.inside_range, inside);
+  EXPECT_GE(2 * inside, with_range) << "at most half the published peaks outside their range";
+  // An allocated figure holds no slack: no range.
+  MemoryComparison allocated;
+  allocated.published_gib = 1.0;
+  EXPECT_FALSE(allocated.inside_range());
 }
 
 // ZeRO stage 1 over an autocast model (Lightning's DDPStrategyZero1 in Lambda's runs) keeps fp32
@@ -655,6 +691,12 @@ TEST(Validate, MemoryOnlyCaseRendersInEveryFormat) {
   EXPECT_EQ(j["overall"]["cases"], 3);
   EXPECT_EQ(j["worst"].size(), 3u);
   EXPECT_EQ(j["peak_memory"]["count"], 3);
+  EXPECT_EQ(j["peak_memory"]["with_range"], 3);
+  EXPECT_TRUE(j["peak_memory"]["inside_range"].is_number_integer());
+  for (const nlohmann::json& c : j["peak_memory"]["cases"]) {
+    EXPECT_LT(c["predicted_low_gib"].get<double>(), c["predicted_high_gib"].get<double>());
+    EXPECT_TRUE(c["inside_range"].is_boolean()) << c["case"];
+  }
 }
 
 // A case with neither a throughput nor a peak (the loader refuses one) is skipped with why.

@@ -202,6 +202,24 @@ TEST(Cli, PlanNamesTheAttentionKernel) {
 
 // A power limit below the TDP: a slower plan that says so; above the TDP, below a quarter of it
 // or on the host CPU, a one-line error.
+// The peak memory carries its range by the allocator's cache, in the table and in JSON, and
+// every row's range holds its prediction.
+TEST(Cli, PlanGivesThePeakMemorysRange) {
+  const auto table = run_gpudays("plan --model pythia-1b --gpu rtx-3090");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find(" by the allocator's cache) of 24.0 GiB"), std::string::npos)
+      << table.out;
+  const auto j = plan_json_of("plan --model pythia-160m --gpu h100 --gpus-per-node 2 --all");
+  int widened = 0;
+  for (const nlohmann::json& row : j["rows"]) {
+    const double peak = row["peak_memory_bytes"].get<double>();
+    EXPECT_LE(row["least_memory_bytes"].get<double>(), peak);
+    EXPECT_GE(row["most_memory_bytes"].get<double>(), peak);
+    widened += row["most_memory_bytes"].get<double>() > peak ? 1 : 0;
+  }
+  EXPECT_GT(widened, 0);
+}
+
 TEST(Cli, PlanUnderAPowerLimit) {
   const auto c = plan_json_of(pinned_plan("h100") + " --gpu-power-limit-w 500");
   const auto f = plan_json_of(pinned_plan("h100"));

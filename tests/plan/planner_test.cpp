@@ -88,6 +88,41 @@ TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
   EXPECT_FALSE(over.allocator_at_limit);
 }
 
+// The peak's range: from the slack's floor to the high end of public runs' slack, capped by the
+// card like the usual share; a row that does not fit, or the host CPU, has no range.
+TEST(MemoryModel, ThePeaksRangeRunsFromTheFloorToTheHighEndOfPublicSlack) {
+  GpuSpec gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;
+  const MemoryModelConstants c;
+  ASSERT_GT(c.fragmentation_high, c.fragmentation);
+  const MemoryBreakdown roomy = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  const double live = roomy.allocated_bytes();
+  const double framework = roomy.framework_bytes;
+  EXPECT_NEAR(roomy.most_bytes(), live * (1.0 + c.fragmentation_high) + framework, 1.0);
+  EXPECT_LT(roomy.least_bytes(), roomy.total_bytes());
+  EXPECT_GT(roomy.most_bytes(), roomy.total_bytes());
+  // Room for the usual slack but not the high end: the card caps the top of the range.
+  gpu.memory_bytes = static_cast<int64_t>(live * (1.0 + c.fragmentation * 1.5) + framework);
+  const MemoryBreakdown capped = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  EXPECT_FALSE(capped.allocator_at_limit);
+  EXPECT_NEAR(capped.total_bytes(), roomy.total_bytes(), 1.0);
+  EXPECT_NEAR(capped.most_bytes(), static_cast<double>(gpu.memory_bytes), 1.0);
+  // Not fitting: no range.
+  gpu.memory_bytes = static_cast<int64_t>(live + framework);
+  const MemoryBreakdown over = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
+  EXPECT_DOUBLE_EQ(over.most_bytes(), over.least_bytes());
+  // The host CPU has no caching allocator: no range either.
+  GpuSpec host = catalog().gpu("a100-80gb-sxm");
+  host.kind = DeviceKind::kCpu;
+  const MemoryBreakdown cpu =
+      predict_memory(1e9, Precision::kBf16, {}, Cluster{{1, 1}, &host}, w, c);
+  EXPECT_DOUBLE_EQ(cpu.most_bytes(), cpu.least_bytes());
+}
+
 // A row fits exactly when what it needs at the least is at most the device's memory, also where
 // the reservation is capped by the card and a CUDA graph pool is planned (free-lunch), on a card
 // whose byte count is not round (the H200's) and on a small one, and on the host CPU, which has
