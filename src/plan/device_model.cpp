@@ -65,7 +65,9 @@ double DeviceModel::fused_attention_fraction(const Op& op, bool backward) const 
   double fraction = (backward ? c_.fused_attention_backward : c_.fused_attention_forward) *
                     c_.fused_attention_scale;
   if (warpgroup_tensor_cores && op.attention_kernel != AttentionKernel::kCudnn) {
-    fraction = c_.flash_attention_2_hopper * std::min(c_.fused_attention_scale, 1.0);
+    const double measured =
+        cc >= 10.0 ? c_.flash_attention_2_blackwell : c_.flash_attention_2_hopper;
+    fraction = measured * std::min(c_.fused_attention_scale, 1.0);
   }
   if (op.attention_kernel == AttentionKernel::kFlashAttention1) {
     fraction *= c_.flash_attention_1_relative;

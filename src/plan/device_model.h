@@ -35,6 +35,13 @@ struct DeviceModelConstants {
   // forward there (1 x 24 heads x 4,608 tokens x 128, bf16; pytorch/pytorch#142132) where cuDNN's
   // kernels ran 631. cuDNN's (and FlashAttention-3's) keep the midpoints above on Hopper.
   double flash_attention_2_hopper = 0.42;
+  // The same on Blackwell (compute capability 10.x), whose mma.sync path runs no faster than
+  // Hopper's: FlashAttention-2 2.7.4 on a B200, bf16, non-causal, measured 352-362 TFLOPs/s
+  // forward at head dimension 128 and 2,048-8,192 tokens (meta-pytorch/tritonbench PR 171), and
+  // at head dimension 64 and 2,048-16,384 tokens 307-381 forward and 302-334 backward
+  // (Dao-AILab/flash-attention#1589): about 330 of the B200's 1,745 ceiling, 0.19, forward and
+  // backward. (Planned as Hopper's 0.42 until 2026-12-04: twice what was measured.)
+  double flash_attention_2_blackwell = 0.19;
   // The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
   // 25-40% of the A100's peak against 50-73%).
   double flash_attention_1_relative = 0.5;

@@ -327,6 +327,30 @@ TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
   }
 }
 
+// FlashAttention-2 on a B200 runs at about its H100 rate (both on mma.sync, measured 330-360
+// TFLOPs/s), not at the B200's larger ceiling; cuDNN's kernels scale with the ceiling.
+TEST(ModelCode, FlashAttentionTwoOnBlackwellRunsAtItsMeasuredRate) {
+  const ModelSpec gpt = long_sequence_gpt();
+  WorkloadOptions o = fused_at_micro_batch_2();
+  o.implementation.attention_kernel = AttentionKernel::kFlashAttention2;
+  const Op fa2 = *find_op(build_workload(gpt, o), "fused_attention");
+  o.implementation.attention_kernel = AttentionKernel::kCudnn;
+  const Op cudnn = *find_op(build_workload(gpt, o), "fused_attention");
+  const DeviceModel h100(catalog().gpu("h100-sxm"), Precision::kBf16, /*free_lunch=*/true);
+  const DeviceModel b200(catalog().gpu("b200"), Precision::kBf16, /*free_lunch=*/true);
+  const DeviceModelConstants c;
+  for (bool backward : {false, true}) {
+    const double rate_ratio = h100.op_time_s(fa2, backward) / b200.op_time_s(fa2, backward);
+    EXPECT_NEAR(rate_ratio,
+                b200.ceiling_flops() * c.flash_attention_2_blackwell /
+                    (h100.ceiling_flops() * c.flash_attention_2_hopper),
+                1e-6);
+    EXPECT_GT(rate_ratio, 0.85);
+    EXPECT_LT(rate_ratio, 1.15) << "FlashAttention-2 is about as fast on both";
+    EXPECT_GT(h100.op_time_s(cudnn, backward) / b200.op_time_s(cudnn, backward), 1.8);
+  }
+}
+
 // A fused attention's tiles are GEMMs whose inner and outer dimension is the head's: at head
 // dimension 64 it runs fewer FLOP/s than at 128 (FlashAttention-2, Figs. 4-7), and at 128 its
 // rates are the kernels' own.
