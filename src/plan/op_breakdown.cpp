@@ -31,6 +31,7 @@ void add(std::vector<OpTime>& out,
     t.forward_s = n * device.op_time_s(op, /*backward=*/false);
     t.backward_s = n * device.op_time_s(op, /*backward=*/true);
     t.forward_bytes = n * op.bytes;
+    t.saved_bytes = n * op.saved_bytes;
     t.memory_bound = bytes_bound(device, op);
     out.push_back(t);
   }

@@ -21,6 +21,7 @@ struct OpTime {
   double forward_s = 0.0;     // all of them, on the device
   double backward_s = 0.0;    // all of them, on the device
   double forward_bytes = 0;   // memory traffic of the forward, all of them
+  double saved_bytes = 0;     // what autograd keeps of them for backward, all of them
   bool memory_bound = false;  // its time is its bytes at the bandwidth, not its arithmetic
 };
 

@@ -223,6 +223,17 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
       make_memory("gelu", 2.0 * elements, x.elt, saved), 3.0, elements, x.elt);
 }
 
+// Whether the plain attention's softmax runs in fp32 and its output is cast down for the second
+// product (score_chain: transformers' eager code and the engine under autocast), so that two
+// tensors are kept per score: the fp32 output (softmax's backward) and the compute-dtype copy
+// (the second product's input). The FlashAttention GPT, a half-precision model and compiled code
+// keep one.
+bool softmax_keeps_a_cast(const Dims& x) {
+  if (x.impl.compiled || x.elt >= kFp32) return false;
+  if (x.impl.code == ModelCode::kHuggingFace) return true;
+  return x.impl.code != ModelCode::kFlashAttn && !x.impl.half_precision_model;
+}
+
 // Plain attention from the scores to the probabilities the second product reads, as each stack's
 // code runs it, forward and backward (autograd: a mask add's backward launches nothing; a scale's
 // and masked_fill's one kernel each, reading and writing the gradient; softmax's backward reads
@@ -321,11 +332,13 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal,
   if (x.dropout > 0.0) {
     Dims probabilities = x;  // BERT's under autocast are fp32 (score_chain)
     if (bert && x.elt < kFp32) probabilities.elt = kFp32;
-    ops.push_back(make_dropout("attention_dropout",
-                               scores,
-                               probabilities,
-                               scores * (kMaskBytes + probabilities.elt),
-                               x.impl.compiled));
+    // The second product keeps the dropout's output in the compute dtype. Where the softmax's op
+    // already counts that copy (its cast), the tensor the cast wrote is the dropout's input, which
+    // CUDA's native_dropout does not keep: only its byte mask is new (7 bytes per score in half
+    // precision, not 9; BERT's fp32 dropout under autocast, 7 rather than 11).
+    const double kept = softmax_keeps_a_cast(x) ? 0.0 : x.elt;
+    ops.push_back(make_dropout(
+        "attention_dropout", scores, probabilities, scores * (kMaskBytes + kept), x.impl.compiled));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)

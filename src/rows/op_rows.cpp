@@ -26,7 +26,7 @@ void print_op_breakdown(std::ostream& out,
       configuration,
       micro_batch,
       all_s * 1e3);
-  out << fmt::format("{:<8} {:<30} {:>5} {:>11} {:>12} {:>6} {:>11}  {}\n",
+  out << fmt::format("{:<8} {:<30} {:>5} {:>11} {:>12} {:>6} {:>11} {:>8}  {}\n",
                      "part",
                      "operation",
                      "count",
@@ -34,10 +34,11 @@ void print_op_breakdown(std::ostream& out,
                      "backward ms",
                      "share",
                      "forward GB",
+                     "kept GB",
                      "bound by");
   for (const OpTime& op : ops) {
     const double s = op.forward_s + op.backward_s;
-    out << fmt::format("{:<8} {:<30} {:>5} {:>11.3f} {:>12.3f} {:>5.1f}% {:>11.3f}  {}\n",
+    out << fmt::format("{:<8} {:<30} {:>5} {:>11.3f} {:>12.3f} {:>5.1f}% {:>11.3f} {:>8.3f}  {}\n",
                        op.part,
                        op.name,
                        op.count,
@@ -45,6 +46,7 @@ void print_op_breakdown(std::ostream& out,
                        op.backward_s * 1e3,
                        all_s > 0.0 ? 100.0 * s / all_s : 0.0,
                        op.forward_bytes / 1e9,
+                       op.saved_bytes / 1e9,
                        op.memory_bound ? "memory" : "arithmetic");
   }
 }
@@ -58,6 +60,7 @@ nlohmann::json op_breakdown_json(const std::vector<OpTime>& ops) {
                    {"forward_ms", op.forward_s * 1e3},
                    {"backward_ms", op.backward_s * 1e3},
                    {"forward_gb", op.forward_bytes / 1e9},
+                   {"saved_gb", op.saved_bytes / 1e9},
                    {"memory_bound", op.memory_bound}});
   }
   return out;

@@ -179,7 +179,9 @@ TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
 }
 
 // A compiler draws dropout's random numbers inside the chain around it: compiled, a dropout adds
-// only its mask's write and no kernel; it keeps the same tensors for backward.
+// only its mask's write and no kernel; it keeps the same tensors for backward, but for the
+// attention's: eagerly the probabilities the second product keeps are counted with the softmax
+// (its cast), so its dropout adds only the byte mask; compiled, the mask and those probabilities.
 TEST(ModelCode, CompilingFoldsDropoutIntoItsChain) {
   ModelSpec gpt = catalog().model("pythia-410m");
   gpt.recipe.dropout = 0.1;
@@ -191,7 +193,8 @@ TEST(ModelCode, CompilingFoldsDropoutIntoItsChain) {
     ASSERT_TRUE(e && c) << name;
     EXPECT_EQ(e->kernels, 1.0) << name;
     EXPECT_EQ(c->kernels, 0.0) << name;
-    EXPECT_DOUBLE_EQ(c->saved_bytes, e->saved_bytes) << name;
+    const bool attention = std::string(name) == "attention_dropout";
+    EXPECT_DOUBLE_EQ(c->saved_bytes, (attention ? 3.0 : 1.0) * e->saved_bytes) << name;
     // Eagerly the input read, the output and its byte mask written (5 bytes per element in
     // bf16), and as much backward; compiled, the mask.
     EXPECT_DOUBLE_EQ(c->bytes, e->bytes / 5.0) << name;

@@ -52,6 +52,27 @@ TEST(OpBreakdown, OneBlocksOperationsAddUpToThePlannersLayerTime) {
   }
 }
 
+// What the listing says autograd keeps adds up to the activations the memory model plans without
+// checkpointing: the stem's, every block's and the head's.
+TEST(OpBreakdown, KeptBytesAddUpToThePlannedActivations) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  for (const char* name : {"pythia-1b", "roberta", "mamba"}) {
+    const ModelSpec& model = catalog().model(name);
+    for (const bool free_lunch : {false, true}) {
+      double stem = 0.0, blocks = 0.0, head = 0.0;
+      for (const OpTime& op : op_breakdown(model, gpu, kMicroBatch, free_lunch, PlanOptions{})) {
+        (op.part == "stem" ? stem : op.part == "head" ? head : blocks) += op.saved_bytes;
+      }
+      const WorkloadSummary w = summary(model, gpu, free_lunch);
+      const std::string what = std::string(name) + (free_lunch ? " free-lunch" : " plain");
+      EXPECT_GT(blocks, 0.0) << what;
+      EXPECT_NEAR(stem, w.stem_saved_bytes, 1e-9 * (stem + 1.0)) << what;
+      EXPECT_NEAR(blocks, w.block_saved_bytes, 1e-9 * blocks) << what;
+      EXPECT_NEAR(head, w.head_saved_bytes, 1e-9 * (head + 1.0)) << what;
+    }
+  }
+}
+
 // The largest first; elementwise kernels are memory-bound, a large GEMM is not.
 TEST(OpBreakdown, LargestFirstWithMemoryBoundKernelsMarked) {
   const std::vector<OpTime> ops = op_breakdown(catalog().model("pythia-1b"),
