@@ -73,9 +73,15 @@ struct GpuSpec {
   // The lowest power limit planned, as a fraction of the TDP: no GPU lets its limit go lower
   // (an A100's floor is 100 of 400 W), and the cube-root law says nothing below.
   static constexpr double kLowestPowerLimitFraction = 0.25;
+  // The same for a limit given as a fraction of the TDP (1 or more: none).
+  static double clock_factor_at(double limit_fraction_of_tdp) {
+    return limit_fraction_of_tdp <= 0.0 || limit_fraction_of_tdp >= 1.0
+               ? 1.0
+               : std::cbrt(limit_fraction_of_tdp);
+  }
   double compute_clock_factor() const {
-    if (power_limit_w <= 0.0 || tdp_w <= 0.0 || power_limit_w >= tdp_w) return 1.0;
-    return std::cbrt(power_limit_w / tdp_w);
+    if (power_limit_w <= 0.0 || tdp_w <= 0.0) return 1.0;
+    return clock_factor_at(power_limit_w / tdp_w);
   }
   bool supports_bf16() const { return peak_bf16_tflops > 0.0; }
   bool supports_tf32() const { return peak_tf32_tflops > 0.0; }

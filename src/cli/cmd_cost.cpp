@@ -1,5 +1,6 @@
 // `gpudays cost`: what each hardware option costs to buy, to rent and in energy for pre-training
 // one model, which options are on the days-vs-cost frontier, and the --max-days / --budget answers.
+#include <deque>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -36,11 +37,19 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   cost.basis = parse_cost_basis(r.basis);
   if (r.max_days_option->count() > 0) cost.max_days = r.max_days;
   if (r.budget_option->count() > 0) cost.budget_usd = r.budget_usd;
-  const std::vector<HardwareOption> options =
-      hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, cost.assumptions);
   TimeSourceOptions source_options;
-  source_options.plan = cost_plan_options(r.cost, catalog);
   source_options.kind = parse_source_flag(r.source);
+  if (r.cost.power_limit_fraction >= 0.0 && source_options.kind != TimeSourceKind::kPlan) {
+    throw InputError(
+        "--power-limit-fraction applies to planned times (--source plan); measured trials ran at "
+        "their GPUs' own limits");
+  }
+  std::deque<GpuSpec> limited;  // --power-limit-fraction's GPUs
+  const std::vector<HardwareOption> options = hardware_options(
+      power_limited(resolve_gpus(catalog, r.cost.gpus), r.cost.power_limit_fraction, limited),
+      r.cost.counts,
+      cost.assumptions);
+  source_options.plan = cost_plan_options(r.cost, catalog);
   source_options.plan.preset = parse_preset(r.methods);
   source_options.results_path = r.db;
   source_options.catalog = &catalog;
@@ -96,10 +105,13 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
       "Formulas (docs/cost.md): purchase = GPUs x GPU price + one base machine per node ($1,000 / "
       "$1,500 / $7,500 / $10,500 for 1 / 2 / 4 / 8 GPUs); amortised = purchase x days / (5 x "
       "365); cloud = GPU-hours x $/GPU-hour (n/a without a price); energy = TDP x GPUs x hours x "
-      "0.8. Options that cannot run are listed with the reason.\nExamples:\n"
+      "0.8 (at most the power limit). Options that cannot run are listed with the "
+      "reason.\nExamples:\n"
       "  gpudays cost --model pythia-1b\n"
       "  gpudays cost --model pythia-1b --gpus a100,h100 --counts 4,8,16 --max-days 30\n"
-      "  gpudays cost --model pythia-2.8b --price a100=15000 --budget 100000 --format json");
+      "  gpudays cost --model pythia-2.8b --price a100=15000 --budget 100000 --format json\n"
+      "  gpudays cost --model pythia-1b --gpus a100,h100 --power-limit-fraction 0.7   (GPUs "
+      "capped at 70% of their TDP)");
   cmd->callback([&global, r] { run_cost(global, *r); });
 }
 

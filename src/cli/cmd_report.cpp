@@ -128,8 +128,11 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   options.models = catalog.resolve_models(r.models, r.model_files, from_files);
   options.cost = build_cost_options(r.cost, catalog);
   options.cost.basis = CostBasis::kPurchase;  // the plots' y axis
-  options.hardware =
-      hardware_options(resolve_gpus(catalog, r.cost.gpus), r.cost.counts, options.cost.assumptions);
+  std::deque<GpuSpec> limited;                // --power-limit-fraction's GPUs
+  options.hardware = hardware_options(
+      power_limited(resolve_gpus(catalog, r.cost.gpus), r.cost.power_limit_fraction, limited),
+      r.cost.counts,
+      options.cost.assumptions);
   options.detail_gpu_count = r.detail_gpu_count > 0
                                  ? r.detail_gpu_count
                                  : *std::max_element(r.cost.counts.begin(), r.cost.counts.end());

@@ -133,6 +133,12 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
                  "Average GPU power draw while training, as a fraction of TDP (default: the cost "
                  "config's; 0.8 as shipped; at most 1, the TDP)")
       ->check(number_check(0.0, kMaxPowerFractionOfTdp, /*low_open=*/true));
+  cmd.add_option("--power-limit-fraction",
+                 r.power_limit_fraction,
+                 "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl): planned "
+                 "compute at the cube root of it, the energy's draw at most it (default: 1, the "
+                 "TDP; --source plan only)")
+      ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
   cmd.add_option(
          "--amortisation-years",
          r.amortisation_years,
@@ -176,6 +182,19 @@ std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
   return gpus;
 }
 
+std::vector<const GpuSpec*> power_limited(const std::vector<const GpuSpec*>& gpus,
+                                          double fraction,
+                                          std::deque<GpuSpec>& storage) {
+  if (fraction < 0.0) return gpus;
+  std::vector<const GpuSpec*> out;
+  for (const GpuSpec* gpu : gpus) {
+    storage.push_back(*gpu);
+    storage.back().power_limit_w = fraction * gpu->tdp_w;
+    out.push_back(&storage.back());
+  }
+  return out;
+}
+
 std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,
                                              std::vector<int64_t> counts,
                                              const CostAssumptions& assumptions) {
@@ -201,6 +220,7 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   apply_if_given(r.usd_per_kwh, energy.usd_per_kwh);
   apply_if_given(r.grid_gco2_per_kwh, energy.grid_gco2_per_kwh);
   apply_if_given(r.power_fraction_of_tdp, energy.power_fraction_of_tdp);
+  apply_if_given(r.power_limit_fraction, energy.power_limit_fraction);
   apply_if_given(r.amortisation_years, cost.assumptions.amortisation.years);
   energy.usd_per_kwh += 0.0;  // -0 (from the file or a flag) is 0: no cost prints as "-0"
   energy.grid_gco2_per_kwh += 0.0;

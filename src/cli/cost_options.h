@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct CostRequest {
   double usd_per_kwh = -1.0;                 // < 0: the cost config's value
   double grid_gco2_per_kwh = -1.0;
   double power_fraction_of_tdp = -1.0;
+  double power_limit_fraction = -1.0;  // --power-limit-fraction; < 0: none (the TDP)
   double amortisation_years = -1.0;
   double host_memory_gib = 0.0;  // per node; 0: the planner's default
   LinkSettings links;            // --pair-bridge, --peer-to-peer; unset: each GPU file's
@@ -49,6 +51,12 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& request);
 // Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
                                          const std::vector<std::string>& names);
+
+// The GPUs under --power-limit-fraction: copies, kept in `storage`, whose power limit is that
+// fraction of their TDP; without it (< 0) the catalog's GPUs as they are.
+std::vector<const GpuSpec*> power_limited(const std::vector<const GpuSpec*>& gpus,
+                                          double fraction,
+                                          std::deque<GpuSpec>& storage);
 
 // Every GPU x count, GPU-major, counts ascending; counts checked against the machine layouts.
 std::vector<HardwareOption> hardware_options(const std::vector<const GpuSpec*>& gpus,

@@ -3,6 +3,7 @@
 // configs/cost/cost.toml. GPU prices stay in the GPU catalog (see prices.h for overrides).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct EnergyOptions {
   double usd_per_kwh = 0.13;
   double grid_gco2_per_kwh = 436.0;
   double power_fraction_of_tdp = 0.8;  // average draw while training, as a fraction of TDP
+  // The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl), 1 for none: the draw is
+  // at most the limit, and the planner runs compute at the cube root of it (GpuSpec).
+  double power_limit_fraction = 1.0;
+  double draw_fraction_of_tdp() const {
+    return std::min(power_fraction_of_tdp, power_limit_fraction);
+  }
 };
 
 struct AmortisationOptions {

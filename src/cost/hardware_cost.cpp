@@ -79,7 +79,7 @@ EnergyUse energy_use(double tdp_w,
                      double training_hours,
                      const EnergyOptions& options) {
   EnergyUse e;
-  e.kwh = tdp_w * options.power_fraction_of_tdp * static_cast<double>(gpu_count) * training_hours /
+  e.kwh = tdp_w * options.draw_fraction_of_tdp() * static_cast<double>(gpu_count) * training_hours /
           kWattsPerKilowatt;
   e.usd = e.kwh * options.usd_per_kwh;
   e.co2_kg = e.kwh * options.grid_gco2_per_kwh / kGramsPerKilogram;

@@ -42,7 +42,8 @@ struct EnergyUse {
   double co2_kg = 0.0;
 };
 
-// TDP x GPUs x hours x power fraction of TDP; the GPUs only (no host, cooling or PUE).
+// TDP x GPUs x hours x the draw's fraction of TDP (the average draw, at most the power limit); the
+// GPUs only (no host, cooling or PUE).
 EnergyUse energy_use(double tdp_w,
                      int64_t gpu_count,
                      double training_hours,

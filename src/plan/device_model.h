@@ -36,12 +36,13 @@ struct DeviceModelConstants {
   // kernels ran 631. cuDNN's (and FlashAttention-3's) keep the midpoints above on Hopper.
   double flash_attention_2_hopper = 0.42;
   // The same on Blackwell (compute capability 10.x), whose mma.sync path runs no faster than
-  // Hopper's: FlashAttention-2 2.7.4 on a B200, bf16, non-causal, measured 352-362 TFLOPs/s
-  // forward at head dimension 128 and 2,048-8,192 tokens (meta-pytorch/tritonbench PR 171), and
-  // at head dimension 64 and 2,048-16,384 tokens 307-381 forward and 302-334 backward
-  // (Dao-AILab/flash-attention#1589): about 330 of the B200's 1,745 ceiling, 0.19, forward and
-  // backward. (Planned as Hopper's 0.42 until 2026-12-04: twice what was measured.)
-  double flash_attention_2_blackwell = 0.19;
+  // Hopper's: FlashAttention-2 on a B200, bf16, non-causal, measured 352-362 TFLOPs/s forward at
+  // head dimension 128 and 2,048-8,192 tokens (meta-pytorch/tritonbench PR 171); as Hopper's
+  // figure, the best at head dimension 128 against the ceiling: 362 / 1,745 = 0.21. (flash-attn
+  // 2.7.4 at head dimension 64: 307-381 forward and 302-334 backward at 2,048-16,384 tokens,
+  // Dao-AILab/flash-attention#1589, no slower than at 128, where the head-dimension factor
+  // plans it 0.67 as fast.) Planned as Hopper's 0.42 until 2026-12-04: twice what was measured.
+  double flash_attention_2_blackwell = 0.21;
   // The first FlashAttention against FlashAttention-2: "around 2x" slower (Dao 2023, abstract:
   // 25-40% of the A100's peak against 50-73%).
   double flash_attention_1_relative = 0.5;

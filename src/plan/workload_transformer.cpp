@@ -31,7 +31,16 @@ struct Dims {
   // GPT-2 and GPT-3 shapes): packed qkv, fp32 residual, dropout_add_layer_norm. Other code that
   // calls flash-attn's kernels (lit_gpt's Llama in the Samba case) has none of these.
   bool flash_attn_gpt;
+  // On the host CPU, where ATen's dropout multiplies by a noise tensor of its input's type and
+  // keeps that, not CUDA's byte mask (native_dropout).
+  bool host_cpu;
 };
+
+// What a dropout over elements of `input_elt` bytes keeps for backward besides its output: CUDA's
+// native_dropout a byte mask, the host CPU's dropout its noise tensor (at::dropout: input * noise).
+double kept_mask_bytes(const Dims& x, double input_elt) {
+  return x.host_cpu ? input_elt : kMaskBytes;
+}
 
 // Dropout over `elements` that keeps `saved_bytes` (its byte mask, and what else backward needs):
 // eagerly its own kernel, reading the input and writing the output; `fused` into the chain around
@@ -229,9 +238,8 @@ Op make_activation(const ModelSpec& model, const Dims& x) {
 // (the second product's input). The FlashAttention GPT, a half-precision model and compiled code
 // keep one.
 bool softmax_keeps_a_cast(const Dims& x) {
-  if (x.impl.compiled || x.elt >= kFp32) return false;
-  if (x.impl.code == ModelCode::kHuggingFace) return true;
-  return x.impl.code != ModelCode::kFlashAttn && !x.impl.half_precision_model;
+  if (x.impl.compiled || x.elt >= kFp32 || x.impl.half_precision_model) return false;
+  return x.impl.code != ModelCode::kFlashAttn;
 }
 
 // Plain attention from the scores to the probabilities the second product reads, as each stack's
@@ -256,7 +264,7 @@ Op score_chain(const Dims& x, double scores, bool causal, bool bert) {
     backward += backward_bytes;
     backward_kernels += backward_bytes > 0.0 ? 1.0 : 0.0;
   };
-  if (x.impl.code == ModelCode::kHuggingFace) {
+  if (x.impl.code == ModelCode::kHuggingFace && !x.impl.half_precision_model) {
     // GPT-2's _attn (transformers 4.x): the scores divided by sqrt(head dim) and masked by
     // torch.where in the half type, softmax to fp32 (autocast's fp32 list) and the cast back for
     // the second product; in fp32 no cast. BERT's self-attention adds its extended attention mask
@@ -331,14 +339,18 @@ void add_attention(std::vector<Op>& ops, const Dims& x, bool fused, bool causal,
   ops.push_back(score_chain(x, scores, causal, bert));
   if (x.dropout > 0.0) {
     Dims probabilities = x;  // BERT's under autocast are fp32 (score_chain)
-    if (bert && x.elt < kFp32) probabilities.elt = kFp32;
+    if (bert && x.elt < kFp32 && !x.impl.half_precision_model) probabilities.elt = kFp32;
     // The second product keeps the dropout's output in the compute dtype. Where the softmax's op
     // already counts that copy (its cast), the tensor the cast wrote is the dropout's input, which
     // CUDA's native_dropout does not keep: only its byte mask is new (7 bytes per score in half
-    // precision, not 9; BERT's fp32 dropout under autocast, 7 rather than 11).
+    // precision, not 9; BERT's fp32 dropout under autocast, 7 rather than 11). On the host CPU the
+    // mask is a noise tensor of the probabilities' type.
     const double kept = softmax_keeps_a_cast(x) ? 0.0 : x.elt;
-    ops.push_back(make_dropout(
-        "attention_dropout", scores, probabilities, scores * (kMaskBytes + kept), x.impl.compiled));
+    ops.push_back(make_dropout("attention_dropout",
+                               scores,
+                               probabilities,
+                               scores * (kept_mask_bytes(x, probabilities.elt) + kept),
+                               x.impl.compiled));
   }
   Op av = make_matmul("attention_av", x.t, x.hd, x.t, x.elt, x.b * x.h);
   av.saved_bytes = x.n * x.q * x.elt;  // v, repeated (probabilities counted above)
@@ -492,7 +504,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   dense.saved_bytes = packed_flash ? 0.0 : hidden * x.elt;
   policy.matmul(dense, {x.d});
   ops.push_back(dense);
-  const double dropout_saved = x.dropout > 0.0 ? hidden * kMaskBytes : 0.0;
+  const double dropout_saved = x.dropout > 0.0 ? hidden * kept_mask_bytes(x, x.elt) : 0.0;
   if (x.dropout > 0.0)
     ops.push_back(make_dropout("dropout", hidden, x, dropout_saved, hidden_dropout_fused(x)));
   // The MLP's LayerNorm keeps its input; with GPT-NeoX's parallel residual that input is the
@@ -611,8 +623,8 @@ void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {
     }
   }
   if (x.dropout > 0.0) {
-    w.stem_ops.push_back(
-        make_dropout("embed_dropout", hidden, x, hidden * kMaskBytes, hidden_dropout_fused(x)));
+    w.stem_ops.push_back(make_dropout(
+        "embed_dropout", hidden, x, hidden * kept_mask_bytes(x, x.elt), hidden_dropout_fused(x)));
   }
 }
 
@@ -659,7 +671,8 @@ Workload build_transformer_workload(const ModelSpec& model, const WorkloadOption
       static_cast<double>(a.n_heads) * head_dim,
       model.family == Family::kLlama && !a.parameter_free_layer_norm,
       hand_fused(options.implementation),
-      options.implementation.code == ModelCode::kFlashAttn && model.family == Family::kGptNeox};
+      options.implementation.code == ModelCode::kFlashAttn && model.family == Family::kGptNeox,
+      options.device_kind == DeviceKind::kCpu};
   Workload w;
   w.samples = options.micro_batch_size;
   w.tokens_per_sample = a.seq_len;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/gpu_spec.h"
 #include "cost/cost_format.h"
 #include "report/report.h"
 #include "rows/cost_rows.h"
@@ -77,7 +78,7 @@ DocTable cost_table(const ReportData& data, size_t model_index) {
       data.cost_time_source,
       data.cost.assumptions.source_path,
       data.cost.assumptions.amortisation.years,
-      data.cost.assumptions.energy.power_fraction_of_tdp,
+      data.cost.assumptions.energy.draw_fraction_of_tdp(),
       data.cost.assumptions.energy.grid_gco2_per_kwh);
   return t;
 }
@@ -197,6 +198,13 @@ DocList sources_list(const ReportData& data) {
   list.items.push_back(fmt::format("GPU power draw {:g} x TDP (TDP: catalog [power]). Source: {}",
                                    a.energy.power_fraction_of_tdp,
                                    a.power_source));
+  if (a.energy.power_limit_fraction < 1.0) {
+    list.items.push_back(fmt::format(
+        "GPUs capped at {:g} of their TDP (--power-limit-fraction): the draw at most that, planned "
+        "compute at {:.3f} of its rate (the cube root: docs/planner.md, \"Power limits\")",
+        a.energy.power_limit_fraction,
+        GpuSpec::clock_factor_at(a.energy.power_limit_fraction)));
+  }
   std::set<std::string> seen;
   for (const CostAnalysis& c : data.costs) {
     for (const CostRow& r : c.rows) {

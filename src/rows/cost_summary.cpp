@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/gpu_spec.h"
 #include "common/units.h"
 #include "cost/cost_format.h"
 #include "rows/cost_rows.h"
@@ -89,10 +90,15 @@ void print_assumptions(std::ostream& out, const CostAnalysis& a, const CostOptio
   }
   out << fmt::format("Base machine: {} ({}: {})\n", machines, s.source_path, s.base_machine_source);
   out << fmt::format(
-      "Amortised over {:g} years; energy = TDP x GPUs x hours x {:g}, at {}/kWh "
+      "Amortised over {:g} years; energy = TDP x GPUs x hours x {:g}{}, at {}/kWh "
       "and {:g} gCO2/kWh (GPUs only; sources in {})\n",
       s.amortisation.years,
-      s.energy.power_fraction_of_tdp,
+      s.energy.draw_fraction_of_tdp(),
+      s.energy.power_limit_fraction < 1.0
+          ? fmt::format(" (GPUs capped at {:g} of their TDP: compute at {:.3f} of its rate)",
+                        s.energy.power_limit_fraction,
+                        GpuSpec::clock_factor_at(s.energy.power_limit_fraction))
+          : std::string(),
       format_usd(s.energy.usd_per_kwh),
       s.energy.grid_gco2_per_kwh,
       s.source_path);
@@ -131,6 +137,7 @@ nlohmann::json assumptions_json(const CostAssumptions& s) {
           {"grid_gco2_per_kwh", s.energy.grid_gco2_per_kwh},
           {"grid_source", s.grid_source},
           {"power_fraction_of_tdp", s.energy.power_fraction_of_tdp},
+          {"power_limit_fraction", s.energy.power_limit_fraction},
           {"power_source", s.power_source}};
 }
 

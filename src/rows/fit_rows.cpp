@@ -81,7 +81,7 @@ const std::vector<Column<FitRow>>& fit_columns() {
       {"least_memory_bytes",
        [](const R& r) { return optional_cell(r.least_memory_bytes); },
        D::kGib},
-      {"most_memory_bytes", [](const R& r) { return optional_cell(r.most_memory_bytes); }},
+      {"most_memory_bytes", [](const R& r) { return optional_cell(r.most_memory_bytes); }, D::kGib},
       if_fits("mfu", [](const R& r) { return r.cost.time.mfu; }),
       {"purchase_usd", [](const R& r) { return Cell{r.cost.purchase.total_usd()}; }},
       {"amortised_usd", [](const R& r) { return optional_cell(r.cost.amortised_usd); }},

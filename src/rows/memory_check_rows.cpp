@@ -74,8 +74,8 @@ nlohmann::json memory_check_json(const ValidationReport& report) {
           {"mean_error", m.mean_error},
           {"max_abs_error", m.max_abs_error},
           {"within_10_percent", m.within_10_percent},
-          {"with_range", m.with_range},
-          {"inside_range", m.inside_range}};
+          {"with_range_count", m.with_range},
+          {"inside_range_count", m.inside_range}};
 }
 
 }  // namespace gpudays

@@ -47,9 +47,10 @@ std::string memory_line(const MemoryBreakdown& m) {
 // The peak's range, where the allocator's cache has room to vary: " (61.2-77.9 GiB by the
 // allocator's cache)"; empty at the card's limit (the line says so) and on the host CPU.
 std::string memory_range(const MemoryBreakdown& m) {
-  if (m.allocator_at_limit || m.most_bytes() <= m.least_bytes()) return "";
-  return fmt::format(
-      " ({:.1f}-{} by the allocator's cache)", m.least_bytes() / kGiB, format_gib(m.most_bytes()));
+  const std::string least = fmt::format("{:.1f}", m.least_bytes() / kGiB);
+  const std::string most = fmt::format("{:.1f}", m.most_bytes() / kGiB);
+  if (m.allocator_at_limit || least == most) return "";
+  return fmt::format(" ({}-{} GiB by the allocator's cache)", least, most);
 }
 
 // What the data-parallel collectives cross and at what bandwidth, with the flag that changes it

@@ -691,8 +691,8 @@ TEST(Validate, MemoryOnlyCaseRendersInEveryFormat) {
   EXPECT_EQ(j["overall"]["cases"], 3);
   EXPECT_EQ(j["worst"].size(), 3u);
   EXPECT_EQ(j["peak_memory"]["count"], 3);
-  EXPECT_EQ(j["peak_memory"]["with_range"], 3);
-  EXPECT_TRUE(j["peak_memory"]["inside_range"].is_number_integer());
+  EXPECT_EQ(j["peak_memory"]["with_range_count"], 3);
+  EXPECT_TRUE(j["peak_memory"]["inside_range_count"].is_number_integer());
   for (const nlohmann::json& c : j["peak_memory"]["cases"]) {
     EXPECT_LT(c["predicted_low_gib"].get<double>(), c["predicted_high_gib"].get<double>());
     EXPECT_TRUE(c["inside_range"].is_boolean()) << c["case"];

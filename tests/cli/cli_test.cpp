@@ -200,8 +200,6 @@ TEST(Cli, PlanNamesTheAttentionKernel) {
                      "--attention-kernel");
 }
 
-// A power limit below the TDP: a slower plan that says so; above the TDP, below a quarter of it
-// or on the host CPU, a one-line error.
 // The peak memory carries its range by the allocator's cache, in the table and in JSON, and
 // every row's range holds its prediction.
 TEST(Cli, PlanGivesThePeakMemorysRange) {
@@ -220,6 +218,8 @@ TEST(Cli, PlanGivesThePeakMemorysRange) {
   EXPECT_GT(widened, 0);
 }
 
+// A power limit below the TDP: a slower plan that says so; above the TDP, below a quarter of it
+// or on the host CPU, a one-line error.
 TEST(Cli, PlanUnderAPowerLimit) {
   const auto c = plan_json_of(pinned_plan("h100") + " --gpu-power-limit-w 500");
   const auto f = plan_json_of(pinned_plan("h100"));

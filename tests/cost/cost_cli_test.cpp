@@ -226,6 +226,40 @@ TEST(CostCli, PriceOverridesChangeThePurchaseCost) {
       j["rows"][0]["cloud_usd"].get<double>(), j["rows"][0]["gpu_days"].get<double>() * 24.0, 1e-6);
 }
 
+// GPUs capped below their TDP train slower and draw at most the cap; the summary and JSON say so;
+// measured times (--source bench) and a cap outside a quarter of the TDP to the TDP are refused.
+TEST(CostCli, PowerCappedGpusTrainSlowerAndDrawLess) {
+  const std::string cost = "cost --model pythia-160m --gpus a100 --counts 4 --format json";
+  const auto full = run_gpudays(cost);
+  const auto capped = run_gpudays(cost + " --power-limit-fraction 0.5");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  const auto f = nlohmann::json::parse(full.out)["rows"][0];
+  const auto c = nlohmann::json::parse(capped.out);
+  const auto row = c["rows"][0];
+  const double slower = row["training_days"].get<double>() / f["training_days"].get<double>();
+  EXPECT_GT(slower, 1.0);
+  EXPECT_LE(slower, 1.0 / std::cbrt(0.5) + 1e-9) << "memory traffic keeps its clock";
+  // Energy: days x draw, the draw at most half the TDP instead of 0.8 of it.
+  EXPECT_NEAR(
+      row["energy_kwh"].get<double>() / f["energy_kwh"].get<double>(), slower * 0.5 / 0.8, 1e-6);
+  EXPECT_EQ(c["assumptions"]["power_limit_fraction"], 0.5);
+  const auto table = run_gpudays(
+      "cost --model pythia-160m --gpus a100 --counts 4 "
+      "--power-limit-fraction 0.5");
+  EXPECT_NE(table.out.find("GPUs capped at 0.5 of their TDP: compute at 0.794 of its rate"),
+            std::string::npos)
+      << table.out;
+  for (const char* bad : {"--power-limit-fraction 0.1",
+                          "--power-limit-fraction 1.5",
+                          "--power-limit-fraction 0.5 --source bench"}) {
+    const auto r =
+        run_gpudays("cost --model pythia-160m --gpus a100 --counts 4 " + std::string(bad));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << bad << ": " << r.err;
+  }
+}
+
 TEST(CostCli, BadInputIsOneLineAndExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
       {"cost --model pythia-1b --source bench --db /nonexistent/gpudays.db", "no results database"},

@@ -88,6 +88,13 @@ TEST(CostArithmetic, EnergyIsTdpTimesGpusTimesHoursTimesUtilisation) {
   EXPECT_NEAR(e.kwh, 30.72, 1e-9);
   EXPECT_NEAR(e.usd, 30.72 * 0.13, 1e-9);
   EXPECT_NEAR(e.co2_kg, 30.72 * 0.436, 1e-9);
+  // Capped at 0.6 of the TDP, the draw is at most the cap; a cap above the usual draw changes
+  // nothing.
+  EnergyOptions capped = options;
+  capped.power_limit_fraction = 0.6;
+  EXPECT_NEAR(energy_use(400.0, 4, 24.0, capped).kwh, 30.72 * 0.6 / 0.8, 1e-9);
+  capped.power_limit_fraction = 0.9;
+  EXPECT_NEAR(energy_use(400.0, 4, 24.0, capped).kwh, 30.72, 1e-9);
 }
 
 TEST(CostAssumptions, ShippedFileHasTheReferenceValuesAndSources) {

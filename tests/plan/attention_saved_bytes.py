@@ -51,6 +51,16 @@ def engine_half(q, k, v):
     return dropout(p) @ v
 
 
+def gpt2_half(q, k, v):
+    # transformers 4.x GPT2Attention._attn under CUDA autocast: the half scores divided and masked
+    # by torch.where, softmax to fp32 (autocast's fp32 list), .type(value.dtype), dropout.
+    s = (q @ k.transpose(-2, -1)) / torch.full([], math.sqrt(D), dtype=q.dtype)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    s = torch.where(causal, s, torch.tensor(torch.finfo(q.dtype).min, dtype=q.dtype))
+    p = torch.softmax(s.float(), -1).type(v.dtype)
+    return dropout(p) @ v
+
+
 def bert_half(q, k, v):
     # transformers' BertSelfAttention under CUDA autocast: the half scores divided, the fp32
     # extended mask added (the sum is fp32), softmax and dropout in fp32, the second product's
@@ -103,6 +113,8 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         cases = [
             ("engine, half precision", engine_half, HALF, "gpt_neox", "fp16", "engine"),
+            ("transformers' GPT-2 attention, autocast", gpt2_half, HALF, "gpt_neox", "fp16",
+             "huggingface"),
             ("transformers' BERT, autocast", bert_half, HALF, "roberta", "fp16", "huggingface"),
             ("transformers' BERT, fp32", bert_fp32, torch.float32, "roberta", "fp32",
              "huggingface"),

@@ -178,6 +178,35 @@ TEST(ModelCode, CompilingFusesEachChainIntoOneKernel) {
             total_memory_bytes(workload(llama, ModelCode::kLlamaReference, false)) / 2.0);
 }
 
+// What a plain attention's dropout keeps: on a GPU its byte mask (the probabilities the second
+// product reads are the softmax's cast copy, counted there); on the host CPU, whose dropout keeps
+// a noise tensor of its input's type, that tensor; a half-precision model (no autocast, no cast)
+// keeps its output in the model's type beside the mask, transformers' code too.
+TEST(ModelCode, AttentionDropoutKeepsWhatEachDeviceAndPrecisionKeeps) {
+  ModelSpec gpt = catalog().model("pythia-410m");
+  gpt.recipe.dropout = 0.1;
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.activation_bytes = 2.0;
+  const auto saved = [&](const char* name) {
+    return find_op(build_workload(gpt, o), name)->saved_bytes;
+  };
+  const double scores =
+      2.0 * gpt.arch.n_heads * static_cast<double>(gpt.arch.seq_len) * gpt.arch.seq_len;
+  const double hidden = 2.0 * gpt.arch.seq_len * static_cast<double>(gpt.arch.d_model);
+  EXPECT_DOUBLE_EQ(saved("attention_dropout"), scores * 1.0);
+  EXPECT_DOUBLE_EQ(saved("dropout"), hidden * 1.0);
+  o.device_kind = DeviceKind::kCpu;
+  EXPECT_DOUBLE_EQ(saved("attention_dropout"), scores * 2.0);
+  EXPECT_DOUBLE_EQ(saved("dropout"), hidden * 2.0);
+  o.device_kind = DeviceKind::kGpu;
+  for (ModelCode code : {ModelCode::kEngine, ModelCode::kHuggingFace}) {
+    o.implementation = {code, /*compiled=*/false};
+    o.implementation.half_precision_model = true;
+    EXPECT_DOUBLE_EQ(saved("softmax") + saved("attention_dropout"), scores * (2.0 + 1.0 + 2.0));
+  }
+}
+
 // A compiler draws dropout's random numbers inside the chain around it: compiled, a dropout adds
 // only its mask's write and no kernel; it keeps the same tensors for backward, but for the
 // attention's: eagerly the probabilities the second product keeps are counted with the softmax
