@@ -339,17 +339,20 @@ TEST(ModelCode, EachModelCodeNamesItsAttentionKernel) {
   EXPECT_THROW(parse_attention_kernel("flash_attention_3"), InputError);
 }
 
+// The long-sequence GPT's fused attention run by `kernel`.
+Op long_sequence_attention(AttentionKernel kernel) {
+  WorkloadOptions o = fused_at_micro_batch_2();
+  o.implementation.attention_kernel = kernel;
+  return *find_op(build_workload(long_sequence_gpt(), o), "fused_attention");
+}
+
 // FlashAttention-2 keeps Ampere's instructions on Hopper: there it reaches 0.42 of the matmul
 // ceiling forward and backward (Dao 2023, Fig. 7: up to 335 TFLOPs/s on an H100), where cuDNN's
 // Hopper kernels keep the A100 midpoints (0.70 and 0.59). On an A100 the two are the same kernel
 // rate (SDPA runs FlashAttention-2 there).
 TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
-  const ModelSpec gpt = long_sequence_gpt();
-  WorkloadOptions o = fused_at_micro_batch_2();
-  o.implementation.attention_kernel = AttentionKernel::kCudnn;
-  const Op cudnn = *find_op(build_workload(gpt, o), "fused_attention");
-  o.implementation.attention_kernel = AttentionKernel::kFlashAttention2;
-  const Op fa2 = *find_op(build_workload(gpt, o), "fused_attention");
+  const Op fa2 = long_sequence_attention(AttentionKernel::kFlashAttention2);
+  const Op cudnn = long_sequence_attention(AttentionKernel::kCudnn);
   const DeviceModel h100(catalog().gpu("h100-sxm"), Precision::kBf16, /*free_lunch=*/true);
   const DeviceModel a100(catalog().gpu("a100-80gb-sxm"), Precision::kBf16, /*free_lunch=*/true);
   EXPECT_NEAR(h100.op_time_s(fa2, false) / h100.op_time_s(cudnn, false), 0.70 / 0.42, 1e-6);
@@ -362,12 +365,8 @@ TEST(ModelCode, FlashAttentionTwoIsSlowerOnHopperThanCudnnsKernels) {
 // FlashAttention-2 on a B200 runs at about its H100 rate (both on mma.sync, measured 330-360
 // TFLOPs/s), not at the B200's larger ceiling; cuDNN's kernels scale with the ceiling.
 TEST(ModelCode, FlashAttentionTwoOnBlackwellRunsAtItsMeasuredRate) {
-  const ModelSpec gpt = long_sequence_gpt();
-  WorkloadOptions o = fused_at_micro_batch_2();
-  o.implementation.attention_kernel = AttentionKernel::kFlashAttention2;
-  const Op fa2 = *find_op(build_workload(gpt, o), "fused_attention");
-  o.implementation.attention_kernel = AttentionKernel::kCudnn;
-  const Op cudnn = *find_op(build_workload(gpt, o), "fused_attention");
+  const Op fa2 = long_sequence_attention(AttentionKernel::kFlashAttention2);
+  const Op cudnn = long_sequence_attention(AttentionKernel::kCudnn);
   const DeviceModel h100(catalog().gpu("h100-sxm"), Precision::kBf16, /*free_lunch=*/true);
   const DeviceModel b200(catalog().gpu("b200"), Precision::kBf16, /*free_lunch=*/true);
   const DeviceModelConstants c;

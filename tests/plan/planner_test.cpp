@@ -54,16 +54,22 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
             0.0);
 }
 
+// A workload of 10 GB of activations, for the allocator's slack.
+WorkloadSummary ten_gigabytes_of_activations() {
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;
+  return w;
+}
+
 // The allocator's slack grows to its usual share where the card has room; near the limit it is
 // what the card leaves (the allocator frees its cache and retries), never below the split blocks'
 // share, and whether a configuration fits is decided there (least_bytes).
 TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
   GpuSpec gpu = catalog().gpu("a100-80gb-sxm");
   const Cluster cluster{{1, 1}, &gpu};
-  WorkloadSummary w;
-  w.block_saved_bytes = 10e9;
-  w.max_transient_bytes = 0.5e9;
-  w.max_tensor_bytes = 0.25e9;
+  const WorkloadSummary w = ten_gigabytes_of_activations();
   const MemoryModelConstants c;
   const MemoryBreakdown roomy = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
   const double live = roomy.allocated_bytes();
@@ -93,10 +99,7 @@ TEST(MemoryModel, AllocatorSlackIsCappedByTheCard) {
 TEST(MemoryModel, ThePeaksRangeRunsFromTheFloorToTheHighEndOfPublicSlack) {
   GpuSpec gpu = catalog().gpu("a100-80gb-sxm");
   const Cluster cluster{{1, 1}, &gpu};
-  WorkloadSummary w;
-  w.block_saved_bytes = 10e9;
-  w.max_transient_bytes = 0.5e9;
-  w.max_tensor_bytes = 0.25e9;
+  const WorkloadSummary w = ten_gigabytes_of_activations();
   const MemoryModelConstants c;
   ASSERT_GT(c.fragmentation_high, c.fragmentation);
   const MemoryBreakdown roomy = predict_memory(1e9, Precision::kBf16, {}, cluster, w, c);
