@@ -2,6 +2,7 @@
 // train with their original recipes within --days/--budget, and the largest compute-optimal model
 // of a family that does. With --model: the cheapest hardware (GPU type x count) that trains it
 // within the limits.
+#include <deque>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -34,6 +35,7 @@ struct FitRequest {
   double tokens_per_param = kChinchillaTokensPerParam;
   std::vector<std::string> candidates;  // hardware mode: GPU types (empty: every priced GPU)
   std::vector<int64_t> counts = {1, 2, 4, 8, 16, 32, 64};
+  double power_limit_fraction = -1.0;  // --power-limit-fraction; < 0: none (the TDP)
   CLI::Option* days_option = nullptr;
   CLI::Option* budget_option = nullptr;
   CLI::Option* gpus_option = nullptr;
@@ -67,9 +69,11 @@ std::string limits_text(const CostOptions& cost) {
   return text;
 }
 
+// `limited` keeps the GPUs under --power-limit-fraction for as long as the options are used.
 std::vector<HardwareOption> candidate_hardware(const Catalog& catalog,
                                                const FitRequest& r,
-                                               const CostOptions& cost) {
+                                               const CostOptions& cost,
+                                               std::deque<GpuSpec>& limited) {
   std::vector<const GpuSpec*> gpus;
   if (!r.gpu.empty()) {
     gpus.push_back(&catalog.gpu(r.gpu));
@@ -81,16 +85,21 @@ std::vector<HardwareOption> candidate_hardware(const Catalog& catalog,
   }
   const std::vector<int64_t> counts =
       r.gpus_option->count() > 0 ? std::vector<int64_t>{r.gpus} : r.counts;
-  return hardware_options(gpus, counts, cost.assumptions);
+  return hardware_options(
+      power_limited(gpus, r.power_limit_fraction, limited), counts, cost.assumptions);
 }
 
 // --model: the hardware options that train the model within the limits, cheapest first.
-FitReport answer_hardware(const Catalog& catalog, const FitRequest& r, const FitOptions& options) {
+FitReport answer_hardware(const Catalog& catalog,
+                          const FitRequest& r,
+                          const FitOptions& options,
+                          std::deque<GpuSpec>& limited) {
   check_hardware_mode_options(r);
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   FitReport report;
   report.hardware_mode = true;
-  report.rows = cheapest_hardware(model, candidate_hardware(catalog, r, options.cost), options);
+  report.rows =
+      cheapest_hardware(model, candidate_hardware(catalog, r, options.cost, limited), options);
   report.question = fmt::format("Hardware that trains {}{}, cheapest ({}) first:",
                                 model.name,
                                 limits_text(options.cost),
@@ -117,12 +126,15 @@ void write_model_file(const std::string& path,
 }
 
 // --gpu and --gpus: the catalog models and the largest compute-optimal model within the limits.
-FitReport answer_what_fits(const Catalog& catalog, const FitRequest& r, const FitOptions& options) {
+FitReport answer_what_fits(const Catalog& catalog,
+                           const FitRequest& r,
+                           const FitOptions& options,
+                           std::deque<GpuSpec>& limited) {
   if (r.gpu.empty() || r.gpus_option->count() == 0)
     throw InputError(
         "fit needs --gpu and --gpus (what fits this hardware) or --model (what "
         "hardware fits this model)");
-  const HardwareOption hardware = candidate_hardware(catalog, r, options.cost).front();
+  const HardwareOption hardware = candidate_hardware(catalog, r, options.cost, limited).front();
   const ModelSpec& family = compute_optimal_template(catalog, r.family);
   // Checks the family and the limits before the catalog's rows are planned.
   compute_optimal_model(family, 2 * options.scaling.d_model_step, options.scaling);
@@ -155,15 +167,18 @@ void run_fit(const GlobalOptions& global, const FitRequest& r) {
     throw InputError("--write-model: the path is empty");
   const Catalog catalog = Catalog::load({global.config_dir});
   FitOptions options;
-  options.cost = build_cost_options(CostRequest{}, catalog);
+  CostRequest cost_request;
+  cost_request.power_limit_fraction = r.power_limit_fraction;
+  options.cost = build_cost_options(cost_request, catalog);
   options.cost.basis = parse_cost_basis(r.basis);
   if (r.days_option->count() > 0) options.cost.max_days = r.days;
   if (r.budget_option->count() > 0) options.cost.budget_usd = r.budget_usd;
   options.plan = cost_plan_options(CostRequest{}, catalog);
   options.scaling.tokens_per_param = r.tokens_per_param;
   const bool hardware_mode = !r.model.empty() || !r.model_file.empty();
-  const FitReport report =
-      hardware_mode ? answer_hardware(catalog, r, options) : answer_what_fits(catalog, r, options);
+  std::deque<GpuSpec> limited;  // --power-limit-fraction's GPUs
+  const FitReport report = hardware_mode ? answer_hardware(catalog, r, options, limited)
+                                         : answer_what_fits(catalog, r, options, limited);
   print_fit(std::cout, report, parse_row_format(r.format));
 }
 
@@ -215,6 +230,11 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, kMaxCountGpus))
       ->capture_default_str();
+  cmd->add_option("--power-limit-fraction",
+                  r->power_limit_fraction,
+                  "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl), as in "
+                  "`gpudays cost` (default: 1, the TDP)")
+      ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
   add_format_option(*cmd, r->format, row_format_names());
   cmd->footer(
       "Times are the planner's best configuration; prices as in `gpudays cost` (docs/paper.md).\n"

@@ -250,6 +250,20 @@ TEST(CostCli, PowerCappedGpusTrainSlowerAndDrawLess) {
   EXPECT_NE(table.out.find("GPUs capped at 0.5 of their TDP: compute at 0.794 of its rate"),
             std::string::npos)
       << table.out;
+  // fit takes the same cap: the same model on the same GPUs takes longer.
+  const auto fit = run_gpudays("fit --gpu a100 --gpus 4 --days 3000 --format json");
+  const auto fit_capped =
+      run_gpudays("fit --gpu a100 --gpus 4 --days 3000 --format json --power-limit-fraction 0.5");
+  ASSERT_EQ(fit_capped.exit_code, 0) << fit_capped.err;
+  const auto days_of = [](const std::string& out) {
+    const nlohmann::json j = nlohmann::json::parse(out);
+    for (const auto& r : j["rows"]) {
+      if (r["model"] == "pythia-160m") return r["training_days"].get<double>();
+    }
+    return 0.0;
+  };
+  EXPECT_GT(days_of(fit.out), 0.0);
+  EXPECT_GT(days_of(fit_capped.out), days_of(fit.out));
   for (const char* bad : {"--power-limit-fraction 0.1",
                           "--power-limit-fraction 1.5",
                           "--power-limit-fraction 0.5 --source bench"}) {
