@@ -230,11 +230,7 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, kMaxCountGpus))
       ->capture_default_str();
-  cmd->add_option("--power-limit-fraction",
-                  r->power_limit_fraction,
-                  "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl), as in "
-                  "`gpudays cost` (default: 1, the TDP)")
-      ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
+  add_power_limit_fraction_option(*cmd, r->power_limit_fraction);
   add_format_option(*cmd, r->format, row_format_names());
   cmd->footer(
       "Times are the planner's best configuration; prices as in `gpudays cost` (docs/paper.md).\n"

@@ -85,6 +85,15 @@ std::string gpu_count_limit_help() {
       kMaxNodes * kShippedLargestMachine);
 }
 
+void add_power_limit_fraction_option(CLI::App& cmd, double& fraction) {
+  cmd.add_option("--power-limit-fraction",
+                 fraction,
+                 "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl): planned "
+                 "compute at the cube root of it, the energy's draw at most it (default: 1, the "
+                 "TDP; planned times only)")
+      ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
+}
+
 void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
   cmd.add_option(
          "--gpus", r.gpus, "GPU types, comma-separated names or aliases (see `gpudays gpus`)")
@@ -133,12 +142,7 @@ void add_cost_request_options(CLI::App& cmd, CostRequest& r) {
                  "Average GPU power draw while training, as a fraction of TDP (default: the cost "
                  "config's; 0.8 as shipped; at most 1, the TDP)")
       ->check(number_check(0.0, kMaxPowerFractionOfTdp, /*low_open=*/true));
-  cmd.add_option("--power-limit-fraction",
-                 r.power_limit_fraction,
-                 "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl): planned "
-                 "compute at the cube root of it, the energy's draw at most it (default: 1, the "
-                 "TDP; --source plan only)")
-      ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
+  add_power_limit_fraction_option(cmd, r.power_limit_fraction);
   cmd.add_option(
          "--amortisation-years",
          r.amortisation_years,

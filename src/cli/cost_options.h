@@ -48,6 +48,9 @@ struct CostRequest {
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);
 
+// --power-limit-fraction (cost, report, fit) into `fraction`, which stays below 0 when not given.
+void add_power_limit_fraction_option(CLI::App& cmd, double& fraction);
+
 // Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,
                                          const std::vector<std::string>& names);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/gpu_spec.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "search_space/search_space.h"
@@ -92,6 +93,13 @@ CostAssumptions load_cost_assumptions(const std::string& path) {
   energy.check_all_used();
   root.check_all_used();
   return a;
+}
+
+std::string describe_power_cap(const EnergyOptions& energy) {
+  if (energy.power_limit_fraction >= 1.0) return "";
+  return fmt::format("GPUs capped at {:g} of their TDP: compute at {:.3f} of its rate",
+                     energy.power_limit_fraction,
+                     GpuSpec::clock_factor_at(energy.power_limit_fraction));
 }
 
 }  // namespace gpudays

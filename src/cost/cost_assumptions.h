@@ -43,6 +43,9 @@ struct EnergyOptions {
   }
 };
 
+// "GPUs capped at 0.7 of their TDP: compute at 0.888 of its rate"; empty without a cap.
+std::string describe_power_cap(const EnergyOptions& energy);
+
 struct AmortisationOptions {
   double years = 5.0;
 };

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "catalog/gpu_spec.h"
 #include "cost/cost_format.h"
 #include "report/report.h"
 #include "rows/cost_rows.h"
@@ -199,11 +198,9 @@ DocList sources_list(const ReportData& data) {
                                    a.energy.power_fraction_of_tdp,
                                    a.power_source));
   if (a.energy.power_limit_fraction < 1.0) {
-    list.items.push_back(fmt::format(
-        "GPUs capped at {:g} of their TDP (--power-limit-fraction): the draw at most that, planned "
-        "compute at {:.3f} of its rate (the cube root: docs/planner.md, \"Power limits\")",
-        a.energy.power_limit_fraction,
-        GpuSpec::clock_factor_at(a.energy.power_limit_fraction)));
+    list.items.push_back(describe_power_cap(a.energy) +
+                         " (--power-limit-fraction; the cube root: docs/planner.md, \"Power "
+                         "limits\"); the draw at most the cap");
   }
   std::set<std::string> seen;
   for (const CostAnalysis& c : data.costs) {

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "catalog/gpu_spec.h"
 #include "common/units.h"
 #include "cost/cost_format.h"
 #include "rows/cost_rows.h"
@@ -94,11 +93,8 @@ void print_assumptions(std::ostream& out, const CostAnalysis& a, const CostOptio
       "and {:g} gCO2/kWh (GPUs only; sources in {})\n",
       s.amortisation.years,
       s.energy.draw_fraction_of_tdp(),
-      s.energy.power_limit_fraction < 1.0
-          ? fmt::format(" (GPUs capped at {:g} of their TDP: compute at {:.3f} of its rate)",
-                        s.energy.power_limit_fraction,
-                        GpuSpec::clock_factor_at(s.energy.power_limit_fraction))
-          : std::string(),
+      s.energy.power_limit_fraction < 1.0 ? " (" + describe_power_cap(s.energy) + ")"
+                                          : std::string(),
       format_usd(s.energy.usd_per_kwh),
       s.energy.grid_gco2_per_kwh,
       s.source_path);
