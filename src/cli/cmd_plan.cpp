@@ -14,6 +14,7 @@
 #include "catalog/host_cpu.h"
 #include "catalog/model_loader.h"
 #include "cli/commands.h"
+#include "cli/cost_options.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "plan/planner.h"
@@ -49,6 +50,7 @@ struct PlanRequest {
   bool compiled = false;
   std::string attention_kernel;    // empty: the model code's (plan/workload.h, attention_kernel)
   double gpu_power_limit_w = 0.0;  // 0: the GPU's TDP
+  double power_limit_fraction = -1.0;  // --power-limit-fraction; < 0: none
   int64_t cpu_cores_per_gpu = InputOptions{}.cpu_cores_per_gpu;
   bool cpu_cores_given = false;
   LinkSettings links;  // --pair-bridge, --peer-to-peer; unset: the partition's, the GPU's
@@ -171,15 +173,27 @@ const GpuSpec& plan_device(const GlobalOptions& global,
   }
 }
 
-// --gpu-power-limit-w names a GPU's limit: refused for the host CPU before its probe runs.
+// The power limit the command line gives, by either flag: the name it was given by.
+const char* power_limit_flag(const PlanRequest& r) {
+  return r.power_limit_fraction >= 0.0 ? "--power-limit-fraction" : "--gpu-power-limit-w";
+}
+
+// A power limit names a GPU's: refused for the host CPU before its probe runs.
 void check_power_limit_device(const PlanRequest& r) {
-  if (r.gpu_power_limit_w > 0.0 && (r.device == "cpu" || is_host_cpu_name(r.gpu))) {
-    throw InputError("--gpu-power-limit-w applies to a GPU, not to --device cpu");
+  const bool limited = r.gpu_power_limit_w > 0.0 || r.power_limit_fraction >= 0.0;
+  if (limited && (r.device == "cpu" || is_host_cpu_name(r.gpu))) {
+    throw InputError(fmt::format("{} applies to a GPU, not to --device cpu", power_limit_flag(r)));
   }
 }
 
-// The device under --gpu-power-limit-w (kept in `limited`), or as it is.
+// The device under --gpu-power-limit-w or --power-limit-fraction (kept in `limited`), or as it
+// is.
 const GpuSpec& with_power_limit(const GpuSpec& gpu, const PlanRequest& r, GpuSpec& limited) {
+  if (r.power_limit_fraction >= 0.0) {  // its range is checked where it is parsed
+    limited = gpu;
+    limited.power_limit_w = r.power_limit_fraction * gpu.tdp_w;
+    return limited;
+  }
   if (r.gpu_power_limit_w <= 0.0) return gpu;
   if (r.gpu_power_limit_w < gpu.tdp_w * GpuSpec::kLowestPowerLimitFraction) {
     throw InputError(fmt::format(
@@ -374,6 +388,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "the cube root of limit / TDP of its rate (docs/planner.md, \"Power limits\"); "
                   "default: the TDP")
       ->check(CLI::Range(1.0, 100000.0));
+  add_power_limit_fraction_option(*cmd, r->power_limit_fraction, /*energy=*/false)
+      ->excludes("--gpu-power-limit-w");
   cmd->add_option("--cpu-adam-params-per-s",
                   r->cpu_adam_params_per_s,
                   "CPU optimizer throughput per node when offloading, parameters/s")

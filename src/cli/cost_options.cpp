@@ -85,12 +85,15 @@ std::string gpu_count_limit_help() {
       kMaxNodes * kShippedLargestMachine);
 }
 
-void add_power_limit_fraction_option(CLI::App& cmd, double& fraction) {
-  cmd.add_option("--power-limit-fraction",
-                 fraction,
-                 "The GPUs' power limit as a fraction of their TDP (nvidia-smi -pl): planned "
-                 "compute at the cube root of it, the energy's draw at most it (default: 1, the "
-                 "TDP; planned times only)")
+CLI::Option* add_power_limit_fraction_option(CLI::App& cmd, double& fraction, bool energy) {
+  return cmd
+      .add_option("--power-limit-fraction",
+                  fraction,
+                  std::string("The GPUs' power limit as a fraction of their TDP (nvidia-smi "
+                              "-pl): planned compute at the cube root of it") +
+                      (energy ? ", the energy's draw at most it (default: 1, the TDP; planned "
+                                "times only)"
+                              : " (default: 1, the TDP)"))
       ->check(number_check(GpuSpec::kLowestPowerLimitFraction, 1.0, /*low_open=*/false));
 }
 

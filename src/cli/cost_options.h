@@ -48,8 +48,9 @@ struct CostRequest {
 
 void add_cost_request_options(CLI::App& cmd, CostRequest& request);
 
-// --power-limit-fraction (cost, report, fit) into `fraction`, which stays below 0 when not given.
-void add_power_limit_fraction_option(CLI::App& cmd, double& fraction);
+// --power-limit-fraction (plan, cost, report, fit) into `fraction`, which stays below 0 when not
+// given; `energy` says that the energy's draw is capped too (the commands that cost energy).
+CLI::Option* add_power_limit_fraction_option(CLI::App& cmd, double& fraction, bool energy = true);
 
 // Catalog GPUs for --gpus (names or aliases; duplicates removed). Throws InputError.
 std::vector<const GpuSpec*> resolve_gpus(const Catalog& catalog,

@@ -54,15 +54,26 @@ std::optional<Suggestion> larger_gpu(const ModelSpec& model,
   std::sort(candidates.begin(), candidates.end(), [](const GpuSpec* a, const GpuSpec* b) {
     return a->purchase_usd < b->purchase_usd;
   });
+  // A power-limited GPU's alternatives run under the same share of their TDP.
+  const GpuSpec& mine = *cluster.gpu;
+  const double limit_fraction =
+      mine.power_limit_w > 0.0 && mine.tdp_w > 0.0 ? mine.power_limit_w / mine.tdp_w : 0.0;
   for (const GpuSpec* g : candidates) {
+    GpuSpec capped = *g;
+    if (limit_fraction > 0.0) capped.power_limit_w = limit_fraction * g->tdp_w;
     Cluster other = cluster;
-    other.gpu = g;
+    other.gpu = &capped;
     if (auto best = best_or_none(model, other, options)) {
-      return Suggestion{
-          SuggestionKind::kLargerGpu,
-          fmt::format(
-              "{} x {} (cheapest GPU with more memory that fits)", cluster.world_size(), g->name),
-          *best};
+      const std::string cap =
+          limit_fraction > 0.0
+              ? fmt::format(", limited to {:.0f}% of its TDP as yours is", 100.0 * limit_fraction)
+              : "";
+      return Suggestion{SuggestionKind::kLargerGpu,
+                        fmt::format("{} x {} (cheapest GPU with more memory that fits{})",
+                                    cluster.world_size(),
+                                    g->name,
+                                    cap),
+                        *best};
     }
   }
   return std::nullopt;

@@ -239,6 +239,37 @@ TEST(Cli, PlanUnderAPowerLimit) {
                      "below a quarter of the h100-sxm's");
   expect_input_error("plan --model pythia-14m --device cpu --gpu-power-limit-w 100",
                      "--gpu-power-limit-w applies to a GPU");
+  // The same limit as a share of the TDP, as cost, report and fit take it; one of the two.
+  const auto share = plan_json_of(pinned_plan("h100") + " --power-limit-fraction 0.5");
+  EXPECT_EQ(share["gpu_power_limit_w"], 350.0);
+  EXPECT_NEAR(share["compute_clock_factor"].get<double>(), std::cbrt(0.5), 1e-12);
+  expect_input_error(pinned_plan("h100") + " --power-limit-fraction 0.5 --gpu-power-limit-w 500",
+                     "excludes");
+  expect_input_error(pinned_plan("h100") + " --power-limit-fraction 0.2", "--power-limit-fraction");
+  expect_input_error("plan --model pythia-14m --device cpu --power-limit-fraction 0.5",
+                     "--power-limit-fraction applies to a GPU");
+}
+
+// When nothing fits a power-limited GPU, the larger GPU it suggests is planned under the same
+// share of its own TDP, and says so.
+TEST(Cli, PlanSuggestsLargerGpusUnderTheSamePowerLimit) {
+  const std::string request = "plan --model pythia-6.9b --gpu rtx-3090 --gpus-per-node 1";
+  const auto capped = plan_json_of(request + " --power-limit-fraction 0.5");
+  const auto free = plan_json_of(request);
+  const auto larger = [](const nlohmann::json& plan) {
+    for (const auto& s : plan["suggestions"]) {
+      if (s["change"].get<std::string>().find("more memory") != std::string::npos) return s;
+    }
+    ADD_FAILURE() << "no larger GPU suggested: " << plan.dump();
+    return nlohmann::json{};
+  };
+  const auto c = larger(capped);
+  const auto f = larger(free);
+  ASSERT_EQ(c["best"]["gpu"], f["best"]["gpu"]);
+  EXPECT_NE(c["change"].get<std::string>().find("limited to 50% of its TDP"), std::string::npos)
+      << c["change"];
+  EXPECT_EQ(f["change"].get<std::string>().find("limited"), std::string::npos) << f["change"];
+  EXPECT_GT(c["best"]["step_time_s"].get<double>(), f["best"]["step_time_s"].get<double>());
 }
 
 // Every predicted time carries the range of the planner's validation residuals, in every format.
