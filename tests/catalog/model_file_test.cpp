@@ -367,8 +367,9 @@ TEST(GpuFile, CeilingFractionsAreBounded) {
   EXPECT_NE(
       gpu_error(tensor, "fraction_of_peak = 1.5").find("fraction_of_peak: must be in (0, 1.2]"),
       std::string::npos);
-  EXPECT_EQ(gpu_error(tensor, tensor + "\nfp32_fraction_of_peak = 0.9"), "");
-  EXPECT_NE(gpu_error(tensor, tensor + "\nfp32_fraction_of_peak = 0")
+  const std::string fp32 = "fp32_fraction_of_peak = 0.98";
+  EXPECT_EQ(gpu_error(fp32, "fp32_fraction_of_peak = 0.9"), "");
+  EXPECT_NE(gpu_error(fp32, "fp32_fraction_of_peak = 0")
                 .find("fp32_fraction_of_peak: must be in (0, 1.2]"),
             std::string::npos);
 }
@@ -384,8 +385,14 @@ TEST(GpuFile, TheMatmulDtypePicksItsCeiling) {
   EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp16, false).ceiling_fraction, 1.08);
   EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, false).ceiling_fraction, 0.69);
   EXPECT_DOUBLE_EQ(matmul_peak(rtx, Precision::kFp32, true).ceiling_fraction, 1.08);  // TF32
-  const GpuSpec& a100 = test::catalog().gpu("a100");  // no fp32 figure: the tensor one
-  EXPECT_DOUBLE_EQ(matmul_peak(a100, Precision::kFp32, false).ceiling_fraction, 0.869);
+  // An A100's SGEMM fills more of its fp32 peak than its best GEMM of the tensor-core peak.
+  const GpuSpec& a100 = test::catalog().gpu("a100");
+  EXPECT_DOUBLE_EQ(matmul_peak(a100, Precision::kFp32, false).ceiling_fraction, 0.98);
+  EXPECT_DOUBLE_EQ(matmul_peak(a100, Precision::kBf16, false).ceiling_fraction, 0.869);
+  // Without an fp32 figure, fp32 takes the tensor-core fraction.
+  const std::string without = replace(read_file(a100.source_path), "fp32_fraction_of_peak", "#");
+  const GpuSpec unmeasured = load_gpu_file(test::write_temp_file("gpu.toml", without));
+  EXPECT_DOUBLE_EQ(matmul_peak(unmeasured, Precision::kFp32, false).ceiling_fraction, 0.869);
 }
 
 // Found by the gpu_toml fuzz target's planning invariant: a positive figure near 0 passed the
