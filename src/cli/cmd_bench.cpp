@@ -55,6 +55,7 @@ void check_flags(const CLI::App& cmd,
                  const BenchRequest& r,
                  const std::vector<std::string>& slurm) {
   refuse_without_slurm(cmd, slurm, r.slurm.submit);
+  if (!r.slurm.submit) check_launch_place(r.launcher, r.nodes, "--nodes");
   if (r.device == "cpu" && !r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
     throw InputError(fmt::format(
         "--device cpu benchmarks the host CPU, not {}: leave out --gpu or --device cpu", r.gpu));

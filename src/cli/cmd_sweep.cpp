@@ -115,6 +115,7 @@ void run_sweep_file(const GlobalOptions& global, SweepRequest& r) {
     throw InputError("sweep runs here with --device cpu, or --gpu NAME (this machine's GPU)");
   }
   if (!global.has_trainer) throw InputError(needs_trainer("`gpudays sweep` here"));
+  check_launch_place(r.grid.here.launcher, r.grid.max_nodes, "--max-nodes");
   const GridRunSummary s =
       run_grid(catalog,
                grid,
@@ -134,6 +135,10 @@ void run_sweep_file(const GlobalOptions& global, SweepRequest& r) {
       s.cells_elsewhere,
       s.trials_run,
       s.trials_reused);
+  if (s.cells_invalid > 0 && s.cells_run + s.cells_complete + s.cells_elsewhere == 0) {
+    throw InputError(
+        fmt::format("no cell of {} is valid: each was skipped (the reasons are above)", grid.path));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The Slurm options of a submitting command.
 #include "cli/slurm_options.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -22,9 +24,12 @@ std::vector<std::string> add_slurm_options(CLI::App& cmd, SlurmRequest& r) {
   cmd.add_flag("--dry-run", r.dry_run, "With --slurm: write and print the sbatch script only");
   cmd.add_option("--cluster", r.cluster_file, "Cluster description (TOML, docs/slurm.md)")
       ->check(CLI::ExistingFile);
-  cmd.add_option("--partition", r.partition, "Slurm partition (default: the cluster's default)");
-  cmd.add_option("--account", r.account, "Slurm account (default: the cluster file's)");
-  cmd.add_option("--qos", r.qos, "Slurm QOS (default: the cluster file's)");
+  cmd.add_option("--partition", r.partition, "Slurm partition (default: the cluster's default)")
+      ->check(sbatch_check(sbatch_value_problem, "NAME"));
+  cmd.add_option("--account", r.account, "Slurm account (default: the cluster file's)")
+      ->check(sbatch_check(sbatch_value_problem, "NAME"));
+  cmd.add_option("--qos", r.qos, "Slurm QOS (default: the cluster file's)")
+      ->check(sbatch_check(sbatch_value_problem, "NAME"));
   cmd.add_option(
       "--time", r.time, "Slurm time limit (M, H:M:S, D-H:M:S; default: the partition's)");
   cmd.add_option("--cpus-per-task", r.cpus_per_task, "CPUs per rank (default: the node's, split)")
@@ -59,6 +64,24 @@ void refuse_without_slurm(const CLI::App& cmd, const std::vector<std::string>& n
     if (cmd.get_option(name)->count() > 0) {
       throw InputError(fmt::format("{} applies only with --slurm", name));
     }
+  }
+}
+
+void check_launch_place(const std::string& launcher, int64_t nodes, const std::string& nodes_flag) {
+  const bool in_job = std::getenv("SLURM_JOB_ID") != nullptr;
+  if (launcher == "srun" && !in_job) {
+    throw InputError(
+        "--launcher srun starts each trial as a job step of a Slurm allocation, and this process "
+        "is in none (no SLURM_JOB_ID): run it inside salloc or sbatch, or give --slurm to submit "
+        "a job");
+  }
+  if (nodes > 1 && launcher != "srun") {
+    throw InputError(fmt::format(
+        "{} {}: trials over several nodes run under srun inside a Slurm job of that many nodes "
+        "(--launcher srun), or give --slurm to submit one; mpirun here starts every rank on this "
+        "host",
+        nodes_flag,
+        nodes));
   }
 }
 

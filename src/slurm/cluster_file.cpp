@@ -122,8 +122,8 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   c.name = root.get_name_or("name", "");
   c.inter_node_gb_per_s =
       optional_figure(root, "inter_node_gb_per_s", kMinInterNodeGbPerS, kMaxInterNodeGbPerS);
-  c.account = root.get_name_or("account", "");
-  c.qos = root.get_name_or("qos", "");
+  c.account = sbatch_value(root, "account");
+  c.qos = sbatch_value(root, "qos");
   c.default_partition = root.get_name_or("default_partition", "");
   const TomlFields partitions = root.table("partitions");
   for (auto&& [name, value] : *(*document)["partitions"].as_table()) {

@@ -76,6 +76,8 @@ std::string escape_control(const std::string& text) {
 void check_job(const SlurmJob& job) {
   if (job.command.empty()) throw InputError("a Slurm job needs a command");
   const std::pair<const char*, const std::string*> values[] = {{"partition", &job.partition},
+                                                               {"account", &job.account},
+                                                               {"qos", &job.qos},
                                                                {"reservation", &job.reservation},
                                                                {"constraint", &job.constraint},
                                                                {"nodelist", &job.nodelist}};

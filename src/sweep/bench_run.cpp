@@ -2,12 +2,15 @@
 #include "sweep/bench_run.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "accuracy/planner_options.h"
 #include "catalog/gpu_loader.h"
+#include "common/error.h"
+#include "results/results_db.h"
 #include "search_space/search_space.h"
 #include "sweep/host_probe.h"
 
@@ -103,6 +106,14 @@ SweepSummary run_bench_here(const std::string& config_dir,
                             const Catalog& catalog,
                             const ModelSpec& model,
                             std::ostream& progress) {
+  // The database's own faults first: the host CPU's probe, which BenchSetup runs, keeps its
+  // result beside the database, and a refused database gets nothing beside it.
+  namespace fs = std::filesystem;
+  if (fs::exists(r.db)) {
+    ResultsDb::open({.path = r.db, .catalog = &catalog});
+  } else if (const fs::path dir = fs::absolute(r.db).parent_path(); !fs::is_directory(dir)) {
+    throw InputError(fmt::format("--db {}: no directory {}", r.db, dir.string()));
+  }
   const BenchSetup setup(config_dir, r, catalog);
   const SweepOptions& options = setup.sweep_options();
   if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);

@@ -169,13 +169,25 @@ void build_model_and_engine(Run& run) {
 
 // Resumes from the newest valid checkpoint (rank 0 chooses; every rank loads the same one).
 int64_t resume(Run& run) {
-  int64_t step = -1;
+  constexpr int64_t kNone = -1;       // no checkpoint: the run starts
+  constexpr int64_t kNoneValid = -2;  // checkpoints, every one failing its check: refused
+  int64_t step = kNone;
   std::optional<FoundCheckpoint> found;
   if (run.comm.rank() == 0) {
     found = latest_checkpoint(run.checkpoints_dir, std::cerr);
-    if (found) step = found->step;
+    if (found)
+      step = found->step;
+    else if (!committed_steps(run.checkpoints_dir).empty())
+      step = kNoneValid;
   }
   run.comm.broadcast(&step, 1, DType::kInt64, 0);
+  if (step == kNoneValid) {
+    // Starting over would train from step 0 beside the run's metrics and over its checkpoints.
+    throw InputError(fmt::format(
+        "--resume: no checkpoint in {} passes its check (each is named above); move them aside "
+        "to start the run over",
+        run.checkpoints_dir));
+  }
   if (step < 0) {
     if (run.comm.rank() == 0) std::cerr << "gpudays: no checkpoint to resume from; starting\n";
     return 0;

@@ -218,6 +218,25 @@ TEST(BenchCli, ComposedPartsOfARealTrialAgreeWithWholeSteps) {
 
 // A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
 // trial with a one-line error, and records nothing.
+// A database that is refused is refused before the host CPU's probe, whose result would be kept
+// beside it: one line, exit 2, nothing new beside it; a missing directory likewise.
+TEST(BenchCli, ARefusedDatabaseGetsNothingBesideIt) {
+  const std::string db = temp_db("not-a-database");
+  std::ofstream(db) << "hello\n";
+  const std::string model = std::string(GPUDAYS_SOURCE_DIR) + "/tests/data/bench-gpt-neox.toml";
+  const ChildResult r = gpudays("bench --model-file " + model + " --device cpu --db " + db);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("is not a gpudays results database"), std::string::npos) << r.err;
+  const std::string sidecar = db.substr(0, db.size() - 3) + ".host-cpu.json";
+  EXPECT_FALSE(std::filesystem::exists(sidecar)) << sidecar;
+  const ChildResult missing =
+      gpudays("bench --model-file " + model + " --device cpu --db " + db + ".d/x.db");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  EXPECT_NE(missing.err.find("no directory"), std::string::npos) << missing.err;
+}
+
 TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
   const std::string db = temp_db("gpudays_bench_cli_cuda");
   const ChildResult r = gpudays("bench --model pythia-14m --device cuda --gpu h200 --db " + db);

@@ -80,6 +80,21 @@ TEST(BenchCli, ReferenceStrategyKeepsTheLargestMicroBatchThatFits) {
 
 // Two cells of 3 trials each; the sweep is killed (SIGKILL) once 2 trials are stored, then run
 // again: it runs only what was missing, and a third run runs nothing.
+// A sweep none of whose cells is valid (free-lunch pinned on the plain preset) is a usage error:
+// exit 2, after the summary that names each skip.
+TEST(SweepCli, ASweepWithNoValidCellExits2) {
+  const std::string file = temp_path("invalid.toml");
+  write_file_atomically(file,
+                        "model_files = [\"" + kModel +
+                            "\"]\ngpus = [\"cpu\"]\nmethods = [\"naive\"]\n[pin]\n"
+                            "free_lunch = true\n");
+  const ChildResult r = gpudays("sweep " + file + " --device cpu --db " + temp_path("none.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 skipped as invalid"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("gpudays: error: no cell of " + file + " is valid"), std::string::npos)
+      << r.err;
+}
+
 TEST(SweepCli, AKilledSweepResumesAndRepeatsNoTrial) {
   const std::string db = temp_path("sweep.db");
   const std::string file = temp_path("tiny.toml");

@@ -100,6 +100,18 @@ TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
   expect_refused(gpu + " --gpus-per-node 8 --dry-run", "8 GPUs per node asked", dir);
   expect_refused(gpu + " --time 3-00:00:00 --dry-run", "above partition 'a100''s limit", dir);
   expect_refused(gpu + " --time 1:2:3:4 --dry-run", "not a Slurm time", dir);
+  // A newline in a value would end the #SBATCH block and run the rest as a shell line.
+  for (const char* flag : {"--qos", "--account", "--partition"}) {
+    expect_refused(gpu + " " + flag + " \"$(printf 'q\\nrm -rf x')\" --dry-run",
+                   "has a space or a control character",
+                   dir);
+  }
+  std::string text = test::read_file(kData + "/slurm-cluster.toml");
+  text.replace(text.find("qos = \"normal\""), 14, "qos = \"q\\nrm -rf x\"");
+  const std::string cluster = test::write_temp_file("newline-cluster.toml", text);
+  expect_refused("--model pythia-160m --gpu a100-80gb-sxm --cluster " + cluster + " --dry-run",
+                 "qos: 'q\\nrm -rf x' has a space or a control character",
+                 dir);
   {
     const ScopedEnv no_controller("SLURM_CONF", "/nonexistent/slurm.conf");
     expect_refused(kTiny + " " + kCluster + " --partition cpu",
@@ -110,6 +122,23 @@ TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
   expect_refused(kTiny + " " + kCluster + " --partition cpu",
                  has_trainer() ? "Slurm is not installed" : kNoTrainer,
                  dir);
+}
+
+// Trials that would run here under srun outside a Slurm allocation, or on several nodes under
+// mpirun, are refused before any runs: no launch failure is stored as a configuration's crash.
+TEST(SlurmCli, TrialsOutsideAnAllocationAreRefusedBeforeAnyRuns) {
+  const ScopedEnv no_job("SLURM_JOB_ID", nullptr);
+  const std::string dir = test::process_temp_dir().fresh_dir("no-allocation");
+  const std::string db = dir + "/results.db";
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {" --gpus-per-node 2 --launcher srun", "no SLURM_JOB_ID"},
+           {" --nodes 2", "--nodes 2: trials over several nodes run under srun"}}) {
+    const auto r = run_gpudays("bench " + kTiny + args + " --db " + db);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(db)) << args;
+  }
 }
 
 TEST(SlurmCli, ATimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {

@@ -125,6 +125,50 @@ std::string write_expected_logits(models::ZooModel& model,
 }
 
 // Llama (grouped-query, untied), Qwen2 (q/k/v biases, tied) and OLMo (no norm weights, tied):
+// --out is new or empty, or replaced whole with --force: an earlier export's files never mix
+// with a later one's; a file, or a directory holding the checkpoint, is refused.
+TEST(HfHandoff, ExportNeverMixesWithAnEarlierExport) {
+  const ModelSpec spec = test::tiny_spec("tiny-gpt-neox");
+  const fs::path dir = test::scratch_dir("hf-handoff-again");
+  write_random_checkpoint(spec, dir / "checkpoints");
+  const std::string checkpoint = (dir / "checkpoints/step-1").string();
+  const fs::path out = dir / "hf";
+  const auto export_hf = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {
+        GPUDAYS_BINARY, "export-hf", "--checkpoint", checkpoint, "--out", out.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_child(argv, ChildOptions{300.0, ""});
+  };
+  ASSERT_EQ(export_hf({"--max-shard-size", "20000"}).exit_code, 0);
+  ASSERT_TRUE(fs::exists(out / "model.safetensors.index.json"));
+  const ChildResult again = export_hf({});
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find("is not empty; choose a new directory or pass --force"),
+            std::string::npos)
+      << again.err;
+  EXPECT_FALSE(fs::exists(out / "model.safetensors")) << "the refused export wrote into --out";
+  const ChildResult forced = export_hf({"--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(fs::exists(out / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(out / "model.safetensors.index.json")) << "a stale index was kept";
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_NE(entry.path().filename().string().rfind("model-", 0), 0u)
+        << "a stale shard was kept: " << entry.path();
+  }
+  std::ofstream(dir / "a-file") << "x";
+  const ChildResult file = run_child(
+      {GPUDAYS_BINARY, "export-hf", "--checkpoint", checkpoint, "--out", (dir / "a-file").string()},
+      ChildOptions{300.0, ""});
+  EXPECT_EQ(file.exit_code, 2) << file.err;
+  EXPECT_NE(file.err.find("exists and is not a directory"), std::string::npos) << file.err;
+  const ChildResult over = run_child(
+      {GPUDAYS_BINARY, "export-hf", "--checkpoint", checkpoint, "--out", dir.string(), "--force"},
+      ChildOptions{300.0, ""});
+  EXPECT_EQ(over.exit_code, 2) << over.err;
+  EXPECT_NE(over.err.find("holds the checkpoint"), std::string::npos) << over.err;
+  EXPECT_TRUE(fs::exists(checkpoint));
+}
+
 // `gpudays export-hf` writes what transformers' from_pretrained loads with no missing or
 // unexpected tensor, in the class config.json names, and the logits are gpudays'.
 TEST(HfHandoff, LlamaFamilyExportsLoadInTransformersWithTheSameLogits) {

@@ -137,6 +137,22 @@ TEST(Workflow, ATruncatedNewestCheckpointFallsBackToThePreviousOne) {
       test::metrics(trained(), "whole"), test::metrics(trained(), "cut"), /*tolerance=*/0.0);
 }
 
+// Every checkpoint truncated: --resume is refused (exit 2, one error line), each named as
+// skipped, and the run directory is left as it was: no run from step 0 beside its metrics.
+TEST(Workflow, ResumeRefusesWhenNoCheckpointPassesItsCheck) {
+  const fs::path out = copy_of_run("all-cut");
+  for (const char* step : {"step-5", "step-10"}) {
+    fs::resize_file(out / "checkpoints" / step / "model.safetensors", 100);
+  }
+  const auto before = test::snapshot(out);
+  const ChildResult r = test::sh(test::train_command(trained(), "all-cut", "--resume"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  test::expect_one_error_line(r.err, {"--resume: no checkpoint in", "passes its check"});
+  EXPECT_NE(r.err.find("step-5: model.safetensors fails its checksum"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("starting"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::snapshot(out) == before) << "the run directory changed";
+}
+
 // A manifest whose step, state or file list is bad is skipped for the checkpoint before it, with a
 // warning naming it; the run then continues with the uninterrupted run's losses.
 TEST(Workflow, BadManifestsAreSkippedForTheCheckpointBefore) {
