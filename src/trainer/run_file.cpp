@@ -173,6 +173,9 @@ RunFile read_run_file(const std::string& path) {
     r.model_file = (std::filesystem::path(path).parent_path() / r.model_file).string();
   }
   if (r.model.empty() && r.model_file.empty()) root.fail("model", "is required (or model_file)");
+  if (!r.model.empty() && !r.model_file.empty()) {
+    root.fail("model", "and model_file both given: give one (the catalog's name or a model file)");
+  }
   r.gpu = root.get_string("gpu");
   r.num_nodes = positive(root, "num_nodes", 1, 1);
   r.gpus_per_node = positive(root, "gpus_per_node", 1, 1);

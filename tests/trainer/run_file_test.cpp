@@ -155,6 +155,13 @@ TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
                                  std::string("[data]\neval_fraction = 1.5\n")}) {
     EXPECT_THROW(read_run_file(test::write_temp_file("bad.toml", base + bad)), InputError) << bad;
   }
+  try {  // one model, named once
+    read_run_file(test::write_temp_file("two-models.toml", "model_file = \"x.toml\"\n" + base));
+    ADD_FAILURE() << "model and model_file both accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model: and model_file both given"), std::string::npos)
+        << e.what();
+  }
 }
 
 // The file's split on the ranks it was written for; on other rank counts the micro-batch is kept
