@@ -47,7 +47,7 @@ CalibrationValue read_value(const TomlFields& t) {
   v.min = finite(t, "min");
   v.max = finite(t, "max");
   v.source = t.get_string("source");
-  t.check_all_used();
+  t.check_all_used("docs/planner.md");
   if (!(v.min <= v.value && v.value <= v.max)) {
     t.fail("value", fmt::format("{} is outside [{}, {}]", v.value, v.min, v.max));
   }
@@ -70,7 +70,7 @@ CalibrationFile load_calibration_file(const std::string& path) {
   if (fit == nullptr) throw InputError(fmt::format("{}: [fit]: missing table", path));
   const TomlFields fit_fields(*fit, path + " [fit]", owner);
   file.method = fit_fields.get_string("method");
-  fit_fields.check_all_used();
+  fit_fields.check_all_used("docs/planner.md");
   const toml::array* constants = (*document)["constants"].as_array();
   if (constants == nullptr || !constants->is_array_of_tables()) {
     throw InputError(fmt::format("{}: constants: missing (one [[constants]] table each)", path));

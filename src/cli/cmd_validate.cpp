@@ -123,7 +123,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"fit", "check"}));
   cmd->add_option("--gpu", r->gpu, "Only the cases on this GPU (name or alias)");
   cmd->add_option(
-      "--case", r->case_name, "Only this case: its name or source/name, as the table lists them");
+         "--case", r->case_name, "Only this case: its name or source/name, as the table lists them")
+      ->check(CLI::Validator(
+          [](std::string& name) { return name.empty() ? std::string("is empty") : ""; }, "NAME"));
   cmd->add_flag("--ops",
                 r->ops,
                 "With --case: also list where a micro-step of the case's planned configuration "

@@ -84,14 +84,14 @@ CostAssumptions load_cost_assumptions(const std::string& path) {
   a.source_path = path;
   const TomlFields base = root.table("base_machine");
   read_base_machines(base, a);
-  base.check_all_used();
+  base.check_all_used("docs/cost.md");
   const TomlFields amortisation = root.table("amortisation");
   read_amortisation(amortisation, a);
-  amortisation.check_all_used();
+  amortisation.check_all_used("docs/cost.md");
   const TomlFields energy = root.table("energy");
   read_energy(energy, a);
-  energy.check_all_used();
-  root.check_all_used();
+  energy.check_all_used("docs/cost.md");
+  root.check_all_used("docs/cost.md");
   return a;
 }
 

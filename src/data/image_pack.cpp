@@ -97,7 +97,14 @@ std::vector<uint8_t> load_square_image(const std::string& path, int64_t size_px,
   int width = 0, height = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load(path.c_str(), &width, &height, &channels, 3), stbi_image_free);
-  if (!pixels) throw InputError(fmt::format("{}: cannot decode: {}", path, stbi_failure_reason()));
+  if (!pixels) {
+    const char* reason = stbi_failure_reason();  // may be empty (a truncated file)
+    throw InputError(fmt::format("{}: cannot decode: {}",
+                                 path,
+                                 reason != nullptr && *reason != '\0'
+                                     ? reason
+                                     : "truncated or not an image stb_image reads"));
+  }
   if (upscaled) *upscaled = std::min(width, height) < size_px;
   const double scale = static_cast<double>(size_px) / std::min(width, height);
   const int resized_w = std::max<int>(size_px, static_cast<int>(std::lround(width * scale)));

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -117,6 +118,10 @@ BpeModelOptions read_model(const json& root, const std::string& path) {
 
 BpeTokenizer BpeTokenizer::load(const std::string& path) {
   using namespace tokenizer_json;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(fmt::format("tokenizer {} is a directory; give its tokenizer.json", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(fmt::format("cannot open tokenizer {}: {}", path, std::strerror(errno)));

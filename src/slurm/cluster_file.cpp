@@ -78,7 +78,7 @@ SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
     }
   }
   p.links = read_link_settings(t);
-  t.check_all_used();
+  t.check_all_used("docs/slurm.md");
   return p;
 }
 
@@ -89,7 +89,7 @@ SlurmLauncherSettings load_launcher(const TomlFields& t) {
   l.srun_args = t.get_string_array_or("srun_args");
   l.setup = t.get_string_array_or("setup");
   l.gres_name = t.get_string_or("gres_name", l.gres_name);
-  t.check_all_used();
+  t.check_all_used("docs/slurm.md");
   return l;
 }
 
@@ -135,7 +135,7 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   if (c.partitions.empty()) root.fail("partitions", "no partition: add [partitions.NAME]");
   if (!c.default_partition.empty()) c.partition(c.default_partition);  // names one of them
   if (const auto launcher = root.table_or_none("launcher")) c.launcher = load_launcher(*launcher);
-  root.check_all_used();
+  root.check_all_used("docs/slurm.md");
   return c;
 }
 

@@ -86,6 +86,10 @@ void check_slurm_dir(const std::string& path) {
 
 std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
   check_slurm_dir(path);
+  std::error_code is_dir;
+  if (std::filesystem::is_directory(path, is_dir)) {
+    throw InputError(fmt::format("{} is a directory, not the jobs file", path));
+  }
   std::vector<SubmittedJob> jobs;
   errno = 0;
   std::ifstream in(path);

@@ -21,7 +21,7 @@ namespace {
 // documented in docs/train.md.
 void check_run_file_keys(const TomlFields& t) {
   try {
-    t.check_all_used();
+    t.check_all_used("docs/train.md");
   } catch (const InputError& e) {
     std::string message = e.what();
     const std::string catalog_doc = "docs/catalog.md";

@@ -115,6 +115,7 @@ TEST(ValidateCli, BadInput) {
   expect_input_error("validate --format xml", "--format");
   expect_input_error("validate --gpu l40s", "no published measurement");
   expect_input_error("validate --gpu ''", "--gpu: an empty name");  // was: every GPU
+  expect_input_error("validate --case ''", "--case: is empty");     // was: every case
 }
 
 // --fit prints calibration.toml: a --format or a --worst it would ignore is refused.

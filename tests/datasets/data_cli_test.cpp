@@ -94,6 +94,11 @@ TEST(DataCli, CorruptFilesExitTwoWithOneLine) {
   EXPECT_EQ(r.err,
             "gpudays: error: " + tokenizer +
                 " has no token '<eos>'; name the end-of-document token with --eod\n");
+  const std::string folder = std::filesystem::path(tokenizer).parent_path().string();
+  r = test::run_gpudays("data tokenize --tokenizer " + folder + " --out " + temp("d") + " " + text);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: tokenizer " + folder + " is a directory; give its tokenizer.json\n");
 }
 
 std::string contents(const std::string& path) {

@@ -196,6 +196,12 @@ TEST(SlurmCli, JobsListsNothingAsJsonAndNamesABadDirectoryOrLine) {
   EXPECT_NE(r.err.find(":1: not a submitted job: the line is not JSON (at column "),
             std::string::npos)
       << r.err;
+  const std::string holder = test::process_temp_dir().fresh_dir("jobs-file-a-dir");
+  std::filesystem::create_directories(jobs_file_path(holder));  // jobs.jsonl a directory
+  r = run_gpudays("jobs --slurm-dir " + holder);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err,
+            "gpudays: error: " + jobs_file_path(holder) + " is a directory, not the jobs file\n");
 }
 
 // bench's Slurm flags without --slurm, and --device cpu with a catalog GPU, are refused (not
