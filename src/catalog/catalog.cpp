@@ -254,6 +254,11 @@ ModelSpec Catalog::resolve_model(const std::string& name, const std::string& fil
     throw InputError("give either --model or --model-file, not both");
   }
   if (!file.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      throw InputError(fmt::format(
+          "model file {} is a directory; give a model TOML file or a config.json", file));
+    }
     ModelSpec m = is_hf_config_path(file) ? load_hf_config(file, models_) : load_model_file(file);
     check_reported_gpu(m, *this);
     return m;

@@ -50,6 +50,7 @@ void set_collective_environment(const Catalog& catalog, const RunFile& run, cons
 void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const RunFile run = read_run_file(r.config);
   const Catalog catalog = Catalog::load({global.config_dir});
+  if (run.gpu != kHostCpuName) catalog.gpu(run.gpu);  // an unknown GPU names the valid ones
   TrainerOptions o;
   o.model = run_model(catalog, run, r.config);
   const std::string data = run_data_path(run, r.data);

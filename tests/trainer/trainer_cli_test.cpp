@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -166,6 +167,27 @@ TEST(TrainCli, UnknownRunFileKeysAndBadDataAreOneLineErrors) {
          " --data /nonexistent.u16 --out " + (g.dir / "out").string());
   EXPECT_EQ(d.exit_code, 2) << d.err;
   EXPECT_EQ(std::count(d.err.begin(), d.err.end(), '\n'), 1) << d.err;
+  // A run file's unknown GPU is named with the valid ones (not "no CUDA support"); a model file
+  // that is a directory is named as one.
+  const std::string run = (g.dir / "run.toml").string();
+  std::ifstream in(run);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  for (const auto& [from, to, needle] :
+       {std::tuple<std::string, std::string, std::string>{
+            "gpu = \"cpu\"", "gpu = \"a1000\"", "unknown GPU 'a1000'"},
+        {"model_file = \"tiny.toml\"",
+         "model_file = \"" + g.dir.string() + "\"",
+         "is a directory; give a model TOML file"}}) {
+    std::string edited = text;
+    ASSERT_NE(edited.find(from), std::string::npos) << from;
+    edited.replace(edited.find(from), from.size(), to);
+    std::ofstream(run) << edited;
+    const ChildResult e = sh(std::string(GPUDAYS_BINARY) + " train --config " + run + " --data " +
+                             g.data + " --out " + (g.dir / "out").string());
+    EXPECT_EQ(e.exit_code, 2) << e.err;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
+    EXPECT_NE(e.err.find(needle), std::string::npos) << e.err;
+  }
 }
 
 TEST(TrainCli, HelpFooterNamesTheRowCommandsOfEveryFormat) {
