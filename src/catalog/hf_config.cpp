@@ -185,7 +185,7 @@ json parse_json(const std::string& path) {
 // The model's name: the hub id it was saved from, else its folder's name.
 std::string name_of(const ConfigFields& c, const std::string& path) {
   const std::string id = c.get_string_or("_name_or_path", "");
-  if (const std::string problem = name_length_problem(id); !problem.empty()) {
+  if (const std::string problem = name_problem(id); !problem.empty()) {
     c.fail("_name_or_path", problem);
   }
   if (!id.empty()) return id;

@@ -23,9 +23,18 @@ const toml::node* as_node(const void* p) {
 
 }  // namespace
 
-std::string name_length_problem(std::string_view name) {
-  if (name.size() <= kMaxNameBytes) return "";
-  return fmt::format("a name of {} bytes; names are at most {} bytes", name.size(), kMaxNameBytes);
+std::string name_problem(std::string_view name) {
+  if (name.size() > kMaxNameBytes) {
+    return fmt::format(
+        "a name of {} bytes; names are at most {} bytes", name.size(), kMaxNameBytes);
+  }
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      return "a name with a control character (a newline, tab or NUL) in it";
+    }
+  }
+  return "";
 }
 
 std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
@@ -132,7 +141,7 @@ std::string TomlFields::get_string_or(std::string_view key, std::string fallback
 
 std::string TomlFields::get_name(std::string_view key) const {
   std::string name = get_string(key);
-  if (const std::string problem = name_length_problem(name); !problem.empty()) fail(key, problem);
+  if (const std::string problem = name_problem(name); !problem.empty()) fail(key, problem);
   return name;
 }
 
@@ -143,7 +152,7 @@ std::string TomlFields::get_name_or(std::string_view key, std::string fallback) 
 std::vector<std::string> TomlFields::get_name_array_or(std::string_view key) const {
   std::vector<std::string> names = get_string_array_or(key);
   for (const std::string& name : names) {
-    if (const std::string problem = name_length_problem(name); !problem.empty()) fail(key, problem);
+    if (const std::string problem = name_problem(name); !problem.empty()) fail(key, problem);
   }
   return names;
 }

@@ -22,8 +22,9 @@ namespace gpudays {
 // Names (of a model, a GPU and its aliases, a cluster and its partitions) are for look-up and
 // display, copied into every row that shows one: at most this many bytes, from a file or a flag.
 inline constexpr size_t kMaxNameBytes = 256;
-// Empty for a name within the bound; else the problem, without the name itself.
-std::string name_length_problem(std::string_view name);
+// Empty for a name within the bound and without control characters (which would break a table
+// row or a script line); else the problem, without the name itself.
+std::string name_problem(std::string_view name);
 
 class TomlFields {
  public:

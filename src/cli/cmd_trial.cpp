@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/json_errors.h"
 #include "engine/device.h"
 #include "sweep/trial_spec.h"
 #include "trial/device_probe.h"
@@ -25,7 +26,7 @@ TrialSpec read_trial_spec(const std::string& path) {
   try {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", path, e.what()));
+    throw InputError(fmt::format("{} {}", path, json_problem(e)));
   }
   return trial_spec_from_json(j);
 }

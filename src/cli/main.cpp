@@ -18,20 +18,25 @@
 
 namespace gpudays {
 
-// CLI11 reports an unknown command as "a subcommand is required"; name it and the choices.
-void check_subcommand(const CLI::App& app, int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
+// CLI11 reports an unknown command as "a subcommand is required"; name it and the choices, at
+// the top level and in a command of commands (`data`).
+void check_subcommand(const CLI::App& app, int argc, char** argv, int from = 1) {
+  for (int i = from; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.empty() || arg[0] == '-') {
-      if (arg == "--config-dir") ++i;  // skip its value
+      if (from == 1 && arg == "--config-dir") ++i;  // skip its value
       continue;
     }
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) {
-      if (sub->get_name() == arg) return;
+      if (sub->get_name() == arg) {
+        if (sub->get_require_subcommand_min() > 0) check_subcommand(*sub, argc, argv, i + 1);
+        return;
+      }
       if (!sub->get_group().empty()) names.push_back(sub->get_name());  // not a hidden one
     }
-    throw InputError(fmt::format("unknown command '{}'; valid: {}", arg, join_choices(names)));
+    const std::string what = from == 1 ? "command" : app.get_name() + " command";
+    throw InputError(fmt::format("unknown {} '{}'; valid: {}", what, arg, join_choices(names)));
   }
 }
 

@@ -168,7 +168,7 @@ void check_name_options(CLI::App& app) {
     option->check(CLI::Validator(
         [](const std::string& name) {
           // An empty name is no name: `validate --gpu ''` read as every GPU.
-          return name.empty() ? std::string("an empty name") : name_length_problem(name);
+          return name.empty() ? std::string("an empty name") : name_problem(name);
         },
         ""));
   }

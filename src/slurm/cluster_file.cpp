@@ -122,12 +122,14 @@ SlurmCluster load_slurm_cluster(const std::string& path) {
   c.name = root.get_name_or("name", "");
   c.inter_node_gb_per_s =
       optional_figure(root, "inter_node_gb_per_s", kMinInterNodeGbPerS, kMaxInterNodeGbPerS);
-  c.account = sbatch_value(root, "account");
-  c.qos = sbatch_value(root, "qos");
+  c.account = root.get_name_or("account", "");  // a name, and one word for sbatch:
+  c.qos = root.get_name_or("qos", "");
+  sbatch_value(root, "account");
+  sbatch_value(root, "qos");
   c.default_partition = root.get_name_or("default_partition", "");
   const TomlFields partitions = root.table("partitions");
   for (auto&& [name, value] : *(*document)["partitions"].as_table()) {
-    if (const std::string problem = name_length_problem(name.str()); !problem.empty()) {
+    if (const std::string problem = name_problem(name.str()); !problem.empty()) {
       partitions.fail(fmt::format("{}...", name.str().substr(0, 32)), problem);
     }
     c.partitions.push_back(load_partition(partitions.table(name.str()), std::string(name.str())));

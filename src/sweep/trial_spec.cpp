@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/json_errors.h"
 #include "common/json_fields.h"
 #include "common/output_files.h"
 #include "search_space/method_fields.h"
@@ -119,7 +120,7 @@ TrialSpec trial_spec_from_json(const nlohmann::json& j) {
     check_spec(s);
     return s;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("bad trial specification: {}", e.what()));
+    throw InputError(fmt::format("bad trial specification: it {}", json_problem(e)));
   }
 }
 
@@ -175,7 +176,7 @@ TrialMeasurement parse_trial_output(const std::string& text) {
     r.torch_version = j.value("torch_version", "");
     return r;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("the trial's result is not valid JSON: {}", e.what()));
+    throw InputError(fmt::format("the trial's result {}", json_problem(e)));
   }
 }
 

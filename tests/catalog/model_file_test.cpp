@@ -215,6 +215,13 @@ TEST(ModelFile, ANameLongerThanTheBoundIsRefused) {
   EXPECT_EQ(error.find("nnnn"), std::string::npos) << error;
   const std::string at_bound(kMaxNameBytes, 'n');
   EXPECT_EQ(load_error(replace(pythia_70m(), "pythia-70m\"", at_bound + "\"")), "");
+  // A newline or NUL in a name would break every table row and script line that shows it.
+  for (const char* escaped : {"a\\nb", "a\\u0000b", "a\\tb"}) {
+    const std::string e =
+        load_error(replace(pythia_70m(), "pythia-70m\"", escaped + std::string("\"")));
+    EXPECT_NE(e.find("model.toml: name: a name with a control character"), std::string::npos)
+        << escaped << ": " << e;
+  }
 }
 
 // A file past any of gpudays' is refused by its size, before the parser holds it several times

@@ -94,6 +94,14 @@ TEST(Cli, NothingFitsSaysWhatWould) {
 }
 
 // The planner and the cost model name no flags: the command line adds them to their answers.
+// A mistyped command, at the top or in `data`, is named with the valid ones (CLI11 alone says
+// "A subcommand is required").
+TEST(Cli, UnknownCommandsAreNamedWithTheValidOnes) {
+  expect_input_error("plna", "unknown command 'plna'; valid: models, gpus, plan");
+  expect_input_error("data pack-images", "unknown data command 'pack-images'; valid: tokenize");
+  expect_input_error("data", "A subcommand is required");
+}
+
 TEST(Cli, FlagsInMessagesAreTheCommandLines) {
   expect_input_error("best --model pythia-1b --gpu a100 --db /nonexistent/gpudays.db",
                      "no results database at /nonexistent/gpudays.db (run `gpudays bench` "
@@ -466,8 +474,9 @@ TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
   expect_input_error("plan --model pythia-1b --gpu a100 --sharding ''",
                      "--sharding: an empty value");
   expect_input_error("plan --model '' --gpu a100", "--model: an empty name");
-  // A newline typed into a name (inside the shell's quotes) is written as \n: still one line.
-  expect_input_error("plan --model 'pythia\nbogus' --gpu a100", "unknown model 'pythia\\nbogus'");
+  // A newline typed into a name (inside the shell's quotes) is refused as such, in one line.
+  expect_input_error("plan --model 'pythia\nbogus' --gpu a100",
+                     "--model: a name with a control character (a newline, tab or NUL) in it");
   // Every error is one line, a results database's or a missing tool's too.
   expect_input_error("results --db 'x\ny.db' --model pythia-160m", "x\\ny.db");
   // A flag that only shapes another mode says so rather than being ignored.

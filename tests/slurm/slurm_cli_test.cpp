@@ -110,7 +110,12 @@ TEST(SlurmCli, BadInputIsRefusedBeforeSubmission) {
   text.replace(text.find("qos = \"normal\""), 14, "qos = \"q\\nrm -rf x\"");
   const std::string cluster = test::write_temp_file("newline-cluster.toml", text);
   expect_refused("--model pythia-160m --gpu a100-80gb-sxm --cluster " + cluster + " --dry-run",
-                 "qos: 'q\\nrm -rf x' has a space or a control character",
+                 "qos: a name with a control character (a newline, tab or NUL) in it",
+                 dir);
+  text.replace(text.find("qos = \"q\\nrm -rf x\""), 19, "qos = \"q rm\"");
+  const std::string spaced = test::write_temp_file("spaced-cluster.toml", text);
+  expect_refused("--model pythia-160m --gpu a100-80gb-sxm --cluster " + spaced + " --dry-run",
+                 "qos: 'q rm' has a space or a control character",
                  dir);
   {
     const ScopedEnv no_controller("SLURM_CONF", "/nonexistent/slurm.conf");
