@@ -28,9 +28,11 @@ struct CostCommandRequest {
   CLI::Option* max_days_option = nullptr;
   CLI::Option* budget_option = nullptr;
   CostRequest cost;
+  CLI::Option* db_option = nullptr;
 };
 
 void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
+  refuse_db_without_bench(r.db_option, r.source);
   const Catalog catalog = Catalog::load({global.config_dir});
   const ModelSpec model = catalog.resolve_model(r.model, r.model_file);
   CostOptions cost = build_cost_options(r.cost, catalog);
@@ -84,7 +86,8 @@ void add_cost_command(CLI::App& app, const GlobalOptions& global) {
                   "(the fastest measured trial in --db)")
       ->check(CLI::IsMember({"plan", "bench"}))
       ->capture_default_str();
-  cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
+  r->db_option =
+      cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
   cmd->add_option("--methods", r->methods, "Planner method preset: naive, free-lunch or all")
       ->check(CLI::IsMember({"naive", "free-lunch", "all"}))
       ->capture_default_str();

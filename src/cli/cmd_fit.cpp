@@ -229,7 +229,8 @@ void add_fit_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--counts", r->counts, "GPU counts for --model; " + gpu_count_limit_help())
       ->delimiter(',')
       ->check(CLI::Range(int64_t{1}, kMaxCountGpus))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(r->gpus_option);  // one count, or several to search
   add_power_limit_fraction_option(*cmd, r->power_limit_fraction);
   add_format_option(*cmd, r->format, row_format_names());
   cmd->footer(

@@ -21,6 +21,7 @@ struct PaperRequest {
   std::string methods = "all";
   std::string format = "table";
   std::string rule = "gpudays";
+  CLI::Option* db_option = nullptr;
 };
 
 void print_paper_table(std::ostream& out,
@@ -43,6 +44,7 @@ void print_paper_table(std::ostream& out,
 }
 
 void run_paper(const GlobalOptions& global, const PaperRequest& r) {
+  refuse_db_without_bench(r.db_option, r.source);
   const Catalog catalog = Catalog::load({global.config_dir});
   TimeSourceOptions source_options;
   source_options.kind = parse_source_flag(r.source);
@@ -86,7 +88,8 @@ void add_paper_command(CLI::App& app, const GlobalOptions& global) {
                   "fastest measured trial in --db)")
       ->check(CLI::IsMember({"plan", "bench"}))
       ->capture_default_str();
-  cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
+  r->db_option =
+      cmd->add_option("--db", r->db, "Results database for --source bench")->capture_default_str();
   cmd->add_option("--rule",
                   r->rule,
                   "With --source bench: whose measurements: gpudays (the fastest trial of "

@@ -97,4 +97,8 @@ CLI::Option* add_format_option(CLI::App& cmd,
                                std::string& format,
                                const std::vector<std::string>& choices);
 
+// --db (`db_option`) gives measured trials to --source bench: given with --source plan, which
+// reads none, InputError (the flag would do nothing).
+void refuse_db_without_bench(const CLI::Option* db_option, const std::string& source);
+
 }  // namespace gpudays

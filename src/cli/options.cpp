@@ -323,4 +323,11 @@ void add_pin_options(CLI::App& cmd, PinFlags& flags) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
+void refuse_db_without_bench(const CLI::Option* db_option, const std::string& source) {
+  if (source == "plan" && db_option->count() > 0) {
+    throw InputError(
+        "--db gives measured trials to --source bench; --source plan (the default) reads none");
+  }
+}
+
 }  // namespace gpudays

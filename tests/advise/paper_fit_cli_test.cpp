@@ -158,6 +158,10 @@ TEST(FitCli, OptionsThatWouldDoNothingAreRefused) {
        "compute-optimal family 'vit' is a vit model, not a transformer language model"},
       {"fit --gpu a100 --gpus 32776 --days 30", "the planner takes at most 4096 nodes"},
       {"fit --model pythia-1b --days 30 --counts 8,32776", "the planner takes at most 4096 nodes"},
+      {"fit --gpu a100 --gpus 8 --counts 5 --days 30", "--gpus excludes --counts"},
+      {"cost --model pythia-1b --db gpudays.db",
+       "--db gives measured trials to --source bench; --source plan (the default) reads none"},
+      {"paper --source plan --db gpudays.db", "--db gives measured trials to --source bench"},
   };
   for (const auto& [args, needle] : cases) {
     const auto r = run_gpudays(args);
