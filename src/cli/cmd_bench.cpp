@@ -60,6 +60,7 @@ void check_flags(const CLI::App& cmd,
     throw InputError(fmt::format(
         "--device cpu benchmarks the host CPU, not {}: leave out --gpu or --device cpu", r.gpu));
   }
+  if (r.device == "cpu") refuse_links_on_cpu(r.links);
   check_output_file(r.db, "--db");
 }
 

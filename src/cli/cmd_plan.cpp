@@ -237,7 +237,10 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
   GpuSpec host;
   GpuSpec limited;
   const GpuSpec& gpu = with_power_limit(plan_device(global, catalog, r, host), r, limited);
-  if (gpu.kind == DeviceKind::kGpu) check_links_possible(gpu, r.links);
+  if (gpu.kind == DeviceKind::kGpu)
+    check_links_possible(gpu, r.links);
+  else
+    refuse_links_on_cpu(r.links);
   if (r.no_calibration && r.db_given && gpu.kind == DeviceKind::kGpu) {
     // (On the host CPU, --db also says where its probe is kept: both have a use.)
     throw InputError(

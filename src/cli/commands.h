@@ -97,6 +97,9 @@ CLI::Option* add_format_option(CLI::App& cmd,
                                std::string& format,
                                const std::vector<std::string>& choices);
 
+// --pair-bridge and --peer-to-peer name GPU links: InputError when given for the host CPU.
+void refuse_links_on_cpu(const LinkSettings& links);
+
 // --db (`db_option`) gives measured trials to --source bench: given with --source plan, which
 // reads none, InputError (the flag would do nothing).
 void refuse_db_without_bench(const CLI::Option* db_option, const std::string& source);

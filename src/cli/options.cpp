@@ -323,6 +323,13 @@ void add_pin_options(CLI::App& cmd, PinFlags& flags) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
 }
 
+void refuse_links_on_cpu(const LinkSettings& links) {
+  if (links.pair_bridge || links.peer_to_peer) {
+    throw InputError(fmt::format("{} names the links between GPUs, not the host CPU's ranks",
+                                 links.pair_bridge ? "--pair-bridge" : "--peer-to-peer"));
+  }
+}
+
 void refuse_db_without_bench(const CLI::Option* db_option, const std::string& source) {
   if (source == "plan" && db_option->count() > 0) {
     throw InputError(

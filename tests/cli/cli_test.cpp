@@ -102,6 +102,18 @@ TEST(Cli, UnknownCommandsAreNamedWithTheValidOnes) {
   expect_input_error("data", "A subcommand is required");
 }
 
+// GPU link flags for the host CPU would do nothing: refused, in plan and bench alike.
+TEST(Cli, GpuLinkFlagsAreRefusedForTheHostCpu) {
+  const std::string model = std::string(GPUDAYS_TEST_DATA_DIR) + "/bench-gpt-neox.toml";
+  expect_input_error("plan --model-file " + model + " --device cpu --pair-bridge on",
+                     "--pair-bridge names the links between GPUs, not the host CPU's ranks");
+  const std::string db = test::write_temp_file("links.db", "");
+  std::filesystem::remove(db);
+  expect_input_error("bench --model-file " + model + " --device cpu --peer-to-peer off --db " + db,
+                     "--peer-to-peer names the links between GPUs");
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 TEST(Cli, FlagsInMessagesAreTheCommandLines) {
   expect_input_error("best --model pythia-1b --gpu a100 --db /nonexistent/gpudays.db",
                      "no results database at /nonexistent/gpudays.db (run `gpudays bench` "
