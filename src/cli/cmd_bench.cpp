@@ -61,6 +61,14 @@ void check_flags(const CLI::App& cmd,
         "--device cpu benchmarks the host CPU, not {}: leave out --gpu or --device cpu", r.gpu));
   }
   if (r.device == "cpu") refuse_links_on_cpu(r.links);
+  if (cmd.get_option("--timing")->count() > 0 && r.strategy == "reference") {
+    throw InputError(
+        "--timing: --strategy reference times by its own rule (accumulation x one micro-step + "
+        "the optimizer)");
+  }
+  if (cmd.get_option("--srun-mpi")->count() > 0 && r.launcher != "srun" && !r.slurm.submit) {
+    throw InputError("--srun-mpi applies with --launcher srun (or --slurm)");
+  }
   check_output_file(r.db, "--db");
 }
 

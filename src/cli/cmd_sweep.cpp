@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "rows/sweep_summary.h"
+#include "sweep/bench_run.h"
 #include "sweep/grid_run.h"
 #include "sweep/sweep_job.h"
 
@@ -116,6 +117,7 @@ void run_sweep_file(const GlobalOptions& global, SweepRequest& r) {
   }
   if (!global.has_trainer) throw InputError(needs_trainer("`gpudays sweep` here"));
   check_launch_place(r.grid.here.launcher, r.grid.max_nodes, "--max-nodes");
+  check_results_db_path(r.grid.here.db, catalog);  // once, not as each cell's fault
   const GridRunSummary s =
       run_grid(catalog,
                grid,

@@ -68,17 +68,17 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   std::optional<RunDirectoryClaim> claim;
   if (comm->rank() == 0) claim.emplace(r.out, r.resume);
   o.config = configuration_on(run, comm->size());
+  // Said where it differs from the file's (given for another rank count, or its default of 1).
   if (comm->rank() == 0 && o.config.grad_acc_steps != run.grad_acc_steps) {
     std::cerr << fmt::format(
         "gpudays: note: accumulating {} micro-batch{} of {} on {} rank{} to make the global "
-        "batch of {} (the run file says grad_acc_steps = {})\n",
+        "batch of {}\n",
         o.config.grad_acc_steps,
         o.config.grad_acc_steps == 1 ? "" : "es",
         run.micro_batch_size,
         comm->size(),
         comm->size() == 1 ? "" : "s",
-        run.global_batch,
-        run.grad_acc_steps);
+        run.global_batch);
   }
   o.settings = run.train;
   o.eval_fraction = run.data.eval_fraction;

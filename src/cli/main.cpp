@@ -24,7 +24,7 @@ void check_subcommand(const CLI::App& app, int argc, char** argv, int from = 1) 
   for (int i = from; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.empty() || arg[0] == '-') {
-      if (from == 1 && arg == "--config-dir") ++i;  // skip its value
+      if (arg == "--config-dir") ++i;  // skip its value (it may follow a command: fallthrough)
       continue;
     }
     std::vector<std::string> names;

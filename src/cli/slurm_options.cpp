@@ -75,6 +75,17 @@ void check_launch_place(const std::string& launcher, int64_t nodes, const std::s
         "is in none (no SLURM_JOB_ID): run it inside salloc or sbatch, or give --slurm to submit "
         "a job");
   }
+  if (const char* job_nodes = std::getenv("SLURM_JOB_NUM_NODES"); in_job && job_nodes) {
+    char* end = nullptr;
+    const long allocated = std::strtol(job_nodes, &end, 10);
+    if (end != job_nodes && *end == '\0' && allocated > 0 && nodes > allocated) {
+      throw InputError(fmt::format("{} {}: this Slurm allocation has {} node{}",
+                                   nodes_flag,
+                                   nodes,
+                                   allocated,
+                                   allocated == 1 ? "" : "s"));
+    }
+  }
   if (nodes > 1 && launcher != "srun") {
     throw InputError(fmt::format(
         "{} {}: trials over several nodes run under srun inside a Slurm job of that many nodes "

@@ -101,6 +101,15 @@ double bench_time_bound_s(const PlanResult& prediction, int64_t timed_steps, std
   return total_s;
 }
 
+void check_results_db_path(const std::string& db, const Catalog& catalog) {
+  namespace fs = std::filesystem;
+  if (fs::exists(db)) {
+    ResultsDb::open({.path = db, .catalog = &catalog});
+  } else if (const fs::path dir = fs::absolute(db).parent_path(); !fs::is_directory(dir)) {
+    throw InputError(fmt::format("--db {}: no directory {}", db, dir.string()));
+  }
+}
+
 SweepSummary run_bench_here(const std::string& config_dir,
                             const BenchRequest& r,
                             const Catalog& catalog,
@@ -108,12 +117,7 @@ SweepSummary run_bench_here(const std::string& config_dir,
                             std::ostream& progress) {
   // The database's own faults first: the host CPU's probe, which BenchSetup runs, keeps its
   // result beside the database, and a refused database gets nothing beside it.
-  namespace fs = std::filesystem;
-  if (fs::exists(r.db)) {
-    ResultsDb::open({.path = r.db, .catalog = &catalog});
-  } else if (const fs::path dir = fs::absolute(r.db).parent_path(); !fs::is_directory(dir)) {
-    throw InputError(fmt::format("--db {}: no directory {}", r.db, dir.string()));
-  }
+  check_results_db_path(r.db, catalog);
   const BenchSetup setup(config_dir, r, catalog);
   const SweepOptions& options = setup.sweep_options();
   if (!options.stderr_dir.empty()) check_stderr_dir(options.stderr_dir);

@@ -44,6 +44,10 @@ class BenchSetup {
 // forecast); `what` says how it was made.
 double bench_time_bound_s(const PlanResult& prediction, int64_t timed_steps, std::string& what);
 
+// The results database --db names, before anything is written beside it: an existing file must be
+// a results database (opened, not changed), a new one needs its directory. InputError.
+void check_results_db_path(const std::string& db, const Catalog& catalog);
+
 // Runs the request's sweep here (trials as child processes, results into r.db), with progress
 // lines on `progress`. Throws InputError for a bad request and EnvironmentError when the device
 // cannot run trials, before any trial runs.

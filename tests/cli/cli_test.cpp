@@ -93,13 +93,16 @@ TEST(Cli, NothingFitsSaysWhatWould) {
             "--methods all (checkpointing, sharding, offloading)");
 }
 
-// The planner and the cost model name no flags: the command line adds them to their answers.
 // A mistyped command, at the top or in `data`, is named with the valid ones (CLI11 alone says
 // "A subcommand is required").
 TEST(Cli, UnknownCommandsAreNamedWithTheValidOnes) {
   expect_input_error("plna", "unknown command 'plna'; valid: models, gpus, plan");
   expect_input_error("data pack-images", "unknown data command 'pack-images'; valid: tokenize");
   expect_input_error("data", "A subcommand is required");
+  // The global option's value after `data` is not taken for its command.
+  const auto inspect = run_gpudays("data --config-dir " + std::string(GPUDAYS_TEST_DATA_DIR) +
+                                   "/../../configs inspect /nonexistent-prefix");
+  EXPECT_EQ(inspect.err.find("unknown data command"), std::string::npos) << inspect.err;
 }
 
 // GPU link flags for the host CPU would do nothing: refused, in plan and bench alike.
@@ -114,6 +117,7 @@ TEST(Cli, GpuLinkFlagsAreRefusedForTheHostCpu) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// The planner and the cost model name no flags: the command line adds them to their answers.
 TEST(Cli, FlagsInMessagesAreTheCommandLines) {
   expect_input_error("best --model pythia-1b --gpu a100 --db /nonexistent/gpudays.db",
                      "no results database at /nonexistent/gpudays.db (run `gpudays bench` "

@@ -216,8 +216,6 @@ TEST(BenchCli, ComposedPartsOfARealTrialAgreeWithWholeSteps) {
   }();
 }
 
-// A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
-// trial with a one-line error, and records nothing.
 // A database that is refused is refused before the host CPU's probe, whose result would be kept
 // beside it: one line, exit 2, nothing new beside it; a missing directory likewise.
 TEST(BenchCli, ARefusedDatabaseGetsNothingBesideIt) {
@@ -237,6 +235,8 @@ TEST(BenchCli, ARefusedDatabaseGetsNothingBesideIt) {
   EXPECT_NE(missing.err.find("no directory"), std::string::npos) << missing.err;
 }
 
+// A CUDA trial in a build without CUDA (or on a machine without a GPU) stops the bench before any
+// trial with a one-line error, and records nothing.
 TEST(BenchCli, CudaWithoutCudaIsOneCleanLine) {
   const std::string db = temp_db("gpudays_bench_cli_cuda");
   const ChildResult r = gpudays("bench --model pythia-14m --device cuda --gpu h200 --db " + db);

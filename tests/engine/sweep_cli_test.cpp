@@ -78,8 +78,6 @@ TEST(BenchCli, ReferenceStrategyKeepsTheLargestMicroBatchThatFits) {
   EXPECT_EQ(gpudays("best --model-file " + kModel + " --gpu cpu --db " + db).exit_code, 2);
 }
 
-// Two cells of 3 trials each; the sweep is killed (SIGKILL) once 2 trials are stored, then run
-// again: it runs only what was missing, and a third run runs nothing.
 // A sweep none of whose cells is valid (free-lunch pinned on the plain preset) is a usage error:
 // exit 2, after the summary that names each skip.
 TEST(SweepCli, ASweepWithNoValidCellExits2) {
@@ -93,8 +91,16 @@ TEST(SweepCli, ASweepWithNoValidCellExits2) {
   EXPECT_NE(r.out.find("1 skipped as invalid"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("gpudays: error: no cell of " + file + " is valid"), std::string::npos)
       << r.err;
+  // A --db that cannot be is the database's fault, said once, not each cell's.
+  const std::string nowhere = temp_path("no-such-dir") + "/x.db";
+  const ChildResult db = gpudays("sweep " + file + " --device cpu --db " + nowhere);
+  EXPECT_EQ(db.exit_code, 2) << db.err;
+  EXPECT_NE(db.err.find("--db " + nowhere + ": no directory"), std::string::npos) << db.err;
+  EXPECT_EQ(db.out.find("skipped"), std::string::npos) << db.out;
 }
 
+// Two cells of 3 trials each; the sweep is killed (SIGKILL) once 2 trials are stored, then run
+// again: it runs only what was missing, and a third run runs nothing.
 TEST(SweepCli, AKilledSweepResumesAndRepeatsNoTrial) {
   const std::string db = temp_path("sweep.db");
   const std::string file = temp_path("tiny.toml");

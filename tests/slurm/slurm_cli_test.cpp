@@ -144,6 +144,13 @@ TEST(SlurmCli, TrialsOutsideAnAllocationAreRefusedBeforeAnyRuns) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(db)) << args;
   }
+  // Inside an allocation: more nodes than it holds are refused as well.
+  const ScopedEnv job("SLURM_JOB_ID", "42");
+  const ScopedEnv one_node("SLURM_JOB_NUM_NODES", "1");
+  const auto r = run_gpudays("bench " + kTiny + " --nodes 2 --launcher srun --db " + db);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--nodes 2: this Slurm allocation has 1 node"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
 }
 
 TEST(SlurmCli, ATimeLimitBelowThePlansEstimateWarnsWithTheNumbers) {

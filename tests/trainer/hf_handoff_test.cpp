@@ -124,7 +124,6 @@ std::string write_expected_logits(models::ZooModel& model,
   return expected;
 }
 
-// Llama (grouped-query, untied), Qwen2 (q/k/v biases, tied) and OLMo (no norm weights, tied):
 // --out is new or empty, or replaced whole with --force: an earlier export's files never mix
 // with a later one's; a file, or a directory holding the checkpoint, is refused.
 TEST(HfHandoff, ExportNeverMixesWithAnEarlierExport) {
@@ -167,8 +166,32 @@ TEST(HfHandoff, ExportNeverMixesWithAnEarlierExport) {
   EXPECT_EQ(over.exit_code, 2) << over.err;
   EXPECT_NE(over.err.find("holds the checkpoint"), std::string::npos) << over.err;
   EXPECT_TRUE(fs::exists(checkpoint));
+  // --force replaces an earlier export only, never a folder of other files.
+  std::ofstream(out / "notes.txt") << "mine";
+  const ChildResult others = export_hf({"--force"});
+  EXPECT_EQ(others.exit_code, 2) << others.err;
+  EXPECT_NE(others.err.find("holds notes.txt, which an export does not write"), std::string::npos)
+      << others.err;
+  EXPECT_TRUE(fs::exists(out / "notes.txt"));
+  EXPECT_TRUE(fs::exists(out / "model.safetensors"));
+  // An existing empty folder reached through a link (a mounted volume, ".") keeps its place: the
+  // export lands in the folder, the link stays a link.
+  fs::create_directories(dir / "volume");
+  fs::create_symlink(dir / "volume", dir / "link");
+  const ChildResult linked = run_child(
+      {GPUDAYS_BINARY, "export-hf", "--checkpoint", checkpoint, "--out", (dir / "link").string()},
+      ChildOptions{300.0, ""});
+  ASSERT_EQ(linked.exit_code, 0) << linked.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "link"));
+  EXPECT_TRUE(fs::exists(dir / "volume/model.safetensors"));
+  EXPECT_TRUE(fs::exists(dir / "volume/config.json"));
+  for (const auto& entry : fs::directory_iterator(dir / "volume")) {
+    EXPECT_EQ(entry.path().filename().string().rfind(".export-hf", 0), std::string::npos)
+        << "staging left behind: " << entry.path();
+  }
 }
 
+// Llama (grouped-query, untied), Qwen2 (q/k/v biases, tied) and OLMo (no norm weights, tied):
 // `gpudays export-hf` writes what transformers' from_pretrained loads with no missing or
 // unexpected tensor, in the class config.json names, and the logits are gpudays'.
 TEST(HfHandoff, LlamaFamilyExportsLoadInTransformersWithTheSameLogits) {
