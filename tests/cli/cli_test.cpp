@@ -105,8 +105,9 @@ TEST(Cli, UnknownCommandsAreNamedWithTheValidOnes) {
   EXPECT_EQ(inspect.err.find("unknown data command"), std::string::npos) << inspect.err;
 }
 
-// GPU link flags for the host CPU would do nothing: refused, in plan and bench alike.
-TEST(Cli, GpuLinkFlagsAreRefusedForTheHostCpu) {
+// Flags that would do nothing are refused: GPU links for the host CPU (plan and bench alike), a
+// timing the reference strategy overrides, srun's MPI without srun.
+TEST(Cli, FlagsThatWouldDoNothingAreRefused) {
   const std::string model = std::string(GPUDAYS_TEST_DATA_DIR) + "/bench-gpt-neox.toml";
   expect_input_error("plan --model-file " + model + " --device cpu --pair-bridge on",
                      "--pair-bridge names the links between GPUs, not the host CPU's ranks");
@@ -114,6 +115,13 @@ TEST(Cli, GpuLinkFlagsAreRefusedForTheHostCpu) {
   std::filesystem::remove(db);
   expect_input_error("bench --model-file " + model + " --device cpu --peer-to-peer off --db " + db,
                      "--peer-to-peer names the links between GPUs");
+  EXPECT_FALSE(std::filesystem::exists(db));
+  // The reference strategy's own timing, and srun's MPI option without srun.
+  expect_input_error("bench --model-file " + model +
+                         " --device cpu --strategy reference --timing whole --db " + db,
+                     "--timing: --strategy reference times by its own rule");
+  expect_input_error("bench --model-file " + model + " --device cpu --srun-mpi pmix --db " + db,
+                     "--srun-mpi applies with --launcher srun (or --slurm)");
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
