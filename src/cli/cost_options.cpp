@@ -74,6 +74,22 @@ PriceOverrides flag_prices(const CostRequest& r) {
   return flags;
 }
 
+// A --price or --cloud-price for a GPU that is not costed would do nothing (a typo of --gpus, most
+// often): InputError naming the flag.
+void refuse_prices_not_costed(const PriceOverrides& flags,
+                              const std::vector<const GpuSpec*>& gpus) {
+  for (const auto* prices : {&flags.purchase_usd, &flags.cloud_usd_per_gpu_hour}) {
+    for (const auto& [name, price] : *prices) {
+      const bool costed =
+          std::any_of(gpus.begin(), gpus.end(), [&](const GpuSpec* g) { return g->name == name; });
+      if (!costed) {
+        throw InputError(
+            fmt::format("{}: {} is not among the GPUs costed (--gpus)", price.origin, name));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string gpu_count_limit_help() {
@@ -236,6 +252,7 @@ CostOptions build_cost_options(const CostRequest& r, const Catalog& catalog) {
   const PriceOverrides file =
       r.price_file.empty() ? PriceOverrides{} : load_price_file(r.price_file);
   const PriceOverrides flags = canonical_price_overrides(flag_prices(r), catalog);
+  refuse_prices_not_costed(flags, resolve_gpus(catalog, r.gpus));
   cost.price_overrides =
       merge_price_overrides(merge_price_overrides(cluster_prices(r.cluster_file, catalog, flags),
                                                   canonical_price_overrides(file, catalog)),

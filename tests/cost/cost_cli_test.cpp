@@ -119,6 +119,11 @@ TEST(CostCli, ConflictingPriceOverridesAreRefusedNamingBoth) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("gpudays: error: " + unknown + " [purchase_usd] bogus: unknown GPU", 0), 0u)
       << r.err;
+  // A price for a GPU that is not costed would do nothing: refused, naming the flag.
+  const auto stray = run_gpudays("cost --model pythia-1b --gpus a100 --price h100=5");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_EQ(stray.err,
+            "gpudays: error: --price h100=5: h100-sxm is not among the GPUs costed (--gpus)\n");
 }
 
 // A cluster's partitions of one GPU, named by an alias or by its catalog name: charging alike they
