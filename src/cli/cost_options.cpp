@@ -79,12 +79,13 @@ PriceOverrides flag_prices(const CostRequest& r) {
 void refuse_prices_not_costed(const PriceOverrides& flags,
                               const std::vector<const GpuSpec*>& gpus) {
   for (const auto* prices : {&flags.purchase_usd, &flags.cloud_usd_per_gpu_hour}) {
-    for (const auto& [name, price] : *prices) {
+    for (const auto& entry : *prices) {
+      const std::string& name = entry.first;
       const bool costed =
           std::any_of(gpus.begin(), gpus.end(), [&](const GpuSpec* g) { return g->name == name; });
       if (!costed) {
         throw InputError(
-            fmt::format("{}: {} is not among the GPUs costed (--gpus)", price.origin, name));
+            fmt::format("{}: {} is not among the GPUs costed (--gpus)", entry.second.origin, name));
       }
     }
   }
