@@ -79,10 +79,13 @@ struct GpuSpec {
                ? 1.0
                : std::cbrt(limit_fraction_of_tdp);
   }
-  double compute_clock_factor() const {
-    if (power_limit_w <= 0.0 || tdp_w <= 0.0) return 1.0;
-    return clock_factor_at(power_limit_w / tdp_w);
+  // The power limit as a share of the TDP: 1 without one.
+  double power_limit_share() const {
+    return power_limit_w <= 0.0 || tdp_w <= 0.0 ? 1.0 : power_limit_w / tdp_w;
   }
+  // Limits the power to `share` of the TDP (nvidia-smi -pl).
+  void limit_power_to_share(double share) { power_limit_w = share * tdp_w; }
+  double compute_clock_factor() const { return clock_factor_at(power_limit_share()); }
   bool supports_bf16() const { return peak_bf16_tflops > 0.0; }
   bool supports_tf32() const { return peak_tf32_tflops > 0.0; }
   // Whether the peaks are known (a GPU's datasheet, the host CPU's measurement), so that MFU means

@@ -191,7 +191,7 @@ void check_power_limit_device(const PlanRequest& r) {
 const GpuSpec& with_power_limit(const GpuSpec& gpu, const PlanRequest& r, GpuSpec& limited) {
   if (r.power_limit_fraction >= 0.0) {  // its range is checked where it is parsed
     limited = gpu;
-    limited.power_limit_w = r.power_limit_fraction * gpu.tdp_w;
+    limited.limit_power_to_share(r.power_limit_fraction);
     return limited;
   }
   if (r.gpu_power_limit_w <= 0.0) return gpu;

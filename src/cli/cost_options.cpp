@@ -213,7 +213,7 @@ std::vector<const GpuSpec*> power_limited(const std::vector<const GpuSpec*>& gpu
   std::vector<const GpuSpec*> out;
   for (const GpuSpec* gpu : gpus) {
     storage.push_back(*gpu);
-    storage.back().power_limit_w = fraction * gpu->tdp_w;
+    storage.back().limit_power_to_share(fraction);
     out.push_back(&storage.back());
   }
   return out;

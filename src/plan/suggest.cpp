@@ -56,11 +56,11 @@ std::optional<Suggestion> larger_gpu(const ModelSpec& model,
   });
   // A power-limited GPU's alternatives run under the same share of their TDP.
   const GpuSpec& mine = *cluster.gpu;
-  const double share = mine.tdp_w > 0.0 ? mine.power_limit_w / mine.tdp_w : 0.0;
-  const double limit_fraction = share > 0.0 && share < 1.0 ? share : 0.0;  // 0: at the TDP
+  const double share = mine.power_limit_share();
+  const double limit_fraction = share < 1.0 ? share : 0.0;  // 0: at the TDP
   for (const GpuSpec* g : candidates) {
     GpuSpec capped = *g;
-    if (limit_fraction > 0.0) capped.power_limit_w = limit_fraction * g->tdp_w;
+    if (limit_fraction > 0.0) capped.limit_power_to_share(limit_fraction);
     Cluster other = cluster;
     other.gpu = &capped;
     if (auto best = best_or_none(model, other, options)) {
