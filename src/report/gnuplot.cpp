@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -42,13 +43,24 @@ class ChildProcess {
     }
   }
 
-  // The exit status, or nullopt when the time limit passed first (the child is then killed).
-  // Throws Interrupted on SIGINT/SIGTERM (within an InterruptScope); the destructor kills it.
-  std::optional<int> wait(double timeout_s) {
+  // The exit status, or nullopt when the time limit passed first or the log grew past
+  // max_log_bytes (the child is then killed: `log_overflowed` says which). Throws Interrupted on
+  // SIGINT/SIGTERM (within an InterruptScope); the destructor kills it.
+  std::optional<int> wait(double timeout_s,
+                          const fs::path& log_path,
+                          std::uintmax_t max_log_bytes) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (std::chrono::steady_clock::now() < deadline) {
+    for (int polls = 0; std::chrono::steady_clock::now() < deadline; ++polls) {
       throw_if_interrupted();
+      if (polls % 20 == 0) {  // every ~0.1 s
+        std::error_code ec;
+        const std::uintmax_t bytes = fs::file_size(log_path, ec);
+        if (!ec && bytes > max_log_bytes) {
+          log_overflowed = true;
+          return std::nullopt;
+        }
+      }
       int status = 0;
       const pid_t done = ::waitpid(pid_, &status, WNOHANG);
       if (done == pid_) {
@@ -60,6 +72,8 @@ class ChildProcess {
     }
     return std::nullopt;
   }
+
+  bool log_overflowed = false;
 
  private:
   pid_t pid_;
@@ -140,9 +154,18 @@ void run_gnuplot(const std::string& script_name,
     throw EnvironmentError(fmt::format("cannot start {}: {}", executable, std::strerror(rc)));
   }
   ChildProcess child(pid);
-  const std::optional<int> status = child.wait(options.timeout_s);
+  // A log is a few kilobytes; a program that floods it (not a gnuplot) is stopped at this.
+  constexpr std::uintmax_t kMaxLogBytes = 16u << 20;
+  const std::optional<int> status = child.wait(options.timeout_s, log_path, kMaxLogBytes);
   throw_if_interrupted();  // a Ctrl-C reaches gnuplot too: its failure is the interruption
   // The messages name the script, not the work directory: a staging directory is removed.
+  if (child.log_overflowed) {
+    throw EnvironmentError(fmt::format(
+        "{} wrote more than {} MiB of output on {} and was stopped: is --gnuplot a gnuplot?",
+        executable,
+        kMaxLogBytes >> 20,
+        script_name));
+  }
   if (!status) {
     throw EnvironmentError(
         fmt::format("{} ran past {:g} s on {}", executable, options.timeout_s, script_name));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <cmath>
 #include <csignal>
@@ -202,6 +203,28 @@ TEST(Report, GnuplotThatDrawsNothingIsAClearErrorAndLeavesNoStaging) {
         << e.what();
     EXPECT_EQ(std::string(e.what()).find(".staging"), std::string::npos) << e.what();
   }
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
+  }
+}
+
+// A "gnuplot" that floods its log (here `yes`) is stopped once the log passes 16 MiB, long before
+// the time limit, with a clear error; the log is not left to grow and the staging is gone.
+TEST(Report, GnuplotThatFloodsItsLogIsStopped) {
+  const std::string dir = fresh_dir("floods_log");
+  ReportOutputOptions o = output_to(dir);
+  o.gnuplot.executable = "yes";
+  o.gnuplot.timeout_s = 600.0;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    generate_report(small_report_data(), o);
+    FAIL() << "expected EnvironmentError";
+  } catch (const EnvironmentError& e) {
+    EXPECT_NE(std::string(e.what()).find("wrote more than 16 MiB of output"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
   EXPECT_FALSE(fs::exists(dir));
   for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
     EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
