@@ -273,6 +273,18 @@ void compare(const Measurement& m, const PlanRow& row, ValidationCase& v) {
         row.step_time_s * steps / kSecondsPerDay,
         false,
         steps * batch * tokens_per_sample / (*p.train_time_days * kSecondsPerDay * world));
+  } else if (p.tflops_per_gpu && p.flops_per_token) {
+    // The source's own count: its TFLOP/s are tokens times its FLOPs per token, so the planner's
+    // tokens are counted the same way.
+    set("tflops_per_gpu",
+        *p.tflops_per_gpu,
+        row.tokens_per_s / world * *p.flops_per_token / 1e12,
+        true,
+        *p.tflops_per_gpu * 1e12 / *p.flops_per_token);
+    v.notes.push_back(fmt::format(
+        "TFLOP/s by the source's own count, {:.4g} FLOPs per token: the planner's tokens counted "
+        "the same way",
+        *p.flops_per_token));
   } else if (p.tflops_per_gpu) {
     set("tflops_per_gpu",
         *p.tflops_per_gpu,

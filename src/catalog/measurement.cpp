@@ -59,6 +59,7 @@ constexpr PlausibleRange kTokensPerSecondPerGpu{1e-3, 1e10, " tokens/s"};
 constexpr PlausibleRange kTokensPerSecond{1e-3, 1e16, " tokens/s"};
 constexpr PlausibleRange kSamplesPerSecond{1e-6, 1e12, " samples/s"};
 constexpr PlausibleRange kTflopsPerGpu{1e-3, 1e5, " TFLOP/s"};
+constexpr PlausibleRange kFlopsPerToken{1e3, 1e16, " FLOPs per token"};
 constexpr PlausibleRange kTrainDays{1e-3, 1e5, " days"};
 constexpr PlausibleRange kMemoryGib{1e-3, 1024.0, " GiB"};
 constexpr PlausibleRange kMemoryGb{1e-3, 1099.5, " GB"};
@@ -250,6 +251,10 @@ PublishedFigures read_published(const TomlFields& t) {
   p.step_time_ms = optional_within(t, "step_time_ms", kMilliseconds);
   p.layer_time_ms = optional_within(t, "layer_time_ms", kMilliseconds);
   p.tflops_per_gpu = optional_within(t, "tflops_per_gpu", kTflopsPerGpu);
+  p.flops_per_token = optional_within(t, "flops_per_token", kFlopsPerToken);
+  if (p.flops_per_token && !p.tflops_per_gpu) {
+    t.fail("flops_per_token", "is the count behind tflops_per_gpu, which is not given");
+  }
   p.mfu = optional_fraction(t, "mfu", 1.0);
   p.mfu_percent = optional_fraction(t, "mfu_percent", 100.0);
   p.hfu = optional_fraction(t, "hfu", 1.0);
@@ -451,6 +456,7 @@ std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
   const double seq_len = static_cast<double>(c.model.arch.seq_len);
   if (p.tokens_per_s_per_gpu) return *p.tokens_per_s_per_gpu;
   if (p.tokens_per_s) return *p.tokens_per_s / gpus;
+  if (p.tflops_per_gpu && p.flops_per_token) return *p.tflops_per_gpu * 1e12 / *p.flops_per_token;
   if (is_vision(c.model.family)) return std::nullopt;  // tokens are not what vision counts
   if (p.samples_per_s) return *p.samples_per_s * seq_len / gpus;
   const std::optional<double> step_s = p.step_time_s    ? p.step_time_s

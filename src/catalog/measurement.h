@@ -60,7 +60,10 @@ struct PublishedFigures {
   // host's launch latency hidden (a per-layer benchmark): no optimizer, embeddings or loss.
   std::optional<double> layer_time_ms;
   std::optional<double> tflops_per_gpu;  // model TFLOP/s per GPU, by the source's FLOP count
-  std::optional<double> mfu;             // model FLOPs utilisation, a fraction
+  // The FLOPs per token the source divides by to get tflops_per_gpu, where its count is its own
+  // (hardware FLOPs with recomputation, non-causal attention): validate then compares tokens.
+  std::optional<double> flops_per_token;
+  std::optional<double> mfu;  // model FLOPs utilisation, a fraction
   std::optional<double> mfu_percent;
   std::optional<double> hfu;              // hardware FLOPs utilisation, a fraction
   std::optional<double> peak_memory_gib;  // per GPU, 2^30 bytes

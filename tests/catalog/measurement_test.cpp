@@ -557,6 +557,23 @@ TEST(MeasurementFile, MemoryOnlyCaseLoads) {
   EXPECT_TRUE(both.cases[0].published.has_throughput());
 }
 
+// TFLOP/s by the source's own count: with its FLOPs per token they imply tokens, which a derived
+// figure must match; the count alone, without the TFLOP/s, is refused.
+TEST(MeasurementFile, TflopsWithTheSourcesOwnCountImplyTokens) {
+  // 8 GPUs at 100 TFLOP/s, 1e11 FLOPs per token by the source: 1000 tokens/s per GPU.
+  const std::string own_count =
+      edit("tokens_per_s = 8000.0", "tflops_per_gpu = 100.0\nflops_per_token = 1e11");
+  const Measurement c = first_case(own_count);
+  EXPECT_DOUBLE_EQ(*c.published.flops_per_token, 1e11);
+  EXPECT_DOUBLE_EQ(*c.derived_tokens_per_s_per_gpu, 1000.0);
+  expect_error(edit(own_count, "tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1100.0"),
+               {"[derived]", "tokens_per_s_per_gpu: 1100 but the published figures give 1000"});
+  expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\nflops_per_token = 1e11"),
+               {"[published]", "flops_per_token: is the count behind tflops_per_gpu"});
+  expect_error(edit("tokens_per_s = 8000.0", "tflops_per_gpu = 100.0\nflops_per_token = 1e20"),
+               {"flops_per_token: must be in [1000, 1e+16]"});
+}
+
 // A per-layer benchmark's time (one repeated block, forward and backward) is a figure of its own:
 // it needs the micro-batch the layer ran and implies no throughput of a run.
 TEST(MeasurementFile, LayerTimeCaseNeedsItsMicroBatchAndDerivesNothing) {
