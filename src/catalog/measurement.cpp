@@ -414,6 +414,13 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.linear_bias_add && c.compiled == true) {
     t.fail("linear_bias_add", "describes eager Linear calls: not with compiled");
   }
+  c.returns_key_values = t.get_bool_or("returns_key_values", false);
+  if (c.returns_key_values && (c.implementation != "huggingface" ||
+                               family_traits(c.model.family).objective != Objective::kCausalLm)) {
+    t.fail("returns_key_values",
+           "describes transformers' decoders (use_cache): needs implementation = \"huggingface\" "
+           "and a causal language model");
+  }
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");

@@ -163,6 +163,8 @@ struct Measurement {
   bool channels_last = false;
   // Linear's bias added by its own kernel (plan/workload.h, Implementation).
   bool linear_bias_add = false;
+  // transformers' decoder returned every layer's keys and values (plan/workload.h, Implementation).
+  bool returns_key_values = false;
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;

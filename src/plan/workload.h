@@ -80,7 +80,10 @@ struct Block {
   std::string name;
   int64_t count = 0;
   double input_bytes = 0.0;  // what a checkpointed block keeps: its input
-  int64_t params = 0;        // parameters of one block
+  // What the block hands out that outlives it whatever the checkpointing (the keys and values of
+  // Implementation::returns_key_values); without checkpointing its saved tensors hold them.
+  double returned_bytes = 0.0;
+  int64_t params = 0;  // parameters of one block
   int64_t param_tensors = 0;
   std::vector<Op> ops;
 };
@@ -183,6 +186,10 @@ struct Implementation {
   // Linear's bias added by a kernel of its own after the product (F.linear on 3-D input before
   // PyTorch 1.12, on 4-D input before 2.1: matmul, then add_), not in the GEMM's epilogue.
   bool linear_bias_add = false;
+  // transformers' decoders with use_cache on in training (config.use_cache, and checkpointing that
+  // is not transformers' own, which turns it off): every layer returns its keys and values and the
+  // model's output keeps them to the step's end, beyond what checkpointing frees.
+  bool returns_key_values = false;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };
@@ -236,6 +243,8 @@ Op make_cross_entropy(double rows, double classes, double elt);
 // A fused cross-entropy that keeps only the logits and writes their gradient over them (apex's
 // and flash-attn's xentropy with inplace_backward): one pass forward, a read and a write back.
 Op make_inplace_cross_entropy(double rows, double classes, double elt);
+// transformers' Llama head of the 4.x era: the logits upcast to fp32 and kept by the output.
+Op make_upcast_cross_entropy(double rows, double classes, double elt);
 double sum_model_flops(const std::vector<Op>& ops);
 
 Workload build_transformer_workload(const ModelSpec& model, const WorkloadOptions& options);

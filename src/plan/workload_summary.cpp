@@ -78,7 +78,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.recompute_s += p * b.count * t.recompute_s;
     s.block_saved_bytes += b.count * t.saved;
     s.checkpointed_block_bytes +=
-        b.count * (p * (b.input_bytes + t.policy_kept) + (1.0 - p) * t.saved);
+        b.count * (p * (b.input_bytes + b.returned_bytes + t.policy_kept) + (1.0 - p) * t.saved);
     s.checkpointed_input_bytes += p * b.count * b.input_bytes;
     s.max_block_input_bytes = std::max(s.max_block_input_bytes, b.input_bytes);
     // While a block is recomputed its other activations join what the policy kept of it.

@@ -451,6 +451,7 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   block.name = "layer";
   block.count = model.arch.n_layers;
   block.input_bytes = x.n * x.d * x.elt;
+  if (x.impl.returns_key_values && causal) block.returned_bytes = 2.0 * x.n * x.kv * x.elt;
   block.param_tensors = layer_param_tensors(model);
   std::vector<Op>& ops = block.ops;
   const double hidden = x.n * x.d;
@@ -597,6 +598,10 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     // fp32 statistics and the loss, and a backward that writes the logits' gradient over the
     // logits: only the logits are kept, nothing in fp32 and no second buffer.
     w.head_ops.push_back(make_inplace_cross_entropy(rows, a.vocab_size, x.elt));
+    return;
+  }
+  if (x.impl.code == ModelCode::kHuggingFace && model.family == Family::kLlama && x.elt < 4.0) {
+    w.head_ops.push_back(make_upcast_cross_entropy(rows, a.vocab_size, x.elt));
     return;
   }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));

@@ -216,6 +216,13 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nautocast_fp32_weights = true"),
                {"case 'one'", "autocast_fp32_weights", "mixed precision"});
   expect_error(edit("seq_len = 128", "seq_len = 128\ndropout = 1.5"), {"[arch]", "dropout"});
+  // use_cache in training is transformers' decoders' behaviour: with its code, nobody else's.
+  EXPECT_TRUE(first_case(edit("precision = \"bf16\"",
+                              "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
+                              "returns_key_values = true"))
+                  .returns_key_values);
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nreturns_key_values = true"),
+               {"case 'one'", "returns_key_values", "implementation = \"huggingface\""});
   // fp16 autocast without a GradScaler (timm's benchmark); the other precisions scale nothing.
   const auto unscaled = load_measurement_file(
       test::write_temp_file(

@@ -13,6 +13,7 @@
 #include "plan/fitted_constants.h"
 #include "plan/planner.h"
 #include "plan/workload.h"
+#include "plan/workload_summary.h"
 #include "test_util.h"
 
 namespace gpudays {
@@ -448,6 +449,56 @@ TEST(ModelCode, LlmCFusesTheClassifier) {
   EXPECT_LT(3.0 * traffic(llmc.head_ops.back()), traffic(engine.head_ops.back()));
   EXPECT_LT(llmc.head_ops.back().saved_bytes, engine.head_ops.back().saved_bytes);
   EXPECT_LT(total_memory_bytes(llmc), total_memory_bytes(engine));
+}
+
+// transformers' Llama of the 4.x era upcasts the logits to fp32 before the loss and returns them:
+// its head holds 16 bytes per logit at its peak (fp32 logits and log-probabilities kept, two fp32
+// gradients), the generic loss 12. Other families' and codes' heads are unchanged.
+TEST(ModelCode, TransformersLlamaUpcastsItsLogitsAndKeepsThem) {
+  ModelSpec llama = catalog().model("pythia-410m");
+  llama.family = Family::kLlama;
+  llama.arch.gated_ffn = true;
+  llama.arch.use_parallel_residual = false;
+  const Workload hf = workload(llama, ModelCode::kHuggingFace, false);
+  const Workload ref = workload(llama, ModelCode::kLlamaReference, false);
+  const Op& upcast = hf.head_ops.back();
+  const Op& generic = ref.head_ops.back();
+  ASSERT_EQ(upcast.name, std::string("upcast_cross_entropy"));
+  ASSERT_EQ(generic.name, std::string("cross_entropy"));
+  const double logits = 2.0 * llama.arch.seq_len * llama.arch.vocab_size;  // micro-batch 2
+  EXPECT_DOUBLE_EQ(upcast.saved_bytes + upcast.transient_bytes, 16.0 * logits);
+  EXPECT_DOUBLE_EQ(generic.saved_bytes + generic.transient_bytes, 12.0 * logits);
+  EXPECT_GT(upcast.bytes, generic.bytes);  // the cast and the shifted copy
+  const Workload gpt2 = workload(catalog().model("pythia-410m"), ModelCode::kHuggingFace, false);
+  EXPECT_EQ(gpt2.head_ops.back().name, std::string("cross_entropy"));
+}
+
+// With use_cache on in training (returns_key_values), every layer's keys and values outlive a
+// checkpointed layer: 2 x tokens x kv width x 2 bytes per layer on top of its checkpointed input.
+// Without checkpointing attention keeps them anyway, so nothing is added there.
+TEST(ModelCode, ReturnedKeysAndValuesOutliveCheckpointing) {
+  ModelSpec llama = catalog().model("pythia-410m");
+  llama.family = Family::kLlama;
+  llama.arch.gated_ffn = true;
+  llama.arch.use_parallel_residual = false;
+  llama.arch.n_kv_heads = 4;
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = true;
+  o.implementation.code = ModelCode::kHuggingFace;
+  const DeviceModel device(catalog().gpu("a100-80gb-sxm"), Precision::kBf16, true, {});
+  const WorkloadSummary plain = summarize(build_workload(llama, o), device);
+  o.implementation.returns_key_values = true;
+  const Workload returning = build_workload(llama, o);
+  const WorkloadSummary kept = summarize(returning, device);
+  const double tokens = 2.0 * llama.arch.seq_len;
+  const double kv_width = 4.0 * (llama.arch.d_model / llama.arch.n_heads);
+  const double per_layer = 2.0 * tokens * kv_width * 2.0;
+  EXPECT_DOUBLE_EQ(returning.blocks.front().returned_bytes, per_layer);
+  EXPECT_NEAR(kept.checkpointed_block_bytes - plain.checkpointed_block_bytes,
+              llama.arch.n_layers * per_layer,
+              1e-6 * per_layer);
+  EXPECT_DOUBLE_EQ(kept.block_saved_bytes, plain.block_saved_bytes);
 }
 
 // llm.c with cuDNN attention reads q, k and v from the packed projection by strides and writes
