@@ -415,12 +415,6 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("linear_bias_add", "describes eager Linear calls: not with compiled");
   }
   c.returns_key_values = t.get_bool_or("returns_key_values", false);
-  if (c.returns_key_values && (c.implementation != "huggingface" ||
-                               family_traits(c.model.family).objective != Objective::kCausalLm)) {
-    t.fail("returns_key_values",
-           "describes transformers' decoders (use_cache): needs implementation = \"huggingface\" "
-           "and a causal language model");
-  }
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");
@@ -513,6 +507,13 @@ Measurement read_case(const TomlFields& t,
   validate_model(c.model);
   if (c.implementation == "mamba_ssm" && c.model.family != Family::kMamba) {
     t.fail("implementation", "mamba_ssm runs Mamba models only");
+  }
+  // The model is known from here on (read_model above).
+  if (c.returns_key_values && (c.implementation != "huggingface" ||
+                               family_traits(c.model.family).objective != Objective::kCausalLm)) {
+    t.fail("returns_key_values",
+           "describes transformers' decoders (use_cache): needs implementation = \"huggingface\" "
+           "and a causal language model");
   }
   if (c.channels_last && c.model.family != Family::kConvnext) {
     t.fail("channels_last", "describes ConvNeXt's blocks: the model is not a convnext");

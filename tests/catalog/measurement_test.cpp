@@ -223,6 +223,17 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                   .returns_key_values);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nreturns_key_values = true"),
                {"case 'one'", "returns_key_values", "implementation = \"huggingface\""});
+  // ... and a decoder's: an encoder (RoBERTa) returns no keys and values.
+  const std::string catalog_model = edit(
+      "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
+      "n_layers = 2\nd_model = 64\nn_heads = 4\nd_ffn = 256\n"
+      "vocab_size = 1000\nseq_len = 128\n",
+      "model = \"roberta\"\n");
+  expect_error(edit(catalog_model.substr(0, catalog_model.find("[cases.derived]")),
+                    "precision = \"bf16\"",
+                    "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
+                    "returns_key_values = true"),
+               {"case 'one'", "returns_key_values", "causal language model"});
   // fp16 autocast without a GradScaler (timm's benchmark); the other precisions scale nothing.
   const auto unscaled = load_measurement_file(
       test::write_temp_file(
