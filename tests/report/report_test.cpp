@@ -74,6 +74,13 @@ void expect_real_png(const fs::path& path) {
 #define SKIP_WITHOUT_GNUPLOT() \
   if (find_executable("gnuplot").empty()) GTEST_SKIP() << "gnuplot not installed"
 
+// No staging directory (a report being built, `.staging` in its name) is left in `parent`.
+void expect_no_staging_in(const fs::path& parent) {
+  for (const auto& entry : fs::directory_iterator(parent)) {
+    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
+  }
+}
+
 TEST(Report, WritesEveryFileWithNonEmptyPlots) {
   SKIP_WITHOUT_GNUPLOT();
   const std::string dir = fresh_dir("full");
@@ -181,12 +188,20 @@ TEST(Report, FailedPlotLeavesThePreviousReportIntact) {
   o.gnuplot.executable = script.string();
   EXPECT_THROW(generate_report(small_report_data(), o), EnvironmentError);
   EXPECT_EQ(read_file(fs::path(dir) / "index.html"), before);
-  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
-  }
+  expect_no_staging_in(fs::path(dir).parent_path());
   o.gnuplot.executable = "gnuplot";
   generate_report(small_report_data(), o);  // replaces it once complete
   EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / "index.html"));
+}
+
+// The EnvironmentError the small report fails with under these options; "" when it does not.
+std::string environment_error(const ReportOutputOptions& o) {
+  try {
+    generate_report(small_report_data(), o);
+  } catch (const EnvironmentError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // A "gnuplot" that exits 0 but draws nothing is a clear environment error (not an internal
@@ -195,18 +210,11 @@ TEST(Report, GnuplotThatDrawsNothingIsAClearErrorAndLeavesNoStaging) {
   const std::string dir = fresh_dir("draws_nothing");
   ReportOutputOptions o = output_to(dir);
   o.gnuplot.executable = "/bin/true";
-  try {
-    generate_report(small_report_data(), o);
-    FAIL() << "expected EnvironmentError";
-  } catch (const EnvironmentError& e) {
-    EXPECT_NE(std::string(e.what()).find("/bin/true exited 0 but drew no "), std::string::npos)
-        << e.what();
-    EXPECT_EQ(std::string(e.what()).find(".staging"), std::string::npos) << e.what();
-  }
+  const std::string error = environment_error(o);
+  EXPECT_NE(error.find("/bin/true exited 0 but drew no "), std::string::npos) << error;
+  EXPECT_EQ(error.find(".staging"), std::string::npos) << error;
   EXPECT_FALSE(fs::exists(dir));
-  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
-  }
+  expect_no_staging_in(fs::path(dir).parent_path());
 }
 
 // A "gnuplot" that floods its log (here `yes`) is stopped once the log passes 16 MiB, long before
@@ -217,18 +225,11 @@ TEST(Report, GnuplotThatFloodsItsLogIsStopped) {
   o.gnuplot.executable = "yes";
   o.gnuplot.timeout_s = 600.0;
   const auto start = std::chrono::steady_clock::now();
-  try {
-    generate_report(small_report_data(), o);
-    FAIL() << "expected EnvironmentError";
-  } catch (const EnvironmentError& e) {
-    EXPECT_NE(std::string(e.what()).find("wrote more than 16 MiB of output"), std::string::npos)
-        << e.what();
-  }
+  const std::string error = environment_error(o);
+  EXPECT_NE(error.find("wrote more than 16 MiB of output"), std::string::npos) << error;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
   EXPECT_FALSE(fs::exists(dir));
-  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
-  }
+  expect_no_staging_in(fs::path(dir).parent_path());
 }
 
 // SIGTERM while gnuplot runs (here the fake gnuplot sends it to gpudays itself) stops the report
@@ -248,9 +249,7 @@ TEST(Report, SigtermRemovesTheStagingDirectory) {
     EXPECT_EQ(e.signal(), SIGTERM);
   }
   EXPECT_FALSE(fs::exists(dir));
-  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
-  }
+  expect_no_staging_in(fs::path(dir).parent_path());
 }
 
 // Tics of a log axis: 1-2-5 steps for a normal range; a bounded list for the widest finite one;
@@ -396,9 +395,7 @@ TEST(ReportCli, RelativeGnuplotThatDrawsNothingIsOneLine) {
   EXPECT_NE(r.err.find("plotter exited 0 but drew no "), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
-  for (const auto& entry : fs::directory_iterator(fs::path(out).parent_path())) {
-    EXPECT_EQ(entry.path().filename().string().find(".staging"), std::string::npos) << entry.path();
-  }
+  expect_no_staging_in(fs::path(out).parent_path());
 }
 
 // SIGTERM while gnuplot runs, from the command line: exit 128 + 15 and one line saying nothing was
