@@ -30,7 +30,8 @@ namespace gpudays {
 namespace fs = std::filesystem;
 namespace {
 
-// Owns a running child: kills and reaps it unless wait() has collected it.
+// Owns a running child, the leader of its own process group: kills the whole group (a wrapper
+// script's children too) and reaps the child unless wait() has collected it.
 class ChildProcess {
  public:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
@@ -38,36 +39,36 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
   ~ChildProcess() {
     if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
+      ::kill(-pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
   }
 
   // The exit status, or nullopt when the time limit passed first or the log grew past
-  // max_log_bytes (the child is then killed: `log_overflowed` says which). Throws Interrupted on
-  // SIGINT/SIGTERM (within an InterruptScope); the destructor kills it.
+  // max_log_bytes (`log_overflowed` says which; the destructor then kills the group). A child that
+  // exits leaves nothing of its group behind. Throws Interrupted on SIGINT/SIGTERM (within an
+  // InterruptScope); the destructor kills the group.
   std::optional<int> wait(double timeout_s,
                           const fs::path& log_path,
                           std::uintmax_t max_log_bytes) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    for (int polls = 0; std::chrono::steady_clock::now() < deadline; ++polls) {
+    while (std::chrono::steady_clock::now() < deadline) {
       throw_if_interrupted();
-      if (polls % 20 == 0) {  // every ~0.1 s
-        std::error_code ec;
-        const std::uintmax_t bytes = fs::file_size(log_path, ec);
-        if (!ec && bytes > max_log_bytes) {
-          log_overflowed = true;
-          return std::nullopt;
-        }
-      }
       int status = 0;
       const pid_t done = ::waitpid(pid_, &status, WNOHANG);
       if (done == pid_) {
+        ::kill(-pid_, SIGKILL);  // whatever it started and left running
         pid_ = -1;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       }
       if (done < 0) throw std::runtime_error("waitpid on gnuplot failed");
+      std::error_code ec;
+      const std::uintmax_t bytes = fs::file_size(log_path, ec);
+      if (!ec && bytes > max_log_bytes) {
+        log_overflowed = true;
+        return std::nullopt;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return std::nullopt;
@@ -77,6 +78,19 @@ class ChildProcess {
 
  private:
   pid_t pid_;
+};
+
+// Owns posix_spawn attributes.
+class SpawnAttributes {
+ public:
+  SpawnAttributes() { posix_spawnattr_init(&attributes_); }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  posix_spawnattr_t* get() { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
 };
 
 // Owns posix_spawn file actions.
@@ -147,9 +161,13 @@ void run_gnuplot(const std::string& script_name,
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Its own process group, so that everything it starts can be stopped with it.
+  SpawnAttributes attributes;
+  posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(attributes.get(), 0);
   pid_t pid = 0;
-  if (const int rc =
-          posix_spawn(&pid, executable.c_str(), actions.get(), nullptr, argv.data(), environ);
+  if (const int rc = posix_spawn(
+          &pid, executable.c_str(), actions.get(), attributes.get(), argv.data(), environ);
       rc != 0) {
     throw EnvironmentError(fmt::format("cannot start {}: {}", executable, std::strerror(rc)));
   }
@@ -157,7 +175,7 @@ void run_gnuplot(const std::string& script_name,
   // A log is a few kilobytes; a program that floods it (not a gnuplot) is stopped at this.
   constexpr std::uintmax_t kMaxLogBytes = 16u << 20;
   const std::optional<int> status = child.wait(options.timeout_s, log_path, kMaxLogBytes);
-  throw_if_interrupted();  // a Ctrl-C reaches gnuplot too: its failure is the interruption
+  throw_if_interrupted();  // an interruption as it ended outranks its result
   // The messages name the script, not the work directory: a staging directory is removed.
   if (child.log_overflowed) {
     throw EnvironmentError(fmt::format(

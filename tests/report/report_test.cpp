@@ -12,6 +12,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -230,6 +232,40 @@ TEST(Report, GnuplotThatFloodsItsLogIsStopped) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
   EXPECT_FALSE(fs::exists(dir));
   expect_no_staging_in(fs::path(dir).parent_path());
+}
+
+// Whether process `pid` has ended (gone, or a zombie left for init to reap).
+bool process_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// A wrapper script whose child floods the log: the whole process group is stopped, not only the
+// script, so nothing keeps writing to the removed log.
+TEST(Report, AFloodingGrandchildIsStoppedWithTheScript) {
+  const std::string dir = fresh_dir("floods_grandchild");
+  const fs::path bin = fs::path(fresh_dir("floods_grandchild-bin"));
+  fs::create_directories(bin);
+  const fs::path pid_file = bin / "yes.pid";
+  const fs::path script = bin / "gnuplot";
+  std::ofstream(script) << "#!/bin/sh\nyes &\necho $! > '" << pid_file.string() << "'\nwait\n";
+  fs::permissions(script, fs::perms::owner_all);
+  ReportOutputOptions o = output_to(dir);
+  o.gnuplot.executable = script.string();
+  const std::string error = environment_error(o);
+  EXPECT_NE(error.find("wrote more than 16 MiB of output"), std::string::npos) << error;
+  pid_t yes_pid = 0;
+  std::ifstream(pid_file) >> yes_pid;
+  ASSERT_GT(yes_pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!process_ended(yes_pid) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(process_ended(yes_pid)) << "the script's child still runs: " << yes_pid;
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 // SIGTERM while gnuplot runs (here the fake gnuplot sends it to gpudays itself) stops the report
