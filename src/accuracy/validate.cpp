@@ -349,6 +349,7 @@ PlanOptions case_options(const Measurement& m,
   opts.implementation.channels_last = m.channels_last;
   opts.implementation.linear_bias_add = m.linear_bias_add;
   opts.implementation.returns_key_values = m.returns_key_values;
+  opts.implementation.holds_output = m.holds_output;
   opts.time.half_precision_model = m.half_precision_model;
   opts.time.checkpoint_inputs_on_host = m.cpu_checkpointing;
   opts.memory.checkpoint_inputs_on_host = m.cpu_checkpointing;

@@ -14,6 +14,7 @@
 #include "catalog/catalog.h"
 #include "catalog/gpu_loader.h"
 #include "catalog/model_loader.h"
+#include "catalog/param_count.h"
 #include "catalog/toml_document.h"
 #include "catalog/toml_fields.h"
 #include "common/checked_math.h"
@@ -415,6 +416,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("linear_bias_add", "describes eager Linear calls: not with compiled");
   }
   c.returns_key_values = t.get_bool_or("returns_key_values", false);
+  c.holds_output = t.get_bool_or("holds_output", false);
   c.loss_scaling = t.get_bool_or("loss_scaling", true);
   if (!c.loss_scaling && c.precision != Precision::kFp16) {
     t.fail("loss_scaling", "only fp16 scales the loss: omit it for fp32 and bf16");
@@ -457,7 +459,6 @@ std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
   const double seq_len = static_cast<double>(c.model.arch.seq_len);
   if (p.tokens_per_s_per_gpu) return *p.tokens_per_s_per_gpu;
   if (p.tokens_per_s) return *p.tokens_per_s / gpus;
-  if (p.tflops_per_gpu && p.flops_per_token) return *p.tflops_per_gpu * 1e12 / *p.flops_per_token;
   if (is_vision(c.model.family)) return std::nullopt;  // tokens are not what vision counts
   if (p.samples_per_s) return *p.samples_per_s * seq_len / gpus;
   const std::optional<double> step_s = p.step_time_s    ? p.step_time_s
@@ -468,6 +469,8 @@ std::optional<double> implied_tokens_per_s_per_gpu(const Measurement& c) {
     return static_cast<double>(*c.train_steps) * *c.global_batch_size * seq_len /
            (*p.train_time_days * 86400.0 * gpus);
   }
+  // In the order validate compares figures in (accuracy/validate.cpp, compare): TFLOP/s last.
+  if (p.tflops_per_gpu && p.flops_per_token) return *p.tflops_per_gpu * 1e12 / *p.flops_per_token;
   return std::nullopt;
 }
 
@@ -509,6 +512,11 @@ Measurement read_case(const TomlFields& t,
     t.fail("implementation", "mamba_ssm runs Mamba models only");
   }
   // The model is known from here on (read_model above).
+  if (c.holds_output && c.implementation != "huggingface") {
+    t.fail("holds_output",
+           "describes a loop over transformers' model outputs: needs implementation = "
+           "\"huggingface\"");
+  }
   if (c.returns_key_values && (c.implementation != "huggingface" ||
                                family_traits(c.model.family).objective != Objective::kCausalLm)) {
     t.fail("returns_key_values",
@@ -526,7 +534,22 @@ Measurement read_case(const TomlFields& t,
     t.fail("cpu_cores_per_gpu",
            "needs image_input packed, jpeg or jpeg-deit: a synthetic input loads nothing");
   }
-  c.published = read_published(t.table("published"));
+  const TomlFields published = t.table("published");
+  c.published = read_published(published);
+  if (c.published.flops_per_token) {
+    // A count per token lies near 6 FLOPs per parameter (3x with recomputation, attention on
+    // top); one per sequence or per step is thousands of times that.
+    const double six_n = 6.0 * static_cast<double>(count_params(c.model).total);
+    const double ratio = *c.published.flops_per_token / six_n;
+    if (ratio < 0.5 || ratio > 5.0) {
+      published.fail(
+          "flops_per_token",
+          fmt::format("is {:.3g} times 6 FLOPs per parameter ({:.4g}): a count per token "
+                      "lies within 0.5 to 5 times that, not one per sequence or step",
+                      ratio,
+                      six_n));
+    }
+  }
   if (c.published.train_time_days && !c.train_steps) {
     t.fail("train_steps", "missing: train_time_days needs the number of optimizer steps");
   }

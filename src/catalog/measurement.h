@@ -165,6 +165,8 @@ struct Measurement {
   bool linear_bias_add = false;
   // transformers' decoder returned every layer's keys and values (plan/workload.h, Implementation).
   bool returns_key_values = false;
+  // The training loop held the model's output into the next step (plan/workload.h).
+  bool holds_output = false;
   // The CUDA context and loaded kernels as the source measured them (the memory model's
   // cuda_context_bytes; absent: its default, which assumes lazy module loading).
   std::optional<double> cuda_context_mib;

@@ -130,14 +130,26 @@ MemoryBreakdown predict_memory(double params,
     m.activations_bytes -= w.checkpointed_input_bytes - w.max_block_input_bytes;
     m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
   }
+  // What the model's output holds (WorkloadSummary::returned_bytes, head_output_bytes): the keys
+  // and values its layers return live until its forward returns; a loop that holds the output
+  // keeps them and the returned logits through backward (checkpointing frees the keys and values
+  // otherwise; without it attention keeps the same tensors), and the previous step's beside the
+  // next forward.
+  const bool checkpointed = methods.activation_checkpointing;
+  if (w.holds_output) {
+    m.activations_bytes += w.head_output_bytes + (checkpointed ? w.returned_bytes : 0.0);
+  }
+  const double returned_at_forward_end = (w.holds_output || checkpointed ? w.returned_bytes : 0.0) +
+                                         (w.holds_output ? w.head_output_bytes : 0.0);
   // The head's tensors (logits, loss, their gradients) live from the head's forward until its
   // backward ends, which is before any block's backward (or recompute) begins; a block's
-  // backward buffers and, checkpointed, its recomputed activations come after. The two phases
-  // never coexist: the head adds only what its phase has above the blocks' backward phase.
+  // backward buffers and, checkpointed, its recomputed activations come after. The phases never
+  // coexist: the head adds only what its phases (the end of the forward, with what the output
+  // holds, and its backward) have above the blocks' backward phase.
   const double block_phase_bytes =
-      w.max_transient_bytes + w.max_tensor_bytes +
-      (methods.activation_checkpointing ? w.max_block_saved_bytes : 0.0);
-  const double head_phase_bytes = w.head_saved_bytes + w.head_transient_bytes;
+      w.max_transient_bytes + w.max_tensor_bytes + (checkpointed ? w.max_block_saved_bytes : 0.0);
+  const double head_phase_bytes = std::max(w.head_saved_bytes + w.head_transient_bytes,
+                                           w.head_forward_bytes + returned_at_forward_end);
   m.logits_loss_bytes = std::max(0.0, head_phase_bytes - block_phase_bytes);
 
   // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved

@@ -171,16 +171,16 @@ Op make_cross_entropy(double rows, double classes, double elt) {
   return op;
 }
 
-// transformers' LlamaForCausalLM of the 4.x era under autocast: `logits.float()` before the loss
-// (the fp32 copy the returned output keeps to the step's end), a shifted contiguous copy, and
-// log_softmax keeping its fp32 output; backward holds the gradients of the log-probabilities and
-// of their input beside both: 16 bytes per logit at the head's peak where make_cross_entropy has
-// 12. Forward: the cast, the copy, log_softmax and the loss; backward: the loss's and
-// log_softmax's gradients, the shift's zero-filled full-size gradient and the cast back.
+// transformers' LlamaForCausalLM of 4.31 (later releases upcast inside the loss) under autocast:
+// `logits.float()` before the loss (an fp32 copy the model returns; what keeps it is the caller's:
+// Workload::head_output_bytes), a shifted contiguous copy, and log_softmax keeping its fp32 output;
+// backward holds the gradients of the log-probabilities and of their input. Forward: the cast, the
+// copy, log_softmax and the loss; backward: the loss's and log_softmax's gradients, the shift's
+// zero-filled full-size gradient and the cast back.
 Op make_upcast_cross_entropy(double rows, double classes, double elt) {
   constexpr double kFp32 = 4.0;
   const double logits = rows * classes;
-  Op op = make_memory("upcast_cross_entropy", 0.0, elt, 2.0 * kFp32 * logits, /*kernels=*/4);
+  Op op = make_memory("upcast_cross_entropy", 0.0, elt, kFp32 * logits, /*kernels=*/4);
   op.bytes = logits * (elt + 5.0 * kFp32);
   op.transient_bytes = 2.0 * kFp32 * logits;
   return with_backward(op, logits * (8.0 * kFp32 + elt), /*kernels=*/5);
@@ -234,6 +234,7 @@ WorkloadOptions planned_workload_options(const ModelSpec& model,
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
   Workload w = build_family_workload(model, options);
   w.checkpointed_block_share = options.implementation.checkpointing.block_share;
+  w.holds_output = options.implementation.holds_output;
   w.python_forward =
       options.device_kind == DeviceKind::kGpu && python_launches(options.implementation);
   return w;

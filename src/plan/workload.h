@@ -80,8 +80,9 @@ struct Block {
   std::string name;
   int64_t count = 0;
   double input_bytes = 0.0;  // what a checkpointed block keeps: its input
-  // What the block hands out that outlives it whatever the checkpointing (the keys and values of
-  // Implementation::returns_key_values); without checkpointing its saved tensors hold them.
+  // What the block returns beyond its output (the keys and values of
+  // Implementation::returns_key_values): alive until the model's forward returns, whatever the
+  // checkpointing; without checkpointing attention keeps the same tensors.
   double returned_bytes = 0.0;
   int64_t params = 0;  // parameters of one block
   int64_t param_tensors = 0;
@@ -100,6 +101,14 @@ struct Workload {
   // The forward's kernels are launched from eager Python model code (python_launches), not from
   // the engine's C++ or a compiled graph: the host's cost per kernel differs (DeviceModel).
   bool python_forward = false;
+  // The logits as the model's output returns them (transformers' code: in fp32 where it upcasts),
+  // which a loop that holds the output keeps (Implementation::holds_output); 0 for code that
+  // returns none.
+  double head_output_bytes = 0.0;
+  // The head's tensors alive as its forward ends (its saved tensors and the loss's forward
+  // buffers), where the code says more than the ops' saved bytes; 0: those.
+  double head_forward_bytes = 0.0;
+  bool holds_output = false;  // Implementation::holds_output
 };
 
 // Whose model code runs the forward pass: the same mathematics, launched as different kernels
@@ -187,9 +196,13 @@ struct Implementation {
   // PyTorch 1.12, on 4-D input before 2.1: matmul, then add_), not in the GEMM's epilogue.
   bool linear_bias_add = false;
   // transformers' decoders with use_cache on in training (config.use_cache, and checkpointing that
-  // is not transformers' own, which turns it off): every layer returns its keys and values and the
-  // model's output keeps them to the step's end, beyond what checkpointing frees.
+  // is not transformers' own, which turns it off): every layer returns its keys and values, alive
+  // until the model's forward returns (its head included), beyond what checkpointing frees.
   bool returns_key_values = false;
+  // The training loop holds the model's output (`outputs = model(**batch)`) until the next step's
+  // forward returns: the returned logits and keys and values live through backward, and the
+  // previous step's beside the next forward.
+  bool holds_output = false;
   CheckpointPolicy checkpointing;
   bool operator==(const Implementation&) const = default;
 };
@@ -243,7 +256,7 @@ Op make_cross_entropy(double rows, double classes, double elt);
 // A fused cross-entropy that keeps only the logits and writes their gradient over them (apex's
 // and flash-attn's xentropy with inplace_backward): one pass forward, a read and a write back.
 Op make_inplace_cross_entropy(double rows, double classes, double elt);
-// transformers' Llama head of the 4.x era: the logits upcast to fp32 and kept by the output.
+// transformers' Llama head of 4.31: the logits upcast to fp32 and returned by the model.
 Op make_upcast_cross_entropy(double rows, double classes, double elt);
 double sum_model_flops(const std::vector<Op>& ops);
 

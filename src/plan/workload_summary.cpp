@@ -61,6 +61,9 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.stem_saved_bytes = stem.saved;
   s.head_saved_bytes = head.saved;
   s.head_transient_bytes = head.transient;
+  s.head_forward_bytes = std::max(w.head_forward_bytes, head.saved);
+  s.head_output_bytes = w.head_output_bytes;
+  s.holds_output = w.holds_output;
   s.max_transient_bytes = stem.transient;
   s.max_tensor_bytes = stem.tensor;  // the head's gradient buffers are in head_transient_bytes
   double forward_flops = stem.flops + head.flops;
@@ -78,7 +81,8 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.recompute_s += p * b.count * t.recompute_s;
     s.block_saved_bytes += b.count * t.saved;
     s.checkpointed_block_bytes +=
-        b.count * (p * (b.input_bytes + b.returned_bytes + t.policy_kept) + (1.0 - p) * t.saved);
+        b.count * (p * (b.input_bytes + t.policy_kept) + (1.0 - p) * t.saved);
+    s.returned_bytes += b.count * b.returned_bytes;
     s.checkpointed_input_bytes += p * b.count * b.input_bytes;
     s.max_block_input_bytes = std::max(s.max_block_input_bytes, b.input_bytes);
     // While a block is recomputed its other activations join what the policy kept of it.

@@ -600,11 +600,18 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     w.head_ops.push_back(make_inplace_cross_entropy(rows, a.vocab_size, x.elt));
     return;
   }
+  const double logits = rows * static_cast<double>(a.vocab_size);
   if (x.impl.code == ModelCode::kHuggingFace && model.family == Family::kLlama && x.elt < 4.0) {
+    // The returned logits are the fp32 copy; as the loss's forward ends the log-probabilities
+    // and the shifted copy are alive beside it (the copy counted in the output where a loop
+    // holds it).
     w.head_ops.push_back(make_upcast_cross_entropy(rows, a.vocab_size, x.elt));
+    w.head_output_bytes = 4.0 * logits;
+    w.head_forward_bytes = (x.impl.holds_output ? 8.0 : 12.0) * logits;
     return;
   }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));
+  if (x.impl.code == ModelCode::kHuggingFace) w.head_output_bytes = x.elt * logits;
 }
 
 void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {

@@ -5,8 +5,11 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "catalog/measurement.h"
 #include "catalog/model_loader.h"
+#include "catalog/param_count.h"
 #include "common/error.h"
 #include "test_util.h"
 
@@ -223,6 +226,8 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                   .returns_key_values);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nreturns_key_values = true"),
                {"case 'one'", "returns_key_values", "implementation = \"huggingface\""});
+  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nholds_output = true"),
+               {"case 'one'", "holds_output", "implementation = \"huggingface\""});
   // ... and a decoder's: an encoder (RoBERTa) returns no keys and values.
   const std::string catalog_model = edit(
       "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
@@ -576,16 +581,25 @@ TEST(MeasurementFile, MemoryOnlyCaseLoads) {
 }
 
 // TFLOP/s by the source's own count: with its FLOPs per token they imply tokens, which a derived
-// figure must match; the count alone, without the TFLOP/s, is refused.
+// figure must match; the count alone, without the TFLOP/s, is refused, and so is a count that
+// cannot be per token for this model (one per sequence).
 TEST(MeasurementFile, TflopsWithTheSourcesOwnCountImplyTokens) {
-  // 8 GPUs at 100 TFLOP/s, 1e11 FLOPs per token by the source: 1000 tokens/s per GPU.
-  const std::string own_count =
-      edit("tokens_per_s = 8000.0", "tflops_per_gpu = 100.0\nflops_per_token = 1e11");
-  const Measurement c = first_case(own_count);
-  EXPECT_DOUBLE_EQ(*c.published.flops_per_token, 1e11);
-  EXPECT_DOUBLE_EQ(*c.derived_tokens_per_s_per_gpu, 1000.0);
-  expect_error(edit(own_count, "tokens_per_s_per_gpu = 1000.0", "tokens_per_s_per_gpu = 1100.0"),
-               {"[derived]", "tokens_per_s_per_gpu: 1100 but the published figures give 1000"});
+  const double six_n = 6.0 * static_cast<double>(count_params(first_case(kValid).model).total);
+  const auto own_count = [&](double flops_per_token, double derived) {
+    return edit(edit("tokens_per_s = 8000.0",
+                     fmt::format("tflops_per_gpu = 1.0\nflops_per_token = {}", flops_per_token)),
+                "tokens_per_s_per_gpu = 1000.0",
+                fmt::format("tokens_per_s_per_gpu = {}", derived));
+  };
+  // A count 1.25 times 6N (a hardware count with recomputation, say): 1e12 / it tokens per GPU.
+  const double count = 1.25 * six_n;
+  const Measurement c = first_case(own_count(count, 1e12 / count));
+  EXPECT_DOUBLE_EQ(*c.published.flops_per_token, count);
+  EXPECT_DOUBLE_EQ(*c.derived_tokens_per_s_per_gpu, 1e12 / count);
+  expect_error(own_count(count, 1.1e12 / count),
+               {"[derived]", "tokens_per_s_per_gpu:", "but the published figures give"});
+  expect_error(own_count(128 * six_n, 1e12 / (128 * six_n)),
+               {"[published]", "flops_per_token: is 128 times 6 FLOPs per parameter"});
   expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\nflops_per_token = 1e11"),
                {"[published]", "flops_per_token: is the count behind tflops_per_gpu"});
   expect_error(edit("tokens_per_s = 8000.0", "tflops_per_gpu = 100.0\nflops_per_token = 1e20"),

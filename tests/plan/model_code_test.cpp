@@ -452,9 +452,11 @@ TEST(ModelCode, LlmCFusesTheClassifier) {
 }
 
 // transformers' Llama of the 4.x era upcasts the logits to fp32 before the loss and returns them:
-// its head holds 16 bytes per logit at its peak (fp32 logits and log-probabilities kept, two fp32
-// gradients), the generic loss 12. Other families' and codes' heads are unchanged.
-TEST(ModelCode, TransformersLlamaUpcastsItsLogitsAndKeepsThem) {
+// log_softmax keeps 4 bytes per logit and its backward holds two fp32 gradients (12 at the head's
+// backward, as the generic loss), the returned fp32 logits are the output's (4 bytes per logit,
+// kept by a loop that holds the output), and as the loss's forward ends the logits, the shifted
+// copy and the log-probabilities are alive (12; 8 beside a held output, which counts the logits).
+TEST(ModelCode, TransformersLlamaUpcastsItsLogitsAndReturnsThem) {
   ModelSpec llama = catalog().model("pythia-410m");
   llama.family = Family::kLlama;
   llama.arch.gated_ffn = true;
@@ -466,17 +468,30 @@ TEST(ModelCode, TransformersLlamaUpcastsItsLogitsAndKeepsThem) {
   ASSERT_EQ(upcast.name, std::string("upcast_cross_entropy"));
   ASSERT_EQ(generic.name, std::string("cross_entropy"));
   const double logits = 2.0 * llama.arch.seq_len * llama.arch.vocab_size;  // micro-batch 2
-  EXPECT_DOUBLE_EQ(upcast.saved_bytes + upcast.transient_bytes, 16.0 * logits);
-  EXPECT_DOUBLE_EQ(generic.saved_bytes + generic.transient_bytes, 12.0 * logits);
+  EXPECT_DOUBLE_EQ(upcast.saved_bytes, 4.0 * logits);
+  EXPECT_DOUBLE_EQ(upcast.saved_bytes + upcast.transient_bytes, 12.0 * logits);
+  EXPECT_DOUBLE_EQ(hf.head_output_bytes, 4.0 * logits);
+  EXPECT_DOUBLE_EQ(hf.head_forward_bytes, 12.0 * logits);
   EXPECT_GT(upcast.bytes, generic.bytes);  // the cast and the shifted copy
+  EXPECT_EQ(ref.head_output_bytes, 0.0);   // Meta's code returns no logits to hold
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = true;
+  o.implementation.code = ModelCode::kHuggingFace;
+  o.implementation.holds_output = true;
+  const Workload held = build_workload(llama, o);
+  EXPECT_TRUE(held.holds_output);
+  EXPECT_DOUBLE_EQ(held.head_forward_bytes, 8.0 * logits);
+  // transformers' GPT-style head returns its logits in the compute dtype.
   const Workload gpt2 = workload(catalog().model("pythia-410m"), ModelCode::kHuggingFace, false);
   EXPECT_EQ(gpt2.head_ops.back().name, std::string("cross_entropy"));
+  EXPECT_DOUBLE_EQ(gpt2.head_output_bytes, 2.0 * logits);
 }
 
-// With use_cache on in training (returns_key_values), every layer's keys and values outlive a
-// checkpointed layer: 2 x tokens x kv width x 2 bytes per layer on top of its checkpointed input.
-// Without checkpointing attention keeps them anyway, so nothing is added there.
-TEST(ModelCode, ReturnedKeysAndValuesOutliveCheckpointing) {
+// With use_cache on in training (returns_key_values), every layer returns its keys and values:
+// 2 x tokens x kv width x 2 bytes per layer, summed for the memory model (which places them:
+// MemoryModel.WhatTheOutputHoldsLivesWhereTheLoopKeepsIt); no block keeps more for them.
+TEST(ModelCode, ReturnedKeysAndValuesAreSummedPerLayer) {
   ModelSpec llama = catalog().model("pythia-410m");
   llama.family = Family::kLlama;
   llama.arch.gated_ffn = true;
@@ -495,9 +510,9 @@ TEST(ModelCode, ReturnedKeysAndValuesOutliveCheckpointing) {
   const double kv_width = 4.0 * (llama.arch.d_model / llama.arch.n_heads);
   const double per_layer = 2.0 * tokens * kv_width * 2.0;
   EXPECT_DOUBLE_EQ(returning.blocks.front().returned_bytes, per_layer);
-  EXPECT_NEAR(kept.checkpointed_block_bytes - plain.checkpointed_block_bytes,
-              llama.arch.n_layers * per_layer,
-              1e-6 * per_layer);
+  EXPECT_EQ(plain.returned_bytes, 0.0);
+  EXPECT_NEAR(kept.returned_bytes, llama.arch.n_layers * per_layer, 1e-6 * per_layer);
+  EXPECT_DOUBLE_EQ(kept.checkpointed_block_bytes, plain.checkpointed_block_bytes);
   EXPECT_DOUBLE_EQ(kept.block_saved_bytes, plain.block_saved_bytes);
 }
 

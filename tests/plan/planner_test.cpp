@@ -205,6 +205,44 @@ TEST(MemoryModel, HeadAndBlockPhasesDoNotAdd) {
             0.0);
 }
 
+// What a model's output holds (the keys and values its layers return, its logits) lives where
+// the code keeps it: until the forward returns (with checkpointing, which would free the keys and
+// values, they are extra at the head's forward; without, attention keeps them anyway), and, where
+// the training loop holds the output, through backward and beside the next step's forward.
+TEST(MemoryModel, WhatTheOutputHoldsLivesWhereTheLoopKeepsIt) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.block_saved_bytes = 10e9;
+  w.checkpointed_block_bytes = 1e9;
+  w.max_block_saved_bytes = 2e9;
+  w.max_transient_bytes = 0.5e9;
+  w.max_tensor_bytes = 0.25e9;  // the blocks' phase: 0.75e9, checkpointed 2.75e9
+  w.head_saved_bytes = 1e9;
+  w.head_transient_bytes = 2e9;  // the head's backward: 3e9
+  w.head_forward_bytes = 1.5e9;
+  w.returned_bytes = 4e9;
+  w.head_output_bytes = 1e9;
+  const MethodSet plain{};
+  const MethodSet checkpointed{.activation_checkpointing = true};
+  const auto memory = [&](const MethodSet& methods) {
+    return predict_memory(1e9, Precision::kBf16, methods, cluster, w, {});
+  };
+  // The loop drops the output: without checkpointing nothing changes (the head's backward is the
+  // larger phase); checkpointed, the keys and values are alive as the forward ends.
+  EXPECT_DOUBLE_EQ(memory(plain).activations_bytes, 10e9);
+  EXPECT_DOUBLE_EQ(memory(plain).logits_loss_bytes, 3e9 - 0.75e9);
+  EXPECT_DOUBLE_EQ(memory(checkpointed).activations_bytes, 3e9);
+  EXPECT_DOUBLE_EQ(memory(checkpointed).logits_loss_bytes, 1.5e9 + 4e9 - 2.75e9);
+  // The loop holds it: this step's logits (and, checkpointed, its keys and values) through
+  // backward, and the previous step's output beside the next forward's head.
+  w.holds_output = true;
+  EXPECT_DOUBLE_EQ(memory(plain).activations_bytes, 10e9 + 1e9);
+  EXPECT_DOUBLE_EQ(memory(plain).logits_loss_bytes, 1.5e9 + 4e9 + 1e9 - 0.75e9);
+  EXPECT_DOUBLE_EQ(memory(checkpointed).activations_bytes, 3e9 + 1e9 + 4e9);
+  EXPECT_DOUBLE_EQ(memory(checkpointed).logits_loss_bytes, 1.5e9 + 4e9 + 1e9 - 2.75e9);
+}
+
 // ZeRO (Rajbhandari et al. 2020), Figure 1: 7.5B parameters, 64 GPUs, mixed-precision Adam:
 // 120 / 31.4 / 16.6 / 1.9 GB per GPU for baseline / stage 1 / 2 / 3.
 TEST(MemoryModel, ZeroPaperModelStateExample) {
