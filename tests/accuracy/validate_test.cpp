@@ -299,7 +299,6 @@ TEST(Validate, PublishedPeaksAreCheckedAgainstThePlannedRange) {
     const ValidationCase& v = shipped_report().cases[c.case_index];
     if (c.measure == "allocated") {
       EXPECT_FALSE(c.predicted_low_gib || c.predicted_high_gib) << v.name;
-      EXPECT_FALSE(c.inside_range()) << v.name;
       ++allocated_peaks;
       continue;
     }
