@@ -171,12 +171,12 @@ Op make_cross_entropy(double rows, double classes, double elt) {
   return op;
 }
 
-// transformers' LlamaForCausalLM of 4.31 (later releases upcast inside the loss) under autocast:
-// `logits.float()` before the loss (an fp32 copy the model returns; what keeps it is the caller's:
-// Workload::head_output_bytes), a shifted contiguous copy, and log_softmax keeping its fp32 output;
-// backward holds the gradients of the log-probabilities and of their input. Forward: the cast, the
-// copy, log_softmax and the loss; backward: the loss's and log_softmax's gradients, the shift's
-// zero-filled full-size gradient and the cast back.
+// transformers' LlamaForCausalLM of 4.31 to 4.45 (4.46 moved the upcast into the loss) under
+// autocast: `logits.float()` before the loss (an fp32 copy the model returns; what keeps it is the
+// caller's: Workload::head_output_bytes), a shifted contiguous copy, and log_softmax keeping its
+// fp32 output; backward holds the gradients of the log-probabilities and of their input. Forward:
+// the cast, the copy, log_softmax and the loss; backward: the loss's and log_softmax's gradients,
+// the shift's zero-filled full-size gradient and the cast back.
 Op make_upcast_cross_entropy(double rows, double classes, double elt) {
   constexpr double kFp32 = 4.0;
   const double logits = rows * classes;

@@ -105,9 +105,9 @@ struct Workload {
   // which a loop that holds the output keeps (Implementation::holds_output); 0 for code that
   // returns none.
   double head_output_bytes = 0.0;
-  // The head's tensors alive as its forward ends (its saved tensors and the loss's forward
-  // buffers), where the code says more than the ops' saved bytes; 0: those.
-  double head_forward_bytes = 0.0;
+  // What the loss's forward holds as it ends beyond the head ops' saved tensors (transformers'
+  // Llama: the shifted copy and, unless a held output counts them, the returned fp32 logits).
+  double head_forward_extra_bytes = 0.0;
   bool holds_output = false;  // Implementation::holds_output
 };
 
@@ -256,7 +256,7 @@ Op make_cross_entropy(double rows, double classes, double elt);
 // A fused cross-entropy that keeps only the logits and writes their gradient over them (apex's
 // and flash-attn's xentropy with inplace_backward): one pass forward, a read and a write back.
 Op make_inplace_cross_entropy(double rows, double classes, double elt);
-// transformers' Llama head of 4.31: the logits upcast to fp32 and returned by the model.
+// transformers' Llama head of 4.31 to 4.45: the logits upcast to fp32 and returned by the model.
 Op make_upcast_cross_entropy(double rows, double classes, double elt);
 double sum_model_flops(const std::vector<Op>& ops);
 

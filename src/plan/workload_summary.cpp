@@ -61,7 +61,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.stem_saved_bytes = stem.saved;
   s.head_saved_bytes = head.saved;
   s.head_transient_bytes = head.transient;
-  s.head_forward_bytes = std::max(w.head_forward_bytes, head.saved);
+  s.head_forward_bytes = head.saved + w.head_forward_extra_bytes;
   s.head_output_bytes = w.head_output_bytes;
   s.holds_output = w.holds_output;
   s.max_transient_bytes = stem.transient;

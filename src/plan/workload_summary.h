@@ -26,7 +26,7 @@ struct WorkloadSummary {
   double max_block_saved_bytes = 0.0;     // one block's activations, alive while it is recomputed
   double head_saved_bytes = 0.0;          // logits and loss
   double head_transient_bytes = 0.0;
-  double head_forward_bytes = 0.0;   // the head's tensors as its forward ends (at least the saved)
+  double head_forward_bytes = 0.0;   // the head's tensors as its forward ends
   double head_output_bytes = 0.0;    // Workload::head_output_bytes
   double returned_bytes = 0.0;       // all blocks' Block::returned_bytes
   bool holds_output = false;         // Workload::holds_output

@@ -607,7 +607,7 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     // holds it).
     w.head_ops.push_back(make_upcast_cross_entropy(rows, a.vocab_size, x.elt));
     w.head_output_bytes = 4.0 * logits;
-    w.head_forward_bytes = (x.impl.holds_output ? 8.0 : 12.0) * logits;
+    w.head_forward_extra_bytes = (x.impl.holds_output ? 4.0 : 8.0) * logits;
     return;
   }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));

@@ -134,6 +134,21 @@ TEST(Validate, TflopsByTheSourcesCountAreComparedAsTokens) {
   EXPECT_LT(own_tflops, 0.8 * v.predicted);
 }
 
+// dlrover's loop holds transformers' output (holds_output, returns_key_values reach the plan):
+// its peaks are planned at or above what ran, within 10%; without those keys they were 11-23%
+// short (docs/planner.md, "Llama-2-7B under FSDP").
+TEST(Validate, AHeldOutputIsInTheDlroverPeaks) {
+  int checked = 0;
+  for (const MemoryComparison& c : shipped_report().memory.comparisons) {
+    const ValidationCase& v = shipped_report().cases[c.case_index];
+    if (v.source_id != "dlrover-atorch-llama2") continue;
+    EXPECT_GE(c.predicted_gib, c.published_gib) << v.name;
+    EXPECT_LE(c.predicted_gib, 1.1 * c.published_gib) << v.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 // A case's GPUs under their power limit and its attention kernel are planned as it ran:
 // torchtitan's 500 W H100s with SDPA's FlashAttention-2 are slower than the same case at the
 // TDP, or with cuDNN's kernels.

@@ -226,6 +226,10 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                   .returns_key_values);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nreturns_key_values = true"),
                {"case 'one'", "returns_key_values", "implementation = \"huggingface\""});
+  EXPECT_TRUE(first_case(edit("precision = \"bf16\"",
+                              "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
+                              "holds_output = true"))
+                  .holds_output);
   expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nholds_output = true"),
                {"case 'one'", "holds_output", "implementation = \"huggingface\""});
   // ... and a decoder's: an encoder (RoBERTa) returns no keys and values.
@@ -599,7 +603,9 @@ TEST(MeasurementFile, TflopsWithTheSourcesOwnCountImplyTokens) {
   expect_error(own_count(count, 1.1e12 / count),
                {"[derived]", "tokens_per_s_per_gpu:", "but the published figures give"});
   expect_error(own_count(128 * six_n, 1e12 / (128 * six_n)),
-               {"[published]", "flops_per_token: is 128 times 6 FLOPs per parameter"});
+               {"[published]", "flops_per_token: is 128 times 6 x the model's parameters"});
+  expect_error(own_count(0.1 * six_n, 1e12 / (0.1 * six_n)),
+               {"[published]", "flops_per_token: is 0.1 times 6 x the model's parameters"});
   expect_error(edit("tokens_per_s = 8000.0", "tokens_per_s = 8000.0\nflops_per_token = 1e11"),
                {"[published]", "flops_per_token: is the count behind tflops_per_gpu"});
   expect_error(edit("tokens_per_s = 8000.0", "tflops_per_gpu = 100.0\nflops_per_token = 1e20"),
