@@ -219,19 +219,19 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   expect_error(edit("precision = \"bf16\"", "precision = \"fp32\"\nautocast_fp32_weights = true"),
                {"case 'one'", "autocast_fp32_weights", "mixed precision"});
   expect_error(edit("seq_len = 128", "seq_len = 128\ndropout = 1.5"), {"[arch]", "dropout"});
-  // use_cache in training is transformers' decoders' behaviour: with its code, nobody else's.
-  EXPECT_TRUE(first_case(edit("precision = \"bf16\"",
-                              "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
-                              "returns_key_values = true"))
-                  .returns_key_values);
-  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nreturns_key_values = true"),
-               {"case 'one'", "returns_key_values", "implementation = \"huggingface\""});
-  EXPECT_TRUE(first_case(edit("precision = \"bf16\"",
-                              "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
-                              "holds_output = true"))
-                  .holds_output);
-  expect_error(edit("precision = \"bf16\"", "precision = \"bf16\"\nholds_output = true"),
-               {"case 'one'", "holds_output", "implementation = \"huggingface\""});
+  // use_cache in training and a loop holding the model's output are transformers' behaviour:
+  // with its code, nobody else's.
+  const auto with_keys = [](const std::string& keys) {
+    return edit("precision = \"bf16\"", "precision = \"bf16\"\n" + keys);
+  };
+  const std::string hf = "implementation = \"huggingface\"\n";
+  EXPECT_TRUE(first_case(with_keys(hf + "returns_key_values = true")).returns_key_values);
+  EXPECT_TRUE(first_case(with_keys(hf + "holds_output = true")).holds_output);
+  for (const std::string key : {"returns_key_values", "holds_output"}) {
+    expect_error(with_keys(key + " = true"),
+                 {"case 'one'", key, "implementation = \"huggingface\""});
+  }
+  expect_error(with_keys(hf + "holds_output = \"yes\""), {"case 'one'", "holds_output"});
   // ... and a decoder's: an encoder (RoBERTa) returns no keys and values.
   const std::string catalog_model = edit(
       "[cases.arch]\nname = \"tiny\"\nfamily = \"gpt_neox\"\n"
