@@ -12,18 +12,7 @@ function(gpudays_install_rules target)
   install(DIRECTORY "${CMAKE_SOURCE_DIR}/configs/" DESTINATION share/gpudays)
   install(FILES "${CMAKE_SOURCE_DIR}/README.md" DESTINATION share/doc/gpudays)
   install(DIRECTORY "${CMAKE_SOURCE_DIR}/docs/" DESTINATION share/doc/gpudays/docs)
-  set(torch_note "none (built without LibTorch)")
-  if(GPUDAYS_WITH_TORCH)
-    set(torch_note "${GPUDAYS_TORCH_LIB_DIR}")
-  endif()
-  set(variant "cpu")
-  if(GPUDAYS_CUDA)
-    set(variant "cuda")
-  endif()
-  file(WRITE "${CMAKE_BINARY_DIR}/install-BUILD"
-       "gpudays ${PROJECT_VERSION} (${GPUDAYS_GIT_COMMIT}), ${variant} build\n"
-       "LibTorch it was built against: ${torch_note}\n")
-  install(FILES "${CMAKE_BINARY_DIR}/install-BUILD" DESTINATION share/gpudays RENAME BUILD)
+  install(FILES "${GPUDAYS_BUILD_NOTE}" DESTINATION share/gpudays RENAME BUILD)
   if(GPUDAYS_CUDA)
     # The wheel's torch/lib and every other directory it links from (the CUDA runtime's).
     set_target_properties(${target} PROPERTIES INSTALL_RPATH "${GPUDAYS_TORCH_LIB_DIR}"

@@ -150,7 +150,7 @@ void run_report(const GlobalOptions& global, const ReportRequest& r) {
   data.paper =
       compare_with_paper(catalog, *make_time_source({TimeSourceKind::kPlan, options.plan, ""}));
 
-  output.generated_by = fmt::format("gpudays {} ({})", kVersion, kGitCommit);
+  output.generated_by = fmt::format("gpudays {} ({})", kVersion, git_commit());
   output.generated_at = today();
   output.config_dir = catalog.config_dir();
   const std::vector<std::string> files = generate_report(data, output);

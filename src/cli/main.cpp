@@ -109,7 +109,7 @@ int gpudays::run(int argc, char** argv) {
   app.set_version_flag("--version", [&global] {
     const ConfigDirChoice catalog = choose_config_dir({global.config_dir});
     return fmt::format(
-        "gpudays {} ({}); catalog {} ({})", kVersion, kGitCommit, catalog.path, catalog.origin);
+        "gpudays {} ({}); catalog {} ({})", kVersion, git_commit(), catalog.path, catalog.origin);
   });
   app.require_subcommand(1);
   app.fallthrough();

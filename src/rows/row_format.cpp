@@ -170,7 +170,7 @@ nlohmann::json rows_json(const RowSet& rows) {
 
 nlohmann::json json_document(const std::string& row_kind) {
   nlohmann::json doc = {{"schema_version", kOutputSchemaVersion},
-                        {"build", {{"version", kVersion}, {"git_commit", kGitCommit}}}};
+                        {"build", {{"version", kVersion}, {"git_commit", git_commit()}}}};
   if (!row_kind.empty()) doc["row_kind"] = row_kind;
   return doc;
 }

@@ -193,7 +193,7 @@ std::string store_address_lines() {
 std::string render_sbatch_script(const SlurmJob& job) {
   check_job(job);
   std::string s = "#!/bin/bash\n";
-  s += fmt::format("# Written by gpudays {} ({}).\n", kVersion, kGitCommit);
+  s += fmt::format("# Written by gpudays {} ({}).\n", kVersion, git_commit());
   if (!job.description.empty()) s += fmt::format("# {}\n", job.description);
   s += "# Edit it if your cluster needs more; submit it with: sbatch --parsable THIS_FILE\n";
   auto line = [&s](const std::string& option) { s += "#SBATCH " + option + "\n"; };

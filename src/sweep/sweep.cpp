@@ -253,7 +253,7 @@ class Sweep {
   void fill_outcome(TrialRecord& t, const TrialMeasurement& r, const PlanRow& predicted) const {
     t.measured = r;
     t.gpudays_version = kVersion;
-    t.git_commit = kGitCommit;
+    t.git_commit = git_commit();
     t.hostname = host_name();
     t.created_at = utc_now();
     t.predicted_step_time_s = predicted.step_time_s;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/build_info.h"
 #include "process_dir.h"
 #include "results/results_db.h"
 #include "test_util.h"
@@ -562,6 +563,23 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(help.out.find("--gpus-per-node"), std::string::npos);
   EXPECT_NE(help.out.find("fsdp_full_shard"), std::string::npos);
   EXPECT_EQ(run_gpudays("--version").exit_code, 0);
+}
+
+// The commit is stamped at every build, not only when CMake configured the build folder: a binary
+// rebuilt after a commit names that commit (its result rows' provenance), "unknown" outside git.
+TEST(Cli, VersionNamesTheSourceTreesCommit) {
+  const std::string source_dir = std::filesystem::path(kDefaultConfigDir).parent_path().string();
+  const std::string out = test::fresh_path("head");
+  const int rc = std::system(
+      ("git -C '" + source_dir + "' rev-parse --short=12 HEAD >" + out + " 2>/dev/null").c_str());
+  std::string head = test::read_file(out);
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  const std::string expected = rc == 0 && !head.empty() ? head : "unknown";
+  const auto version = run_gpudays("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find(std::string("(") + expected), std::string::npos)
+      << version.out << " (git: " << expected << ")";
+  EXPECT_EQ(std::string(git_commit()).rfind(expected, 0), 0u) << git_commit();
 }
 
 }  // namespace

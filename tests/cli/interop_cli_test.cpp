@@ -163,7 +163,7 @@ TEST(InteropOutputs, PlanRowsInEveryFormatWithNumbersAsNumbers) {
   const auto json = nlohmann::json::parse(run_gpudays(args + "json").out);
   EXPECT_EQ(json["schema_version"], 1);
   EXPECT_EQ(json["build"]["version"], kVersion);
-  EXPECT_EQ(json["build"]["git_commit"], kGitCommit);
+  EXPECT_EQ(json["build"]["git_commit"], git_commit());
   EXPECT_EQ(json["row_kind"], "plan_row");
   const auto rows = jsonl(run_gpudays(args + "jsonl").out);
   ASSERT_EQ(rows.size(), json["rows"].size());

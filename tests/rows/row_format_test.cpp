@@ -51,7 +51,7 @@ TEST(RowFormat, JsonIsADocumentWithSchemaVersionAndBuild) {
   const auto j = nlohmann::json::parse(written(RowFormat::kJson));
   EXPECT_EQ(j["schema_version"], kOutputSchemaVersion);
   EXPECT_EQ(j["build"]["version"], kVersion);
-  EXPECT_EQ(j["build"]["git_commit"], kGitCommit);
+  EXPECT_EQ(j["build"]["git_commit"], git_commit());
   EXPECT_EQ(j["row_kind"], "sample_row");
   ASSERT_EQ(j["rows"].size(), 2u);
   EXPECT_EQ(j["rows"][0]["mfu"], 0.5);
