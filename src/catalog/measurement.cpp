@@ -512,10 +512,10 @@ Measurement read_case(const TomlFields& t,
     t.fail("implementation", "mamba_ssm runs Mamba models only");
   }
   // The model is known from here on (read_model above).
-  if (c.holds_output && c.implementation != "huggingface") {
+  if (c.holds_output && (c.implementation != "huggingface" || is_vision(c.model.family))) {
     t.fail("holds_output",
-           "describes a loop over transformers' model outputs: needs implementation = "
-           "\"huggingface\"");
+           "describes a loop over the logits transformers' language models return: needs "
+           "implementation = \"huggingface\" and a language model");
   }
   if (c.returns_key_values && (c.implementation != "huggingface" ||
                                family_traits(c.model.family).objective != Objective::kCausalLm)) {

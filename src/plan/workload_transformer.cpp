@@ -551,6 +551,19 @@ Block transformer_layer(const ModelSpec& model, const Dims& x, bool fused) {
   return block;
 }
 
+// transformers' other heads return their logits in the compute dtype. Below fp32 they are the
+// logits the cross entropy keeps (make_cross_entropy: the caller's, alive through its backward),
+// so a loop that holds them adds nothing; in fp32 the loss keeps only its log-probabilities and
+// the returned logits come on top, as the output (held) or at the forward's end (dropped).
+// GPT-style causal heads also shift them into a contiguous copy, alive as the loss's forward ends.
+void add_returned_logits(Workload& w, const ModelSpec& model, const Dims& x, double logits) {
+  const bool kept_by_loss = x.elt < 4.0;
+  const bool causal = family_traits(model.family).objective == Objective::kCausalLm;
+  w.head_output_bytes = kept_by_loss ? 0.0 : x.elt * logits;
+  w.head_forward_extra_bytes = (causal ? x.elt * logits : 0.0) +
+                               (kept_by_loss || x.impl.holds_output ? 0.0 : x.elt * logits);
+}
+
 void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
   const double hidden = x.n * x.d;
   const auto& a = model.arch;
@@ -611,7 +624,7 @@ void add_head(Workload& w, const ModelSpec& model, const Dims& x) {
     return;
   }
   w.head_ops.push_back(make_cross_entropy(rows, a.vocab_size, x.elt));
-  if (x.impl.code == ModelCode::kHuggingFace) w.head_output_bytes = x.elt * logits;
+  if (x.impl.code == ModelCode::kHuggingFace) add_returned_logits(w, model, x, logits);
 }
 
 void add_stem(Workload& w, const ModelSpec& model, const Dims& x) {

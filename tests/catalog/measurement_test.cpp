@@ -243,6 +243,12 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
                     "precision = \"bf16\"\nimplementation = \"huggingface\"\n"
                     "returns_key_values = true"),
                {"case 'one'", "returns_key_values", "causal language model"});
+  // A vision model returns no language model's logits to hold.
+  const std::string vit = catalog_model.substr(0, catalog_model.find("[cases.derived]"));
+  expect_error(edit(edit(vit, "model = \"roberta\"", "model = \"vit\""),
+                    "precision = \"bf16\"",
+                    "precision = \"bf16\"\nimplementation = \"huggingface\"\nholds_output = true"),
+               {"case 'one'", "holds_output", "a language model"});
   // fp16 autocast without a GradScaler (timm's benchmark); the other precisions scale nothing.
   const auto unscaled = load_measurement_file(
       test::write_temp_file(

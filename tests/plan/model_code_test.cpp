@@ -482,10 +482,40 @@ TEST(ModelCode, TransformersLlamaUpcastsItsLogitsAndReturnsThem) {
   const Workload held = build_workload(llama, o);
   EXPECT_TRUE(held.holds_output);
   EXPECT_DOUBLE_EQ(upcast.saved_bytes + held.head_forward_extra_bytes, 8.0 * logits);
-  // transformers' GPT-style head returns its logits in the compute dtype.
-  const Workload gpt2 = workload(catalog().model("pythia-410m"), ModelCode::kHuggingFace, false);
-  EXPECT_EQ(gpt2.head_ops.back().name, std::string("cross_entropy"));
-  EXPECT_DOUBLE_EQ(gpt2.head_output_bytes, 2.0 * logits);
+}
+
+// transformers' GPT-style head returns its logits in the compute dtype: below fp32 they are the
+// logits the generic cross entropy keeps (a held output adds nothing: not counted twice), and the
+// shifted copy is alive at the forward's end; in fp32 the loss keeps only its log-probabilities,
+// so the returned logits come on top.
+TEST(ModelCode, TransformersGptHeadReturnsTheLogitsItsLossKeeps) {
+  const ModelSpec gpt2 = catalog().model("pythia-410m");
+  const double logits = 2.0 * gpt2.arch.seq_len * gpt2.arch.vocab_size;  // micro-batch 2
+  const Workload bf16 = workload(gpt2, ModelCode::kHuggingFace, false);
+  const Op& loss = bf16.head_ops.back();
+  ASSERT_EQ(loss.name, std::string("cross_entropy"));
+  EXPECT_DOUBLE_EQ(loss.saved_bytes, (2.0 + 4.0) * logits);
+  EXPECT_EQ(bf16.head_output_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(bf16.head_forward_extra_bytes, 2.0 * logits);  // the shifted copy
+  WorkloadOptions o;
+  o.micro_batch_size = 2;
+  o.fused_attention = true;
+  o.implementation.code = ModelCode::kHuggingFace;
+  o.implementation.holds_output = true;
+  const Workload held = build_workload(gpt2, o);
+  EXPECT_EQ(held.head_output_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(held.head_forward_extra_bytes, 2.0 * logits);
+  o.activation_bytes = 4.0;  // fp32
+  const Workload fp32_held = build_workload(gpt2, o);
+  EXPECT_DOUBLE_EQ(fp32_held.head_ops.back().saved_bytes, 4.0 * logits);
+  EXPECT_DOUBLE_EQ(fp32_held.head_output_bytes, 4.0 * logits);
+  EXPECT_DOUBLE_EQ(fp32_held.head_forward_extra_bytes, 4.0 * logits);
+  o.implementation.holds_output = false;
+  const Workload fp32 = build_workload(gpt2, o);
+  EXPECT_DOUBLE_EQ(fp32.head_forward_extra_bytes, 8.0 * logits);  // copy and returned logits
+  // An encoder's head shifts nothing.
+  const Workload roberta = workload(catalog().model("roberta"), ModelCode::kHuggingFace, false);
+  EXPECT_EQ(roberta.head_forward_extra_bytes, 0.0);
 }
 
 // With use_cache on in training (returns_key_values), every layer returns its keys and values:
