@@ -27,7 +27,7 @@ int cuda_device_count() {
 }
 namespace detail {
 [[noreturn]] static void no_cuda() {
-  throw InputError(kNoCudaMessage);
+  throw EnvironmentError(kNoCudaMessage);
 }
 }  // namespace detail
 void cuda_synchronize(int) {
@@ -74,10 +74,11 @@ c10::Device parse_device(const std::string& name) {
   if (name != "cuda" && name.rfind("cuda:", 0) != 0) {
     throw InputError(fmt::format("unknown device '{}' (cpu, cuda or cuda:N)", name));
   }
+  // What the build or the machine lacks is a runtime failure (exit 1), as a missing tool is.
   if (!cuda_built()) {
-    throw InputError(kNoCudaMessage);
+    throw EnvironmentError(kNoCudaMessage);
   }
-  if (!cuda_available()) throw InputError("no CUDA GPU is visible on this machine");
+  if (!cuda_available()) throw EnvironmentError("no CUDA GPU is visible on this machine");
   try {
     return c10::Device(name);
   } catch (const c10::Error&) {

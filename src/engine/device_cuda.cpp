@@ -30,7 +30,7 @@ void check(cudaError_t rc, const char* what, int index) {
 void check_index(int index) {
   const int count = c10::cuda::device_count();
   if (index < 0 || index >= count) {
-    throw InputError(fmt::format("no CUDA device {} (this machine has {})", index, count));
+    throw EnvironmentError(fmt::format("no CUDA device {} (this machine has {})", index, count));
   }
 }
 

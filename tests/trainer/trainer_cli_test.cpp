@@ -19,6 +19,7 @@
 #include "../process_dir.h"
 #include "common/child_process.h"
 #include "distributed/launcher.h"
+#include "engine/device.h"
 #include "train_cli_util.h"
 
 namespace gpudays {
@@ -188,6 +189,26 @@ TEST(TrainCli, UnknownRunFileKeysAndBadDataAreOneLineErrors) {
     EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << e.err;
     EXPECT_NE(e.err.find(needle), std::string::npos) << e.err;
   }
+}
+
+// A run on a GPU this build or machine does not have is a runtime failure (exit 1, as `bench`
+// says it), one line, before anything is written.
+TEST(TrainCli, ACudaRunWithoutAGpuIsARuntimeFailure) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA GPU is visible";
+  const Fixture f = make_run("nogpu", kPlain, "", 10);
+  const std::string run = (f.dir / "run.toml").string();
+  std::ifstream in(run);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_NE(text.find("gpu = \"cpu\""), std::string::npos);
+  text.replace(text.find("gpu = \"cpu\""), 11, "gpu = \"a100-80gb-sxm\"");
+  std::ofstream(run) << text;
+  const ChildResult r = sh(train_command(f, "out"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(cuda_built() ? "no CUDA GPU is visible" : "no CUDA support"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(f.dir / "out" / "checkpoints")) << "a checkpoint folder was made";
 }
 
 TEST(TrainCli, HelpFooterNamesTheRowCommandsOfEveryFormat) {
