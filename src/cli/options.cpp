@@ -95,19 +95,27 @@ CLI::Validator integer_check(std::string wanted) {
       "");
 }
 
-// A finite number; one below the smallest normal double (1e-320, a subnormal) is a number too,
-// which the option's range then judges.
+// A decimal number, as integers are (integer_check): no hexadecimal ("0x40", "0x1p6"), no sign but
+// a minus, no surrounding spaces; "inf" and "nan" are numbers that real_problem then refuses, and
+// one below the smallest normal double (1e-320, a subnormal) is one too, which the option's range
+// then judges.
 std::optional<double> parse_real(const std::string& text) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
+  const char* end = text.data() + text.size();
+  double value = 0.0;
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+  if (ptr != end || text.empty()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Past the double's range: a decimal number all the same, read as infinity or a subnormal
+    // (or zero) for the range to judge.
+    return std::strtod(text.c_str(), nullptr);
+  }
+  if (ec != std::errc()) return std::nullopt;
   return value;
 }
 
 std::string real_problem(const std::string& text) {
   const std::optional<double> value = parse_real(text);
-  if (!value) return fmt::format("'{}' is not a number", text);
+  if (!value) return fmt::format("'{}' is not a decimal number", text);
   return std::isfinite(*value) ? "" : fmt::format("'{}' is not a finite number", text);
 }
 
@@ -280,7 +288,7 @@ CLI::Validator number_check(double low, double high, bool low_open) {
   return CLI::Validator(
       [low, high, low_open, range](std::string& text) -> std::string {
         const std::optional<double> value = parse_real(text);
-        if (!value) return "'" + text + "' is not a number";
+        if (!value) return "'" + text + "' is not a decimal number";
         const bool above_low = low_open ? *value > low : *value >= low;
         if (!std::isfinite(*value) || !above_low || *value > high) {
           return fmt::format("'{}' is not in {}", text, range);

@@ -287,7 +287,10 @@ TEST(CostCli, BadInputIsOneLineAndExitTwo) {
       {"cost --model pythia-1b --price a100", "expected NAME=NUMBER"},
       {"cost --model pythia-1b --price tpu=5", "unknown GPU 'tpu'"},
       {"cost --model pythia-1b --budget -5", "--budget: '-5' is not in (0, "},
-      {"cost --model pythia-1b --max-days soon", "is not a number"},
+      {"cost --model pythia-1b --max-days soon", "is not a decimal number"},
+      // Decimal only, as the integer options are: no hexadecimal reading of 0x10 as 16.
+      {"cost --model pythia-1b --max-days 0x10", "'0x10' is not a decimal number"},
+      {"cost --model pythia-1b --max-days 0x1p4", "'0x1p4' is not a decimal number"},
       {"cost --model pythia-1b --cost-basis lease", "--cost-basis"},
       {"cost --model nope", "unknown model 'nope'"},
       {"cost", "--model is required"},

@@ -4,8 +4,9 @@
 // the first line is also given to the shared number check (number_check) and the
 // price parser (add_price_assignment) directly. A bug is any escape other than CLI11's parse errors
 // and InputError, any sanitizer report, an accepted number option whose value is not what it reads
-// as (an integer not plainly decimal or past its type, a real not finite), or a number check that
-// accepts a value outside its range, or a negative or non-finite price.
+// as (an integer not plainly decimal or past its type, a real not plainly decimal or not finite),
+// or a number check that accepts a value outside its range, or a negative or non-finite price.
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -33,6 +34,31 @@ bool plain_integer(const std::string& value) {
          CLI::detail::lexical_cast(value, read) && v == read;
 }
 
+// Whether `value` is a finite decimal number: an optional minus, digits with at most one point,
+// an optional exponent; nothing else (no hexadecimal, no "inf" or "nan").
+bool plain_real(const std::string& value) {
+  size_t i = value.rfind('-', 0) == 0 ? 1 : 0;
+  size_t digits = 0;
+  bool point = false;
+  for (; i < value.size() &&
+         (std::isdigit(static_cast<unsigned char>(value[i])) || (value[i] == '.' && !point));
+       ++i) {
+    if (value[i] == '.')
+      point = true;
+    else
+      ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < value.size() && (value[i] == 'e' || value[i] == 'E')) {
+    ++i;
+    if (i < value.size() && (value[i] == '-' || value[i] == '+')) ++i;
+    const size_t exponent_start = i;
+    while (i < value.size() && std::isdigit(static_cast<unsigned char>(value[i]))) ++i;
+    if (i == exponent_start) return false;
+  }
+  return i == value.size() && std::isfinite(std::strtod(value.c_str(), nullptr));
+}
+
 // An accepted numeric option's every value must be what it reads as: an integer option's a decimal
 // integer within its type (not a saturated, octal or hexadecimal reading), a real option's a
 // finite number.
@@ -45,9 +71,7 @@ void check_numbers(const CLI::App& app) {
           (type == "UINT" && !plain_integer<uint64_t>(value))) {
         gpudays::fuzz::fail(opt->get_name() + " accepted '" + value + "' as an integer");
       }
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      if (type == "FLOAT" && (end != value.c_str() + value.size() || !std::isfinite(v))) {
+      if (type == "FLOAT" && !plain_real(value)) {
         gpudays::fuzz::fail(opt->get_name() + " accepted '" + value + "' as a number");
       }
     }
