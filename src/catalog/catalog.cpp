@@ -48,14 +48,22 @@ std::vector<std::string> toml_files(const fs::path& dir) {
   return catalog_toml_files(dir.string());
 }
 
+// Each name once; a second names both files (the user keeps one).
 template <typename Spec>
 void check_unique(const std::vector<Spec>& specs, const char* what) {
-  std::set<std::string> seen;
+  std::map<std::string, std::string> seen;  // name -> the file that gave it
   for (const Spec& s : specs) {
-    if (!seen.insert(s.name).second) {
-      throw InputError(fmt::format("{}: {} name '{}' is used twice", s.source_path, what, s.name));
+    const auto [it, fresh] = seen.emplace(s.name, s.source_path);
+    if (!fresh) {
+      throw InputError(fmt::format(
+          "{}: {} name '{}' is used twice (also by {})", s.source_path, what, s.name, it->second));
     }
   }
+}
+
+std::string lower_case(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 // A GPU's name or alias names exactly one GPU (an alias another file also claims would make the
@@ -63,8 +71,8 @@ void check_unique(const std::vector<Spec>& specs, const char* what) {
 void check_unique_gpu_names(const std::vector<GpuSpec>& gpus) {
   std::map<std::string, std::string> owner;  // name or alias -> the GPU it names
   for (const GpuSpec& g : gpus) {
-    std::set<std::string> own = {g.name};
-    own.insert(g.aliases.begin(), g.aliases.end());
+    std::set<std::string> own = {lower_case(g.name)};  // looked up ignoring case
+    for (const std::string& alias : g.aliases) own.insert(lower_case(alias));
     for (const std::string& name : own) {
       const auto [it, fresh] = owner.emplace(name, g.name);
       if (!fresh) {

@@ -8,6 +8,7 @@
 
 #include "catalog/family_traits.h"
 #include "common/error.h"
+#include "common/json_text.h"
 
 namespace gpudays {
 namespace {
@@ -42,15 +43,16 @@ void check_rope(const json& config, const std::string& path) {
   if (!rope.is_object()) refuse(path, "rope_parameters", "not an object");
   const json type = rope.value("rope_type", json("default"));
   if (type != "default") {
-    refuse(path,
-           "rope_parameters.rope_type",
-           fmt::format("{} is not implemented (only \"default\" rotary positions)", type.dump()));
+    refuse(
+        path,
+        "rope_parameters.rope_type",
+        fmt::format("{} is not implemented (only \"default\" rotary positions)", json_text(type)));
   }
   const json factor = rope.value("partial_rotary_factor", json(1.0));
   if (!factor.is_number() || factor.get<double>() != 1.0) {
     refuse(path,
            "rope_parameters.partial_rotary_factor",
-           fmt::format("{}: the family rotates the whole head", factor.dump()));
+           fmt::format("{}: the family rotates the whole head", json_text(factor)));
   }
 }
 
@@ -58,7 +60,8 @@ void check_common(const json& config, const std::string& path) {
   check_rope(config, path);
   const json act = config.value("hidden_act", json("silu"));
   if (act != "silu") {
-    refuse(path, "hidden_act", fmt::format("{}: the family's MLP is SwiGLU (silu)", act.dump()));
+    refuse(
+        path, "hidden_act", fmt::format("{}: the family's MLP is SwiGLU (silu)", json_text(act)));
   }
 }
 
@@ -69,7 +72,7 @@ void check_qwen2(const json& config, const std::string& path) {
   if (config.contains("layer_types") && config["layer_types"].is_array()) {
     for (const json& type : config["layer_types"]) {
       if (type != "full_attention") {
-        refuse(path, "layer_types", fmt::format("{} layers are not implemented", type.dump()));
+        refuse(path, "layer_types", fmt::format("{} layers are not implemented", json_text(type)));
       }
     }
   }

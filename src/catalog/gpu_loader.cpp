@@ -2,12 +2,14 @@
 #include "catalog/gpu_loader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "catalog/host_cpu.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 
@@ -45,12 +47,28 @@ std::string one_of(const TomlFields& t, const char* key, const std::vector<std::
   return value;
 }
 
-// A name or alias others type: not empty (an empty alias matched `--gpu ''`).
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// A name or alias others type, looked up ignoring case: not empty (an empty alias matched
+// `--gpu ''`), not "cpu" (the host CPU's name in measurements and `trial --probe-device`), and
+// each alias once (one may repeat the name: the reference system's "a40" is the catalog's).
 void require_names(const TomlFields& t, const GpuSpec& g) {
   if (g.name.empty()) t.fail("name", "must not be empty");
   if (g.display_name.empty()) t.fail("display_name", "must not be empty");
+  if (lower(g.name) == kHostCpuName) t.fail("name", "'cpu' names the host CPU; choose another");
+  std::vector<std::string> seen;
   for (const std::string& alias : g.aliases) {
     if (alias.empty()) t.fail("aliases", "an empty alias");
+    if (lower(alias) == kHostCpuName) {
+      t.fail("aliases", fmt::format("'{}' names the host CPU; choose another", alias));
+    }
+    if (std::find(seen.begin(), seen.end(), lower(alias)) != seen.end()) {
+      t.fail("aliases", fmt::format("'{}' is given twice (names ignore case)", alias));
+    }
+    seen.push_back(lower(alias));
   }
 }
 

@@ -18,6 +18,7 @@
 #include "catalog/param_count.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
+#include "common/input_files.h"
 #include "common/json_fields.h"
 
 namespace gpudays {
@@ -169,6 +170,7 @@ void take_recipe(ModelSpec& m, const ModelSpec& source) {
 }
 
 json parse_json(const std::string& path) {
+  check_input_file(path, std::uintmax_t{16} << 20, "config.json files");
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("cannot read model file {}", path));
   try {

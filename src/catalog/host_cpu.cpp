@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/json_text.h"
 
 namespace gpudays {
 namespace {
@@ -92,8 +93,8 @@ bool is_host_cpu_name(const std::string& name) {
 HostMeasurement parse_host_probe(const std::string& line) {
   const nlohmann::json j = parse_object(line);
   if (j.at("device") != kHostCpuName) {
-    fail(
-        fmt::format("device {} is not the host CPU (\"{}\")", j.at("device").dump(), kHostCpuName));
+    fail(fmt::format(
+        "device {} is not the host CPU (\"{}\")", json_text(j.at("device")), kHostCpuName));
   }
   if (!j.at("device_name").is_string()) fail("'device_name' must be a string");
   HostMeasurement m;
@@ -108,14 +109,14 @@ HostMeasurement parse_host_probe(const std::string& line) {
 }
 
 std::string to_probe_line(const HostMeasurement& m) {
-  return nlohmann::ordered_json{{"device", kHostCpuName},
-                                {"device_name", m.device_name},
-                                {"threads", m.threads},
-                                {"matmul_fp32_tflops", m.matmul_fp32_tflops},
-                                {"matmul_bf16_tflops", m.matmul_bf16_tflops},
-                                {"memory_bandwidth_gb_per_s", m.memory_bandwidth_gb_per_s},
-                                {"memory_bytes", m.memory_bytes}}
-      .dump();
+  return json_text(
+      nlohmann::ordered_json{{"device", kHostCpuName},
+                             {"device_name", m.device_name},
+                             {"threads", m.threads},
+                             {"matmul_fp32_tflops", m.matmul_fp32_tflops},
+                             {"matmul_bf16_tflops", m.matmul_bf16_tflops},
+                             {"memory_bandwidth_gb_per_s", m.memory_bandwidth_gb_per_s},
+                             {"memory_bytes", m.memory_bytes}});
 }
 
 GpuSpec host_cpu_spec(const HostMeasurement& measured, const HostCpuOptions& options) {

@@ -499,7 +499,8 @@ Measurement read_case(const TomlFields& t,
   c.source_path = source.path;
   c.split = source.split;
   c.trusted = source.trusted;
-  c.name = t.get_string("name");
+  c.name = t.get_name("name");
+  if (c.name.empty()) t.fail("name", "must not be empty (validate names each case by it)");
   c.citation = t.get_string("citation");
   c.notes = t.get_string_or("notes", "");
   c.untrusted_reason = t.get_string_or("untrusted_reason", "");

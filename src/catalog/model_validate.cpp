@@ -58,7 +58,12 @@ void check_gpt_neox(const Checker& c, const ArchSpec& a) {
   c.require(rotary_dims % 2 == 0 && rotary_dims > 0,
             "arch",
             "rotary_pct",
-            fmt::format("gives {} rotary dimensions per head; must be even", rotary_dims));
+            fmt::format("{} x head size {} gives {} rotary dimension{} per head; must be even "
+                        "and at least 2",
+                        a.rotary_pct,
+                        a.d_model / a.n_heads,
+                        rotary_dims,
+                        rotary_dims == 1 ? "" : "s"));
   c.require(a.rotary_emb_base > 1.0,
             "arch",
             "rotary_emb_base",
@@ -152,6 +157,12 @@ void check_mamba(const Checker& c, const ArchSpec& a) {
   c.positive(a.seq_len, "arch", "seq_len", kMaxSeqLen);
   c.positive(a.d_state, "arch", "d_state");
   c.positive(a.d_conv, "arch", "d_conv");
+  c.require(a.d_conv <= a.seq_len,
+            "arch",
+            "d_conv",
+            fmt::format("must be at most seq_len = {} (a wider kernel reads only padding), is {}",
+                        a.seq_len,
+                        a.d_conv));
   c.positive(a.expand, "arch", "expand");
   c.positive(a.dt_rank, "arch", "dt_rank");
   // The inner width is a width too: its products with the others must stay exact.

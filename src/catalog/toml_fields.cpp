@@ -7,12 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "catalog/toml_document.h"
 #include "common/error.h"
+#include "common/input_files.h"
 
 namespace gpudays {
 namespace {
@@ -41,13 +43,7 @@ std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
   // Bounded before parsing: the parser holds several times a file's size (a 100 MB model file
   // took 420 MB), and no file of gpudays' comes near this.
   constexpr std::uintmax_t kMaxTomlFileBytes = std::uintmax_t{4} << 20;
-  std::error_code ec;
-  const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
-  if (!ec && bytes > kMaxTomlFileBytes) {
-    throw InputError(fmt::format("{}: a file of {:.1f} MiB; gpudays' TOML files are at most 4 MiB",
-                                 path,
-                                 static_cast<double>(bytes) / (1 << 20)));
-  }
+  check_input_file(path, kMaxTomlFileBytes, "gpudays' TOML files");
   try {
     return std::make_shared<toml::table>(toml::parse_file(path));
   } catch (const toml::parse_error& e) {
@@ -118,6 +114,13 @@ double TomlFields::get_double(std::string_view key) const {
   if (n == nullptr) fail(key, "missing (a number)");
   if (auto v = n->value_exact<double>()) {
     if (!std::isfinite(*v)) fail(key, fmt::format("must be a finite number, is {}", *v));
+    // A subnormal (1e-320) passes any "above 0" check and then divides to infinity.
+    if (std::fpclassify(*v) == FP_SUBNORMAL) {
+      fail(key,
+           fmt::format("{} is too small to tell from 0; give 0 or a number of at least {:g}",
+                       *v,
+                       std::numeric_limits<double>::min()));
+    }
     return *v;
   }
   if (auto v = n->value_exact<int64_t>()) return static_cast<double>(*v);

@@ -55,6 +55,11 @@ void check_flags(const CLI::App& cmd,
                  const BenchRequest& r,
                  const std::vector<std::string>& slurm) {
   refuse_without_slurm(cmd, slurm, r.slurm.submit);
+  if (r.slurm.submit && cmd.get_option("--format")->count() > 0 && r.format == "json") {
+    throw InputError(
+        "--format json is the summary of a benchmark run here; with --slurm the job's trials go "
+        "to --db (`gpudays jobs`, then `gpudays results --format json`)");
+  }
   if (!r.slurm.submit) check_launch_place(r.launcher, r.nodes, "--nodes");
   if (r.device == "cpu" && !r.gpu.empty() && !is_host_cpu_name(r.gpu)) {
     throw InputError(fmt::format(

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "rows/cost_summary.h"
 
 namespace gpudays {
@@ -61,7 +62,7 @@ void run_cost(const GlobalOptions& global, const CostCommandRequest& r) {
   const CostReportContext context{model.name, source->name(), &cost};
   const RowFormat format = parse_row_format(r.format);
   if (format == RowFormat::kJson) {
-    std::cout << cost_analysis_json(analysis, context).dump(2) << "\n";
+    std::cout << json_text(cost_analysis_json(analysis, context), 2) << "\n";
   } else if (format == RowFormat::kTable) {
     print_cost_table(std::cout, analysis, context);
   } else {

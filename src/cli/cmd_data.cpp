@@ -103,7 +103,18 @@ void add_tokenize(CLI::App& data_cmd) {
                   "Text files (one document each) or .jsonl files (one document per line, its "
                   "\"text\")")
       ->required();
-  cmd->callback([r] { run_tokenize(*r); });
+  auto held_mib = std::make_shared<int64_t>(static_cast<int64_t>(r->max_held_bytes >> 20));
+  cmd->add_option("--max-held-mib",
+                  *held_mib,
+                  "The most text of one document held at once, in MiB: a stretch with no place "
+                  "to cut (docs/data.md) or a .jsonl line; tokenizing takes about 20 times it "
+                  "in memory")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  cmd->callback([r, held_mib] {
+    r->max_held_bytes = static_cast<size_t>(*held_mib) << 20;
+    run_tokenize(*r);
+  });
 }
 
 void add_images(CLI::App& data_cmd) {

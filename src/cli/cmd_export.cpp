@@ -10,6 +10,7 @@
 #include "catalog/host_cpu.h"
 #include "cli/results_request.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "exports/export.h"
 #include "exports/export_choice.h"
@@ -122,7 +123,7 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
   }
   std::string text;
   if (r.format == "hf") {
-    text = hf_training_arguments(e).dump(2) + "\n";
+    text = json_text(hf_training_arguments(e), 2) + "\n";
   } else if (r.format == "deepspeed") {
     const nlohmann::json ds = deepspeed_config(e);
     if (ds.is_null()) {
@@ -131,7 +132,7 @@ void run_export(const GlobalOptions& global, const ResultsRequest& r) {
                       "configuration applies to zero_1, zero_2 and zero_3",
                       describe(e.config.methods)));
     }
-    text = ds.dump(2) + "\n";
+    text = json_text(ds, 2) + "\n";
   } else {
     text = run_config_toml(e);
   }

@@ -3,7 +3,10 @@
 // of a family that does. With --model: the cheapest hardware (GPU type x count) that trains it
 // within the limits.
 #include <deque>
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 #include "cli/cost_options.h"
 #include "common/error.h"
 #include "common/output_files.h"
+#include "cost/cost_assumptions.h"
 #include "cost/cost_format.h"
 #include "rows/fit_rows.h"
 
@@ -162,10 +166,28 @@ FitReport answer_what_fits(const Catalog& catalog,
   return report;
 }
 
+// The files a fit reads: the catalog's models, GPUs and measurements, its calibration and the
+// cost assumptions. --write-model may add a model to the catalog, never replace one of these.
+std::vector<std::string> fit_inputs(const Catalog& catalog) {
+  std::vector<std::string> inputs = {catalog.config_dir() + "/calibration.toml",
+                                     cost_assumptions_path(catalog.config_dir())};
+  for (const char* sub : {"models", "gpus", "measurements"}) {
+    const std::string dir = catalog.config_dir() + "/" + sub;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) continue;
+    for (std::string& file : catalog_toml_files(dir)) inputs.push_back(std::move(file));
+  }
+  return inputs;
+}
+
 void run_fit(const GlobalOptions& global, const FitRequest& r) {
   if (r.write_model_option->count() > 0 && r.write_model.empty())
     throw InputError("--write-model: the path is empty");
   const Catalog catalog = Catalog::load({global.config_dir});
+  if (!r.write_model.empty()) {
+    check_output_file(r.write_model, "--write-model");
+    refuse_output_over_inputs(r.write_model, fit_inputs(catalog), "--write-model");
+  }
   FitOptions options;
   CostRequest cost_request;
   cost_request.power_limit_fraction = r.power_limit_fraction;

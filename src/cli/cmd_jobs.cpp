@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "rows/row_format.h"
 #include "rows/table.h"
 #include "slurm/job_status.h"
@@ -47,7 +48,7 @@ void print_jobs(const std::vector<JobStatus>& statuses, const std::string& forma
            {"log", s.job.log},
            {"last_log_line", s.last_log_line}});
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return;
   }
   Table table({"job", "kind", "state", "model", "gpu", "shape", "submitted", "progress", "log"});

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "report/paper_section.h"
 
 namespace gpudays {
@@ -64,7 +65,7 @@ void run_paper(const GlobalOptions& global, const PaperRequest& r) {
     nlohmann::json doc = json_document("paper_cell");
     doc["source"] = source->name();
     doc["rows"] = rows_json(rows);
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc, 2) << "\n";
   } else if (format == RowFormat::kTable) {
     print_paper_table(std::cout, cells, source->name());
   } else {

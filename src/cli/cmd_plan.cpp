@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/cost_options.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/units.h"
 #include "plan/planner.h"
 #include "plan/suggest.h"
@@ -293,7 +294,7 @@ void run_plan(const GlobalOptions& global, const PlanRequest& request) {
         gpu.power_limit_w > 0.0 ? nlohmann::json(gpu.power_limit_w) : nlohmann::json(nullptr);
     out["compute_clock_factor"] = gpu.compute_clock_factor();
     if (r.ops) out["ops"] = op_breakdown_json(ops);
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return;
   }
   if (format != RowFormat::kTable) {  // the rows: every one with --all or when none fits

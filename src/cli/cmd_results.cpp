@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/results_request.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "exports/export.h"
 #include "exports/export_choice.h"
@@ -186,7 +187,7 @@ void run_best(const GlobalOptions& global, const ResultsRequest& r) {
   if (format == RowFormat::kJson) {  // one row: the document's "best"
     nlohmann::json doc = json_document("trial_row");
     doc["best"] = row_object(trial_row_columns(), *best);
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc, 2) << "\n";
     return;
   }
   write_rows(std::cout, make_row_set("trial_row", trial_row_columns(), std::vector{*best}), format);

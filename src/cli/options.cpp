@@ -293,6 +293,12 @@ CLI::Validator number_check(double low, double high, bool low_open) {
         if (!std::isfinite(*value) || !above_low || *value > high) {
           return fmt::format("'{}' is not in {}", text, range);
         }
+        // Above an open bound by less than the smallest normal double (1e-320 over 0): a value
+        // no computation can tell from the bound (a day count of 1e-320 divides to infinity).
+        if (low_open && *value - low < std::numeric_limits<double>::min()) {
+          return fmt::format(
+              "'{}' cannot be told from {:g}; give a number in {}", text, low, range);
+        }
         return "";
       },
       "NUMBER in " + range);

@@ -1,16 +1,23 @@
-// SIGINT/SIGTERM to a flag, and back.
+// The stopping signals to a flag, and back.
 #include "common/interrupt.h"
 
 #include <signal.h>
 
+#include <array>
 #include <string>
 
 namespace gpudays {
 namespace {
 
+// Every signal whose default is to end the process and that a user, a terminal, a pipe or a
+// scheduler sends to ask it to stop: Ctrl-C, kill, Slurm's pre-emption (TERM), a closed terminal
+// or ssh session (HUP), Ctrl-\ (QUIT), a reader that went away (PIPE: a report piped into a
+// pager that was quit), the user signals, and a CPU-time limit (XCPU).
+constexpr std::array<int, 8> kStopSignals = {
+    SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGXCPU};
+
 volatile sig_atomic_t g_signal = 0;
-struct sigaction g_previous_int;
-struct sigaction g_previous_term;
+std::array<struct sigaction, kStopSignals.size()> g_previous;
 
 void on_signal(int signal) {
   g_signal = signal;
@@ -26,13 +33,15 @@ InterruptScope::InterruptScope() {
   struct sigaction action = {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &g_previous_int);
-  sigaction(SIGTERM, &action, &g_previous_term);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) {
+    sigaction(kStopSignals[i], &action, &g_previous[i]);
+  }
 }
 
 InterruptScope::~InterruptScope() {
-  sigaction(SIGINT, &g_previous_int, nullptr);
-  sigaction(SIGTERM, &g_previous_term, nullptr);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) {
+    sigaction(kStopSignals[i], &g_previous[i], nullptr);
+  }
   g_signal = 0;  // outside a scope nothing is interrupted: signals take their previous course
 }
 

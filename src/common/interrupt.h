@@ -1,7 +1,8 @@
-// Ctrl-C and SIGTERM during long work (a sweep, a training run): while an InterruptScope lives,
-// SIGINT and SIGTERM only set a flag; waits poll it (interrupted()), stop what they run (a
-// trial's whole process group) and throw Interrupted, so that nothing partial is recorded and
-// every RAII cleanup runs. The command line exits with 128 + the signal (130, 143).
+// Ctrl-C, SIGTERM and the other stopping signals (SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2,
+// SIGXCPU) during long work (a sweep, a training run, tokenizing, a report): while an
+// InterruptScope lives, they only set a flag; waits poll it (interrupted()), stop what they run
+// (a trial's whole process group) and throw Interrupted, so that nothing partial is recorded and
+// every RAII cleanup runs. The command line exits with 128 + the signal (130, 143, 129).
 #pragma once
 
 #include <stdexcept>

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "common/error.h"
+#include "common/input_files.h"
 
 namespace gpudays {
 namespace {
@@ -158,6 +159,7 @@ void add_price_assignment(const std::string& text,
 }
 
 PriceOverrides load_price_file(const std::string& path) {
+  check_input_file(path, std::uintmax_t{4} << 20, "gpudays' TOML files");
   toml::table root;
   try {
     root = toml::parse_file(path);

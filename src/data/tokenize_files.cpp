@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -90,18 +92,33 @@ size_t last_cut(const BpeTokenizer& tokenizer, std::string_view text, size_t fre
   return 0;
 }
 
+std::string mib_text(size_t bytes) {
+  return fmt::format("{:g} MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
 // A file that is one document, read `read_bytes` at a time and tokenized in pieces where the
-// tokenizer allows (BpeTokenizer::splits_at), else whole: memory is bounded by the longest stretch
-// without a place to cut, not by the file. Returns the bytes read.
-int64_t add_text_file(const std::string& path, size_t read_bytes, DocumentSink& sink) {
+// tokenizer allows (BpeTokenizer::splits_at): memory is bounded by the longest stretch without a
+// place to cut, not by the file, and a stretch longer than `max_held` is refused. Returns the
+// bytes read.
+int64_t add_text_file(const std::string& path, const TokenizeOptions& options, DocumentSink& sink) {
   std::ifstream in = open_input(path);
   std::string buffer;
-  std::vector<char> block(read_bytes);
+  std::vector<char> block(options.read_bytes);
   int64_t offset = 0;  // of buffer[0] in the file
   while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    throw_if_interrupted();
     const size_t got = static_cast<size_t>(in.gcount());
     buffer.append(block.data(), got);
     const size_t cut = last_cut(sink.tokenizer, buffer, got);
+    if (cut == 0 && buffer.size() > options.max_held_bytes) {
+      throw InputError(fmt::format(
+          "{}: offset {}: more than {} of the document with no place where the tokenizer can "
+          "cut it (a space after an ASCII letter or digit); split it into documents (one per "
+          "line of a .jsonl file) or raise --max-held-mib",
+          path,
+          offset,
+          mib_text(options.max_held_bytes)));
+    }
     if (cut == 0) continue;
     const std::string_view piece(buffer.data(), cut);
     check_utf8(piece, path, offset);
@@ -116,14 +133,49 @@ int64_t add_text_file(const std::string& path, size_t read_bytes, DocumentSink& 
   return offset + static_cast<int64_t>(buffer.size());
 }
 
+// A line buffer that holds at most `max_bytes` (and one more, to tell a longer line); its memory
+// is touched only as far as the longest line.
+struct LineBuffer {
+  explicit LineBuffer(size_t max_bytes) : max(max_bytes), data(new char[max_bytes + 2]) {}
+  size_t max;
+  std::unique_ptr<char[]> data;
+};
+
+// The next line of `in` into `line`, without its newline; the bytes it took from the file (the
+// newline included), 0 at the end. A line longer than the buffer's most is an InputError: it would
+// be held whole, and a file with no newline (/dev/zero) would be read to its end.
+size_t read_line(std::istream& in,
+                 LineBuffer& buf,
+                 std::string_view& line,
+                 const std::string& path,
+                 int64_t number) {
+  in.getline(buf.data.get(), static_cast<std::streamsize>(buf.max + 2));
+  const size_t got = static_cast<size_t>(in.gcount());
+  if (in.fail() && !in.bad() && got > buf.max) {
+    throw InputError(fmt::format(
+        "{}: line {}: longer than {}; a .jsonl document is held whole: split it, or raise "
+        "--max-held-mib",
+        path,
+        number,
+        mib_text(buf.max)));
+  }
+  const bool newline = !in.fail() && !in.eof();
+  line = std::string_view(buf.data.get(), newline ? got - 1 : got);
+  return got;
+}
+
 // One document per line (its "text"), read line by line. Returns the bytes read.
-int64_t add_jsonl_file(const std::string& path, DocumentSink& sink) {
+int64_t add_jsonl_file(const std::string& path, size_t max_held, DocumentSink& sink) {
   std::ifstream in = open_input(path);
+  LineBuffer buffer(max_held);
   int64_t offset = 0;
-  std::string line;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
+  std::string_view line;
+  for (int64_t number = 1;; ++number) {
+    const size_t taken = read_line(in, buffer, line, path, number);
+    if (taken == 0) break;
+    throw_if_interrupted();
     check_utf8(line, path, offset);
-    offset += static_cast<int64_t>(line.size()) + (in.eof() ? 0 : 1);
+    offset += static_cast<int64_t>(taken);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string text;
     try {
@@ -180,8 +232,8 @@ TokenizeSummary tokenize_files(const TokenizeOptions& options) {
   DocumentSink sink{tokenizer, writer, *eod, {}};
   std::vector<std::string> empty;
   for (const std::string& path : options.inputs) {
-    const int64_t bytes =
-        is_jsonl(path) ? add_jsonl_file(path, sink) : add_text_file(path, options.read_bytes, sink);
+    const int64_t bytes = is_jsonl(path) ? add_jsonl_file(path, options.max_held_bytes, sink)
+                                         : add_text_file(path, options, sink);
     if (bytes == 0) empty.push_back(path);
     summary.text_bytes += bytes;
   }

@@ -17,6 +17,9 @@ struct TokenizeOptions {
   std::string out_prefix;           // writes PREFIX.bin and PREFIX.idx
   std::string eod_token = "<|endoftext|>";
   size_t read_bytes = size_t{1} << 20;  // a one-document file is read this much at a time
+  // The most text of one document held at once: a stretch of a file with no place to cut, or a
+  // .jsonl line. Tokenizing holds about 20 bytes per byte of it; longer is an InputError.
+  size_t max_held_bytes = size_t{64} << 20;
 };
 
 struct TokenizeSummary {
@@ -29,7 +32,8 @@ struct TokenizeSummary {
 };
 
 // Throws InputError for an unreadable or malformed input (naming the file, and the line or byte
-// offset), for inputs without any text, and, before reading anything, for an output prefix that
+// offset), for inputs without any text, for a document longer than max_held_bytes that cannot be
+// cut, and, before reading anything, for an output prefix that
 // names no file or whose .bin or .idx is an input (a text or the tokenizer); EnvironmentError when
 // the output cannot be written, Interrupted on SIGINT or SIGTERM; the outputs are then as they
 // were (no temporary file left). An empty input among others is named in a warning on stderr.

@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/input_files.h"
 #include "common/json_errors.h"
+#include "common/json_text.h"
 
 namespace gpudays::data {
 namespace tokenizer_json {
@@ -54,7 +56,7 @@ int32_t token_id(const json& id, const std::string& path, const std::string& tok
       (!id.is_number_unsigned() && (id.get<int64_t>() < 0 || id.get<int64_t>() >= kLimit))) {
     unsupported(
         path,
-        fmt::format("token '{}' has id {}, not an integer in [0, 2^31 - 1)", token, id.dump()));
+        fmt::format("token '{}' has id {}, not an integer in [0, 2^31 - 1)", token, json_text(id)));
   }
   return static_cast<int32_t>(id.get<int64_t>());
 }
@@ -122,6 +124,8 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(fmt::format("tokenizer {} is a directory; give its tokenizer.json", path));
   }
+  // The largest public tokenizer.json files are tens of MiB (Gemma's: 33 MiB).
+  check_input_file(path, std::uintmax_t{512} << 20, "tokenizer.json files");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(fmt::format("cannot open tokenizer {}: {}", path, std::strerror(errno)));

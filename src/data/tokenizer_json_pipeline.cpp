@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "data/tokenizer_json.h"
 #include "data/unicode_text.h"
 
@@ -41,7 +42,7 @@ void add_normalizer(const json& normalizer,
       unsupported(
           path,
           fmt::format("normalizer Replace of {} is not supported; valid: a non-empty String",
-                      pattern.dump()));
+                      json_text(pattern)));
     step.kind = NormalizerStep::Kind::kReplace;
     step.text = pattern.at("String").get<std::string>();
     step.content = normalizer.at("content").get<std::string>();
@@ -66,7 +67,7 @@ WordSplit read_split(const json& split, const std::string& path) {
     unsupported(path,
                 fmt::format("Split pattern {} is not supported; valid: GPT-2's, Llama-3's or "
                             "Qwen2's Regex, exactly as their tokenizer.json files write it",
-                            pattern.dump()));
+                            json_text(pattern)));
   const std::string behavior = split.value("behavior", "");
   if (behavior != "Isolated")
     unsupported(path,

@@ -9,6 +9,7 @@
 
 #include "catalog/hf_config.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "models/layers.h"
 
@@ -52,7 +53,7 @@ void save_pretrained(const torch::nn::Module& module,
   if (ec) throw IoError(fmt::format("cannot create {}: {}", dir, ec.message()));
   save_safetensors(module, (std::filesystem::path(dir) / "model.safetensors").string());
   const std::string config_path = (std::filesystem::path(dir) / "config.json").string();
-  write_file_atomically(config_path, config.dump(2) + "\n");  // IoError when it fails
+  write_file_atomically(config_path, json_text(config, 2) + "\n");  // IoError when it fails
 }
 
 }  // namespace gpudays::models

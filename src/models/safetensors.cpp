@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 
 namespace gpudays::models {
@@ -65,7 +66,7 @@ std::vector<int64_t> integer_list(const nlohmann::json& j, const char* key, cons
   std::vector<int64_t> out;
   for (const auto& v : j) {
     const std::optional<int64_t> i = json_int64(v);
-    if (!i) throw fail(fmt::format("{} holds {}, not an integer of 64 bits", key, v.dump()));
+    if (!i) throw fail(fmt::format("{} holds {}, not an integer of 64 bits", key, json_text(v)));
     out.push_back(*i);
   }
   return out;
@@ -167,7 +168,7 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
   for (const auto& [name, value] : j.items()) {
     if (name == kMetadataKey) {
       for (const auto& [k, v] : value.items())
-        metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+        metadata_[k] = v.is_string() ? v.get<std::string>() : json_text(v);
       continue;
     }
     entries_[name] = parse_entry(path_, name, value, file_bytes - data_start_);
@@ -208,7 +209,7 @@ void write_safetensors(const std::string& path,
     offset += bytes;
     data.push_back(std::move(t));
   }
-  std::string text = header.dump();
+  std::string text = json_text(header);
   text.append((kHeaderAlignment - (8 + text.size()) % kHeaderAlignment) % kHeaderAlignment, ' ');
   // Whole or not at all; a failed write (a full disk) is an IoError, not bad input.
   AtomicFile out(path);

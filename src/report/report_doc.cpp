@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -64,7 +65,7 @@ std::string base64(const std::string& bytes) {
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']') out += '\\';
+    if (std::string_view("|*_`[]<>&").find(c) != std::string_view::npos) out += '\\';
     out += c == '\n' ? ' ' : c;
   }
   return out;

@@ -360,8 +360,10 @@ bool ResultsDb::insert_into(const char* table, const TrialRecord& trial) {
   int i = 2;
   for (const TrialColumn& c : trial_columns()) c.bind(s.get(), i++, trial);
   if (sqlite3_step(s.get()) != SQLITE_DONE) {
-    throw std::runtime_error(
-        fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+    // A full disk or a file taken away mid-run: the environment's fault, not gpudays'.
+    throw EnvironmentError(fmt::format("cannot store the trial in the results database {} ({})",
+                                       path_,
+                                       sqlite3_errmsg(db_.get())));
   }
   return sqlite3_changes(db_.get()) == 1;
 }
@@ -386,8 +388,10 @@ bool ResultsDb::insert(const TrialRecord& trial) {
   Stmt drop = prepare(db_.get(), "DELETE FROM trials WHERE trial_key = ?1");
   sqlite3_bind_text(drop.get(), 1, trial.key().c_str(), -1, SQLITE_TRANSIENT);
   if (sqlite3_step(drop.get()) != SQLITE_DONE) {
-    throw std::runtime_error(
-        fmt::format("SQLite: {} writing {}", sqlite3_errmsg(db_.get()), path_));
+    // A full disk or a file taken away mid-run: the environment's fault, not gpudays'.
+    throw EnvironmentError(fmt::format("cannot store the trial in the results database {} ({})",
+                                       path_,
+                                       sqlite3_errmsg(db_.get())));
   }
   return insert(trial);
 }

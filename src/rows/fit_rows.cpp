@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "common/units.h"
 #include "cost/cost_format.h"
 
@@ -107,7 +108,7 @@ void print_fit(std::ostream& out, const FitReport& report, RowFormat format) {
     doc["rows"] = rows_json(make_row_set("fit_row", fit_columns(), report.rows));
     doc["largest_compute_optimal"] =
         report.largest ? row_object(fit_columns(), *report.largest) : nlohmann::json();
-    out << doc.dump(2) << "\n";
+    out << json_text(doc, 2) << "\n";
     return;
   }
   if (format != RowFormat::kTable) {

@@ -7,6 +7,7 @@
 
 #include "common/build_info.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/units.h"
 #include "rows/table.h"
 
@@ -187,12 +188,12 @@ void write_rows(std::ostream& out, const RowSet& rows, RowFormat format) {
       write_markdown(out, rows);
       return;
     case RowFormat::kJsonl:
-      for (const nlohmann::json& row : rows_json(rows)) out << row.dump() << "\n";
+      for (const nlohmann::json& row : rows_json(rows)) out << json_text(row) << "\n";
       return;
     case RowFormat::kJson: {
       nlohmann::json doc = json_document(rows.kind);
       doc["rows"] = rows_json(rows);
-      out << doc.dump(2) << "\n";
+      out << json_text(doc, 2) << "\n";
       return;
     }
   }

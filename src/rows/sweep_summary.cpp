@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/units.h"
 #include "rows/row_format.h"
 
@@ -32,7 +33,7 @@ void print_sweep_summary(std::ostream& out,
           {"step_time_s", best->outcome.step_time_s},
           {"training_days", model.recipe.train_steps * best->outcome.step_time_s / kSecondsPerDay}};
     }
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
     return;
   }
   out << fmt::format(

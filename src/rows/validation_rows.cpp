@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "common/units.h"
 #include "rows/memory_check_rows.h"
 #include "rows/op_rows.h"
@@ -291,7 +292,7 @@ void print_json(std::ostream& out,
   for (size_t i : report.worst) {
     j["worst"].push_back(report.cases[i].source_id + "/" + report.cases[i].name);
   }
-  out << j.dump(2) << "\n";
+  out << json_text(j, 2) << "\n";
 }
 
 }  // namespace gpudays

@@ -66,7 +66,8 @@ SlurmPartition load_partition(const TomlFields& t, const std::string& name) {
   p.memory_per_node_bytes =
       optional_figure(t, "memory_per_node_gib", kMinHostMemoryGib, kMaxHostMemoryGib) * kGiB;
   p.nodes = optional_count(t, "nodes", kMaxNodes);
-  p.max_time_s = non_negative(t, "max_time_hours") * 3600.0;
+  // A minute to ~11 years: a 0 would read as no limit (leave the key out for that).
+  p.max_time_s = optional_figure(t, "max_time_hours", 1.0 / 60.0, 1e5) * 3600.0;
   p.price_per_gpu_hour = non_negative(t, "price_per_gpu_hour");
   p.constraint = sbatch_value(t, "constraint");
   p.nodelist = sbatch_value(t, "nodelist");

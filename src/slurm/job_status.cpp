@@ -1,6 +1,7 @@
 // Job states and progress.
 #include "slurm/job_status.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -47,9 +48,15 @@ std::optional<int64_t> newest_checkpoint(const SubmittedJob& job) {
   return steps.front();
 }
 
+// Read from its last 64 KiB: a training log can be gigabytes.
 std::string last_log_line(const std::string& path) {
-  std::ifstream in(path);
+  constexpr std::streamoff kTailBytes = 64 << 10;
+  std::ifstream in(path, std::ios::binary);
   if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return "";  // not seekable
+  in.seekg(std::max<std::streamoff>(0, size - kTailBytes));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return last_line(text);
 }

@@ -13,8 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/input_files.h"
 #include "common/json_errors.h"
 #include "common/json_fields.h"
+#include "common/json_text.h"
 
 namespace gpudays {
 namespace {
@@ -60,7 +62,7 @@ std::string jobs_file_path(const std::string& slurm_dir) {
 }
 
 void append_submitted_job(const std::string& path, const SubmittedJob& job) {
-  const std::string line = to_json(job).dump() + "\n";
+  const std::string line = json_text(to_json(job)) + "\n";
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0)
     throw EnvironmentError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
@@ -90,6 +92,7 @@ std::vector<SubmittedJob> read_submitted_jobs(const std::string& path) {
   if (std::filesystem::is_directory(path, is_dir)) {
     throw InputError(fmt::format("{} is a directory, not the jobs file", path));
   }
+  check_input_file(path, std::uintmax_t{1} << 30, "jobs files");
   std::vector<SubmittedJob> jobs;
   errno = 0;
   std::ifstream in(path);

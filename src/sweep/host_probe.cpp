@@ -23,6 +23,8 @@
 #include "catalog/catalog.h"
 #include "common/child_process.h"
 #include "common/error.h"
+#include "common/input_files.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "distributed/launcher.h"
 
@@ -67,6 +69,7 @@ std::string utc_now() {
 
 nlohmann::json read_cache(const std::string& path) {
   if (path.empty() || !std::filesystem::exists(path)) return {{kEntries, nlohmann::json::array()}};
+  check_input_file(path, std::uintmax_t{16} << 20, "host CPU probe caches");
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -92,7 +95,7 @@ nlohmann::json read_cache(const std::string& path) {
 // written costs only a probe next time: the measurement is kept for this run, with a warning.
 void write_cache(const std::string& path, const nlohmann::json& cache) {
   try {
-    write_file_atomically(path, cache.dump(2) + "\n");
+    write_file_atomically(path, json_text(cache, 2) + "\n");
   } catch (const IoError& e) {
     std::cerr << "warning: the host CPU probe is not kept (" << e.what()
               << "); it runs again next time\n";
@@ -147,7 +150,7 @@ HostMeasurement measure_host_cpu(const HostProbeOptions& options) {
   for (const nlohmann::json& entry : cache[kEntries]) {
     if (!key.matches(entry)) continue;
     try {
-      return parse_host_probe(entry.value("probe", nlohmann::json()).dump());
+      return parse_host_probe(json_text(entry.value("probe", nlohmann::json())));
     } catch (const InputError& e) {  // the probe's figures, read from the cache: name the file
       throw InputError(
           fmt::format("{}: {} (delete the file to probe again)", options.cache_path, e.what()));

@@ -20,6 +20,7 @@
 #include "common/child_process.h"
 #include "common/error.h"
 #include "common/interrupt.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "common/units.h"
 #include "distributed/launcher.h"
@@ -195,7 +196,7 @@ class Sweep {
   TrialMeasurement run_trial(const TrialSpec& spec) const {
     const std::string spec_path =
         (std::filesystem::path(dir_.path()) / fmt::format("trial.{}.json", index_)).string();
-    write_file_atomically(spec_path, to_json(spec).dump());
+    write_file_atomically(spec_path, json_text(to_json(spec)));
     std::vector<std::string> argv = options_.trial_command;
     argv.insert(argv.end(), {"--spec", spec_path});
     const ChildResult child = run_child(argv, ChildOptions{options_.trial_timeout_s, dir_.path()});

@@ -22,6 +22,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 
 namespace gpudays {
@@ -171,7 +172,7 @@ void commit_checkpoint(const std::string& checkpoints_dir, int64_t step, const R
   }
   const nlohmann::json manifest = {
       {"step", step}, {"files", files}, {"state", run_state_json(state)}};
-  write_file_atomically((fs::path(staging) / kManifest).string(), manifest.dump(2) + "\n");
+  write_file_atomically((fs::path(staging) / kManifest).string(), json_text(manifest, 2) + "\n");
   fsync_path(staging);
   const std::string final_dir = checkpoint_dir(checkpoints_dir, step);
   std::error_code ec;

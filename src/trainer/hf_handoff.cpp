@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "models/checkpoint.h"
 #include "models/hf_export.h"
@@ -69,7 +70,7 @@ void write_weights(const models::NamedTensors& tensors, const HfExportOptions& o
   }
   const nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
   write_file_atomically((fs::path(o.out_dir) / "model.safetensors.index.json").string(),
-                        index.dump(2) + "\n");
+                        json_text(index, 2) + "\n");
 }
 
 }  // namespace
@@ -165,7 +166,8 @@ int64_t export_hf(const HfExportOptions& o, const ModelSpec& model) {
   nlohmann::json config = models::hf_config_json(model);
   config["dtype"] = dtype_name(model.recipe.precision);
   config["torch_dtype"] = dtype_name(model.recipe.precision);
-  write_file_atomically((fs::path(o.out_dir) / "config.json").string(), config.dump(2) + "\n");
+  write_file_atomically((fs::path(o.out_dir) / "config.json").string(),
+                        json_text(config, 2) + "\n");
   for (const char* name : kTokenizerFiles) {
     const fs::path source = fs::path(o.checkpoint_dir) / name;
     if (fs::exists(source)) {

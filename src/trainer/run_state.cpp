@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/json_text.h"
 
 namespace gpudays {
 namespace {
@@ -29,7 +30,7 @@ class FieldReader {
       throw InputError(fmt::format("{}: state.{} is {}, not an integer from {} to {}",
                                    what_,
                                    key,
-                                   at(key).dump(),
+                                   json_text(at(key)),
                                    low,
                                    high));
     }
@@ -40,7 +41,7 @@ class FieldReader {
     const nlohmann::json& v = at(key);
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < low) {
       throw InputError(fmt::format(
-          "{}: state.{} is {}, not a finite number of at least {}", what_, key, v.dump(), low));
+          "{}: state.{} is {}, not a finite number of at least {}", what_, key, json_text(v), low));
     }
     return v.get<double>();
   }
@@ -48,7 +49,7 @@ class FieldReader {
   bool flag(const std::string& key) const {
     if (!at(key).is_boolean()) {
       throw InputError(
-          fmt::format("{}: state.{} is {}, not true or false", what_, key, at(key).dump()));
+          fmt::format("{}: state.{} is {}, not true or false", what_, key, json_text(at(key))));
     }
     return at(key).get<bool>();
   }
@@ -60,7 +61,7 @@ class FieldReader {
       const std::optional<int64_t> i = json_int64(v);
       if (!i || *i < 0) {
         throw InputError(
-            fmt::format("{}: state.{} holds {}, not a count of 64 bits", what_, key, v.dump()));
+            fmt::format("{}: state.{} holds {}, not a count of 64 bits", what_, key, json_text(v)));
       }
       out.push_back(*i);
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_fields.h"
+#include "common/json_text.h"
 #include "common/output_files.h"
 #include "common/units.h"
 
@@ -82,7 +83,7 @@ MetricsLog::MetricsLog(std::string path, int64_t resume_step) : path_(std::move(
 }
 
 void MetricsLog::append(const StepMetrics& m) {
-  out_ << to_json(m).dump() << "\n";
+  out_ << json_text(to_json(m)) << "\n";
   out_.flush();
   if (!out_) throw IoError(fmt::format("{}: write failed", path_));
 }

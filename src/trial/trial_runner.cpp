@@ -14,6 +14,7 @@
 
 #include "common/checked_math.h"
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/units.h"
 #include "distributed/world.h"
 #include "engine/apply_methods.h"
@@ -224,7 +225,7 @@ TrialMeasurement run_trial(const TrialSpec& spec,
   r.driver = driver_version(device);
   r.torch_version = TORCH_VERSION;
   if (r.status == TrialStatus::kOutOfMemory && comm.size() > 1) {
-    std::cout << to_json(r).dump() << std::endl;
+    std::cout << json_text(to_json(r)) << std::endl;
     std::_Exit(3);
   }
   if (cpu_memory) {

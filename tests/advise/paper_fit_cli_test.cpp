@@ -2,6 +2,7 @@
 // answer equal to `plan`'s, and bad input answered with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -183,6 +184,32 @@ TEST(FitCli, WriteModelWithoutAnAnswerSaysSoAndKeepsTheFile) {
       r.err,
       "gpudays: note: no compute-optimal model meets the limits; " + path + " was not written\n");
   EXPECT_EQ(test::read_file(path), "# keep me\n");
+}
+
+// --write-model may add a model to the catalog fit reads, never replace a file fit read: a catalog
+// model or the calibration is refused with one line and left as it was.
+TEST(FitCli, WriteModelNeverReplacesAnInput) {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::process_temp_dir().fresh_dir("fit-catalog");
+  fs::copy(test::catalog().config_dir(), dir, fs::copy_options::recursive);
+  const std::string fit = "--config-dir " + dir.string() + " fit --gpu a100 --gpus 8 --days 30";
+  for (const fs::path& input : {dir / "models" / "pythia-1b.toml", dir / "calibration.toml"}) {
+    const std::string before = test::read_file(input.string());
+    const auto r = run_gpudays(fit + " --write-model " + input.string());
+    EXPECT_EQ(r.exit_code, 2) << input << ": " << r.err;
+    EXPECT_EQ(r.err,
+              fmt::format("gpudays: error: {} is an input and an output (--write-model {}); "
+                          "choose another output\n",
+                          input.string(),
+                          input.string()));
+    EXPECT_EQ(test::read_file(input.string()), before) << input;
+  }
+  const fs::path added = dir / "models" / "fit-largest.toml";
+  const auto r = run_gpudays(fit + " --write-model " + added.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto listed = run_gpudays("--config-dir " + dir.string() + " models --format csv");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find(added.string()), std::string::npos) << listed.out;
 }
 
 }  // namespace

@@ -168,6 +168,7 @@ TEST(MeasurementFile, UnknownKeyIsAnError) {
   expect_error(edit("split = \"fit\"", "split = \"fit\"\nyear = 2024"),
                {"[source]", "year: unknown key"});
   expect_error(std::string(kValid) + "\n[extra]\nx = 1\n", {"extra: unknown key"});
+  expect_error(edit("name = \"one\"", "name = \"\""), {"case ''", "name: must not be empty"});
 }
 
 TEST(MeasurementFile, NumbersMustBeFiniteAndInRange) {

@@ -340,6 +340,12 @@ TEST(ModelFile, FieldsThatMultiplyAreBounded) {
                        "d_model = 2560",
                        "d_model = 1048576"),
                "[arch]: expand: expand x d_model = 1048576 x 1048576 must be at most 1048576");
+  expect_error(replace(catalog_file("pythia-70m"), "rotary_pct = 0.25", "rotary_pct = 0.03"),
+               "[arch]: rotary_pct: 0.03 x head size 64 gives 1 rotary dimension per head; must "
+               "be even and at least 2");
+  expect_error(replace(catalog_file("mamba"), "d_conv = 4", "d_conv = 8192"),
+               "[arch]: d_conv: must be at most seq_len = 4096 (a wider kernel reads only "
+               "padding), is 8192");
 }
 
 std::string gpu_error(const std::string& from, const std::string& to) {
@@ -483,7 +489,8 @@ TEST(ModelFields, EpsilonsAndWeightDecayAreChecked) {
   EXPECT_EQ(load_error(replace(p70m, "weight_decay = 0.01", "weight_decay = 0.0")), "");
 }
 
-// Two GPU files claiming one alias: the catalog refuses to load instead of letting one win.
+// Two GPU files claiming one alias: the catalog refuses to load instead of letting one win; so is
+// a file that names one alias twice, or the host CPU.
 TEST(GpuFile, AnAliasNamesOneGpu) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(test::write_temp_file("dup-catalog/x", "")).parent_path();
@@ -492,13 +499,40 @@ TEST(GpuFile, AnAliasNamesOneGpu) {
   const std::string a100 = read_file(test::catalog().gpu("a100").source_path);
   const std::string h100 = read_file(test::catalog().gpu("h100").source_path);
   std::ofstream(dir / "gpus" / "a.toml") << a100;
-  std::ofstream(dir / "gpus" / "h.toml") << replace(h100, "aliases = [", "aliases = [\"a100\", ");
+  // Names are looked up ignoring case, so "A100" claims a100 too; "cpu" is the host CPU's name.
+  const std::pair<std::string, std::string> cases[] = {
+      {"\"a100\", ", "'a100' already names GPU"},
+      {"\"A100\", ", "'a100' already names GPU"},
+      {"\"cpu\", ", "aliases: 'cpu' names the host CPU; choose another"},
+      {"\"h-one\", \"H-One\", ", "aliases: 'H-One' is given twice (names ignore case)"}};
+  for (const auto& [added, needle] : cases) {
+    std::ofstream(dir / "gpus" / "h.toml") << replace(h100, "aliases = [", "aliases = [" + added);
+    try {
+      Catalog::load({dir.string()});
+      ADD_FAILURE() << added << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Two model files of one name: the error names both, so that the user can keep one.
+TEST(ModelFile, ANameUsedTwiceNamesBothFiles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::write_temp_file("twice-catalog/x", "")).parent_path();
+  fs::create_directories(dir / "models");
+  fs::create_directories(dir / "gpus");
+  const std::string p70m = read_file(test::catalog().model("pythia-70m").source_path);
+  std::ofstream(dir / "models" / "a.toml") << p70m;
+  std::ofstream(dir / "models" / "b.toml") << p70m;
   try {
     Catalog::load({dir.string()});
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'a100' already names GPU"), std::string::npos)
-        << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("model name 'pythia-70m' is used twice"), std::string::npos) << what;
+    EXPECT_NE(what.find((dir / "models" / "a.toml").string()), std::string::npos) << what;
+    EXPECT_NE(what.find((dir / "models" / "b.toml").string()), std::string::npos) << what;
   }
 }
 
@@ -516,6 +550,23 @@ TEST(TomlFields, AnUnreadableFileSaysWhy) {
         << e.what();
   }
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+// A subnormal number (1e-320) in a TOML file passes every "above 0" check and then divides to
+// infinity: it is refused where it is read, in any field; 0 and the smallest normal pass.
+TEST(TomlFields, ASubnormalNumberIsRefused) {
+  const TomlFields t = TomlFields::parse_text(
+      "tdp_w = 1e-320\nzero = 0.0\nsmall = 2.2250738585072014e-308\n", "gpu.toml");
+  try {
+    t.get_double("tdp_w");
+    FAIL() << "read 1e-320";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "gpu.toml: tdp_w: 1e-320 is too small to tell from 0; give 0 or a number of at "
+              "least 2.22507e-308");
+  }
+  EXPECT_EQ(t.get_double("zero"), 0.0);
+  EXPECT_GT(t.get_double("small"), 0.0);
 }
 
 }  // namespace

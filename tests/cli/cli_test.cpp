@@ -2,6 +2,7 @@
 // exit code 2.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -123,6 +124,10 @@ TEST(Cli, FlagsThatWouldDoNothingAreRefused) {
                      "--timing: --strategy reference times by its own rule");
   expect_input_error("bench --model-file " + model + " --device cpu --srun-mpi pmix --db " + db,
                      "--srun-mpi applies with --launcher srun (or --slurm)");
+  // The summary --format json names is of a run here; a Slurm job's rows go to --db.
+  expect_input_error(
+      "bench --model-file " + model + " --device cpu --slurm --dry-run --format json --db " + db,
+      "--format json is the summary of a benchmark run here; with --slurm");
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
@@ -547,6 +552,32 @@ TEST(Cli, PlanSaysWhenItPlansUncalibrated) {
       << r.err;
   const auto calibrated = run_gpudays("plan --model pythia-160m --gpu a100 --no-calibration");
   EXPECT_EQ(calibrated.err.find("own constants"), std::string::npos) << calibrated.err;
+}
+
+// A configuration directory whose name is not UTF-8 (a Latin-1 file system) lists its models and
+// GPUs in JSON with U+FFFD in the path, not an internal error.
+TEST(Cli, AConfigDirNamedInLatin1ListsInJson) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::process_temp_dir().fresh_dir("latin1")) / "configs-\xe9t\xe9";
+  fs::create_directory_symlink(fs::absolute(test::catalog().config_dir()), dir);
+  for (const char* listing : {"models", "gpus"}) {
+    const auto r = run_gpudays("--config-dir '" + dir.string() + "' " + listing + " --format json");
+    ASSERT_EQ(r.exit_code, 0) << listing << ": " << r.err;
+    EXPECT_FALSE(nlohmann::json::parse(r.out)["rows"].empty()) << r.out;
+  }
+}
+
+// A FIFO given as a model file is refused at once (reading it would wait for a writer).
+TEST(Cli, AFifoModelFileIsRefusedRatherThanWaitedOn) {
+  const std::string fifo =
+      (std::filesystem::path(test::process_temp_dir().fresh_dir("fifo-model")) / "model.toml")
+          .string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_gpudays("plan --model-file " + fifo + " --gpu a100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpudays: error: " + fifo +
+                " is a FIFO (reading it waits for a writer); give a regular file\n");
 }
 
 // --db is read for calibration alone on a GPU: with --no-calibration it would be ignored unread.

@@ -76,6 +76,19 @@ TEST(HostCpuCli, ACpuAndAGpuAtOnceOrNeitherIsOneLine) {
   EXPECT_NE(neither.err.find("--device cpu"), std::string::npos) << neither.err;
 }
 
+// An empty device name is said to be empty, not taken for a missing flag ("trial needs --spec").
+TEST(HostCpuCli, AnEmptyDeviceNameIsSaidToBeEmpty) {
+  if (test::run_gpudays("trial --check-device cpu").exit_code != 0) {
+    GTEST_SKIP() << "this build has no trainer";
+  }
+  for (const std::string flag : {"--check-device", "--probe-device"}) {
+    const auto r = test::run_gpudays("trial " + flag + " ''");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err,
+              "gpudays: error: " + flag + ": the device name is empty (cpu, cuda or cuda:N)\n");
+  }
+}
+
 // A build without LibTorch has no trainer, so no probe of the host CPU: said in one line, not as
 // "unknown command 'trial'; valid: ..." from the probe's child; its help names no `trial`.
 TEST(HostCpuCli, ABuildWithoutTheTrainerSaysSoInOneLine) {

@@ -188,6 +188,30 @@ TEST(ResultsDbCli, AModelFileNamedLikeACatalogModelHasItsOwnResults) {
               1e-6);
 }
 
+// Text in the database that is not UTF-8 (a device name written by another tool, a damaged file)
+// is shown with U+FFFD in the JSON outputs; it never ends the command with an internal error.
+TEST(ResultsDbCli, TextThatIsNotUtf8IsReplacedInJsonOutput) {
+  const std::string db = test::write_temp_file("not-utf8.db", "");
+  fs::remove(db);
+  {
+    ResultsDb results = ResultsDb::open({db, /*read_only=*/false, &test::catalog()});
+    TrialRecord t = test::pythia_1b_trial(2, kStepS, kStepS);
+    t.measured.device_name = "NVIDIA \xff\xfe A100";
+    results.insert(t);
+  }
+  const std::string replaced = "NVIDIA \xef\xbf\xbd\xef\xbf\xbd A100";
+  const auto json = run_gpudays("results --format json --db " + db);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["rows"][0]["device_name"], replaced) << json.out;
+  const auto jsonl = run_gpudays("results --format jsonl --db " + db);
+  ASSERT_EQ(jsonl.exit_code, 0) << jsonl.err;
+  EXPECT_EQ(nlohmann::json::parse(jsonl.out)["device_name"], replaced) << jsonl.out;
+  const auto best =
+      run_gpudays("best --model pythia-1b --gpu a100 --gpus-per-node 4 --format json --db " + db);
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(nlohmann::json::parse(best.out)["best"]["device_name"], replaced) << best.out;
+}
+
 // A name no catalog model has, shown by the trials of two models from files: best cannot tell
 // which is meant and asks for the file; with the file, each has its own best.
 TEST(ResultsDbCli, ANameOfTwoModelsFromFilesAsksForTheFile) {

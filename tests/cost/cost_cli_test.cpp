@@ -291,6 +291,11 @@ TEST(CostCli, BadInputIsOneLineAndExitTwo) {
       // Decimal only, as the integer options are: no hexadecimal reading of 0x10 as 16.
       {"cost --model pythia-1b --max-days 0x10", "'0x10' is not a decimal number"},
       {"cost --model pythia-1b --max-days 0x1p4", "'0x1p4' is not a decimal number"},
+      // Above an open bound by a subnormal: no computation can tell it from the bound.
+      {"cost --model pythia-1b --max-days 1e-320",
+       "--max-days: '1e-320' cannot be told from 0; give a number in (0, "},
+      {"cost --model pythia-1b --budget 4.9e-324", "'4.9e-324' cannot be told from 0"},
+      {"cost --model pythia-1b --power-fraction 1e-310", "'1e-310' cannot be told from 0"},
       {"cost --model pythia-1b --cost-basis lease", "--cost-basis"},
       {"cost --model nope", "unknown model 'nope'"},
       {"cost", "--model is required"},

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -219,6 +221,48 @@ TEST(DataCli, TokenizeErrorsSayWhatIsWrongInOneLine) {
     EXPECT_EQ(r.err, "gpudays: error: cannot open " + text + ": Permission denied\n");
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/o.bin"));
+}
+
+// A document is held in memory only as far as --max-held-mib: a stretch with no place to cut, a
+// .jsonl line, or a file with no end (/dev/zero, read as text and as .jsonl) is refused in one
+// line, and nothing is written; the same length with places to cut is tokenized.
+TEST(DataCli, TokenizeHoldsAtMostMaxHeldMibOfADocument) {
+  const std::string dir = test::process_temp_dir().fresh_dir("tokenize-held");
+  const std::string tokenizer = write_tokenizer();
+  const size_t length = (size_t{3} << 20) / 2;  // 1.5 MiB
+  const std::string uncut = dir + "/uncut.txt", cut = dir + "/cut.txt", line = dir + "/a.jsonl";
+  std::ofstream(uncut) << std::string(length, 'a');
+  std::string words;
+  while (words.size() < length) words += "hello ";
+  std::ofstream(cut) << words;
+  std::ofstream(line) << "{\"text\": \"" << std::string(length, 'a') << "\"}\n";
+  const std::string zero = dir + "/zero.jsonl";
+  std::filesystem::create_symlink("/dev/zero", zero);
+  const auto run = [&](const std::string& input) {
+    return test::run_gpudays("data tokenize --max-held-mib 1 --tokenizer " + tokenizer + " --out " +
+                             dir + "/o " + input);
+  };
+  const std::pair<std::string, std::string> refused[] = {
+      {uncut,
+       uncut + ": offset 0: more than 1 MiB of the document with no place where the tokenizer "
+               "can cut it"},
+      {"/dev/zero", "/dev/zero: offset 0: more than 1 MiB of the document"},
+      {line, line + ": line 1: longer than 1 MiB; a .jsonl document is held whole"},
+      {zero, zero + ": line 1: longer than 1 MiB"}};
+  for (const auto& [input, needle] : refused) {
+    const auto r = run(input);
+    EXPECT_EQ(r.exit_code, 2) << input << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/o.bin")) << input;
+  }
+  const auto r = run(cut);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 document"), std::string::npos) << r.out;
+  const auto zero_tokenizer =
+      test::run_gpudays("data tokenize --tokenizer /dev/zero --out " + dir + "/z " + cut);
+  EXPECT_EQ(zero_tokenizer.exit_code, 2) << zero_tokenizer.err;
+  EXPECT_EQ(zero_tokenizer.err, "gpudays: error: /dev/zero is a device; give a regular file\n");
 }
 
 // Empty inputs: alone, refused (a dataset of end-of-document tokens); among others, each named in

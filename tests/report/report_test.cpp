@@ -338,6 +338,12 @@ TEST(ReportDoc, HtmlAndMarkdownEscapeText) {
   const std::string md = render_markdown(doc);
   EXPECT_NE(md.find("x\\|y"), std::string::npos);
   EXPECT_NE(md.find("zero\\_1"), std::string::npos);
+  // A model name with HTML in it is text in report.md too, not markup a viewer would render.
+  doc.add(DocParagraph{"<script>alert(1)</script> &amp;"});
+  const std::string escaped = render_markdown(doc);
+  EXPECT_NE(escaped.find("\\<script\\>alert(1)\\</script\\> \\&amp;"), std::string::npos)
+      << escaped;
+  EXPECT_EQ(escaped.find("<script>"), std::string::npos) << escaped;
 }
 
 TEST(ReportCli, WritesTheReportAndRejectsBadInput) {

@@ -160,6 +160,39 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   EXPECT_EQ(test::read_file(path), before);
 }
 
+// A disk that fills during a run (RLIMIT_FSIZE 0 after the open, SIGXFSZ ignored: each write
+// fails with EFBIG): storing a trial is an EnvironmentError naming the file (exit 1, one line),
+// not an internal error, and the rows stored before are kept.
+TEST(ResultsDb, ADiskThatFillsDuringARunIsAnEnvironmentError) {
+  const std::string path = test::fresh_path("fills.db");
+  { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
+  const pid_t child = fork();
+  if (child == 0) {
+    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit none{0, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &none);
+    int code = 3;
+    try {
+      db.insert(sample_trial(8));
+    } catch (const EnvironmentError& e) {
+      const std::string what = e.what();
+      code = what.find("cannot store the trial in the results database " + path + " (") == 0 &&
+                     what.find('\n') == std::string::npos
+                 ? 0
+                 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another message, 2: another error, 3: stored";
+  EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
+}
+
 TEST(ResultsDb, NotSqliteIsLeftUntouched) {
   const std::string path = test::write_temp_file("notes.db", "my thesis notes, do not lose\n");
   const std::string before = test::read_file(path);

@@ -79,6 +79,11 @@ TEST(SlurmClusterFile, GivenFiguresHaveTheFlagsBounds) {
                     "gpus_per_node: 1000 is not in [1, 64]");
   expect_file_error("inter_node_gb_per_s = 0.0\n[partitions.a]\n",
                     "inter_node_gb_per_s: 0 is not in [0.01, 10000]");
+  // A 0 limit is not "no limit" (the key left out is), nor is 1e300 hours a limit.
+  expect_file_error("[partitions.a]\nmax_time_hours = 0\n",
+                    "max_time_hours: 0 is not in [0.0166667, 100000]");
+  expect_file_error("[partitions.a]\nmax_time_hours = 1e300\n",
+                    "max_time_hours: 1e+300 is not in [0.0166667, 100000]");
 }
 
 SlurmJob two_by_two_job() {
