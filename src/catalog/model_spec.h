@@ -24,6 +24,9 @@ Family parse_family(const std::string& text);  // throws InputError naming the v
 Precision parse_precision(const std::string& text);
 bool is_vision(Family family);  // samples are images, not token sequences
 
+// A recipe's optimizer steps at most (a run file's [schedule] steps too): 2^40.
+inline constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
+
 struct ArchSpec {
   // Sequence families (gpt_neox, roberta, vit, mamba, llama).
   int64_t n_layers = 0;

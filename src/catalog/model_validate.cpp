@@ -20,7 +20,6 @@ constexpr int64_t kMaxChannels = int64_t{1} << 10;   // image channels (x patch 
 constexpr int64_t kMaxImageSize = int64_t{1} << 16;  // pixels per side
 constexpr size_t kMaxStages = 16;  // ConvNeXt stages: a stride of 4 x 2^15 exceeds any image
 constexpr int64_t kMaxGlobalBatch = int64_t{1} << 30;
-constexpr int64_t kMaxTrainSteps = int64_t{1} << 40;
 constexpr double kMinReportedDays = 1e-3;  // 86 s
 constexpr double kMaxReportedDays = 1e5;   // 274 years
 

@@ -47,6 +47,27 @@ void set_collective_environment(const Catalog& catalog, const RunFile& run, cons
   }
 }
 
+// What the run did: trained from the start, resumed and trained to the end, or found the run
+// finished (nothing to train, no loss).
+std::string summary_line(const TrainSummary& s, int64_t total_steps, const std::string& out) {
+  if (s.steps == s.first_step) {
+    return fmt::format(
+        "nothing to train: the run is at step {} of {}; checkpoints in {}/checkpoints",
+        s.steps,
+        total_steps,
+        out);
+  }
+  std::string line = s.first_step == 0
+                         ? fmt::format("trained {} steps", s.steps)
+                         : fmt::format("resumed at step {} and trained to step {} ({} steps)",
+                                       s.first_step,
+                                       s.steps,
+                                       s.steps - s.first_step);
+  line += fmt::format("; last loss {:.4f}", s.last_loss);
+  if (s.last_eval_loss) line += fmt::format("; held-out loss {:.4f}", *s.last_eval_loss);
+  return line + fmt::format("; checkpoints in {}/checkpoints", out);
+}
+
 void run_train(const GlobalOptions& global, const TrainRequest& r) {
   const RunFile run = read_run_file(r.config);
   const Catalog catalog = Catalog::load({global.config_dir});
@@ -105,11 +126,7 @@ void run_train(const GlobalOptions& global, const TrainRequest& r) {
   if (comm->rank() == 0 && !r.bench_db.empty() && s.tokens_per_s > 0.0) {
     std::cerr << "gpudays: " << throughput_line(s.tokens_per_s, bench) << "\n";
   }
-  if (comm->rank() == 0) {
-    std::cout << fmt::format("trained {} steps; last loss {:.4f}", s.steps, s.last_loss);
-    if (s.last_eval_loss) std::cout << fmt::format("; held-out loss {:.4f}", *s.last_eval_loss);
-    std::cout << fmt::format("; checkpoints in {}/checkpoints\n", r.out);
-  }
+  if (comm->rank() == 0) std::cout << summary_line(s, o.model.recipe.train_steps, r.out) << "\n";
 }
 
 }  // namespace

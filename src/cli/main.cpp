@@ -56,18 +56,48 @@ int checked_exit(int code) {
   return (out_failed || err_failed) && code == 0 ? 1 : code;
 }
 
-// A message as one line: a control character (a newline in a typed name) written as an escape.
+// The length of the well-formed UTF-8 sequence that starts at s[i] (Unicode 15, table 3-7: no
+// overlong forms, surrogates or code points past U+10FFFF), or 0.
+size_t utf8_length_at(const std::string& s, size_t i) {
+  const auto at = [&s](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0; };
+  const unsigned char lead = at(i);
+  if (lead < 0x80) return 1;
+  const auto in = [](unsigned char b, unsigned char lo, unsigned char hi) {
+    return b >= lo && b <= hi;
+  };
+  size_t length = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (in(lead, 0xc2, 0xdf)) length = 2;
+  if (in(lead, 0xe0, 0xef)) length = 3;
+  if (in(lead, 0xf0, 0xf4)) length = 4;
+  if (lead == 0xe0) lo = 0xa0;
+  if (lead == 0xed) hi = 0x9f;
+  if (lead == 0xf0) lo = 0x90;
+  if (lead == 0xf4) hi = 0x8f;
+  if (length == 0 || !in(at(i + 1), lo, hi)) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (!in(at(i + k), 0x80, 0xbf)) return 0;
+  }
+  return length;
+}
+
+// A message as one line of text: a control character (a newline in a typed name) or a byte that
+// is not UTF-8 (a name typed in Latin-1) written as an escape.
 std::string printable_line(const std::string& message) {
   std::string line;
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
+  for (size_t i = 0; i < message.size();) {
+    const auto byte = static_cast<unsigned char>(message[i]);
+    const size_t length = utf8_length_at(message, i);
+    if (byte == '\n') {
       line += "\\n";
-    } else if (byte < 0x20 || byte == 0x7f) {
+    } else if (length == 0 || byte < 0x20 || byte == 0x7f) {
       line += fmt::format("\\x{:02x}", byte);
     } else {
-      line += c;
+      line.append(message, i, length);
+      i += length;
+      continue;
     }
+    ++i;
   }
   return line;
 }

@@ -76,8 +76,12 @@ std::string cost_assumptions_path(const std::string& config_dir) {
 }
 
 CostAssumptions load_cost_assumptions(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
     throw InputError(fmt::format("cost assumptions file {} does not exist", path));
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(fmt::format("cost assumptions file {} is a directory", path));
   }
   const TomlFields root = TomlFields::parse_file(path);
   CostAssumptions a;

@@ -199,6 +199,21 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
         ResultsFileError::Kind::kUnusable,
         fmt::format("{} is not a gpudays results database (not SQLite); left untouched", path));
   }
+  try {
+    return open_file(options, fresh);
+  } catch (...) {
+    // A database this call created and could not finish (a full disk, a file system that
+    // refuses it) is removed: a 0-byte file would be read as "not a results database yet".
+    if (!exists) {
+      std::filesystem::remove(path, ec);
+      std::filesystem::remove(path + "-journal", ec);
+    }
+    throw;
+  }
+}
+
+ResultsDb ResultsDb::open_file(const ResultsDbOptions& options, bool fresh) {
+  const std::string& path = options.path;
   sqlite3* raw = nullptr;
   const int flags =
       options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -219,7 +234,8 @@ ResultsDb ResultsDb::open(const ResultsDbOptions& options) {
     }
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
-    throw InputError(fmt::format("{}: {}; left untouched", path, e.what()));
+    throw InputError(fresh ? fmt::format("cannot make the results database {} ({})", path, e.what())
+                           : fmt::format("{}: {}; left untouched", path, e.what()));
   }
   if (!options.read_only) check_writable(db.get(), path);
   if (version < schema_version() && !options.read_only) {

@@ -95,6 +95,8 @@ class ResultsDb {
   ResultsDb(std::unique_ptr<sqlite3, Closer> db,
             const ResultsDbOptions& options,
             int64_t schema_version);
+  // open()'s work once the path is checked; `fresh`: no results in it yet (absent or empty).
+  static ResultsDb open_file(const ResultsDbOptions& options, bool fresh);
   bool insert_into(const char* table, const TrialRecord& trial);
   std::optional<TrialRecord> read_row(sqlite3_stmt* s) const;
   std::string rederive(TrialRecord& trial) const;

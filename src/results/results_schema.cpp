@@ -132,12 +132,21 @@ void rekey_rows(sqlite3* db, const std::string& table, const CatalogModel& catal
   }
 }
 
+// A statement as an error names it: its first line, at most 60 characters (a CREATE TABLE is
+// dozens of lines).
+std::string sql_head(const std::string& sql) {
+  constexpr size_t kMaxChars = 60;
+  const std::string line = sql.substr(0, sql.find('\n'));
+  return line.size() <= kMaxChars && line.size() == sql.size() ? line
+                                                               : line.substr(0, kMaxChars) + " ...";
+}
+
 }  // namespace
 
 Stmt prepare(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* s = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", sqlite3_errmsg(db), sql));
+    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", sqlite3_errmsg(db), sql_head(sql)));
   }
   return Stmt(s);
 }
@@ -147,7 +156,7 @@ void exec(sqlite3* db, const std::string& sql) {
   if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
     std::string message = error ? error : "unknown error";
     sqlite3_free(error);
-    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", message, sql));
+    throw std::runtime_error(fmt::format("SQLite: {} in '{}'", message, sql_head(sql)));
   }
 }
 
@@ -223,9 +232,9 @@ void store_model_row(sqlite3* db, const ModelSpec& model) {
   const std::string toml = model_toml(model);
   sqlite3_bind_text(s.get(), 1, digest.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(s.get(), 2, toml.c_str(), -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(s.get()) != SQLITE_DONE) {
-    throw std::runtime_error(
-        fmt::format("SQLite: {} storing model {}", sqlite3_errmsg(db), digest));
+  if (sqlite3_step(s.get()) != SQLITE_DONE) {  // a full disk: the environment's fault
+    throw EnvironmentError(fmt::format(
+        "cannot store model {} in the results database ({})", digest, sqlite3_errmsg(db)));
   }
 }
 

@@ -64,12 +64,12 @@ ConfigurationPin load_pin(const TomlFields& t) {
   for (const MethodField& f : method_fields()) {
     const std::string key(f.name);
     if (!t.has(key)) continue;
+    // Read first: the getters' own errors name the file, the table and the key already.
+    const std::string text = f.kind() == MethodKind::kFlag
+                                 ? (*t.get_optional_bool(key) ? "on" : "off")
+                                 : t.get_string(key);
     try {
-      if (f.kind() == MethodKind::kFlag) {
-        pin.pin_text(f, *t.get_optional_bool(key) ? "on" : "off");
-      } else {
-        pin.pin_text(f, t.get_string(key));
-      }
+      pin.pin_text(f, text);
     } catch (const InputError& e) {
       t.fail(key, e.what());
     }

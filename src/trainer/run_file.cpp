@@ -3,13 +3,16 @@
 #include "trainer/run_file.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "catalog/model_spec.h"
 #include "catalog/toml_fields.h"
 #include "common/error.h"
 #include "search_space/method_fields.h"
@@ -32,9 +35,14 @@ void check_run_file_keys(const TomlFields& t) {
   }
 }
 
-int64_t positive(const TomlFields& t, std::string_view key, int64_t fallback, int64_t low) {
+int64_t positive(const TomlFields& t,
+                 std::string_view key,
+                 int64_t fallback,
+                 int64_t low,
+                 int64_t high = INT64_MAX) {
   const int64_t v = t.get_int_or(key, fallback);
   if (v < low) t.fail(key, fmt::format("must be at least {}", low));
+  if (v > high) t.fail(key, fmt::format("must be at most {}, is {}", high, v));
   return v;
 }
 
@@ -85,13 +93,14 @@ void read_batch(const TomlFields& t, RunFile& r) {
 }
 
 void read_schedule(const TomlFields& t, ScheduleOverrides& s) {
-  if (t.has("steps")) s.steps = positive(t, "steps", 1, 1);
-  if (t.has("lr")) s.lr = t.get_double("lr");
-  if (t.has("min_lr")) s.min_lr = t.get_double("min_lr");
-  if (t.has("warmup_steps")) s.warmup_steps = positive(t, "warmup_steps", 0, 0);
-  if (t.has("clip_grad_norm")) s.clip_grad_norm = t.get_double("clip_grad_norm");
-  for (const auto& v : {s.lr, s.min_lr, s.clip_grad_norm}) {
-    if (v && !(*v >= 0.0)) t.fail("lr", "rates and the clipping norm must be >= 0");
+  if (t.has("steps")) s.steps = positive(t, "steps", 1, 1, kMaxTrainSteps);
+  if (t.has("warmup_steps")) s.warmup_steps = positive(t, "warmup_steps", 0, 0, kMaxTrainSteps);
+  for (const auto& [key, value] : {std::pair{"lr", &s.lr},
+                                   std::pair{"min_lr", &s.min_lr},
+                                   std::pair{"clip_grad_norm", &s.clip_grad_norm}}) {
+    if (!t.has(key)) continue;
+    *value = t.get_double(key);
+    if (!(**value >= 0.0)) t.fail(key, fmt::format("must be >= 0, is {}", **value));
   }
   check_run_file_keys(t);
 }

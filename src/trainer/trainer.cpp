@@ -278,6 +278,8 @@ TrainSummary train(const TrainerOptions& o, const SampleBatches& samples, Commun
                       o.peak_flops_per_s};
   InterruptScope interrupt_scope;
   TrainSummary summary;
+  summary.first_step = first_step;
+  summary.steps = first_step;
   std::vector<double> step_times_s;  // this run's, for the summary's median
   for (int64_t step = first_step; step < total;) {
     synchronize(o.device);

@@ -41,7 +41,8 @@ struct MethodOptions;
 MethodOptions trainer_methods(const TrainerOptions& options);
 
 struct TrainSummary {
-  int64_t steps = 0;  // optimizer steps done
+  int64_t first_step = 0;  // the step this run began at (a resumed run's checkpoint; else 0)
+  int64_t steps = 0;       // the optimizer steps done, this run's and a resumed run's before it
   double last_loss = 0.0;
   std::optional<double> last_eval_loss;
   // The median step of this run after its first kTrainWarmupSteps (trainer/train_log.h; all of

@@ -509,6 +509,9 @@ TEST(Cli, RepeatedAndEmptyValuesAreSaid) {
                      "--model: a name with a control character (a newline, tab or NUL) in it");
   // Every error is one line, a results database's or a missing tool's too.
   expect_input_error("results --db 'x\ny.db' --model pythia-160m", "x\\ny.db");
+  // A byte that is not UTF-8 (a name typed in Latin-1) is escaped; UTF-8 is kept as it is.
+  expect_input_error("plan --model 'caf\xe9-\xc3\xa9' --gpu a100",
+                     "unknown model 'caf\\xe9-\xc3\xa9'");
   // A flag that only shapes another mode says so rather than being ignored.
   expect_input_error("results --model pythia-1b --methods naive",
                      "--methods chooses the search space of --incomplete");

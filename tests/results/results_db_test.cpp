@@ -193,6 +193,38 @@ TEST(ResultsDb, ADiskThatFillsDuringARunIsAnEnvironmentError) {
   EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
+// A new database that cannot be made (a full disk: RLIMIT_FSIZE 0, SIGXFSZ ignored) is one line
+// naming the file, without the schema's SQL, and leaves no file behind: a 0-byte file would later
+// read as "not a gpudays results database yet".
+TEST(ResultsDb, ANewDatabaseThatCannotBeMadeLeavesNoFile) {
+  const std::string path = test::fresh_path("never-made.db");
+  const pid_t child = fork();
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit none{0, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &none);
+    int code = 3;
+    try {
+      ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      code = what.rfind("cannot make the results database " + path + " (", 0) == 0 &&
+                     what.find('\n') == std::string::npos && what.size() < 300
+                 ? 0
+                 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another message, 2: another error, 3: made";
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
+}
+
 TEST(ResultsDb, NotSqliteIsLeftUntouched) {
   const std::string path = test::write_temp_file("notes.db", "my thesis notes, do not lose\n");
   const std::string before = test::read_file(path);

@@ -94,6 +94,9 @@ TEST(SweepGrid, BadInputIsOneLineNamingTheFileAndKey) {
     const std::string error = load_error(text);
     EXPECT_NE(error.find(expected), std::string::npos) << "got: " << error;
   }
+  // A [pin] value of the wrong type names its file, table and key once.
+  const std::string error = load_error(ok + "[pin]\nfree_lunch = \"yes\"\n");
+  EXPECT_EQ(error.find("free_lunch"), error.rfind("free_lunch")) << error;
 }
 
 }  // namespace

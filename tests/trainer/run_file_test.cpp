@@ -155,6 +155,18 @@ TEST(RunFile, UnknownKeysAndBadValuesAreErrors) {
                                  std::string("[data]\neval_fraction = 1.5\n")}) {
     EXPECT_THROW(read_run_file(test::write_temp_file("bad.toml", base + bad)), InputError) << bad;
   }
+  // [schedule]'s own keys are named, not the recipe's ("[recipe] train_steps") they override.
+  for (const auto& [bad, said] :
+       {std::pair{"steps = 100000000000000", "[schedule]: steps: must be at most 1099511627776"},
+        std::pair{"min_lr = -1.0", "[schedule]: min_lr: must be >= 0, is -1"},
+        std::pair{"clip_grad_norm = -2.0", "[schedule]: clip_grad_norm: must be >= 0, is -2"}}) {
+    try {
+      read_run_file(test::write_temp_file("schedule.toml", base + "[schedule]\n" + bad + "\n"));
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+    }
+  }
   try {  // one model, named once
     read_run_file(test::write_temp_file("two-models.toml", "model_file = \"x.toml\"\n" + base));
     ADD_FAILURE() << "model and model_file both accepted";

@@ -133,8 +133,17 @@ TEST(Workflow, ATruncatedNewestCheckpointFallsBackToThePreviousOne) {
       << r.err;
   EXPECT_NE(r.err.find("resumed from " + (out / "checkpoints/step-5").string()), std::string::npos)
       << r.err;
+  EXPECT_NE(r.out.find("resumed at step 5 and trained to step 10 (5 steps); last loss "),
+            std::string::npos)
+      << r.out;
   test::expect_same_losses(
       test::metrics(trained(), "whole"), test::metrics(trained(), "cut"), /*tolerance=*/0.0);
+  // Resumed once more, the finished run has nothing to train: said so, with no loss.
+  const ChildResult again = test::sh(test::train_command(trained(), "cut", "--resume"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out.rfind("nothing to train: the run is at step 10 of 10; checkpoints in ", 0),
+            0u)
+      << again.out;
 }
 
 // Every checkpoint truncated: --resume is refused (exit 2, one error line), each named as
