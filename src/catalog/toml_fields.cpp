@@ -40,9 +40,6 @@ std::string name_problem(std::string_view name) {
 }
 
 std::shared_ptr<toml::table> parse_toml_document(const std::string& path) {
-  // Bounded before parsing: the parser holds several times a file's size (a 100 MB model file
-  // took 420 MB), and no file of gpudays' comes near this.
-  constexpr std::uintmax_t kMaxTomlFileBytes = std::uintmax_t{4} << 20;
   check_input_file(path, kMaxTomlFileBytes, "gpudays' TOML files");
   try {
     return std::make_shared<toml::table>(toml::parse_file(path));

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "catalog/toml_document.h"
 #include "common/error.h"
 #include "common/input_files.h"
 
@@ -159,7 +160,7 @@ void add_price_assignment(const std::string& text,
 }
 
 PriceOverrides load_price_file(const std::string& path) {
-  check_input_file(path, std::uintmax_t{4} << 20, "gpudays' TOML files");
+  check_input_file(path, kMaxTomlFileBytes, "gpudays' TOML files");
   toml::table root;
   try {
     root = toml::parse_file(path);

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -124,6 +126,42 @@ TEST(ResultsDb, ASecondMeasurementOfAKeyIsKeptAsARepeat) {
 // InputError: the user's choice of file, exit 2); read only, it opens. For an ordinary user, a
 // file without write permission; for anyone, root included, a process that may not make any file
 // grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: the write fails with EFBIG), in a child process.
+// `work`'s result, run in a child process whose files cannot grow (RLIMIT_FSIZE 0, SIGXFSZ
+// ignored: a write that grows a file fails with EFBIG, as on a full disk), after `setup` ran there
+// with no limit; -1 when the child did not exit.
+int on_a_full_disk(
+    const std::function<int()>& work, const std::function<void()>& setup = [] {}) {
+  const pid_t child = fork();
+  if (child == 0) {
+    setup();
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit none{0, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &none);
+    _exit(work());
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// 0 when `run` throws an E whose message starts with `prefix` and is one line of at most
+// `max_chars`; 1 for another message, 2 for another exception, 3 when it throws nothing.
+template <typename E>
+int error_kind(const std::function<void()>& run,
+               const std::string& prefix,
+               size_t max_chars = std::string::npos) {
+  try {
+    run();
+  } catch (const E& e) {
+    const std::string what = e.what();
+    const bool one_line = what.find('\n') == std::string::npos && what.size() <= max_chars;
+    return what.rfind(prefix, 0) == 0 && one_line ? 0 : 1;
+  } catch (...) {
+    return 2;
+  }
+  return 3;
+}
+
 TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
   const std::string path = test::fresh_path("read-only.db");
   { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
@@ -144,19 +182,13 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   }
   const std::string before = test::read_file(path);
-  const pid_t child = fork();
-  if (child == 0) {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit none{0, RLIM_INFINITY};
-    setrlimit(RLIMIT_FSIZE, &none);
+  const int code = on_a_full_disk([&] {
     const bool refused = write_refused();
     const bool readable =
         ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size() == 1;
-    _exit(refused && readable ? 0 : 1);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "refused and readable";
+    return refused && readable ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << "refused and readable";
   EXPECT_EQ(test::read_file(path), before);
 }
 
@@ -166,30 +198,17 @@ TEST(ResultsDb, AReadOnlyFileIsRefusedWhenOpenedForWriting) {
 TEST(ResultsDb, ADiskThatFillsDuringARunIsAnEnvironmentError) {
   const std::string path = test::fresh_path("fills.db");
   { ResultsDb::open({path, /*read_only=*/false, &test::catalog()}).insert(sample_trial(4)); }
-  const pid_t child = fork();
-  if (child == 0) {
-    ResultsDb db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit none{0, RLIM_INFINITY};
-    setrlimit(RLIMIT_FSIZE, &none);
-    int code = 3;
-    try {
-      db.insert(sample_trial(8));
-    } catch (const EnvironmentError& e) {
-      const std::string what = e.what();
-      code = what.find("cannot store the trial in the results database " + path + " (") == 0 &&
-                     what.find('\n') == std::string::npos
-                 ? 0
-                 : 1;
-    } catch (...) {
-      code = 2;
-    }
-    _exit(code);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another message, 2: another error, 3: stored";
+  std::optional<ResultsDb> db;  // opened before the disk fills
+  const int code = on_a_full_disk(
+      [&] {
+        return error_kind<EnvironmentError>(
+            [&] { db->insert(sample_trial(8)); },
+            "cannot store the trial in the results database " + path + " (");
+      },
+      [&] {
+        db = ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+      });
+  EXPECT_EQ(code, 0) << "1: another message, 2: another error, 3: stored";
   EXPECT_EQ(ResultsDb::open({path, /*read_only=*/true, &test::catalog()}).query({}).size(), 1u);
 }
 
@@ -198,29 +217,15 @@ TEST(ResultsDb, ADiskThatFillsDuringARunIsAnEnvironmentError) {
 // read as "not a gpudays results database yet".
 TEST(ResultsDb, ANewDatabaseThatCannotBeMadeLeavesNoFile) {
   const std::string path = test::fresh_path("never-made.db");
-  const pid_t child = fork();
-  if (child == 0) {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit none{0, RLIM_INFINITY};
-    setrlimit(RLIMIT_FSIZE, &none);
-    int code = 3;
-    try {
-      ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      code = what.rfind("cannot make the results database " + path + " (", 0) == 0 &&
-                     what.find('\n') == std::string::npos && what.size() < 300
-                 ? 0
-                 : 1;
-    } catch (...) {
-      code = 2;
-    }
-    _exit(code);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another message, 2: another error, 3: made";
+  const int code = on_a_full_disk([&] {
+    return error_kind<InputError>(
+        [&] {
+          ResultsDb::open({path, /*read_only=*/false, &test::catalog()});
+        },
+        "cannot make the results database " + path + " (",
+        /*max_chars=*/299);
+  });
+  EXPECT_EQ(code, 0) << "1: another message, 2: another error, 3: made";
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
 }
