@@ -355,6 +355,9 @@ PlanOptions case_options(const Measurement& m,
   opts.memory.checkpoint_inputs_on_host = m.cpu_checkpointing;
   opts.memory.half_precision_model = m.half_precision_model;
   opts.memory.autocast_fp32_weights_at_stage_1 = m.autocast_fp32_weights;
+  opts.memory.stack_frees_gradients = m.gradients_freed;
+  // torch FSDP keeps its parameter and gradient shards in fp32 (plan/memory_model.h).
+  opts.memory.fp32_sharded_state = m.sharding.rfind("fsdp", 0) == 0;
   // A case that names no input ran on synthetic or preloaded data (docs/catalog.md).
   opts.input.image_input =
       m.image_input.empty() ? ImageInput::kSynthetic : parse_image_input(m.image_input);

@@ -379,6 +379,7 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
   if (c.autocast_fp32_weights && c.precision == Precision::kFp32) {
     t.fail("autocast_fp32_weights", "needs a mixed precision (fp16 or bf16)");
   }
+  c.gradients_freed = t.get_bool_or("gradients_freed", false);
   c.half_precision_model = t.get_bool_or("half_precision_model", false);
   if (c.half_precision_model && c.precision == Precision::kFp32) {
     t.fail("half_precision_model", "needs a mixed precision (fp16 or bf16)");

@@ -147,6 +147,10 @@ struct Measurement {
   // Mixed precision by autocast over fp32 weights also at ZeRO stage 1 (e.g. Lightning's
   // DDPStrategyZero1 over torch's ZeroRedundancyOptimizer): every micro-step casts the weights.
   bool autocast_fp32_weights = false;
+  // The loop set the gradients to None after each optimizer step (torch >= 2.0's zero_grad
+  // default; FSDP frees its sharded gradients with it): with one micro-step per step no gradient
+  // exists as the forward runs (plan/memory_model.h, stack_frees_gradients).
+  bool gradients_freed = false;
   // The model in the compute dtype with an fp32 master copy in the optimizer (apex AMP O2,
   // DeepSpeed's fp16 engine): no autocast (plan/time_model.h, half_precision_model).
   bool half_precision_model = false;

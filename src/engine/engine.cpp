@@ -201,14 +201,48 @@ void Engine::end_micro_step(bool last) {
   }
 }
 
+// Stage 0 over several ranks: the gradients are averaged bucket by bucket, consecutive parameters
+// of at most options_.all_reduce_bucket_bytes of fp32 together, so that the step holds one bucket
+// beside the gradients and not a flat copy of all of them (4 bytes per parameter more at the
+// step's end, which the planner would have had to count). Every rank forms the same buckets, from
+// the parameters' sizes alone, so the collectives match.
 void Engine::all_reduce_unsharded() {
   if (comm_.size() == 1) return;
   at::NoGradGuard no_grad;
-  at::Tensor flat = flatten_grads(params_, shard_elements(), at::kFloat);
+  const int64_t cap = std::max<int64_t>(1, options_.all_reduce_bucket_bytes / 4);
+  size_t begin = 0;
+  while (begin < params_.size()) {
+    size_t end = begin + 1;
+    int64_t elements = params_[begin].numel();
+    while (end < params_.size() && elements + params_[end].numel() <= cap) {
+      elements += params_[end++].numel();
+    }
+    all_reduce_bucket(begin, end, elements);
+    begin = end;
+  }
+}
+
+// One bucket: a parameter alone whose gradient is a contiguous fp32 tensor is summed in place;
+// otherwise the bucket's gradients are flattened into one fp32 buffer (zeros where a rank has no
+// gradient) and copied back.
+void Engine::all_reduce_bucket(size_t begin, size_t end, int64_t elements) {
+  const double ranks = static_cast<double>(comm_.size());
+  if (end == begin + 1) {
+    const at::Tensor& grad = params_[begin].grad();
+    if (grad.defined() && grad.is_contiguous() && grad.scalar_type() == at::kFloat) {
+      comm_.all_reduce(grad.data_ptr(), grad.numel(), DType::kFloat32, ReduceOp::kSum);
+      grad.div_(ranks);
+      return;
+    }
+  }
+  const std::vector<at::Tensor> bucket(params_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       params_.begin() + static_cast<std::ptrdiff_t>(end));
+  at::Tensor flat = flatten_grads(bucket, elements, at::kFloat);
   comm_.all_reduce(flat.data_ptr(), flat.numel(), DType::kFloat32, ReduceOp::kSum);
-  flat.div_(static_cast<double>(comm_.size()));
+  flat.div_(ranks);
   int64_t offset = 0;
-  for (at::Tensor& p : params_) {
+  for (size_t i = begin; i < end; ++i) {
+    at::Tensor& p = params_[i];
     if (p.grad().defined()) p.mutable_grad().copy_(flat.narrow(0, offset, p.numel()).view_as(p));
     offset += p.numel();
   }

@@ -57,6 +57,9 @@ struct EngineOptions {
   std::function<std::unique_ptr<GraphBackend>()> graph_backend;
   // TF32 for fp32 matmuls and convolutions (Ampere and newer).
   bool tf32 = false;
+  // Stage 0 over several ranks: the gradients are all-reduced in buckets of consecutive
+  // parameters of at most this many fp32 bytes (search_space/methods.h; tests set it smaller).
+  int64_t all_reduce_bucket_bytes = kAllReduceBucketBytes;
 };
 
 // The loss of micro-batch `index` (0 .. grad_acc_steps-1) of this rank, as a scalar tensor whose
@@ -172,6 +175,7 @@ class Engine {
   void begin_micro_step();
   void end_micro_step(bool last);
   void all_reduce_unsharded();
+  void all_reduce_bucket(size_t begin, size_t end, int64_t elements);
   std::vector<at::Tensor> local_grads();
   bool unscale_and_check_overflow(const std::vector<at::Tensor>& grads);
   double clip(const std::vector<at::Tensor>& grads);

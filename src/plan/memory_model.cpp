@@ -54,11 +54,40 @@ void set_allocator_slack(MemoryBreakdown& m,
   m.allocator_at_limit = m.fragmentation_bytes < c.fragmentation * dynamic_bytes;
 }
 
+// The gradients alive at the peak when none exists as the forward runs: backward allocates each
+// block's gradients as it frees that block's activations (its saved tensors, or with
+// checkpointing its input and recomputed tensors), so with blocks of A activations and G gradients
+// in all, the step peaks either at the start of backward, with the activations and the gradients
+// computed first (the head's and those outside the blocks, counted whole, and one block's), or at
+// its end, with every gradient and one block's activations: the breakdown keeps the activations
+// whole and counts max(first, G - (A - one block)) of the gradients, at most G.
+double gradients_at_peak(double gradients,
+                         double params,
+                         const MethodSet& methods,
+                         const WorkloadSummary& w,
+                         const MemoryModelConstants& c) {
+  if (gradients <= 0.0 || params <= 0.0) return gradients;
+  const double block_params = static_cast<double>(w.largest_block_params);
+  const double outside = std::max(0.0, params - static_cast<double>(w.layers) * block_params);
+  const double first = gradients * std::min(1.0, (outside + block_params) / params);
+  double freed_by_backward = 0.0;  // the blocks' activations that backward frees before its end
+  if (!methods.activation_checkpointing) {
+    freed_by_backward = w.block_saved_bytes - w.max_block_saved_bytes;
+  } else if (!c.checkpoint_inputs_on_host) {
+    freed_by_backward = w.checkpointed_block_bytes - w.max_block_input_bytes;
+  }
+  return std::clamp(gradients - std::max(0.0, freed_by_backward), first, gradients);
+}
+
 }  // namespace
 
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster) {
   return methods.free_lunch && !methods.activation_checkpointing &&
          methods.sharding == Sharding::kNone && cluster.gpu->kind == DeviceKind::kGpu;
+}
+
+bool engine_frees_gradients(const MethodSet& methods, const Cluster& cluster) {
+  return sharding_stage(methods.sharding) != 1 && !cuda_graphs_apply(methods, cluster);
 }
 
 double default_host_memory_bytes(const Cluster& cluster) {
@@ -76,11 +105,11 @@ MemoryBreakdown model_state_memory(double params,
                                    Sharding sharding,
                                    bool offloading,
                                    int64_t world_size,
-                                   bool autocast_fp32_weights_at_stage_1) {
+                                   bool fp32_master_weights) {
   StateBytesPerParam per = state_bytes_per_param(precision);
   const double n = static_cast<double>(world_size);
   const int stage = sharding_stage(sharding);
-  if (autocast_fp32_weights_at_stage_1 && precision != Precision::kFp32 && stage == 1) {
+  if (fp32_master_weights && precision != Precision::kFp32) {
     per = {4.0, 4.0, 8.0};  // the fp32 weights are the master copy: the optimizer keeps moments
   }
   MemoryBreakdown m;
@@ -106,19 +135,22 @@ MemoryBreakdown predict_memory(double params,
                                const Cluster& cluster,
                                const WorkloadSummary& w,
                                const MemoryModelConstants& c) {
+  // Autocast over fp32 weights (PyTorch AMP, the engine's autocast): the fp32 weights are the
+  // master copy and the gradients fp32 (4 + 4 + 8 bytes per parameter), and every weight is cast
+  // to the compute dtype once per forward (torch.autocast caches the casts of leaf weights) and
+  // autograd keeps each copy for its input's gradient, so all of them are alive when backward
+  // starts.
+  const int weight_stage = sharding_stage(methods.sharding);
+  const bool fp32_weights = (weight_stage == 0 && !c.half_precision_model) ||
+                            (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
+  const bool fp32_master = fp32_weights || (weight_stage == 3 && c.fp32_sharded_state);
   MemoryBreakdown m = model_state_memory(params,
                                          precision,
                                          methods.sharding,
                                          methods.offloading,
                                          cluster.world_size(),
-                                         c.autocast_fp32_weights_at_stage_1);
+                                         fp32_master && !methods.offloading);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
-  // Autocast over fp32 weights (PyTorch AMP, the engine's autocast): every weight is cast to the
-  // compute dtype once per forward (torch.autocast caches the casts of leaf weights) and autograd
-  // keeps each copy for its input's gradient, so all of them are alive when backward starts.
-  const int weight_stage = sharding_stage(methods.sharding);
-  const bool fp32_weights = (weight_stage == 0 && !c.half_precision_model) ||
-                            (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
   if (precision != Precision::kFp32 && fp32_weights && !methods.offloading) {
     m.weights_bytes += params * state_bytes_per_param(precision).weights;
   }
@@ -129,6 +161,9 @@ MemoryBreakdown predict_memory(double params,
   if (methods.activation_checkpointing && c.checkpoint_inputs_on_host) {
     m.activations_bytes -= w.checkpointed_input_bytes - w.max_block_input_bytes;
     m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
+  }
+  if (c.gradients_allocated_in_backward) {
+    m.gradients_bytes = gradients_at_peak(m.gradients_bytes, params, methods, w, c);
   }
   // What the model's output holds (WorkloadSummary::returned_bytes, head_output_bytes): the keys
   // and values its layers return live until its forward returns; a loop that holds the output
@@ -159,6 +194,9 @@ MemoryBreakdown predict_memory(double params,
   const int stage = sharding_stage(methods.sharding);
   const double block = static_cast<double>(w.largest_block_params);
   double comm_buffers = 0.0;
+  if (stage == 0 && cluster.world_size() > 1) {  // the all-reduce's bucket, at most the gradients
+    comm_buffers += std::min(c.all_reduce_bucket_bytes, 4.0 * params);
+  }
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
   m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;

@@ -100,6 +100,25 @@ struct MemoryModelConstants {
   // Whether free-lunch captures each micro-step in a CUDA graph: the engine's does (its private
   // pool is a term of its own); the other stacks the planner describes (ModelCode) do not.
   bool cuda_graphs = true;
+  // torch FSDP's layout at stage 3: the shards of the parameters and of their gradients in fp32
+  // (FSDP casts each reduced gradient shard back to the parameter's dtype,
+  // _cast_grad_to_param_dtype in torch/distributed/fsdp/_runtime_utils.py), Adam's moments beside
+  // them: 4 + 4 + 8 bytes per parameter over N, where the ZeRO paper counts 2 + 2 + 12. The same
+  // total; what differs is how much of it gradients are. Set by validate for a case whose sharding
+  // names FSDP.
+  bool fp32_sharded_state = false;
+  // Whether another stack sets the gradients to None after each optimizer step (torch >= 2.0's
+  // zero_grad default, FSDP's sharded gradients with it): a measurement case's gradients_freed.
+  // The engine's own behaviour is engine_frees_gradients().
+  bool stack_frees_gradients = false;
+  // Set per configuration by the planner: no gradient exists as the peak micro-step's forward
+  // runs (the stack frees them and the step has one micro-step), so backward allocates each
+  // block's gradients as it frees that block's activations and the two never peak together.
+  bool gradients_allocated_in_backward = false;
+  // The engine's gradient all-reduce over several ranks without sharding works bucket by bucket
+  // (engine/engine.cpp): one bucket, fp32, beside the gradients at the step's end. Set by the
+  // planner for the engine's plans; 0 for other stacks (DDP's buckets are not modelled).
+  double all_reduce_bucket_bytes = 0.0;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients
@@ -124,14 +143,21 @@ StateBytesPerParam state_bytes_per_param(Precision precision);
 // without checkpointing or sharding, on a GPU.
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster);
 
-// Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage;
-// `autocast_fp32_weights_at_stage_1`: MemoryModelConstants' stack layout.
+// Model-state bytes per GPU (weights, gradients, optimizer) for a sharding stage, as the ZeRO
+// paper counts them; `fp32_master_weights`: mixed precision whose fp32 weights are the master copy
+// (autocast at stage 0, a stack's stage 1 or FSDP's stage 3, MemoryModelConstants), so gradients
+// are fp32 too and the optimizer holds only the moments: 4 + 4 + 8 bytes per parameter.
 MemoryBreakdown model_state_memory(double params,
                                    Precision precision,
                                    Sharding sharding,
                                    bool offloading,
                                    int64_t world_size,
-                                   bool autocast_fp32_weights_at_stage_1 = false);
+                                   bool fp32_master_weights = false);
+
+// Whether the engine sets the gradients to None after each optimizer step (Engine::clear_grads):
+// always, but at stage 1 (the flat gradients are attached before the forward) and under CUDA
+// graphs (the captured backward accumulates into gradients that stay).
+bool engine_frees_gradients(const MethodSet& methods, const Cluster& cluster);
 
 MemoryBreakdown predict_memory(double params,
                                Precision precision,

@@ -82,7 +82,12 @@ PlanRow evaluate(const ModelSpec& model,
   row.cluster = cluster.shape();
   row.config = config;
   MemoryModelConstants memory = options.memory;
-  memory.cuda_graphs = options.implementation.code == ModelCode::kEngine;
+  const bool engine = options.implementation.code == ModelCode::kEngine;
+  memory.cuda_graphs = engine;
+  const bool frees = engine ? engine_frees_gradients(config.methods, cluster)
+                            : options.memory.stack_frees_gradients;
+  memory.gradients_allocated_in_backward = frees && config.grad_acc_steps == 1;
+  memory.all_reduce_bucket_bytes = engine ? static_cast<double>(kAllReduceBucketBytes) : 0.0;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, memory);
   TimeModelOptions time = options.time;
   if (model.recipe.weight_decay > 0.0) {

@@ -4,6 +4,7 @@
 // switched on is engine/apply_methods.h's.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,10 @@ struct MethodSet {
 };
 
 std::string describe(const MethodSet& methods);  // "free-lunch + ckpt + zero_2 + offload"
+
+// Data parallelism without sharding: the engine all-reduces the gradients after the last
+// micro-step in buckets of at most this many bytes (fp32), so that the step holds one bucket
+// beside the gradients rather than a second copy of all of them; the planner counts the same.
+inline constexpr int64_t kAllReduceBucketBytes = int64_t{64} * 1024 * 1024;
 
 }  // namespace gpudays

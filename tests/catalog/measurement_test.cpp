@@ -228,6 +228,9 @@ TEST(MeasurementFile, ImplementationKeysAreChecked) {
   const std::string hf = "implementation = \"huggingface\"\n";
   EXPECT_TRUE(first_case(with_keys(hf + "returns_key_values = true")).returns_key_values);
   EXPECT_TRUE(first_case(with_keys(hf + "holds_output = true")).holds_output);
+  EXPECT_TRUE(first_case(with_keys("gradients_freed = true")).gradients_freed);
+  EXPECT_FALSE(first_case(with_keys("")).gradients_freed);  // absent: they stay between steps
+  expect_error(with_keys("gradients_freed = 1"), {"case 'one'", "gradients_freed"});
   for (const std::string key : {"returns_key_values", "holds_output"}) {
     expect_error(with_keys(key + " = true"),
                  {"case 'one'", key, "implementation = \"huggingface\""});

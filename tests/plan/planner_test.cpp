@@ -205,6 +205,77 @@ TEST(MemoryModel, HeadAndBlockPhasesDoNotAdd) {
             0.0);
 }
 
+// With no gradient as the forward runs (gradients_allocated_in_backward), backward allocates each
+// block's gradients as it frees that block's activations: the peak counts max(first, G - (A - one
+// block)) of the G gradient bytes, the first being those outside the blocks and one block's.
+// 1e9 parameters in bf16 under autocast: 4 GB of fp32 gradients; 10 blocks of 0.09e9 parameters.
+TEST(MemoryModel, GradientsAllocatedInBackwardMeetOnlyWhatIsLeftOfTheActivations) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 1}, &gpu};
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;  // 0.1e9 outside the blocks: the first are 0.19e9 (0.76 GB)
+  w.block_saved_bytes = 3e9;
+  w.max_block_saved_bytes = 0.3e9;
+  w.checkpointed_block_bytes = 0.5e9;
+  w.max_block_input_bytes = 0.05e9;
+  MemoryModelConstants freed;
+  freed.gradients_allocated_in_backward = true;
+  const auto gradients = [&](const MethodSet& methods, const MemoryModelConstants& c) {
+    return predict_memory(1e9, Precision::kBf16, methods, cluster, w, c).gradients_bytes;
+  };
+  const MethodSet plain{};
+  const MethodSet checkpointed{.activation_checkpointing = true};
+  EXPECT_DOUBLE_EQ(gradients(plain, {}), 4e9);  // fp32 gradients of the fp32 master weights
+  EXPECT_DOUBLE_EQ(gradients(plain, freed), 4e9 - (3e9 - 0.3e9));
+  EXPECT_DOUBLE_EQ(gradients(checkpointed, freed), 4e9 - (0.5e9 - 0.05e9));
+  w.block_saved_bytes = 30e9;  // activations far above the gradients: the first ones alone
+  EXPECT_DOUBLE_EQ(gradients(plain, freed), 0.19 * 4e9);
+  // The total moves by exactly what the gradients do.
+  const MemoryBreakdown kept = predict_memory(1e9, Precision::kBf16, plain, cluster, w, {});
+  const MemoryBreakdown m = predict_memory(1e9, Precision::kBf16, plain, cluster, w, freed);
+  EXPECT_DOUBLE_EQ(kept.allocated_bytes() - m.allocated_bytes(), 4e9 - 0.19 * 4e9);
+}
+
+// The planner decides per configuration: the engine frees its gradients after each step but at
+// stage 1 and under CUDA graphs, so only its one-micro-step rows of the other kinds plan them
+// freed; another stack's only where its measurement says so (gradients_freed); and the engine's
+// bucketed all-reduce adds one 64 MiB bucket without sharding over several GPUs.
+TEST(Planner, GradientsFreedBetweenStepsWhereTheStackFreesThemAndOneMicroStepRuns) {
+  ModelSpec model = catalog().model("pythia-160m");
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const double params = static_cast<double>(count_params(model).total);
+  const auto gradients = [&](MethodSet methods, int64_t gpus, int64_t acc, const PlanOptions& o) {
+    model.recipe.global_batch = 8 * gpus * acc;
+    const PlanRow row = plan_configuration(model, {{1, gpus}, &gpu}, {methods, 8, acc}, o);
+    return row.memory.gradients_bytes;
+  };
+  const MethodSet plain{};
+  const MethodSet zero1{.sharding = Sharding::kZero1};
+  const MethodSet zero2{.sharding = Sharding::kZero2};
+  const MethodSet graphs{.free_lunch = true};
+  const PlanOptions engine;
+  EXPECT_LT(gradients(plain, 1, 1, engine), 4.0 * params);
+  EXPECT_DOUBLE_EQ(gradients(plain, 1, 2, engine), 4.0 * params);
+  EXPECT_DOUBLE_EQ(gradients(graphs, 1, 1, engine), 4.0 * params);
+  EXPECT_DOUBLE_EQ(gradients(zero1, 2, 1, engine), 2.0 * params);
+  EXPECT_LT(gradients(zero2, 2, 1, engine), 2.0 * params / 2.0);
+  PlanOptions stack;
+  stack.implementation.code = ModelCode::kHuggingFace;
+  EXPECT_DOUBLE_EQ(gradients(plain, 1, 1, stack), 4.0 * params);
+  stack.memory.stack_frees_gradients = true;
+  EXPECT_LT(gradients(plain, 1, 1, stack), 4.0 * params);
+  EXPECT_DOUBLE_EQ(gradients(plain, 1, 2, stack), 4.0 * params);
+
+  const auto temporary = [&](int64_t gpus, const PlanOptions& o) {
+    model.recipe.global_batch = 8 * gpus * 2;
+    return plan_configuration(model, {{1, gpus}, &gpu}, {plain, 8, 2}, o).memory.temporary_bytes;
+  };
+  EXPECT_DOUBLE_EQ(temporary(2, engine) - temporary(1, engine),
+                   static_cast<double>(kAllReduceBucketBytes));
+  EXPECT_DOUBLE_EQ(temporary(2, stack), temporary(1, stack));
+}
+
 // What a model's output holds (the keys and values its layers return, its logits) lives where
 // the code keeps it: until the forward returns (with checkpointing, which would free the keys and
 // values, they are extra at the head's forward; without, attention keeps them anyway), and, where
