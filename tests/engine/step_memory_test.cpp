@@ -47,11 +47,10 @@ StepPeak measure(const ModelSpec& spec, int64_t micro, int64_t accumulation) {
   at::manual_seed(0);
   auto model = make_trainable(spec, {/*fused_kernels=*/false, /*checkpointing=*/false, 1234});
   auto comm = make_single_process_communicator();
-  auto engine =
-      make_engine(*model,
-                  *comm,
-                  apply_methods(Configuration{MethodSet{}, micro, accumulation}, spec.recipe, at::kCPU)
-                      .engine);
+  auto engine = make_engine(
+      *model,
+      *comm,
+      apply_methods(Configuration{MethodSet{}, micro, accumulation}, spec.recipe, at::kCPU).engine);
   const auto micro_loss = [&](int64_t i) { return model->micro_loss(i * micro, micro); };
   engine->step(micro_loss);
   scope.reset_peak();
