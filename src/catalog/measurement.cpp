@@ -380,6 +380,14 @@ void read_configuration(const TomlFields& t, const Catalog& catalog, Measurement
     t.fail("autocast_fp32_weights", "needs a mixed precision (fp16 or bf16)");
   }
   c.gradients_freed = t.get_bool_or("gradients_freed", false);
+  if (c.gradients_freed && c.implementation.empty()) {
+    t.fail("gradients_freed",
+           "describes another stack's loop: the engine's is planned from its configuration "
+           "(name the code with implementation)");
+  }
+  if (c.gradients_freed && c.sharding.rfind("zero_", 0) == 0) {
+    t.fail("gradients_freed", "DeepSpeed's ZeRO keeps its gradient buffers between steps");
+  }
   c.half_precision_model = t.get_bool_or("half_precision_model", false);
   if (c.half_precision_model && c.precision == Precision::kFp32) {
     t.fail("half_precision_model", "needs a mixed precision (fp16 or bf16)");

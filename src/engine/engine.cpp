@@ -85,13 +85,6 @@ int64_t Engine::optimizer_state_bytes() const {
   return adam_->state_bytes();
 }
 
-int64_t Engine::shard_elements() const {
-  if (units_) return units_->elements_per_rank();
-  int64_t n = 0;
-  for (const at::Tensor& p : params_) n += p.numel();
-  return n;
-}
-
 void Engine::gather_parameters() {
   if (units_) units_->gather_all();
 }
@@ -222,14 +215,15 @@ void Engine::all_reduce_unsharded() {
   }
 }
 
-// One bucket: a parameter alone whose gradient is a contiguous fp32 tensor is summed in place;
+// One bucket: a parameter alone whose gradient is a dense fp32 tensor (contiguous, or permuted as
+// channels-last, with the same strides on every rank as its parameter) is summed in place;
 // otherwise the bucket's gradients are flattened into one fp32 buffer (zeros where a rank has no
 // gradient) and copied back.
 void Engine::all_reduce_bucket(size_t begin, size_t end, int64_t elements) {
   const double ranks = static_cast<double>(comm_.size());
   if (end == begin + 1) {
     const at::Tensor& grad = params_[begin].grad();
-    if (grad.defined() && grad.is_contiguous() && grad.scalar_type() == at::kFloat) {
+    if (grad.defined() && grad.is_non_overlapping_and_dense() && grad.scalar_type() == at::kFloat) {
       comm_.all_reduce(grad.data_ptr(), grad.numel(), DType::kFloat32, ReduceOp::kSum);
       grad.div_(ranks);
       return;

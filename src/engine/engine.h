@@ -133,7 +133,6 @@ class Engine {
   int64_t steps() const { return steps_; }
   double loss_scale() const { return scaler_.scale(); }
   int64_t optimizer_state_bytes() const;  // on this rank
-  int64_t shard_elements() const;         // parameters this rank updates
 
   // The runner the model's blocks must go through (wrapping `inner`, the trainable's own).
   models::BlockRunner block_runner(models::BlockRunner inner);

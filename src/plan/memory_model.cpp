@@ -56,27 +56,40 @@ void set_allocator_slack(MemoryBreakdown& m,
 
 // The gradients alive at the peak when none exists as the forward runs: backward allocates each
 // block's gradients as it frees that block's activations (its saved tensors, or with
-// checkpointing its input and recomputed tensors), so with blocks of A activations and G gradients
-// in all, the step peaks either at the start of backward, with the activations and the gradients
-// computed first (the head's and those outside the blocks, counted whole, and one block's), or at
-// its end, with every gradient and one block's activations: the breakdown keeps the activations
-// whole and counts max(first, G - (A - one block)) of the gradients, at most G.
+// checkpointing its input and what a per-op policy keeps), so with blocks of A activations and G
+// gradients in all, the step peaks either at the start of backward, with the activations and the
+// gradients computed first, or at its end, with every gradient and one block's activations: the
+// breakdown keeps the activations whole and counts max(first, G - (A - one block)) of the
+// gradients. The first are those outside the blocks, counted whole (the head's come first), and
+// one block's; sharded (stage >= 2), the parameters outside the blocks form one unit that is
+// reduced only when the micro-step's backward ends (the engine's first unit, FSDP's root), so
+// until then their gradients are whole, in the compute dtype, beside the blocks' shards.
 double gradients_at_peak(double gradients,
                          double params,
+                         Precision precision,
                          const MethodSet& methods,
+                         const Cluster& cluster,
                          const WorkloadSummary& w,
                          const MemoryModelConstants& c) {
   if (gradients <= 0.0 || params <= 0.0) return gradients;
   const double block_params = static_cast<double>(w.largest_block_params);
   const double outside = std::max(0.0, params - static_cast<double>(w.layers) * block_params);
-  const double first = gradients * std::min(1.0, (outside + block_params) / params);
+  const double per_param = gradients / params;  // as held: sharded at stage >= 2
+  double first = per_param * (outside + block_params);
+  if (sharding_stage(methods.sharding) >= 2 && cluster.world_size() > 1) {
+    first = outside * state_bytes_per_param(precision).gradients + per_param * block_params;
+  }
   double freed_by_backward = 0.0;  // the blocks' activations that backward frees before its end
   if (!methods.activation_checkpointing) {
     freed_by_backward = w.block_saved_bytes - w.max_block_saved_bytes;
   } else if (!c.checkpoint_inputs_on_host) {
-    freed_by_backward = w.checkpointed_block_bytes - w.max_block_input_bytes;
+    // The last block keeps its input and what a per-op policy keeps of it: one block's share of
+    // the checkpointed blocks' bytes where the blocks are alike.
+    const double one_block =
+        w.layers > 0 ? w.checkpointed_block_bytes / static_cast<double>(w.layers) : 0.0;
+    freed_by_backward = w.checkpointed_block_bytes - std::max(w.max_block_input_bytes, one_block);
   }
-  return std::clamp(gradients - std::max(0.0, freed_by_backward), first, gradients);
+  return std::max(first, gradients - std::max(0.0, freed_by_backward));
 }
 
 }  // namespace
@@ -144,12 +157,8 @@ MemoryBreakdown predict_memory(double params,
   const bool fp32_weights = (weight_stage == 0 && !c.half_precision_model) ||
                             (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
   const bool fp32_master = fp32_weights || (weight_stage == 3 && c.fp32_sharded_state);
-  MemoryBreakdown m = model_state_memory(params,
-                                         precision,
-                                         methods.sharding,
-                                         methods.offloading,
-                                         cluster.world_size(),
-                                         fp32_master && !methods.offloading);
+  MemoryBreakdown m = model_state_memory(
+      params, precision, methods.sharding, methods.offloading, cluster.world_size(), fp32_master);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
   if (precision != Precision::kFp32 && fp32_weights && !methods.offloading) {
     m.weights_bytes += params * state_bytes_per_param(precision).weights;
@@ -163,7 +172,8 @@ MemoryBreakdown predict_memory(double params,
     m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
   }
   if (c.gradients_allocated_in_backward) {
-    m.gradients_bytes = gradients_at_peak(m.gradients_bytes, params, methods, w, c);
+    m.gradients_bytes =
+        gradients_at_peak(m.gradients_bytes, params, precision, methods, cluster, w, c);
   }
   // What the model's output holds (WorkloadSummary::returned_bytes, head_output_bytes): the keys
   // and values its layers return live until its forward returns; a loop that holds the output

@@ -213,8 +213,9 @@ TEST(MultiRankEngine, BucketedAllReduceMatchesOneProcessAndHoldsOneBucket) {
   if (!launched_with_several_ranks()) GTEST_SKIP() << "not under mpirun";
   auto world = make_communicator(RankDevice::kCpu, /*cuda_device=*/0);
   const TrainingRun ref = reference_run(case_options(Case::kAdamClipped, 1), kSteps);
-  // 4 bytes: every parameter alone, summed in place; 96: the small ones flattened in pairs.
-  for (int64_t bucket_bytes : {int64_t{4}, int64_t{96}, kAllReduceBucketBytes}) {
+  // 4 bytes: every parameter alone, summed in place; 576 (144 floats): {w_in, b_in} and
+  // {w_out, b_out}, flattened in two buckets (the second's copy back starts past the first's).
+  for (int64_t bucket_bytes : {int64_t{4}, int64_t{576}, kAllReduceBucketBytes}) {
     EngineOptions o = case_options(Case::kAdamClipped, /*acc=*/2);
     o.all_reduce_bucket_bytes = bucket_bytes;
     Mlp m;
