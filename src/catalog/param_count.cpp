@@ -33,6 +33,9 @@ ParamCounts gpt_neox(const ArchSpec& a) {
   c.unembedding = a.tie_word_embeddings ? 0 : a.vocab_size * a.d_model;  // embed_out, no bias
   c.largest_block = transformer_layer(a);
   c.total = c.embedding + a.n_layers * c.largest_block + layer_norm(a.d_model) + c.unembedding;
+  // query_key_value is one [3d, d] matrix; dense_h_to_4h is [d_ffn, d].
+  c.largest_tensor = std::max({c.embedding, 3 * a.d_model * a.d_model, a.d_ffn * a.d_model});
+  c.input_only_embedding = a.tie_word_embeddings ? 0 : c.embedding;
   if (a.tie_word_embeddings) c.unembedding = c.embedding;
   return c;
 }
@@ -46,6 +49,8 @@ ParamCounts roberta(const ArchSpec& a) {
   c.unembedding = a.vocab_size * a.d_model;  // shared with the word embeddings
   c.largest_block = transformer_layer(a);
   c.total = embeddings + a.n_layers * c.largest_block + lm_head;
+  c.largest_tensor = std::max(a.vocab_size, a.d_ffn) * a.d_model;
+  c.input_only_embedding = (a.max_position_embeddings + a.type_vocab_size) * a.d_model;
   return c;
 }
 
@@ -58,6 +63,11 @@ ParamCounts vit(const ArchSpec& a) {
   c.largest_block = transformer_layer(a);
   c.total = c.embedding + patch_projection + a.n_layers * c.largest_block + layer_norm(a.d_model) +
             c.unembedding;
+  c.largest_tensor = std::max({(patches + 1) * a.d_model,
+                               a.num_channels * a.patch_size * a.patch_size * a.d_model,
+                               a.d_ffn * a.d_model,
+                               a.d_model * a.num_labels});
+  c.input_only_embedding = c.embedding;
   return c;
 }
 
@@ -75,10 +85,14 @@ ParamCounts convnext(const ArchSpec& a) {
     if (s > 0) total += layer_norm(a.hidden_sizes[s - 1]) + linear(4 * a.hidden_sizes[s - 1], d);
     total += a.depths[s] * convnext_block(d);
     c.largest_block = std::max(c.largest_block, convnext_block(d));
+    // The block's pointwise [4d, d] matrices and the downsampling 2x2 conv's [d, d_prev, 2, 2].
+    const int64_t downsample = s > 0 ? 4 * a.hidden_sizes[s - 1] * d : 0;
+    c.largest_tensor = std::max({c.largest_tensor, 4 * d * d, downsample});
   }
   const int64_t d_last = a.hidden_sizes.back();
   c.unembedding = linear(d_last, a.num_labels);
   c.total = total + layer_norm(d_last) + c.unembedding;
+  c.largest_tensor = std::max(c.largest_tensor, d_last * a.num_labels);
   return c;
 }
 
@@ -98,6 +112,7 @@ ParamCounts mamba(const ArchSpec& a) {
   c.unembedding = c.embedding;  // lm_head tied to the embeddings
   c.largest_block = mamba_block(a);
   c.total = c.embedding + a.n_layers * c.largest_block + a.d_model /*norm_f*/;
+  c.largest_tensor = std::max(c.embedding, 2 * a.expand * a.d_model * a.d_model);  // in_proj
   return c;
 }
 
@@ -119,6 +134,9 @@ ParamCounts llama(const ArchSpec& a) {
   c.largest_block = llama_layer(a);
   const int64_t final_norm = a.parameter_free_layer_norm ? 0 : a.d_model;
   c.total = c.embedding + a.n_layers * c.largest_block + final_norm + c.unembedding;
+  const int64_t q_width = a.n_heads * a.attention_head_dim();
+  c.largest_tensor = std::max({c.embedding, q_width * a.d_model, a.d_ffn * a.d_model});
+  c.input_only_embedding = a.tie_word_embeddings ? 0 : c.embedding;
   if (a.tie_word_embeddings) c.unembedding = c.embedding;
   return c;
 }

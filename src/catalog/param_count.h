@@ -13,6 +13,12 @@ struct ParamCounts {
   int64_t embedding = 0;      // input token/position/patch-free embedding tables
   int64_t unembedding = 0;    // output projection to the vocabulary or classes (tied: shared)
   int64_t largest_block = 0;  // the largest repeated block (transformer layer, ConvNeXt block)
+  // The largest single parameter tensor (a vocabulary table in a language model), elements: what
+  // an optimizer that updates one tensor at a time sizes its buffers by.
+  int64_t largest_tensor = 0;
+  // Input embedding tables that the output does not share (untied token embeddings, position and
+  // token-type tables): backward computes their gradients last, after every block's.
+  int64_t input_only_embedding = 0;
   int64_t non_embedding() const { return total - embedding; }
 };
 

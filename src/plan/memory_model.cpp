@@ -73,7 +73,10 @@ double gradients_at_peak(double gradients,
                          const MemoryModelConstants& c) {
   if (gradients <= 0.0 || params <= 0.0) return gradients;
   const double block_params = static_cast<double>(w.largest_block_params);
-  const double outside = std::max(0.0, params - static_cast<double>(w.layers) * block_params);
+  // The input embeddings' gradients come last, after every block's: not among the first.
+  const double outside = std::max(0.0,
+                                  params - static_cast<double>(w.layers) * block_params -
+                                      static_cast<double>(w.input_only_embedding_params));
   const double per_param = gradients / params;  // as held: sharded at stage >= 2
   double first = per_param * (outside + block_params);
   if (sharding_stage(methods.sharding) >= 2 && cluster.world_size() > 1) {
@@ -92,6 +95,22 @@ double gradients_at_peak(double gradients,
   return std::max(first, gradients - std::max(0.0, freed_by_backward));
 }
 
+// The largest tensor the optimizer updates, elements: a parameter at stage 0; above, the flat
+// shard of a sharding unit (engine/shard_units.h): of everything at stage 1, of the largest of
+// the blocks and the root unit (what is outside them) at stages 2 and 3.
+double largest_update_tensor(double params,
+                             const MethodSet& methods,
+                             const Cluster& cluster,
+                             const WorkloadSummary& w) {
+  const int stage = sharding_stage(methods.sharding);
+  const double n = static_cast<double>(cluster.world_size());
+  if (stage == 0) return static_cast<double>(w.largest_param_tensor);
+  if (stage == 1) return params / n;
+  const double block = static_cast<double>(w.largest_block_params);
+  const double root = std::max(0.0, params - static_cast<double>(w.layers) * block);
+  return std::max(block, root) / n;
+}
+
 }  // namespace
 
 bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster) {
@@ -101,6 +120,12 @@ bool cuda_graphs_apply(const MethodSet& methods, const Cluster& cluster) {
 
 bool engine_frees_gradients(const MethodSet& methods, const Cluster& cluster) {
   return sharding_stage(methods.sharding) != 1 && !cuda_graphs_apply(methods, cluster);
+}
+
+double engine_optimizer_buffers(const RecipeSpec& recipe, const MethodSet& methods) {
+  if (methods.free_lunch) return 0.0;
+  const bool l2 = recipe.optimizer == OptimizerKind::kAdam && recipe.weight_decay != 0.0;
+  return l2 ? 3.0 : 2.0;
 }
 
 double default_host_memory_bytes(const Cluster& cluster) {
@@ -171,6 +196,7 @@ MemoryBreakdown predict_memory(double params,
     m.activations_bytes -= w.checkpointed_input_bytes - w.max_block_input_bytes;
     m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
   }
+  const double full_gradients = m.gradients_bytes;
   if (c.gradients_allocated_in_backward) {
     m.gradients_bytes =
         gradients_at_peak(m.gradients_bytes, params, precision, methods, cluster, w, c);
@@ -210,6 +236,15 @@ MemoryBreakdown predict_memory(double params,
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
   m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
+  // The optimizer step runs after backward has freed the activations, beside every gradient:
+  // where its buffers pass what the forward and backward held above that, they are the peak.
+  if (!methods.offloading && c.optimizer_buffers > 0.0) {
+    const double step_buffers =
+        c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
+    const double compute_phase = m.activations_bytes + m.gradients_bytes + m.logits_loss_bytes +
+                                 w.max_transient_bytes + w.max_tensor_bytes;
+    m.temporary_bytes += std::max(0.0, full_gradients + step_buffers - compute_phase);
+  }
 
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator;

@@ -119,6 +119,13 @@ struct MemoryModelConstants {
   // (engine/engine.cpp): one bucket, fp32, beside the gradients at the step's end. Set by the
   // planner for the engine's plans; 0 for other stacks (DDP's buckets are not modelled).
   double all_reduce_bucket_bytes = 0.0;
+  // fp32 buffers, each the size of the largest tensor the optimizer updates, that one update
+  // holds at once: the engine's per-tensor Adam (engine/adam.cpp, plain_step) keeps the second
+  // moment's square root and its quotient by the bias correction (2), and with L2 weight decay
+  // the decayed gradient too (3); its fused kernel none. What it updates is a parameter at stage
+  // 0, the flat shard of a sharding unit above. Set by the planner for the engine's plans; 0 for
+  // other stacks (their optimizers' buffers are not modelled).
+  double optimizer_buffers = 0.0;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients
@@ -158,6 +165,10 @@ MemoryBreakdown model_state_memory(double params,
 // always, but at stage 1 (the flat gradients are attached before the forward) and under CUDA
 // graphs (the captured backward accumulates into gradients that stay).
 bool engine_frees_gradients(const MethodSet& methods, const Cluster& cluster);
+
+// The engine's MemoryModelConstants::optimizer_buffers: its fused Adam (free-lunch) none; its
+// per-tensor Adam two, three with L2 weight decay (Adam, not AdamW, with a decay).
+double engine_optimizer_buffers(const RecipeSpec& recipe, const MethodSet& methods);
 
 MemoryBreakdown predict_memory(double params,
                                Precision precision,

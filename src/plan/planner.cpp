@@ -88,6 +88,7 @@ PlanRow evaluate(const ModelSpec& model,
                             : options.memory.stack_frees_gradients;
   memory.gradients_allocated_in_backward = frees && config.grad_acc_steps == 1;
   memory.all_reduce_bucket_bytes = engine ? static_cast<double>(kAllReduceBucketBytes) : 0.0;
+  memory.optimizer_buffers = engine ? engine_optimizer_buffers(model.recipe, config.methods) : 0.0;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, memory);
   TimeModelOptions time = options.time;
   if (model.recipe.weight_decay > 0.0) {

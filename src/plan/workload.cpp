@@ -1,6 +1,8 @@
 // Workload dispatch, op builders and FLOP totals.
 #include "plan/workload.h"
 
+#include "catalog/param_count.h"
+
 #include <array>
 #include <utility>
 
@@ -233,6 +235,9 @@ WorkloadOptions planned_workload_options(const ModelSpec& model,
 
 Workload build_workload(const ModelSpec& model, const WorkloadOptions& options) {
   Workload w = build_family_workload(model, options);
+  const ParamCounts params = count_params(model);
+  w.largest_param_tensor = params.largest_tensor;
+  w.input_only_embedding_params = params.input_only_embedding;
   w.checkpointed_block_share = options.implementation.checkpointing.block_share;
   w.holds_output = options.implementation.holds_output;
   w.python_forward =

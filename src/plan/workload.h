@@ -96,8 +96,10 @@ struct Workload {
   std::vector<Block> blocks;
   std::vector<Op> head_ops;  // final norm, classifier / unembedding, loss
   int64_t samples = 0;
-  int64_t tokens_per_sample = 0;  // 1 for convnext (images)
-  int64_t param_tensors = 0;      // all parameter tensors (optimizer kernel count)
+  int64_t tokens_per_sample = 0;            // 1 for convnext (images)
+  int64_t param_tensors = 0;                // all parameter tensors (optimizer kernel count)
+  int64_t largest_param_tensor = 0;         // ParamCounts::largest_tensor
+  int64_t input_only_embedding_params = 0;  // ParamCounts::input_only_embedding
   // The forward's kernels are launched from eager Python model code (python_launches), not from
   // the engine's C++ or a compiled graph: the host's cost per kernel differs (DeviceModel).
   bool python_forward = false;

@@ -98,6 +98,8 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.model_flops = kTrainingFlopsPerForwardFlop * forward_flops;
   s.exec_flops = kTrainingFlopsPerForwardFlop * forward_exec_flops;
   s.param_tensors = w.param_tensors;
+  s.largest_param_tensor = w.largest_param_tensor;
+  s.input_only_embedding_params = w.input_only_embedding_params;
   s.samples = w.samples;
   s.tokens_per_sample = w.tokens_per_sample;
   s.python_forward = w.python_forward;

@@ -40,6 +40,8 @@ struct WorkloadSummary {
   double recompute_exec_flops = 0.0;
   int64_t largest_block_params = 0;
   int64_t param_tensors = 0;
+  int64_t largest_param_tensor = 0;         // elements (Workload::largest_param_tensor)
+  int64_t input_only_embedding_params = 0;  // Workload::input_only_embedding_params
   int64_t layers = 0;  // how many of the first repeated block (a transformer's layers)
   int64_t samples = 0;
   int64_t tokens_per_sample = 0;

@@ -60,6 +60,38 @@ TEST(ParamCount, EmbeddingSplitForGptNeox) {
   EXPECT_EQ(p.non_embedding(), 1011781632 - 50304 * 2048);
 }
 
+// The largest parameter tensor and the input-only embedding tables, from the shapes the
+// HuggingFace classes give their weights.
+TEST(ParamCount, LargestTensorAndInputOnlyEmbeddings) {
+  struct Expected {
+    const char* model;
+    int64_t largest;
+    int64_t input_only;
+  };
+  for (const Expected& e : {
+           // gpt_neox.embed_in [50304, 2048], untied from embed_out
+           Expected{"pythia-1b", 50304 * 2048, 50304 * 2048},
+           // embeddings.word_embeddings [50265, 1024], tied to lm_head.decoder; position [514,
+           // 1024] and token_type [1, 1024] are the input's own
+           Expected{"roberta", 50265 * 1024, (514 + 1) * 1024},
+           // classifier [21841, 1024]; cls_token [1, 1, 1024] and position [1, 197, 1024]
+           Expected{"vit", 21841 * 1024, 1024 + 197 * 1024},
+           // the last stage's pwconv1 [6144, 1536] (classifier [1000, 1536], downsampling [1536,
+           // 768, 2, 2])
+           Expected{"convnext-large-1k", 4 * 1536 * 1536, 0},
+           // backbone.embeddings [50280, 2560], tied to lm_head
+           Expected{"mamba", 50280 * 2560, 0},
+           // model.embed_tokens [32000, 2048], untied from lm_head
+           Expected{"tinyllama-1.1b", 32000 * 2048, 32000 * 2048},
+           // model.embed_tokens [49152, 576], tied to lm_head
+           Expected{"smollm-135m", 49152 * 576, 0},
+       }) {
+    const ParamCounts p = count_params(catalog().model(e.model));
+    EXPECT_EQ(p.largest_tensor, e.largest) << e.model;
+    EXPECT_EQ(p.input_only_embedding, e.input_only) << e.model;
+  }
+}
+
 TEST(Catalog, HasEveryRequiredGpu) {
   for (const char* name : {"rtx-3090",
                            "rtx-4090",

@@ -237,6 +237,66 @@ TEST(MemoryModel, GradientsAllocatedInBackwardMeetOnlyWhatIsLeftOfTheActivations
   EXPECT_DOUBLE_EQ(kept.allocated_bytes() - m.allocated_bytes(), 4e9 - 0.19 * 4e9);
 }
 
+// The input embeddings' gradients come last in backward: an untied table is not among the first
+// gradients, which bind when the activations are far above the gradients.
+TEST(MemoryModel, InputEmbeddingGradientsComeLast) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;  // 0.1e9 outside the blocks
+  w.block_saved_bytes = 30e9;
+  w.max_block_saved_bytes = 3e9;
+  MemoryModelConstants freed;
+  freed.gradients_allocated_in_backward = true;
+  const auto gradients = [&](int64_t gpus, const MethodSet& methods) {
+    return predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, freed)
+        .gradients_bytes;
+  };
+  const MethodSet plain{};
+  const MethodSet zero3{.sharding = Sharding::kZero3};
+  EXPECT_DOUBLE_EQ(gradients(1, plain), 0.19 * 4e9);
+  // The root unit whole in bf16 beside one block's shard.
+  EXPECT_DOUBLE_EQ(gradients(8, zero3), 0.1e9 * 2.0 + 0.09e9 * 2.0 / 8.0);
+  w.input_only_embedding_params = 60'000'000;
+  EXPECT_DOUBLE_EQ(gradients(1, plain), 0.13 * 4e9);
+  EXPECT_DOUBLE_EQ(gradients(8, zero3), 0.04e9 * 2.0 + 0.09e9 * 2.0 / 8.0);
+}
+
+// The optimizer's buffers (MemoryModelConstants::optimizer_buffers) count where the step, with
+// every gradient and no activation, passes what forward and backward held: two fp32 copies of
+// the largest tensor it updates, a parameter at stage 0 and a unit's flat shard above.
+TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;
+  w.largest_param_tensor = 50'000'000;
+  w.block_saved_bytes = 0.05e9;  // far below two copies of the largest tensor (0.4 GB)
+  MemoryModelConstants plain_adam;
+  plain_adam.optimizer_buffers = 2.0;
+  const auto temporary = [&](int64_t gpus,
+                             const MethodSet& methods,
+                             const MemoryModelConstants& c) {
+    return predict_memory(1e9, Precision::kFp32, methods, {{1, gpus}, &gpu}, w, c).temporary_bytes;
+  };
+  const MethodSet plain{};
+  const MethodSet zero1{.sharding = Sharding::kZero1};
+  const MethodSet zero3{.sharding = Sharding::kZero3};
+  const double base = temporary(1, plain, {});
+  EXPECT_DOUBLE_EQ(temporary(1, plain, plain_adam) - base, 2.0 * 4.0 * 50e6 - 0.05e9);
+  // Stage 1: one unit, all 1e9 parameters over 8 GPUs; stage 3: the root unit (0.1e9, above a
+  // block's 0.09e9) over 8.
+  EXPECT_DOUBLE_EQ(temporary(8, zero1, plain_adam) - temporary(8, zero1, {}),
+                   2.0 * 4.0 * 1e9 / 8.0 - 0.05e9);
+  EXPECT_DOUBLE_EQ(temporary(8, zero3, plain_adam) - temporary(8, zero3, {}),
+                   2.0 * 4.0 * 0.1e9 / 8.0 - 0.05e9);
+  w.block_saved_bytes = 1e9;  // the activations above the buffers: no change
+  EXPECT_DOUBLE_EQ(temporary(1, plain, plain_adam), temporary(1, plain, {}));
+  const MethodSet offloaded{.sharding = Sharding::kZero2, .offloading = true};
+  w.block_saved_bytes = 0.0;
+  EXPECT_DOUBLE_EQ(temporary(8, offloaded, plain_adam), temporary(8, offloaded, {}));
+}
+
 // The planner decides per configuration: the engine frees its gradients after each step but at
 // stage 1 and under CUDA graphs, so only its one-micro-step rows of the other kinds plan them
 // freed; another stack's only where its measurement says so (gradients_freed); and the engine's
