@@ -218,13 +218,14 @@ MemoryBreakdown predict_memory(double params,
   // coexist: the head adds only what its phases (the end of the forward, with what the output
   // holds, and its backward) have above the blocks' backward phase.
   const double block_phase_bytes =
-      w.max_transient_bytes + w.max_tensor_bytes + (checkpointed ? w.max_block_saved_bytes : 0.0);
+      w.op_buffer_bytes + (checkpointed ? w.max_block_saved_bytes : 0.0);
   const double head_phase_bytes = std::max(w.head_saved_bytes + w.head_transient_bytes,
                                            w.head_forward_bytes + returned_at_forward_end);
   m.logits_loss_bytes = std::max(0.0, head_phase_bytes - block_phase_bytes);
 
-  // Short-lived buffers: the largest op-internal buffer, the gradient of the largest saved
-  // tensor group, the cuBLAS workspace, and per-block communication buffers when sharded.
+  // Short-lived buffers: what an op holds beyond the activations alive as it runs (its buffers
+  // and its saved group's gradient, less what its block's later ops keep), the cuBLAS workspace,
+  // and per-block communication buffers when sharded.
   const RuntimeBytes runtime = runtime_bytes(cluster, c);
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
@@ -235,14 +236,14 @@ MemoryBreakdown predict_memory(double params,
   }
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
-  m.temporary_bytes = w.max_transient_bytes + w.max_tensor_bytes + runtime.workspace + comm_buffers;
+  m.temporary_bytes = w.op_buffer_bytes + runtime.workspace + comm_buffers;
   // The optimizer step runs after backward has freed the activations, beside every gradient:
   // where its buffers pass what the forward and backward held above that, they are the peak.
   if (!methods.offloading && c.optimizer_buffers > 0.0) {
     const double step_buffers =
         c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
-    const double compute_phase = m.activations_bytes + m.gradients_bytes + m.logits_loss_bytes +
-                                 w.max_transient_bytes + w.max_tensor_bytes;
+    const double compute_phase =
+        m.activations_bytes + m.gradients_bytes + m.logits_loss_bytes + w.op_buffer_bytes;
     m.temporary_bytes += std::max(0.0, full_gradients + step_buffers - compute_phase);
   }
 

@@ -8,6 +8,10 @@ namespace {
 
 struct OpTotals {
   double forward_s = 0.0, backward_s = 0.0, saved = 0.0, transient = 0.0, tensor = 0.0, flops = 0.0;
+  // The most any op holds beyond the ops' activations alive while it runs: its buffers and its
+  // saved group's gradient, less what the ops after it keep (in forward not yet allocated, in
+  // backward already freed).
+  double buffers_beyond = 0.0;
   double device_s = 0.0;  // forward and backward kernels on the GPU, whatever the host's pace
   double exec_flops = 0.0;
   // Under a per-op checkpointing policy: what it keeps, and what it recomputes.
@@ -42,6 +46,12 @@ OpTotals total(const std::vector<Op>& ops, const DeviceModel& device, bool pytho
     t.recompute_flops += recomputed * op.model_flops;
     t.recompute_exec_flops += recomputed * op.exec_flops;
   }
+  double saved_after = t.saved;
+  for (const Op& op : ops) {
+    saved_after -= op.saved_bytes;
+    t.buffers_beyond =
+        std::max(t.buffers_beyond, op.transient_bytes + op.saved_bytes - saved_after);
+  }
   t.device_s = forward.device_s + backward.device_s;
   t.forward_s = forward.time_s();
   t.backward_s = backward.time_s();
@@ -64,8 +74,9 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
   s.head_forward_bytes = head.saved + w.head_forward_extra_bytes;
   s.head_output_bytes = w.head_output_bytes;
   s.holds_output = w.holds_output;
-  s.max_transient_bytes = stem.transient;
   s.max_tensor_bytes = stem.tensor;  // the head's gradient buffers are in head_transient_bytes
+  // The stem's ops run before every block in forward and after them in backward: counted whole.
+  s.op_buffer_bytes = stem.transient + stem.tensor;
   double forward_flops = stem.flops + head.flops;
   double forward_exec_flops = stem.exec_flops + head.exec_flops;
   // Checkpointed blocks: a share p of each kind (the whole block's count when p = 1).
@@ -87,8 +98,8 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.max_block_input_bytes = std::max(s.max_block_input_bytes, b.input_bytes);
     // While a block is recomputed its other activations join what the policy kept of it.
     s.max_block_saved_bytes = std::max(s.max_block_saved_bytes, t.saved - t.policy_kept);
-    s.max_transient_bytes = std::max(s.max_transient_bytes, t.transient);
     s.max_tensor_bytes = std::max(s.max_tensor_bytes, t.tensor);
+    s.op_buffer_bytes = std::max(s.op_buffer_bytes, t.buffers_beyond);
     forward_flops += b.count * t.flops;
     forward_exec_flops += b.count * t.exec_flops;
     s.recompute_flops += p * b.count * t.recompute_flops;

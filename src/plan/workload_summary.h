@@ -26,14 +26,17 @@ struct WorkloadSummary {
   double max_block_saved_bytes = 0.0;     // one block's activations, alive while it is recomputed
   double head_saved_bytes = 0.0;          // logits and loss
   double head_transient_bytes = 0.0;
-  double head_forward_bytes = 0.0;   // the head's tensors as its forward ends
-  double head_output_bytes = 0.0;    // Workload::head_output_bytes
-  double returned_bytes = 0.0;       // all blocks' Block::returned_bytes
-  bool holds_output = false;         // Workload::holds_output
-  double max_transient_bytes = 0.0;  // largest short-lived buffer in the blocks and stem
-  double max_tensor_bytes = 0.0;     // largest saved tensor group (its gradient is a buffer too)
-  double model_flops = 0.0;          // forward + backward = 3x forward
-  double recompute_flops = 0.0;      // forward FLOPs recomputed under checkpointing
+  double head_forward_bytes = 0.0;  // the head's tensors as its forward ends
+  double head_output_bytes = 0.0;   // Workload::head_output_bytes
+  double returned_bytes = 0.0;      // all blocks' Block::returned_bytes
+  bool holds_output = false;        // Workload::holds_output
+  double max_tensor_bytes = 0.0;    // largest saved tensor group (its gradient is a buffer too)
+  // What an op of the stem or a block holds beyond the activations: its short-lived buffers and
+  // its saved group's gradient, less what the later ops of its block keep (not yet allocated as
+  // forward reaches the op, freed by backward before it); the stem's whole. The most of them.
+  double op_buffer_bytes = 0.0;
+  double model_flops = 0.0;      // forward + backward = 3x forward
+  double recompute_flops = 0.0;  // forward FLOPs recomputed under checkpointing
   // What the kernels execute (causal fused attention skips the masked half): the FLOPs a device
   // must do, which no step time may beat at the matmul ceiling. Model FLOPs count attention whole.
   double exec_flops = 0.0;  // forward + backward

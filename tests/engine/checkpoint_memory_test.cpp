@@ -167,8 +167,7 @@ TEST(CheckpointMemory, HeadAndBlockPhasesDoNotCoexist) {
     const StepMemory step = measure_step(spec, batch, checkpointing);
     const double kept =
         w.stem_saved_bytes + (checkpointing ? w.checkpointed_block_bytes : w.block_saved_bytes);
-    const double block = (checkpointing ? w.max_block_saved_bytes : 0.0) + w.max_transient_bytes +
-                         w.max_tensor_bytes;
+    const double block = (checkpointing ? w.max_block_saved_bytes : 0.0) + w.op_buffer_bytes;
     const double larger = kept + std::max(head, block);
     const double sum = kept + head + block;
     const double measured = static_cast<double>(step.peak_bytes);

@@ -31,6 +31,28 @@ WorkloadSummary summary(const ModelSpec& model, const GpuSpec& gpu, bool free_lu
                    DeviceModel(gpu, model.recipe.precision, free_lunch, PlanOptions{}.device));
 }
 
+// An op's buffers (its transient bytes and its saved group's gradient) meet only the activations
+// of its block's earlier ops: what the later ops keep is not yet made in forward and already
+// freed in backward. The stem's are counted whole.
+TEST(WorkloadSummary, OpBuffersLessWhatTheLaterOpsOfTheirBlockKeep) {
+  Workload w;
+  Block block;
+  block.count = 3;
+  const auto op = [](const char* name, double saved, double transient) {
+    Op o = make_memory(name, 1.0, 1.0, saved);
+    o.transient_bytes = transient;
+    return o;
+  };
+  block.ops = {op("first", 10.0, 0.0), op("scores", 5.0, 20.0), op("later", 7.0, 0.0)};
+  w.blocks.push_back(block);
+  const DeviceModel device(catalog().gpu("a100"), Precision::kBf16, false, PlanOptions{}.device);
+  // first: 10 - (5 + 7) < 0; scores: 20 + 5 - 7 = 18; later: 7.
+  EXPECT_DOUBLE_EQ(summarize(w, device).op_buffer_bytes, 18.0);
+  w.stem_ops = {op("embed", 4.0, 16.0)};  // 20, whole
+  EXPECT_DOUBLE_EQ(summarize(w, device).op_buffer_bytes, 20.0);
+  EXPECT_DOUBLE_EQ(summarize(w, device).max_tensor_bytes, 10.0);
+}
+
 // One layer's operations, forward and backward, add up to the planner's layer time exactly, with
 // and without free-lunch, for a transformer and for Mamba.
 TEST(OpBreakdown, OneBlocksOperationsAddUpToThePlannersLayerTime) {

@@ -28,7 +28,7 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
   WorkloadSummary w;
   w.block_saved_bytes = 10e9;
   w.head_saved_bytes = 1e9;
-  w.max_transient_bytes = 0.5e9;
+  w.op_buffer_bytes = 0.75e9;
   w.max_tensor_bytes = 0.25e9;
   const auto pool = [&](MethodSet methods, const Cluster& c) {
     return predict_memory(1e9, Precision::kBf16, methods, c, w, {}).graph_pool_bytes;
@@ -58,8 +58,7 @@ TEST(MemoryModel, CudaGraphPoolOnlyWhereGraphsApply) {
 WorkloadSummary ten_gigabytes_of_activations() {
   WorkloadSummary w;
   w.block_saved_bytes = 10e9;
-  w.max_transient_bytes = 0.5e9;
-  w.max_tensor_bytes = 0.25e9;
+  w.op_buffer_bytes = 0.75e9;
   return w;
 }
 
@@ -188,8 +187,7 @@ TEST(MemoryModel, HeadAndBlockPhasesDoNotAdd) {
   w.block_saved_bytes = 10e9;
   w.checkpointed_block_bytes = 1e9;
   w.max_block_saved_bytes = 2e9;
-  w.max_transient_bytes = 0.5e9;
-  w.max_tensor_bytes = 0.25e9;
+  w.op_buffer_bytes = 0.75e9;
   w.head_saved_bytes = 3e9;
   w.head_transient_bytes = 3e9;
   const MethodSet plain{};
@@ -347,8 +345,7 @@ TEST(MemoryModel, WhatTheOutputHoldsLivesWhereTheLoopKeepsIt) {
   w.block_saved_bytes = 10e9;
   w.checkpointed_block_bytes = 1e9;
   w.max_block_saved_bytes = 2e9;
-  w.max_transient_bytes = 0.5e9;
-  w.max_tensor_bytes = 0.25e9;  // the blocks' phase: 0.75e9, checkpointed 2.75e9
+  w.op_buffer_bytes = 0.75e9;  // the blocks' phase: 0.75e9, checkpointed 2.75e9
   w.head_saved_bytes = 1e9;
   w.head_transient_bytes = 2e9;  // the head's backward: 3e9
   w.head_forward_bytes = 1.5e9;
