@@ -358,6 +358,7 @@ PlanOptions case_options(const Measurement& m,
   opts.memory.stack_frees_gradients = m.gradients_freed;
   // torch FSDP keeps its parameter and gradient shards in fp32 (plan/memory_model.h).
   opts.memory.fp32_sharded_state = m.sharding.rfind("fsdp", 0) == 0;
+  opts.memory.root_unit_gradients_whole = opts.memory.fp32_sharded_state;
   // A case that names no input ran on synthetic or preloaded data (docs/catalog.md).
   opts.input.image_input =
       m.image_input.empty() ? ImageInput::kSynthetic : parse_image_input(m.image_input);

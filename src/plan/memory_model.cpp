@@ -54,16 +54,45 @@ void set_allocator_slack(MemoryBreakdown& m,
   m.allocator_at_limit = m.fragmentation_bytes < c.fragmentation * dynamic_bytes;
 }
 
-// The gradients alive at the peak when none exists as the forward runs: backward allocates each
-// block's gradients as it frees that block's activations (its saved tensors, or with
-// checkpointing its input and what a per-op policy keeps), so with blocks of A activations and G
-// gradients in all, the step peaks either at the start of backward, with the activations and the
-// gradients computed first, or at its end, with every gradient and one block's activations: the
-// breakdown keeps the activations whole and counts max(first, G - (A - one block)) of the
-// gradients. The first are those outside the blocks, counted whole (the head's come first), and
-// one block's; sharded (stage >= 2), the parameters outside the blocks form one unit that is
-// reduced only when the micro-step's backward ends (the engine's first unit, FSDP's root), so
-// until then their gradients are whole, in the compute dtype, beside the blocks' shards.
+// The parameters outside the blocks (at stage >= 2 the root unit: the engine's first unit, FSDP's
+// root), and of them those whose gradients backward computes before the blocks' (all but the
+// input embeddings, whose gradients come last).
+struct RootParams {
+  double all = 0.0;
+  double early = 0.0;
+};
+
+RootParams root_params(double params, const WorkloadSummary& w) {
+  RootParams r;
+  r.all = std::max(0.0, params - w.blocks_params);
+  r.early = std::max(0.0, r.all - static_cast<double>(w.input_only_embedding_params));
+  return r;
+}
+
+// The blocks' activations that backward has freed as it ends: all but the last block's (with
+// checkpointing, all but its input and what a per-op policy keeps of it: one block's share of
+// the checkpointed blocks' bytes where the blocks are alike).
+double freed_by_backward(const MethodSet& methods,
+                         const WorkloadSummary& w,
+                         const MemoryModelConstants& c) {
+  if (!methods.activation_checkpointing) {
+    return std::max(0.0, w.block_saved_bytes - w.max_block_saved_bytes);
+  }
+  if (c.checkpoint_inputs_on_host) return 0.0;
+  const double one_block =
+      w.layers > 0 ? w.checkpointed_block_bytes / static_cast<double>(w.layers) : 0.0;
+  return std::max(0.0, w.checkpointed_block_bytes - std::max(w.max_block_input_bytes, one_block));
+}
+
+// The gradients alive at the peak, in a breakdown that keeps every activation: the most of two
+// phases less the activations each lacks. As backward starts every activation is alive, beside
+// the gradients that exist: all of them where they stay between steps, and where the stack frees
+// them and the step has one micro-step (gradients_allocated_in_backward) only the first ones
+// (those outside the blocks, but the input embeddings', and one block's). As backward ends, one
+// block's activations are left beside every gradient. Sharded (stage >= 2 over several GPUs) with
+// a root unit whose gradients stay whole (root_unit_gradients_whole), those are whole, in the
+// compute dtype, from the head's backward until the micro-step's backward ends (the engine's
+// reduce then flattens them into a second copy: predict_memory counts it after backward).
 double gradients_at_peak(double gradients,
                          double params,
                          Precision precision,
@@ -72,27 +101,20 @@ double gradients_at_peak(double gradients,
                          const WorkloadSummary& w,
                          const MemoryModelConstants& c) {
   if (gradients <= 0.0 || params <= 0.0) return gradients;
-  const double block_params = static_cast<double>(w.largest_block_params);
-  // The input embeddings' gradients come last, after every block's: not among the first.
-  const double outside = std::max(0.0,
-                                  params - static_cast<double>(w.layers) * block_params -
-                                      static_cast<double>(w.input_only_embedding_params));
+  const RootParams root = root_params(params, w);
+  const double block = static_cast<double>(w.largest_block_params);
   const double per_param = gradients / params;  // as held: sharded at stage >= 2
-  double first = per_param * (outside + block_params);
-  if (sharding_stage(methods.sharding) >= 2 && cluster.world_size() > 1) {
-    first = outside * state_bytes_per_param(precision).gradients + per_param * block_params;
+  const bool in_backward = c.gradients_allocated_in_backward;
+  const bool whole_root = c.root_unit_gradients_whole && sharding_stage(methods.sharding) >= 2 &&
+                          cluster.world_size() > 1;
+  const double compute = state_bytes_per_param(precision).gradients;
+  double start = in_backward ? per_param * (root.early + block) : gradients;
+  double end = gradients;
+  if (whole_root) {
+    start = (in_backward ? per_param * block : gradients) + root.early * compute;
+    end += root.all * compute - (in_backward ? per_param * root.all : 0.0);
   }
-  double freed_by_backward = 0.0;  // the blocks' activations that backward frees before its end
-  if (!methods.activation_checkpointing) {
-    freed_by_backward = w.block_saved_bytes - w.max_block_saved_bytes;
-  } else if (!c.checkpoint_inputs_on_host) {
-    // The last block keeps its input and what a per-op policy keeps of it: one block's share of
-    // the checkpointed blocks' bytes where the blocks are alike.
-    const double one_block =
-        w.layers > 0 ? w.checkpointed_block_bytes / static_cast<double>(w.layers) : 0.0;
-    freed_by_backward = w.checkpointed_block_bytes - std::max(w.max_block_input_bytes, one_block);
-  }
-  return std::max(first, gradients - std::max(0.0, freed_by_backward));
+  return std::max(start, end - freed_by_backward(methods, w, c));
 }
 
 // The largest tensor the optimizer updates, elements: a parameter at stage 0; above, the flat
@@ -107,8 +129,7 @@ double largest_update_tensor(double params,
   if (stage == 0) return static_cast<double>(w.largest_param_tensor);
   if (stage == 1) return params / n;
   const double block = static_cast<double>(w.largest_block_params);
-  const double root = std::max(0.0, params - static_cast<double>(w.layers) * block);
-  return std::max(block, root) / n;
+  return std::max(block, root_params(params, w).all) / n;
 }
 
 }  // namespace
@@ -185,8 +206,10 @@ MemoryBreakdown predict_memory(double params,
   MemoryBreakdown m = model_state_memory(
       params, precision, methods.sharding, methods.offloading, cluster.world_size(), fp32_master);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
+  double cast_copies = 0.0;  // gone by the optimizer's step (the cache is cleared, backward done)
   if (precision != Precision::kFp32 && fp32_weights && !methods.offloading) {
-    m.weights_bytes += params * state_bytes_per_param(precision).weights;
+    cast_copies = params * state_bytes_per_param(precision).weights;
+    m.weights_bytes += cast_copies;
   }
   m.activations_bytes =
       w.stem_saved_bytes + (methods.activation_checkpointing
@@ -196,11 +219,16 @@ MemoryBreakdown predict_memory(double params,
     m.activations_bytes -= w.checkpointed_input_bytes - w.max_block_input_bytes;
     m.host_bytes += w.checkpointed_input_bytes * static_cast<double>(cluster.gpus_per_node);
   }
+  // The gradients at the peak; a root unit's held whole until it is reduced are that reduction's
+  // buffers, counted in temporary (the gradients row stays the sharded state's).
   const double full_gradients = m.gradients_bytes;
-  if (c.gradients_allocated_in_backward) {
-    m.gradients_bytes =
-        gradients_at_peak(m.gradients_bytes, params, precision, methods, cluster, w, c);
-  }
+  MemoryModelConstants shards_only = c;
+  shards_only.root_unit_gradients_whole = false;
+  m.gradients_bytes =
+      gradients_at_peak(full_gradients, params, precision, methods, cluster, w, shards_only);
+  const double root_unit_bytes =
+      gradients_at_peak(full_gradients, params, precision, methods, cluster, w, c) -
+      m.gradients_bytes;
   // What the model's output holds (WorkloadSummary::returned_bytes, head_output_bytes): the keys
   // and values its layers return live until its forward returns; a loop that holds the output
   // keeps them and the returned logits through backward (checkpointing frees the keys and values
@@ -225,27 +253,44 @@ MemoryBreakdown predict_memory(double params,
 
   // Short-lived buffers: what an op holds beyond the activations alive as it runs (its buffers
   // and its saved group's gradient, less what its block's later ops keep), the cuBLAS workspace,
-  // and per-block communication buffers when sharded.
+  // per-block communication buffers when sharded, and a root unit's gradients while whole.
   const RuntimeBytes runtime = runtime_bytes(cluster, c);
   const StateBytesPerParam per = state_bytes_per_param(precision);
   const int stage = sharding_stage(methods.sharding);
   const double block = static_cast<double>(w.largest_block_params);
   double comm_buffers = 0.0;
-  if (stage == 0 && cluster.world_size() > 1) {  // the all-reduce's bucket, at most the gradients
-    comm_buffers += std::min(c.all_reduce_bucket_bytes, 4.0 * params);
-  }
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
   if (stage >= 3) comm_buffers += 2.0 * block * per.weights;    // gathered block + prefetch
-  m.temporary_bytes = w.op_buffer_bytes + runtime.workspace + comm_buffers;
-  // The optimizer step runs after backward has freed the activations, beside every gradient:
-  // where its buffers pass what the forward and backward held above that, they are the peak.
-  if (!methods.offloading && c.optimizer_buffers > 0.0) {
-    const double step_buffers =
-        c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
-    const double compute_phase =
-        m.activations_bytes + m.gradients_bytes + m.logits_loss_bytes + w.op_buffer_bytes;
-    m.temporary_bytes += std::max(0.0, full_gradients + step_buffers - compute_phase);
+  if (stage >= 3 && c.root_unit_gathered && cluster.world_size() > 1) {
+    // The root unit, gathered for the whole micro-step.
+    comm_buffers += root_params(params, w).all * per.weights;
   }
+  m.temporary_bytes = w.op_buffer_bytes + runtime.workspace + comm_buffers + root_unit_bytes;
+  // After backward has freed the activations and autocast's weight copies, beside every
+  // gradient, come the all-reduce's bucket without sharding over several GPUs (fp32, at most the
+  // gradients) or the engine's reduce of a whole root unit, and then the optimizer's step (its
+  // buffers; the engine's fp32 copies of the gradient shards; on the host when offloaded): where
+  // the larger passes what forward and backward held above that, it is the peak.
+  double after_backward = 0.0;
+  if (stage == 0 && cluster.world_size() > 1) {
+    after_backward = std::min(c.all_reduce_bucket_bytes, 4.0 * params);
+  }
+  const bool whole_root = c.root_unit_gradients_whole && stage >= 2 && cluster.world_size() > 1;
+  if (whole_root && c.root_gradients_flattened) {  // the root unit's reduce: whole and flat copy
+    const double root = root_params(params, w).all;
+    const double shard = c.gradients_allocated_in_backward ? full_gradients * root / params : 0.0;
+    after_backward = 2.0 * root * per.gradients - shard;
+  }
+  if (!methods.offloading) {
+    double step = c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
+    if (c.fp32_gradient_shard_copies && stage >= 1 && precision != Precision::kFp32) {
+      step += 4.0 * params / static_cast<double>(cluster.world_size());
+    }
+    after_backward = std::max(after_backward, step);
+  }
+  const double compute_phase = m.activations_bytes + m.gradients_bytes + root_unit_bytes +
+                               m.logits_loss_bytes + w.op_buffer_bytes + cast_copies;
+  m.temporary_bytes += std::max(0.0, full_gradients + after_backward - compute_phase);
 
   const double dynamic = m.total_bytes();
   m.framework_bytes = runtime.context + runtime.communicator;

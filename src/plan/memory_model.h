@@ -126,6 +126,22 @@ struct MemoryModelConstants {
   // 0, the flat shard of a sharding unit above. Set by the planner for the engine's plans; 0 for
   // other stacks (their optimizers' buffers are not modelled).
   double optimizer_buffers = 0.0;
+  // The engine's step at stage >= 1 in a 16-bit precision copies each unit's gradient shard to
+  // fp32 for the update (Engine::local_grads): 4 bytes per parameter over N beside the shards.
+  // Set by the planner for the engine's plans.
+  bool fp32_gradient_shard_copies = false;
+  // Sharded (stage >= 2), the parameters outside the blocks form one unit whose gradients stay
+  // whole, in the compute dtype, from the head's backward until the micro-step's backward ends,
+  // when it is reduced (the engine's first unit; FSDP's root, which validate sets for a case whose
+  // sharding names FSDP); DeepSpeed's ZeRO partitions each gradient as its buckets are reduced.
+  bool root_unit_gradients_whole = false;
+  // The engine's reduce of that unit flattens its gradients into one buffer beside them
+  // (ShardUnits::reduce): a second copy as backward ends.
+  bool root_gradients_flattened = false;
+  // At stage 3 that unit is gathered for the whole micro-step, its weights whole in the compute
+  // dtype beside the shards (Engine::begin_micro_step). Set by the planner for the engine's plans;
+  // FSDP's root, which likely stays gathered too (docs/planner.md), is not.
+  bool root_unit_gathered = false;
 };
 
 // Host memory of offloaded optimizer state: fp32 parameters, momentum, variance and gradients

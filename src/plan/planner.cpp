@@ -89,6 +89,10 @@ PlanRow evaluate(const ModelSpec& model,
   memory.gradients_allocated_in_backward = frees && config.grad_acc_steps == 1;
   memory.all_reduce_bucket_bytes = engine ? static_cast<double>(kAllReduceBucketBytes) : 0.0;
   memory.optimizer_buffers = engine ? engine_optimizer_buffers(model.recipe, config.methods) : 0.0;
+  memory.fp32_gradient_shard_copies = engine;
+  memory.root_unit_gradients_whole = engine || options.memory.root_unit_gradients_whole;
+  memory.root_gradients_flattened = engine;
+  memory.root_unit_gathered = engine;
   row.memory = predict_memory(params, precision, config.methods, cluster, w, memory);
   TimeModelOptions time = options.time;
   if (model.recipe.weight_decay > 0.0) {

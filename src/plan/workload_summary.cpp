@@ -105,6 +105,7 @@ WorkloadSummary summarize(const Workload& w, const DeviceModel& device) {
     s.recompute_flops += p * b.count * t.recompute_flops;
     s.recompute_exec_flops += p * b.count * t.recompute_exec_flops;
     s.largest_block_params = std::max(s.largest_block_params, b.params);
+    s.blocks_params += static_cast<double>(b.count * b.params);
   }
   s.model_flops = kTrainingFlopsPerForwardFlop * forward_flops;
   s.exec_flops = kTrainingFlopsPerForwardFlop * forward_exec_flops;

@@ -42,6 +42,7 @@ struct WorkloadSummary {
   double exec_flops = 0.0;  // forward + backward
   double recompute_exec_flops = 0.0;
   int64_t largest_block_params = 0;
+  double blocks_params = 0.0;  // every block's parameters (count x params over the kinds)
   int64_t param_tensors = 0;
   int64_t largest_param_tensor = 0;         // elements (Workload::largest_param_tensor)
   int64_t input_only_embedding_params = 0;  // Workload::input_only_embedding_params

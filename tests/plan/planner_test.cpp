@@ -213,6 +213,7 @@ TEST(MemoryModel, GradientsAllocatedInBackwardMeetOnlyWhatIsLeftOfTheActivations
   WorkloadSummary w;
   w.layers = 10;
   w.largest_block_params = 90'000'000;  // 0.1e9 outside the blocks: the first are 0.19e9 (0.76 GB)
+  w.blocks_params = 0.9e9;
   w.block_saved_bytes = 3e9;
   w.max_block_saved_bytes = 0.3e9;
   w.checkpointed_block_bytes = 0.5e9;
@@ -242,13 +243,22 @@ TEST(MemoryModel, InputEmbeddingGradientsComeLast) {
   WorkloadSummary w;
   w.layers = 10;
   w.largest_block_params = 90'000'000;  // 0.1e9 outside the blocks
+  w.blocks_params = 0.9e9;
   w.block_saved_bytes = 30e9;
   w.max_block_saved_bytes = 3e9;
   MemoryModelConstants freed;
   freed.gradients_allocated_in_backward = true;
+  freed.root_unit_gradients_whole = true;
+  // The gradients row and a root unit's whole gradients (in temporary), beyond what no gradient
+  // changes.
   const auto gradients = [&](int64_t gpus, const MethodSet& methods) {
-    return predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, freed)
-        .gradients_bytes;
+    MemoryModelConstants none = freed;
+    none.root_unit_gradients_whole = false;
+    const MemoryBreakdown m =
+        predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, freed);
+    const MemoryBreakdown n =
+        predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, none);
+    return m.gradients_bytes + (m.temporary_bytes - n.temporary_bytes);
   };
   const MethodSet plain{};
   const MethodSet zero3{.sharding = Sharding::kZero3};
@@ -260,6 +270,47 @@ TEST(MemoryModel, InputEmbeddingGradientsComeLast) {
   EXPECT_DOUBLE_EQ(gradients(8, zero3), 0.04e9 * 2.0 + 0.09e9 * 2.0 / 8.0);
 }
 
+// Sharded (stage >= 2 over several GPUs), a root unit's gradients (root_unit_gradients_whole: the
+// engine's, FSDP's) are whole, in the compute dtype, from the head's backward until backward ends
+// (the input embeddings' only at the end); DeepSpeed's ZeRO holds only the shards.
+TEST(MemoryModel, RootUnitGradientsWholeUntilBackwardEnds) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  const Cluster cluster{{1, 8}, &gpu};
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;
+  w.blocks_params = 0.9e9;                     // 0.1e9 outside the blocks: the root unit
+  w.input_only_embedding_params = 60'000'000;  // 0.04e9 of it early
+  w.block_saved_bytes = 30e9;
+  w.max_block_saved_bytes = 3e9;
+  const MethodSet zero3{.sharding = Sharding::kZero3};
+  // The gradients row and the root unit's whole gradients, which temporary counts.
+  const auto gradients = [&](const MemoryModelConstants& c) {
+    MemoryModelConstants none = c;
+    none.root_unit_gradients_whole = false;
+    const MemoryBreakdown m = predict_memory(1e9, Precision::kBf16, zero3, cluster, w, c);
+    const MemoryBreakdown n = predict_memory(1e9, Precision::kBf16, zero3, cluster, w, none);
+    return m.gradients_bytes + (m.temporary_bytes - n.temporary_bytes);
+  };
+  const double shards = 2.0 * 1e9 / 8.0;
+  EXPECT_DOUBLE_EQ(gradients({}), shards);  // DeepSpeed: the shards alone
+  MemoryModelConstants whole;
+  whole.root_unit_gradients_whole = true;
+  EXPECT_DOUBLE_EQ(gradients(whole), shards + 0.04e9 * 2.0);  // as backward starts
+  w.block_saved_bytes = 3.1e9;  // backward frees 0.1e9 of activations: its end is the peak
+  EXPECT_DOUBLE_EQ(gradients(whole), shards + 0.1e9 * 2.0 - 0.1e9);
+  // The engine's reduce flattens them into a second copy after backward, when the last block's
+  // activations are gone too: under its 3e9 nothing changes; with 0.2e9 of activations in all,
+  // the copy is the peak.
+  whole.root_gradients_flattened = true;
+  EXPECT_DOUBLE_EQ(gradients(whole), shards + 0.1e9 * 2.0 - 0.1e9);
+  w.block_saved_bytes = 0.2e9;
+  w.max_block_saved_bytes = 0.1e9;
+  EXPECT_DOUBLE_EQ(gradients(whole), shards + 2.0 * 0.1e9 * 2.0 - 0.2e9);
+  whole.gradients_allocated_in_backward = true;  // the root's shard does not exist yet
+  EXPECT_DOUBLE_EQ(gradients(whole), shards - 0.1e9 * 2.0 / 8.0 + 2.0 * 0.1e9 * 2.0 - 0.2e9);
+}
+
 // The optimizer's buffers (MemoryModelConstants::optimizer_buffers) count where the step, with
 // every gradient and no activation, passes what forward and backward held: two fp32 copies of
 // the largest tensor it updates, a parameter at stage 0 and a unit's flat shard above.
@@ -268,6 +319,7 @@ TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
   WorkloadSummary w;
   w.layers = 10;
   w.largest_block_params = 90'000'000;
+  w.blocks_params = 0.9e9;
   w.largest_param_tensor = 50'000'000;
   w.block_saved_bytes = 0.05e9;  // far below two copies of the largest tensor (0.4 GB)
   MemoryModelConstants plain_adam;
@@ -293,6 +345,33 @@ TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
   const MethodSet offloaded{.sharding = Sharding::kZero2, .offloading = true};
   w.block_saved_bytes = 0.0;
   EXPECT_DOUBLE_EQ(temporary(8, offloaded, plain_adam), temporary(8, offloaded, {}));
+}
+
+// The engine's step at stage >= 1 in bf16 copies the gradient shards to fp32 (4 bytes per
+// parameter over N), fused Adam or not; under autocast at stage 0 the step comes after the
+// weights' compute-dtype copies are gone, so buffers smaller than them never add.
+TEST(MemoryModel, TheStepsFp32GradientCopiesAndTheCastCopiesItOutlives) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;
+  w.blocks_params = 0.9e9;
+  w.largest_param_tensor = 50'000'000;
+  w.block_saved_bytes = 0.05e9;
+  const auto temporary = [&](int64_t gpus,
+                             const MethodSet& methods,
+                             const MemoryModelConstants& c) {
+    return predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, c).temporary_bytes;
+  };
+  MemoryModelConstants copies;
+  copies.fp32_gradient_shard_copies = true;
+  const MethodSet zero1{.sharding = Sharding::kZero1};
+  // bf16 gradients whole (2e9) and 0.5e9 of fp32 shard copies, against 0.05e9 of activations.
+  EXPECT_DOUBLE_EQ(temporary(8, zero1, copies) - temporary(8, zero1, {}), 0.5e9 - 0.05e9);
+  EXPECT_DOUBLE_EQ(temporary(1, MethodSet{}, copies), temporary(1, MethodSet{}, {}));  // stage 0
+  MemoryModelConstants plain_adam;
+  plain_adam.optimizer_buffers = 2.0;  // 0.4e9, less than the 2e9 of bf16 weight copies
+  EXPECT_DOUBLE_EQ(temporary(1, MethodSet{}, plain_adam), temporary(1, MethodSet{}, {}));
 }
 
 // The planner decides per configuration: the engine frees its gradients after each step but at
@@ -329,9 +408,31 @@ TEST(Planner, GradientsFreedBetweenStepsWhereTheStackFreesThemAndOneMicroStepRun
     model.recipe.global_batch = 8 * gpus * 2;
     return plan_configuration(model, {{1, gpus}, &gpu}, {plain, 8, 2}, o).memory.temporary_bytes;
   };
-  EXPECT_DOUBLE_EQ(temporary(2, engine) - temporary(1, engine),
-                   static_cast<double>(kAllReduceBucketBytes));
+  // The engine's all-reduce bucket comes after backward, under these activations (below: above
+  // small ones); other stacks' DDP buckets are not modelled.
+  EXPECT_DOUBLE_EQ(temporary(2, engine), temporary(1, engine));
   EXPECT_DOUBLE_EQ(temporary(2, stack), temporary(1, stack));
+}
+
+// The all-reduce's bucket (stage 0 over several GPUs) is held after backward, beside every
+// gradient and no activation: it counts only where it passes what forward and backward held.
+TEST(MemoryModel, AllReduceBucketAfterBackward) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  WorkloadSummary w;
+  w.layers = 10;
+  w.largest_block_params = 90'000'000;
+  w.blocks_params = 0.9e9;
+  w.block_saved_bytes = 0.05e9;
+  MemoryModelConstants bucket;
+  bucket.all_reduce_bucket_bytes = 0.2e9;
+  const auto temporary = [&](int64_t gpus, const MemoryModelConstants& c) {
+    return predict_memory(1e9, Precision::kFp32, MethodSet{}, {{1, gpus}, &gpu}, w, c)
+        .temporary_bytes;
+  };
+  EXPECT_DOUBLE_EQ(temporary(2, bucket) - temporary(2, {}), 0.2e9 - 0.05e9);
+  EXPECT_DOUBLE_EQ(temporary(1, bucket), temporary(1, {}));  // one GPU: no all-reduce
+  w.block_saved_bytes = 1e9;
+  EXPECT_DOUBLE_EQ(temporary(2, bucket), temporary(2, {}));
 }
 
 // What a model's output holds (the keys and values its layers return, its logits) lives where
