@@ -311,23 +311,35 @@ TEST(MemoryModel, RootUnitGradientsWholeUntilBackwardEnds) {
   EXPECT_DOUBLE_EQ(gradients(whole), shards - 0.1e9 * 2.0 / 8.0 + 2.0 * 0.1e9 * 2.0 - 0.2e9);
 }
 
-// The optimizer's buffers (MemoryModelConstants::optimizer_buffers) count where the step, with
-// every gradient and no activation, passes what forward and backward held: two fp32 copies of
-// the largest tensor it updates, a parameter at stage 0 and a unit's flat shard above.
-TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
-  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+// Ten blocks of 90M parameters of 1e9 (0.1e9 outside them), the largest tensor 50M.
+WorkloadSummary step_summary() {
   WorkloadSummary w;
   w.layers = 10;
   w.largest_block_params = 90'000'000;
   w.blocks_params = 0.9e9;
   w.largest_param_tensor = 50'000'000;
+  return w;
+}
+
+double step_temporary(const WorkloadSummary& w,
+                      Precision precision,
+                      int64_t gpus,
+                      const MethodSet& methods,
+                      const MemoryModelConstants& c) {
+  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
+  return predict_memory(1e9, precision, methods, {{1, gpus}, &gpu}, w, c).temporary_bytes;
+}
+
+// The optimizer's buffers (MemoryModelConstants::optimizer_buffers) count where the step, with
+// every gradient and no activation, passes what forward and backward held: two fp32 copies of
+// the largest tensor it updates, a parameter at stage 0 and a unit's flat shard above.
+TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
+  WorkloadSummary w = step_summary();
   w.block_saved_bytes = 0.05e9;  // far below two copies of the largest tensor (0.4 GB)
   MemoryModelConstants plain_adam;
   plain_adam.optimizer_buffers = 2.0;
-  const auto temporary = [&](int64_t gpus,
-                             const MethodSet& methods,
-                             const MemoryModelConstants& c) {
-    return predict_memory(1e9, Precision::kFp32, methods, {{1, gpus}, &gpu}, w, c).temporary_bytes;
+  const auto temporary = [&](int64_t gpus, const MethodSet& m, const MemoryModelConstants& c) {
+    return step_temporary(w, Precision::kFp32, gpus, m, c);
   };
   const MethodSet plain{};
   const MethodSet zero1{.sharding = Sharding::kZero1};
@@ -351,17 +363,10 @@ TEST(MemoryModel, OptimizerBuffersPeakOnlyAboveTheActivations) {
 // parameter over N), fused Adam or not; under autocast at stage 0 the step comes after the
 // weights' compute-dtype copies are gone, so buffers smaller than them never add.
 TEST(MemoryModel, TheStepsFp32GradientCopiesAndTheCastCopiesItOutlives) {
-  const GpuSpec& gpu = catalog().gpu("a100-80gb-sxm");
-  WorkloadSummary w;
-  w.layers = 10;
-  w.largest_block_params = 90'000'000;
-  w.blocks_params = 0.9e9;
-  w.largest_param_tensor = 50'000'000;
+  WorkloadSummary w = step_summary();
   w.block_saved_bytes = 0.05e9;
-  const auto temporary = [&](int64_t gpus,
-                             const MethodSet& methods,
-                             const MemoryModelConstants& c) {
-    return predict_memory(1e9, Precision::kBf16, methods, {{1, gpus}, &gpu}, w, c).temporary_bytes;
+  const auto temporary = [&](int64_t gpus, const MethodSet& m, const MemoryModelConstants& c) {
+    return step_temporary(w, Precision::kBf16, gpus, m, c);
   };
   MemoryModelConstants copies;
   copies.fp32_gradient_shard_copies = true;
