@@ -69,6 +69,15 @@ RootParams root_params(double params, const WorkloadSummary& w) {
   return r;
 }
 
+// Whether a root unit's gradients are whole until backward ends: sharded (stage >= 2) over
+// several GPUs, in a stack with such a unit (MemoryModelConstants::root_unit_gradients_whole).
+bool whole_root_unit(const MethodSet& methods,
+                     const Cluster& cluster,
+                     const MemoryModelConstants& c) {
+  return c.root_unit_gradients_whole && sharding_stage(methods.sharding) >= 2 &&
+         cluster.world_size() > 1;
+}
+
 // The blocks' activations that backward has freed as it ends: all but the last block's (with
 // checkpointing, all but its input and what a per-op policy keeps of it: one block's share of
 // the checkpointed blocks' bytes where the blocks are alike).
@@ -105,8 +114,7 @@ double gradients_at_peak(double gradients,
   const double block = static_cast<double>(w.largest_block_params);
   const double per_param = gradients / params;  // as held: sharded at stage >= 2
   const bool in_backward = c.gradients_allocated_in_backward;
-  const bool whole_root = c.root_unit_gradients_whole && sharding_stage(methods.sharding) >= 2 &&
-                          cluster.world_size() > 1;
+  const bool whole_root = whole_root_unit(methods, cluster, c);
   const double compute = state_bytes_per_param(precision).gradients;
   double start = in_backward ? per_param * (root.early + block) : gradients;
   double end = gradients;
@@ -130,6 +138,35 @@ double largest_update_tensor(double params,
   if (stage == 1) return params / n;
   const double block = static_cast<double>(w.largest_block_params);
   return std::max(block, root_params(params, w).all) / n;
+}
+
+// What comes after backward has freed the activations and autocast's weight copies, beside
+// every gradient (`gradients`, as held before the step): the all-reduce's bucket without sharding
+// over several GPUs (fp32, at most the gradients) or the engine's reduce of a whole root unit
+// (its gradients whole and their flat copy), and then the optimizer's step (its buffers; the
+// engine's fp32 copies of the gradient shards; on the host when offloaded). The larger.
+double after_backward_bytes(double params,
+                            double gradients,
+                            Precision precision,
+                            const MethodSet& methods,
+                            const Cluster& cluster,
+                            const WorkloadSummary& w,
+                            const MemoryModelConstants& c) {
+  const int stage = sharding_stage(methods.sharding);
+  const double n = static_cast<double>(cluster.world_size());
+  double reduce = 0.0;
+  if (stage == 0 && n > 1.0) reduce = std::min(c.all_reduce_bucket_bytes, 4.0 * params);
+  if (whole_root_unit(methods, cluster, c) && c.root_gradients_flattened) {
+    const double root = root_params(params, w).all;
+    const double shard = c.gradients_allocated_in_backward ? gradients * root / params : 0.0;
+    reduce = 2.0 * root * state_bytes_per_param(precision).gradients - shard;
+  }
+  if (methods.offloading) return reduce;
+  double step = c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
+  if (c.fp32_gradient_shard_copies && stage >= 1 && precision != Precision::kFp32) {
+    step += 4.0 * params / n;
+  }
+  return std::max(reduce, step);
 }
 
 }  // namespace
@@ -199,10 +236,10 @@ MemoryBreakdown predict_memory(double params,
   // to the compute dtype once per forward (torch.autocast caches the casts of leaf weights) and
   // autograd keeps each copy for its input's gradient, so all of them are alive when backward
   // starts.
-  const int weight_stage = sharding_stage(methods.sharding);
-  const bool fp32_weights = (weight_stage == 0 && !c.half_precision_model) ||
-                            (weight_stage == 1 && c.autocast_fp32_weights_at_stage_1);
-  const bool fp32_master = fp32_weights || (weight_stage == 3 && c.fp32_sharded_state);
+  const int stage = sharding_stage(methods.sharding);
+  const bool fp32_weights =
+      (stage == 0 && !c.half_precision_model) || (stage == 1 && c.autocast_fp32_weights_at_stage_1);
+  const bool fp32_master = fp32_weights || (stage == 3 && c.fp32_sharded_state);
   MemoryBreakdown m = model_state_memory(
       params, precision, methods.sharding, methods.offloading, cluster.world_size(), fp32_master);
   m.host_bytes *= static_cast<double>(cluster.gpus_per_node);
@@ -256,7 +293,6 @@ MemoryBreakdown predict_memory(double params,
   // per-block communication buffers when sharded, and a root unit's gradients while whole.
   const RuntimeBytes runtime = runtime_bytes(cluster, c);
   const StateBytesPerParam per = state_bytes_per_param(precision);
-  const int stage = sharding_stage(methods.sharding);
   const double block = static_cast<double>(w.largest_block_params);
   double comm_buffers = 0.0;
   if (stage >= 2) comm_buffers += 2.0 * block * per.gradients;  // reduce-scatter buckets
@@ -266,28 +302,9 @@ MemoryBreakdown predict_memory(double params,
     comm_buffers += root_params(params, w).all * per.weights;
   }
   m.temporary_bytes = w.op_buffer_bytes + runtime.workspace + comm_buffers + root_unit_bytes;
-  // After backward has freed the activations and autocast's weight copies, beside every
-  // gradient, come the all-reduce's bucket without sharding over several GPUs (fp32, at most the
-  // gradients) or the engine's reduce of a whole root unit, and then the optimizer's step (its
-  // buffers; the engine's fp32 copies of the gradient shards; on the host when offloaded): where
-  // the larger passes what forward and backward held above that, it is the peak.
-  double after_backward = 0.0;
-  if (stage == 0 && cluster.world_size() > 1) {
-    after_backward = std::min(c.all_reduce_bucket_bytes, 4.0 * params);
-  }
-  const bool whole_root = c.root_unit_gradients_whole && stage >= 2 && cluster.world_size() > 1;
-  if (whole_root && c.root_gradients_flattened) {  // the root unit's reduce: whole and flat copy
-    const double root = root_params(params, w).all;
-    const double shard = c.gradients_allocated_in_backward ? full_gradients * root / params : 0.0;
-    after_backward = 2.0 * root * per.gradients - shard;
-  }
-  if (!methods.offloading) {
-    double step = c.optimizer_buffers * 4.0 * largest_update_tensor(params, methods, cluster, w);
-    if (c.fp32_gradient_shard_copies && stage >= 1 && precision != Precision::kFp32) {
-      step += 4.0 * params / static_cast<double>(cluster.world_size());
-    }
-    after_backward = std::max(after_backward, step);
-  }
+  const double after_backward =
+      after_backward_bytes(params, full_gradients, precision, methods, cluster, w, c);
+  // Where it passes what forward and backward held above every gradient, it is the peak.
   const double compute_phase = m.activations_bytes + m.gradients_bytes + root_unit_bytes +
                                m.logits_loss_bytes + w.op_buffer_bytes + cast_copies;
   m.temporary_bytes += std::max(0.0, full_gradients + after_backward - compute_phase);
